@@ -1,0 +1,152 @@
+"""Closed-form leave-one-out (LOO) greedy RLS: the step math as pure numpy functions.
+
+Notation (``../shared/notes/method.md``; Naula et al. 2014, Algorithm 2). X (n x d) are the
+candidate features, Y (n x t) the targets, S the selected set, lam > 0 the ridge parameter and
+G = (X_S X_S^T + lam I)^{-1}. The paper keeps A = G Y, g = diag(G), C = G X. We keep the same
+caches multiplied by lam, which removes every 1/lam factor (no overflow for tiny lam, usable in
+float32) and makes each cache an interpretable, *row-local* quantity (push-through identity
+lam G = I - X_S (X_S^T X_S + lam I)^{-1} X_S^T):
+
+    R = lam C      (n x d)  candidate features with the selected ones ridge-regressed out
+    E = lam A      (n x t)  ridge residuals of the targets
+    h = lam g      (n,)     1 - leverage of every sample
+    P = X^T E      (d x t)  a sum over rows
+    sigma_i = x_i^T R_i     (d,)  a sum over rows
+
+The classical ridge identity gives the LOO residual of sample j, target q as E_jq / h_j, so
+LOO SSE = sum_jq (E_jq / h_j)^2.
+
+Every function is either row-local (works on any subset of rows) or a sum over rows, so the rows
+can be partitioned (a later distributed backend sums the partial results).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Rows/columns per block of the element-wise scoring pass (keeps temporaries cache-sized).
+ROW_BLOCK = 1024
+COL_BLOCK = 512
+
+
+def initial_caches(R: np.ndarray, Y: np.ndarray):
+    """Caches for S = {}: R = X, E = Y, h = 1, P = X^T Y, sigma_i = x_i^T x_i.
+
+    ``R`` must already hold the (centred/scaled) candidate matrix X; it is taken over and
+    updated in place by :func:`add_feature`, so the algorithm owns exactly one n x d array.
+    P and sigma are kept in float64 whatever the dtype of R. Cost O(n d t).
+    """
+    E = np.array(Y, dtype=R.dtype, copy=True, order="C")
+    h = np.ones(R.shape[0], dtype=R.dtype)
+    P = np.asarray(R.T @ E, dtype=np.float64)
+    sigma = np.einsum("ij,ij->j", R, R, dtype=np.float64)
+    return E, h, P, sigma
+
+
+def loo_sse(E: np.ndarray, h: np.ndarray) -> float:
+    """LOO sum of squared errors of the current model: sum_jq (E_jq / h_j)^2."""
+    return float(np.sum(np.square(E / h[:, None]), dtype=np.float64))
+
+
+def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
+    """Partial (over the given rows) LOO SSE of the model after adding each single candidate.
+
+    Sherman-Morrison with w_i = 1 / (lam + sigma_i): adding feature i changes
+    E -> E - w_i R_i P_i^T and h -> h - w_i R_i o R_i, hence, with Q = E P^T (n x d),
+    a2_j = sum_q E_jq^2 and p2_i = sum_q P_iq^2,
+
+        e_i = sum_j (a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i) / (h_j - w_i R_ji^2)^2.
+
+    ``R``, ``E``, ``h`` may hold any subset of the rows; ``Pt`` = P^T (t x d), ``w`` and ``p2``
+    are global. The full e is the sum of the partial results over a row partition. Cost:
+    2 rows d t flops (the GEMM for Q) plus one element-wise pass over rows x ``col_block``
+    temporaries. A candidate whose updated 1 - leverage is not positive scores inf.
+    """
+    d = R.shape[1]
+    a2 = np.einsum("ij,ij->i", E, E)[:, None]
+    hcol = h[:, None]
+    out = np.empty(d, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        for j0 in range(0, d, col_block):
+            J = slice(j0, min(j0 + col_block, d))
+            Q = E @ Pt[:, J]                   # Q_ji for the block
+            WR = R[:, J] * w[J]                # w_i R_ji
+            Ht = R[:, J] * WR                  # w_i R_ji^2
+            np.subtract(hcol, Ht, out=Ht)      # h_j - w_i R_ji^2
+            num = WR * p2[J]
+            Q *= 2.0
+            num -= Q
+            num *= WR
+            num += a2                          # a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i
+            bad = ~(Ht > 0).all(axis=0)
+            Ht *= Ht
+            num /= Ht
+            part = num.sum(axis=0, dtype=np.float64)
+            part[bad] = np.inf
+            out[J] = part
+    return out
+
+
+def scoring_terms(P, sigma, lam, dtype):
+    """Global terms of the candidate scores: P^T, w = 1 / (lam + sigma), p2_i = ||P_i||^2."""
+    w = (1.0 / (lam + np.maximum(sigma, 0.0))).astype(dtype)
+    p2 = np.einsum("ij,ij->i", P, P).astype(dtype)
+    return np.ascontiguousarray(P.T, dtype=dtype), w, p2
+
+
+def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=ROW_BLOCK, col_block=COL_BLOCK):
+    """LOO SSE after adding each candidate, as the sum of partial scores over row blocks.
+
+    Identity: e = sum over row blocks B of ``candidate_loo_sse_partial(R_B, E_B, h_B, ...)``.
+    """
+    n, d = R.shape
+    Pt, w, p2 = scoring_terms(P, sigma, lam, R.dtype)
+    total = np.zeros(d, dtype=np.float64)
+    for i0 in range(0, n, row_block):
+        rows = slice(i0, min(i0 + row_block, n))
+        total += candidate_loo_sse_partial(R[rows], E[rows], h[rows], Pt, w, p2,
+                                           col_block=col_block)
+    return total
+
+
+def residual_products(R: np.ndarray, x_b: np.ndarray) -> np.ndarray:
+    """r = R^T x_b (a sum over rows): r_i = lam x_b^T G x_i, symmetric in (b, i)."""
+    return R.T @ x_b
+
+
+def add_feature(R, E, h, P, sigma, x_b, b, lam):
+    """Add feature ``b`` (column ``x_b`` of X) to S, updating every cache in place.
+
+    With r = R^T x_b, den = lam + sigma_b and the old column R_b (Sherman-Morrison):
+
+        R <- R - R_b r^T / den,   E <- E - R_b P_b^T / den,   h <- h - R_b o R_b / den,
+        P <- P - r P_b^T / den,   sigma <- sigma - r o r / den.
+
+    The P and sigma updates use X^T R_b = r (G is symmetric), so X is never needed beyond
+    ``x_b``. Cost O(n d + n t + d t). ``sigma`` and ``h`` are clipped at their mathematical
+    lower bounds (0 and > 0) against round-off.
+    """
+    r = residual_products(R, x_b)
+    den = lam + max(float(sigma[b]), 0.0)
+    Rb = R[:, b].copy()
+    Pb = P[b].copy()
+    R -= np.outer(Rb / den, r).astype(R.dtype, copy=False)
+    E -= np.outer(Rb / den, Pb).astype(E.dtype, copy=False)
+    h -= (Rb * Rb / den).astype(h.dtype, copy=False)
+    np.maximum(h, np.finfo(h.dtype).tiny, out=h)
+    P -= np.outer(r / den, Pb).astype(P.dtype, copy=False)
+    sigma -= (r * r / den).astype(sigma.dtype, copy=False)
+    np.maximum(sigma, 0.0, out=sigma)
+
+
+def ridge_weights(X_S: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:
+    """W = (X_S^T X_S + lam I)^{-1} X_S^T Y (k x t): the primal ridge solution on S.
+
+    Equals X_S^T A of the paper (push-through identity); solved directly for accuracy.
+    """
+    X_S = np.asarray(X_S, dtype=np.float64)
+    k = X_S.shape[1]
+    if k == 0:
+        return np.zeros((0, Y.shape[1]))
+    K = X_S.T @ X_S + lam * np.eye(k)
+    return np.linalg.solve(K, X_S.T @ np.asarray(Y, dtype=np.float64))

@@ -1,0 +1,248 @@
+"""The model bundle: ``model.json`` + ``weights.npz``, the contract every other package reads.
+
+``weights.npz`` holds ``W`` (k x t) and ``b`` (t,) in original feature units, so a prediction is
+``X[:, selected_index] @ W + b`` (multi-label: label on when > 0; multi-class: argmax), plus the
+training statistics of the selected features ``x_mean``, ``x_scale``, ``x_min``, ``x_max`` (k,)
+and ``loo_path`` (k,). Both files are written deterministically (fixed zip timestamps, sorted
+JSON) into a temporary directory that is renamed into place, so a bundle is whole or absent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import shutil
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import BundleError
+
+FORMAT = "sensorbudget-bundle"
+FORMAT_VERSION = 1
+MODEL_FILE = "model.json"
+WEIGHTS_FILE = "weights.npz"
+TASKS = ("regression", "multilabel", "multiclass")
+REQUIRED_KEYS = (
+    "format", "format_version", "created_by", "task", "features", "targets", "selected",
+    "selected_index", "lam", "fit_intercept", "standardize", "path", "extractors", "sensors",
+    "required_extractors", "required_sensors", "weights_sha256",
+)
+REQUIRED_ARRAYS = ("W", "b", "x_mean", "x_scale", "x_min", "x_max", "loo_path")
+
+
+def npz_bytes(arrays: dict) -> bytes:
+    """An ``.npz`` archive of ``arrays`` with fixed member timestamps (byte-reproducible)."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for name in sorted(arrays):
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.ascontiguousarray(arrays[name]),
+                                      allow_pickle=False)
+            zf.writestr(info, member.getvalue())
+    return buf.getvalue()
+
+
+def json_text(meta: dict) -> str:
+    """Canonical JSON text of ``meta`` (sorted keys, two-space indent, trailing newline)."""
+    return json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def write_files_atomically(target: Path, files: dict) -> None:
+    """Write {name: bytes} into directory ``target`` all-or-nothing (temp dir, then rename).
+
+    An existing ``target`` is replaced only if it is a directory holding a bundle (or empty).
+    """
+    target = Path(target)
+    if target.exists():
+        if not target.is_dir():
+            raise BundleError(f"output {str(target)!r} exists and is not a directory")
+        extra = {p.name for p in target.iterdir()} - {MODEL_FILE, WEIGHTS_FILE}
+        if extra:
+            raise BundleError(f"output directory {str(target)!r} is not empty and not a bundle "
+                              f"(holds {sorted(extra)[0]!r}); refusing to overwrite")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for name, data in files.items():
+            with open(tmp / name, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+        if target.exists():
+            old = target.with_name(f".{target.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            os.rename(target, old)
+            os.rename(tmp, target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            os.rename(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def save_bundle(path, meta: dict, arrays: dict) -> dict:
+    """Validate and write a bundle; returns the final ``model.json`` dict (with the hash)."""
+    blob = npz_bytes(arrays)
+    meta = dict(meta, format=FORMAT, format_version=FORMAT_VERSION,
+                weights_sha256=hashlib.sha256(blob).hexdigest())
+    check_bundle(meta, arrays)
+    write_files_atomically(Path(path), {MODEL_FILE: json_text(meta).encode(), WEIGHTS_FILE: blob})
+    return meta
+
+
+@dataclass
+class Bundle:
+    """A loaded, verified bundle: ``meta`` (model.json) and ``arrays`` (weights.npz)."""
+
+    meta: dict
+    arrays: dict
+
+    @property
+    def W(self) -> np.ndarray:
+        return self.arrays["W"]
+
+    @property
+    def b(self) -> np.ndarray:
+        return self.arrays["b"]
+
+    @property
+    def selected_index(self) -> np.ndarray:
+        return np.asarray(self.meta["selected_index"], dtype=np.intp)
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+    def bundle_sha256(self) -> str:
+        """Hash of the whole bundle: sha256 over canonical model.json (it holds the weights hash)."""
+        return hashlib.sha256(json_text(self.meta).encode()).hexdigest()
+
+    def decision_scores(self, X) -> np.ndarray:
+        """Scores from the full candidate matrix: ``X[:, selected_index] @ W + b``."""
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2 or X.shape[1] != len(self.meta["features"]):
+            raise BundleError(f"X has shape {X.shape}; the bundle expects "
+                              f"{len(self.meta['features'])} feature columns")
+        return X[:, self.selected_index] @ self.W + self.b
+
+    def predict(self, X) -> np.ndarray:
+        """Predictions: scores (regression), 0/1 labels (multi-label) or class index (multi-class)."""
+        scores = self.decision_scores(X)
+        if self.task == "multilabel":
+            return (scores > 0).astype(int)
+        if self.task == "multiclass":
+            return np.argmax(scores, axis=1)
+        return scores
+
+
+def load_bundle(path) -> Bundle:
+    """Read and verify a bundle directory (format, version, hash, shapes)."""
+    path = Path(path)
+    mfile, wfile = path / MODEL_FILE, path / WEIGHTS_FILE
+    for f in (mfile, wfile):
+        if not f.is_file():
+            raise BundleError(f"{str(f)!r} is missing; {str(path)!r} is not a bundle directory")
+    try:
+        meta = json.loads(mfile.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise BundleError(f"{str(mfile)!r} is not valid JSON: {exc}") from None
+    if not isinstance(meta, dict) or meta.get("format") != FORMAT:
+        raise BundleError(f"{str(mfile)!r} is not a {FORMAT} (format="
+                          f"{meta.get('format') if isinstance(meta, dict) else None!r})")
+    if meta.get("format_version") != FORMAT_VERSION:
+        raise BundleError(f"bundle format_version={meta.get('format_version')!r} is not "
+                          f"supported (this sensorbudget reads version {FORMAT_VERSION})")
+    blob = wfile.read_bytes()
+    digest = hashlib.sha256(blob).hexdigest()
+    if digest != meta.get("weights_sha256"):
+        raise BundleError(f"{str(wfile)!r} sha256 {digest[:12]}... does not match model.json "
+                          f"weights_sha256 {str(meta.get('weights_sha256'))[:12]}... (tampered?)")
+    try:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+        raise BundleError(f"{str(wfile)!r} is not a readable npz: {exc}") from None
+    check_bundle(meta, arrays)
+    return Bundle(meta=meta, arrays=arrays)
+
+
+def check_bundle(meta: dict, arrays: dict) -> None:
+    """Consistency of model.json with weights.npz; raises :class:`BundleError`."""
+    missing = [k for k in REQUIRED_KEYS if k not in meta]
+    if missing:
+        raise BundleError(f"model.json lacks the key {missing[0]!r}")
+    if meta["task"] not in TASKS:
+        raise BundleError(f"task={meta['task']!r} is not one of {TASKS}")
+    lacking = [k for k in REQUIRED_ARRAYS if k not in arrays]
+    if lacking:
+        raise BundleError(f"weights.npz lacks the array {lacking[0]!r}")
+    features, sel = meta["features"], meta["selected_index"]
+    k, t = len(sel), len(meta["targets"])
+    W, b = arrays["W"], arrays["b"]
+    if W.shape != (k, t) or b.shape != (t,):
+        raise BundleError(f"W has shape {W.shape} and b {b.shape}; model.json says k={k}, t={t}")
+    if not all(isinstance(i, int) and 0 <= i < len(features) for i in sel):
+        raise BundleError(f"selected_index {sel} is out of range 0..{len(features) - 1}")
+    if [features[i] for i in sel] != meta["selected"]:
+        raise BundleError("model.json 'selected' does not match features[selected_index]")
+    for name in REQUIRED_ARRAYS[2:]:
+        if arrays[name].shape != (k,):
+            raise BundleError(f"{name} has shape {arrays[name].shape}; expected ({k},)")
+    if not all(np.isfinite(arrays[n]).all() for n in ("W", "b")):
+        raise BundleError("weights.npz holds NaN or inf weights")
+
+
+def unit_extractors(features) -> list:
+    """Default structure before costs: every feature is its own extractor of unit cost, no sensors."""
+    return [{"name": f, "features": [f], "sensors": [], "cost": 1.0, "params": {}}
+            for f in features]
+
+
+def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors=None,
+                    created_by="sensorbudget", extra=None):
+    """(model.json dict, arrays) describing a fitted :class:`GreedyRLS`-like estimator.
+
+    ``extractors`` (list of {name, features, sensors, cost, params}) and ``sensors`` (list of
+    {name, ...}) default to :func:`unit_extractors` and no sensors. The path records, per step,
+    the features added, the LOO MSE and the cumulative cost of the required extractors.
+    """
+    features, targets = [str(f) for f in features], [str(t) for t in targets]
+    extractors = unit_extractors(features) if extractors is None else extractors
+    owner = {f: e for e in extractors for f in e["features"]}
+    sel = [int(i) for i in est.selected_]
+    required, path, cost = [], [], 0.0
+    for step, i in enumerate(sel, start=1):
+        ext = owner.get(features[i])
+        if ext is not None and ext["name"] not in required:
+            required.append(ext["name"])
+            cost += float(ext.get("cost", 1.0))
+        path.append({"step": step, "added": [features[i]], "loo_mse": float(est.loo_path_[step - 1]),
+                     "cost": cost})
+    by_name = {e["name"]: e for e in extractors}
+    req_sensors = []
+    for name in required:
+        for s in by_name[name].get("sensors", []):
+            if s not in req_sensors:
+                req_sensors.append(s)
+    Xs = np.asarray(X, dtype=np.float64)[:, sel]
+    meta = {
+        "created_by": created_by, "task": task, "features": features, "targets": targets,
+        "selected": [features[i] for i in sel], "selected_index": sel, "lam": float(est.lam_),
+        "fit_intercept": bool(est.fit_intercept), "standardize": bool(est.standardize),
+        "budget": int(est.budget), "n_samples": int(Xs.shape[0]), "path": path,
+        "extractors": extractors, "sensors": [] if sensors is None else sensors,
+        "required_extractors": required, "required_sensors": req_sensors,
+    }
+    meta.update(extra or {})
+    arrays = {"W": est.coef_, "b": est.intercept_, "x_mean": est.x_mean_[sel],
+              "x_scale": est.x_scale_[sel], "x_min": Xs.min(axis=0), "x_max": Xs.max(axis=0),
+              "loo_path": est.loo_path_}
+    return meta, arrays

@@ -1,0 +1,16 @@
+"""The trainer package's single exception hierarchy."""
+
+
+class TrainerError(ValueError):
+    """Base error of :mod:`trainer`: bad data, bad parameters or a bad bundle.
+
+    Messages name the offending value and the limit it broke, on one line.
+    """
+
+
+class DataError(TrainerError):
+    """A feature table could not be read or is not usable."""
+
+
+class BundleError(TrainerError):
+    """A model bundle is missing, corrupt, tampered with or of an unknown version."""
