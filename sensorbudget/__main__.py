@@ -1,0 +1,5 @@
+"""``python -m sensorbudget``."""
+
+from .cli import main
+
+main()

@@ -1,0 +1,260 @@
+"""Feature tables from CSV, ARFF (dense and sparse, Mulan style) and NPZ files.
+
+Every loader returns a :class:`Table`: ``X`` (n x d float64), ``Y`` (n x t float64),
+``feature_names``, ``target_names`` and the ``task`` the targets suggest ("multilabel" for Mulan
+label columns, which must be 0/1; "regression" otherwise). Missing values (empty cells, ``?``,
+NaN, a user-given sentinel such as -200, or inf) are an error unless ``drop_missing=True``,
+which drops every row with a missing value in a used column and reports how many.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import math
+import xml.etree.ElementTree as ET
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError
+
+MISSING_TOKENS = {"", "?", "na", "nan", "NA", "NaN", "null"}
+
+
+@dataclass
+class Table:
+    """A loaded feature table."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    feature_names: list
+    target_names: list
+    task: str = "regression"
+    source: dict = field(default_factory=dict)
+    dropped_rows: int = 0
+
+
+def file_info(path: Path) -> dict:
+    """{'file': name, 'sha256': digest} of a data file (recorded in the bundle)."""
+    return {"file": path.name, "sha256": hashlib.sha256(path.read_bytes()).hexdigest()}
+
+
+def _check_file(path) -> Path:
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"data file {str(path)!r} does not exist")
+    if path.stat().st_size == 0:
+        raise DataError(f"data file {str(path)!r} is empty")
+    return path
+
+
+def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_value=None) -> Table:
+    """Validate shapes and values, handle missing values, check 0/1 labels; build a Table."""
+    X = np.asarray(X, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    if Y.ndim == 1:
+        Y = Y[:, None]
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise DataError(f"no feature columns found (X has shape {X.shape})")
+    if Y.shape[1] == 0:
+        raise DataError("no target columns chosen (name them with --target or --labels)")
+    if na_value is not None:
+        X = np.where(X == na_value, np.nan, X)
+        Y = np.where(Y == na_value, np.nan, Y)
+    bad = ~np.isfinite(X).all(axis=1) | ~np.isfinite(Y).all(axis=1)
+    dropped = int(bad.sum())
+    if dropped and not drop_missing:
+        row = int(np.flatnonzero(bad)[0])
+        col = _first_missing_column(X[row], Y[row], features, targets)
+        raise DataError(f"missing or non-finite value in row {row + 1}, column {col!r} "
+                        f"({dropped} row(s) affected); use --drop-missing to drop them")
+    X, Y = X[~bad], Y[~bad]
+    if X.shape[0] < 2:
+        raise DataError(f"{X.shape[0]} usable row(s); at least 2 are required")
+    if task == "multilabel":
+        for j, name in enumerate(targets):
+            values = np.unique(Y[:, j])
+            if not np.isin(values, (0.0, 1.0)).all():
+                raise DataError(f"label column {name!r} holds the value "
+                                f"{values[~np.isin(values, (0.0, 1.0))][0]!r}; labels must be 0/1")
+    return Table(X=X, Y=Y, feature_names=list(features), target_names=list(targets), task=task,
+                 source=source, dropped_rows=dropped)
+
+
+def _first_missing_column(xrow, yrow, features, targets):
+    for value, name in zip(list(xrow) + list(yrow), list(features) + list(targets)):
+        if not math.isfinite(value):
+            return name
+    return "?"
+
+
+def split_columns(names, targets=None, labels=None, ignore=()):
+    """Indices of (feature, target) columns: targets by name, or the last ``labels`` columns."""
+    names = list(names)
+    ignore = set(ignore)
+    for name in ignore:
+        if name not in names:
+            raise DataError(f"ignored column {name!r} is not in the data (columns: "
+                            f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+    if targets:
+        for name in targets:
+            if name not in names:
+                raise DataError(f"unknown target {name!r}; the data has columns "
+                                f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''}")
+        tidx = [names.index(t) for t in targets]
+    elif labels:
+        if labels >= len(names):
+            raise DataError(f"labels={labels} leaves no feature columns ({len(names)} columns)")
+        tidx = list(range(len(names) - labels, len(names)))
+    else:
+        raise DataError("no targets given: name them with --target NAME or use --labels L")
+    fidx = [i for i in range(len(names)) if i not in tidx and names[i] not in ignore]
+    return fidx, tidx
+
+
+def _parse_number(text: str, decimal: str):
+    text = text.strip()
+    if text in MISSING_TOKENS:
+        return math.nan
+    if decimal != ".":
+        text = text.replace(decimal, ".")
+    return float(text)
+
+
+def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=(),
+             drop_missing=False, na_value=None, task="regression") -> Table:
+    """Load a CSV table with a header row. Columns with an empty name that are empty in every
+    row (trailing separators) and rows that are entirely empty are ignored."""
+    path = _check_file(path)
+    if sep == decimal:
+        raise DataError(f"separator {sep!r} and decimal mark {decimal!r} must differ")
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    rows = [r for r in csv.reader(io.StringIO(text), delimiter=sep)
+            if any(cell.strip() for cell in r)]
+    if len(rows) < 2:
+        raise DataError(f"{str(path)!r} has a header but no data rows")
+    header = [h.strip() for h in rows[0]]
+    keep = [i for i, h in enumerate(header)
+            if h or any(i < len(r) and r[i].strip() for r in rows[1:])]
+    names = [header[i] or f"column{i + 1}" for i in keep]
+    if len(set(names)) != len(names):
+        dup = next(n for n in names if names.count(n) > 1)
+        raise DataError(f"duplicate column name {dup!r} in {str(path)!r}")
+    fidx, tidx = split_columns(names, targets, labels, ignore)
+    used = [keep[i] for i in fidx + tidx]
+    values = np.empty((len(rows) - 1, len(used)))
+    for r, row in enumerate(rows[1:], start=2):
+        if len(row) < len(header) and len(row) <= max(used):
+            raise DataError(f"{path.name} line {r}: {len(row)} fields, expected {len(header)}")
+        for c, i in enumerate(used):
+            try:
+                values[r - 2, c] = _parse_number(row[i], decimal)
+            except ValueError:
+                raise DataError(f"{path.name} line {r}, column {header[i]!r}: {row[i].strip()!r} "
+                                f"is not a number") from None
+    k = len(fidx)
+    return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
+                        [names[i] for i in tidx], task=task, source=file_info(path),
+                        drop_missing=drop_missing, na_value=na_value)
+
+
+def mulan_labels(xml_path) -> list:
+    """Label names from a Mulan XML label file (``<label name="...">`` elements, nested too)."""
+    xml_path = _check_file(xml_path)
+    try:
+        root = ET.fromstring(xml_path.read_bytes())
+    except ET.ParseError as exc:
+        raise DataError(f"{str(xml_path)!r} is not valid XML: {exc}") from None
+    names = [el.get("name") for el in root.iter() if el.tag.split("}")[-1] == "label"]
+    if not names or any(n is None for n in names):
+        raise DataError(f"{str(xml_path)!r} names no labels (<label name=...> elements)")
+    return names
+
+
+def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_missing=False,
+              na_value=None) -> Table:
+    """Load a dense or sparse ARFF file (Mulan style multi-label when ``labels`` or ``xml`` is
+    given; then label columns must be 0/1). Nominal {0,1} attributes are read as numbers; other
+    nominal or string attributes are an error unless ignored."""
+    import arff
+
+    path = _check_file(path)
+    if xml is not None and not targets:
+        targets = mulan_labels(xml)
+    task = "multilabel" if (labels or xml is not None) else "regression"
+    try:
+        with open(path, encoding="utf-8") as fh:
+            data = arff.load(fh, return_type=arff.DENSE)
+    except (arff.ArffException, UnicodeDecodeError, ValueError) as exc:
+        raise DataError(f"{str(path)!r} is not a readable ARFF file: {exc}") from None
+    attrs = data["attributes"]
+    names = [a[0] for a in attrs]
+    fidx, tidx = split_columns(names, targets, labels, ignore)
+    rows = data["data"]
+    if not rows:
+        raise DataError(f"{str(path)!r} has no data rows")
+    values = np.empty((len(rows), len(fidx) + len(tidx)))
+    for c, i in enumerate(fidx + tidx):
+        kind = attrs[i][1]
+        column = [row[i] for row in rows]
+        try:
+            values[:, c] = [math.nan if v is None else float(v) for v in column]
+        except (TypeError, ValueError):
+            raise DataError(f"ARFF attribute {names[i]!r} ({kind if isinstance(kind, str) else 'nominal'}) "
+                            f"is not numeric; ignore it with --ignore") from None
+    k = len(fidx)
+    return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
+                        [names[i] for i in tidx], task=task, source=file_info(path),
+                        drop_missing=drop_missing, na_value=na_value)
+
+
+def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None) -> Table:
+    """Load ``X``, ``Y`` and optional ``feature_names``, ``target_names``, ``task`` from an NPZ
+    (``allow_pickle=False``: object arrays are refused)."""
+    path = _check_file(path)
+    try:
+        with np.load(path, allow_pickle=False) as npz:
+            arrays = {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+        raise DataError(f"{str(path)!r} is not a readable NPZ without pickles: {exc}") from None
+    for key in ("X", "Y"):
+        if key not in arrays:
+            raise DataError(f"{str(path)!r} has no array {key!r} (found {sorted(arrays)})")
+    X, Y = arrays["X"], arrays["Y"]
+    if X.dtype.kind not in "biuf" or Y.dtype.kind not in "biuf":
+        raise DataError(f"X and Y in {str(path)!r} must be numeric (got {X.dtype}, {Y.dtype})")
+    Y = Y[:, None] if Y.ndim == 1 else Y
+    features = [str(s) for s in arrays.get("feature_names", [f"x{i}" for i in range(X.shape[1])])]
+    names = [str(s) for s in arrays.get("target_names", [f"y{j}" for j in range(Y.shape[1])])]
+    if len(features) != X.shape[1] or len(names) != Y.shape[1] or len(X) != len(Y):
+        raise DataError(f"{str(path)!r}: X {X.shape}, Y {Y.shape}, {len(features)} feature "
+                        f"names and {len(names)} target names do not agree")
+    if targets:
+        _, tidx = split_columns(names, targets)
+        Y, names = Y[:, tidx], [names[j] for j in tidx]
+    task = task or (str(arrays["task"]) if "task" in arrays else "regression")
+    return finish_table(X, Y, features, names, task=task, source=file_info(path),
+                        drop_missing=drop_missing, na_value=na_value)
+
+
+def load_table(path, *, fmt=None, **options) -> Table:
+    """Dispatch on the file suffix (or ``fmt`` in {"csv", "arff", "npz"})."""
+    path = _check_file(path)
+    fmt = fmt or path.suffix.lower().lstrip(".")
+    loaders = {"csv": load_csv, "txt": load_csv, "arff": load_arff, "npz": load_npz}
+    if fmt not in loaders:
+        raise DataError(f"cannot tell the format of {str(path)!r} (suffix {path.suffix!r}); "
+                        f"expected one of .csv, .arff, .npz")
+    loader = loaders[fmt]
+    accepted = loader.__code__.co_varnames[1:loader.__code__.co_argcount + loader.__code__.co_kwonlyargcount]
+    unused = [k for k, v in options.items() if v not in (None, False, (), []) and k not in accepted]
+    if unused:
+        raise DataError(f"option {unused[0]!r} does not apply to {fmt.upper()} files")
+    return loader(path, **{k: v for k, v in options.items() if k in accepted and v is not None})
