@@ -84,7 +84,8 @@ def train_command(data, budget, targets, labels, xml, task, lam, no_intercept, n
     if task == "regression":
         est, y, names = GreedyRLS(**params), table.Y, table.target_names
     elif task == "multilabel":
-        est, y, names = GreedyRLSClassifier(**params), table.Y.astype(int), table.target_names
+        # Labels as +1/-1 scores: the same problem GreedyRLSClassifier solves, for any L >= 1.
+        est, y, names = GreedyRLS(**params), 2.0 * table.Y - 1.0, table.target_names
     else:
         if table.Y.shape[1] != 1:
             raise CliError(f"multiclass needs exactly one target column ({table.Y.shape[1]} given)")

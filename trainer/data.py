@@ -79,8 +79,11 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
         for j, name in enumerate(targets):
             values = np.unique(Y[:, j])
             if not np.isin(values, (0.0, 1.0)).all():
-                raise DataError(f"label column {name!r} holds the value "
-                                f"{values[~np.isin(values, (0.0, 1.0))][0]!r}; labels must be 0/1")
+                bad = float(values[~np.isin(values, (0.0, 1.0))][0])
+                raise DataError(f"label column {name!r} holds the value {bad!r}; labels must be 0/1")
+            if values.size < 2:
+                raise DataError(f"label column {name!r} has only one class ({values[0]:g}) in "
+                                f"{len(Y)} rows; every label needs both 0 and 1")
     return Table(X=X, Y=Y, feature_names=list(features), target_names=list(targets), task=task,
                  source=source, dropped_rows=dropped)
 

@@ -1,0 +1,123 @@
+"""The train and info commands: happy path and every bad input (exit 2, one line, no bundle)."""
+
+import json
+from functools import partial
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from sensorbudget.cli import main
+from trainer import GreedyRLS
+from trainer.bundle import load_bundle
+
+REPO = Path(__file__).resolve().parents[2]
+AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
+AIR_ARGS = ["--sep", ";", "--decimal", ",", "--target", "CO(GT)", "--target", "NO2(GT)",
+            "--ignore", "Date", "--ignore", "Time", "--ignore", "NMHC(GT)", "--ignore", "NOx(GT)",
+            "--ignore", "C6H6(GT)", "--na-value", "-200", "--drop-missing"]
+
+
+@pytest.fixture
+def invoke():
+    return partial(CliRunner().invoke, main)
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 5))
+    y = X[:, 1] - 2 * X[:, 3] + 0.1 * rng.normal(size=30)
+    lines = ["a,b,c,d,e,y"] + [",".join(f"{v:.6f}" for v in row) for row in np.column_stack([X, y])]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_train_then_info(invoke, tmp_path):
+    out = tmp_path / "bundle"
+    result = invoke(["train", str(AIR), *AIR_ARGS, "--budget", "3", "--lam", "1", "-o", str(out)],
+                    catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    b = load_bundle(out)
+    assert b.meta["targets"] == ["CO(GT)", "NO2(GT)"] and len(b.meta["selected"]) == 3
+    assert b.meta["data"]["file"] == "AirQualityUCI.csv"
+    # Same picks as the estimator on the same table (independent path through the library).
+    from trainer.data import load_table
+    t = load_table(AIR, sep=";", decimal=",", targets=["CO(GT)", "NO2(GT)"],
+                   ignore=["Date", "Time", "NMHC(GT)", "NOx(GT)", "C6H6(GT)"], na_value=-200,
+                   drop_missing=True)
+    est = GreedyRLS(budget=3, lam=1.0).fit(t.X, t.Y)
+    assert b.meta["selected_index"] == est.selected_.tolist()
+    info = invoke(["info", str(out)], catch_exceptions=False)
+    assert info.exit_code == 0
+    for name in b.meta["selected"]:
+        assert name in info.output
+    assert "LOO MSE" in info.output
+
+
+def test_multilabel_via_labels(invoke, tmp_path):
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 4))
+    L = (X[:, :2] > 0).astype(int)
+    text = "@relation r\n" + "".join(f"@attribute f{i} numeric\n" for i in range(4)) + \
+        "@attribute l0 {0,1}\n@attribute l1 {0,1}\n@data\n" + \
+        "".join(",".join([f"{v:.5f}" for v in x] + [str(v) for v in l]) + "\n" for x, l in zip(X, L))
+    (tmp_path / "m.arff").write_text(text)
+    result = invoke(["train", str(tmp_path / "m.arff"), "--labels", "2", "--budget", "2",
+                     "-o", str(tmp_path / "b")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    b = load_bundle(tmp_path / "b")
+    assert b.task == "multilabel" and sorted(b.meta["selected_index"]) == [0, 1]
+    assert (b.predict(X) == L).mean() > 0.9
+
+
+def bad_cases(tmp_path, table):
+    bundle = tmp_path / "good"
+    CliRunner().invoke(main, ["train", str(table), "--target", "y", "--budget", "2", "--lam", "1",
+                              "-o", str(bundle)], catch_exceptions=False)
+    tampered = tmp_path / "tampered"
+    tampered.mkdir()
+    for f in ("model.json", "weights.npz"):
+        (tampered / f).write_bytes((bundle / f).read_bytes())
+    meta = json.loads((tampered / "model.json").read_text())
+    meta["format_version"] = 99
+    (tampered / "model.json").write_text(json.dumps(meta))
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "text.csv").write_text("a,y\n1,2\nx,3\n")
+    (tmp_path / "nan.csv").write_text("a,y\n1,2\nnan,3\n4,5\n")
+    (tmp_path / "one.csv").write_text("a,y\n1,2\n")
+    (tmp_path / "onelabel.arff").write_text("@relation r\n@attribute a numeric\n@attribute b numeric"
+                                            "\n@attribute l {0,1}\n@data\n1,2,0\n3,4,0\n5,1,0\n")
+    return [
+        (["train", str(tmp_path / "missing.csv"), "--target", "y", "--budget", "1"], "does not exist"),
+        (["train", str(tmp_path / "empty.csv"), "--target", "y", "--budget", "1"], "is empty"),
+        (["train", str(tmp_path / "text.csv"), "--target", "y", "--budget", "1"], "'x' is not a number"),
+        (["train", str(table), "--target", "zz", "--budget", "1"], "unknown target 'zz'"),
+        (["train", str(tmp_path / "nan.csv"), "--target", "y", "--budget", "1"], "--drop-missing"),
+        (["train", str(table), "--target", "y", "--budget", "0"], "--budget=0"),
+        (["train", str(table), "--target", "y", "--budget", "6"], "--budget=6 exceeds the number of features 5"),
+        (["train", str(tmp_path / "one.csv"), "--target", "y", "--budget", "1"], "at least 2"),
+        (["train", str(tmp_path / "onelabel.arff"), "--labels", "1", "--budget", "1"], "only one class"),
+        (["info", str(tampered)], "format_version=99 is not supported"),
+        (["info", str(tmp_path)], "is not a bundle directory"),
+    ]
+
+
+def test_bad_inputs_exit_2_with_one_line(tmp_path, table):
+    for args, needle in bad_cases(tmp_path, table):
+        out = tmp_path / "out"
+        argv = args + (["-o", str(out)] if args[0] == "train" else [])
+        result = CliRunner().invoke(main, argv)
+        assert result.exit_code == 2, (args, result.output)
+        assert needle in result.output, (args, result.output)
+        assert "Traceback" not in result.output
+        assert len([ln for ln in result.output.splitlines() if ln.startswith("Error:")]) == 1
+        assert not out.exists(), args
+
+
+def test_help_everywhere(invoke):
+    for args in (["--help"], ["train", "--help"], ["info", "--help"]):
+        result = invoke(args)
+        assert result.exit_code == 0 and "Usage:" in result.output
