@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import click
+import numpy as np
 
 from . import __version__
 from ._errors import CliError, handle_errors
@@ -56,49 +57,111 @@ def _progress(total_label):
               help="A number that marks a missing value (e.g. -200).")
 @click.option("--drop-missing", is_flag=True,
               help="Drop rows with a missing/non-finite value instead of failing.")
+@click.option("--sensors", "sensors_toml", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="sensors.toml: DATA is then recordings, windowed into candidate features.")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Window length in samples (recordings; overrides sensors.toml).")
+@click.option("--hop", type=click.IntRange(min=1), default=None,
+              help="Hop between windows in samples (recordings; overrides sensors.toml).")
 @click.option("--dtype", type=click.Choice(("float64", "float32")), default="float64",
               show_default=True, help="Precision of the working arrays.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Bundle directory to write (model.json + weights.npz).")
 @handle_errors
-def train_command(data, budget, targets, labels, xml, task, lam, no_intercept, no_standardize,
-                  sep, decimal, ignore, na_value, drop_missing, dtype, output):
-    """Select features from DATA (CSV, ARFF or NPZ feature table) and write a model bundle."""
-    from trainer import GreedyRLS, GreedyRLSClassifier
-    from trainer.bundle import bundle_contents, save_bundle
-    from trainer.data import load_table
+def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, output,
+                  **load_options):
+    """Select features from DATA and write a model bundle.
 
-    if budget is not None and budget <= 0:
+    DATA is a feature table (CSV, ARFF or NPZ, including the NPZ written by
+    ``sensorbudget features``) or, with --sensors, recordings to window into features.
+    """
+    from trainer import GreedyRLS
+    from trainer.bundle import bundle_contents, save_bundle
+
+    if budget <= 0:
         raise CliError(f"--budget={budget} must be at least 1")
-    table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                       decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
-                       na_value=na_value)
-    if budget > table.X.shape[1]:
-        raise CliError(f"--budget={budget} exceeds the number of features {table.X.shape[1]}")
-    task = table.task if task == "auto" else task
-    params = dict(budget=budget, lam=lam, fit_intercept=not no_intercept,
-                  standardize=not no_standardize, dtype=dtype)
-    if table.dropped_rows:
-        click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
-    extra = {"data": table.source}
-    if task == "regression":
-        est, y, names = GreedyRLS(**params), table.Y, table.target_names
-    elif task == "multilabel":
-        # Labels as +1/-1 scores: the same problem GreedyRLSClassifier solves, for any L >= 1.
-        est, y, names = GreedyRLS(**params), 2.0 * table.Y - 1.0, table.target_names
-    else:
-        if table.Y.shape[1] != 1:
-            raise CliError(f"multiclass needs exactly one target column ({table.Y.shape[1]} given)")
-        est, y = GreedyRLSClassifier(**params), table.Y[:, 0]
-    est.fit(table.X, y, progress=_progress("selecting"))
+    d = load_training_data(data, **load_options)
+    if budget > d["X"].shape[1]:
+        raise CliError(f"--budget={budget} exceeds the number of features {d['X'].shape[1]}")
+    task = d["task"] if task == "auto" else task
+    est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
+    est.set_params(budget=budget, lam=lam, fit_intercept=not no_intercept,
+                   standardize=not no_standardize, dtype=dtype)
+    est.fit(d["X"], y, progress=_progress("selecting"))
     if task == "multiclass":
-        names = [f"{table.target_names[0]}={c:g}" for c in est.classes_]
-        extra["classes"] = [float(c) for c in est.classes_]
-    meta, arrays = bundle_contents(est, table.X, table.feature_names, names, task=task,
-                                   created_by=f"sensorbudget {__version__}", extra=extra)
+        targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
+        extra = {"classes": targets}
+    extractors, sensors, structure = d["structure"]
+    meta, arrays = bundle_contents(est, d["X"], d["features"], targets, task=task,
+                                   extractors=extractors, sensors=sensors,
+                                   created_by=f"sensorbudget {__version__}",
+                                   extra={**structure, **extra, "data": d["source"]})
     meta = save_bundle(output, meta, arrays)
     click.echo(format_path(meta))
     click.echo(f"wrote {output}")
+
+
+def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
+                       drop_missing, sensors_toml, window, hop):
+    """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
+    from trainer.data import file_info, load_table
+    from trainer.feature_set import FeatureSet, load_feature_set
+
+    fs = None
+    if sensors_toml is not None:
+        fs = load_feature_set(data, sensors_toml, window=window, hop=hop)
+        source = {"recordings": Path(data).name, "sensors": file_info(Path(sensors_toml))}
+    elif Path(data).suffix.lower() == ".npz" and is_feature_set(data):
+        fs = FeatureSet.load(data)
+        source = file_info(Path(data))
+    elif window is not None or hop is not None:
+        raise CliError("--window/--hop apply to recordings given with --sensors")
+    if fs is not None:
+        if targets:
+            raise CliError("--target does not apply to recordings; targets come from sensors.toml")
+        return {"X": np.asarray(fs.X, dtype=np.float64), "Y": np.asarray(fs.Y, dtype=np.float64),
+                "features": list(fs.feature_names), "targets": list(fs.target_names),
+                "task": fs.task, "structure": fs.bundle_structure(), "source": source}
+    table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
+                       decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
+                       na_value=na_value)
+    if table.dropped_rows:
+        click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
+    return {"X": table.X, "Y": table.Y, "features": table.feature_names,
+            "targets": table.target_names, "task": table.task,
+            "structure": (None, None, {}), "source": table.source}
+
+
+def is_feature_set(path) -> bool:
+    """True when an NPZ was written by ``sensorbudget features`` (it carries the structure)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return "feature_extractors.npy" in zf.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+def estimator_for_task(task, Y, targets):
+    """(unfitted estimator, y, target names, extra model.json keys) for a task.
+
+    Multi-label: labels as +1/-1 scores (what GreedyRLSClassifier does, for any L >= 1).
+    Multi-class: one target column of class values, or one-hot 0/1 columns named by class.
+    """
+    from trainer import GreedyRLS, GreedyRLSClassifier
+
+    if task == "regression":
+        return GreedyRLS(), Y, targets, {}
+    if task == "multilabel":
+        return GreedyRLS(), 2.0 * Y - 1.0, targets, {}
+    if Y.shape[1] == 1:
+        return GreedyRLSClassifier(), Y[:, 0], targets, {}
+    if not np.isin(Y, (0.0, 1.0)).all() or not (Y.sum(axis=1) == 1).all():
+        raise CliError(f"multiclass with {Y.shape[1]} target columns needs one-hot 0/1 rows")
+    names = np.asarray(targets)
+    return GreedyRLSClassifier(), names[Y.argmax(axis=1)], targets, {}
 
 
 def format_path(meta: dict) -> str:

@@ -121,3 +121,38 @@ def test_help_everywhere(invoke):
     for args in (["--help"], ["train", "--help"], ["info", "--help"]):
         result = invoke(args)
         assert result.exit_code == 0 and "Usage:" in result.output
+
+
+def test_train_from_recordings_fills_the_structure(invoke, tmp_path):
+    out = tmp_path / "rec"
+    result = invoke(["train", str(AIR), "--sensors", str(REPO / "examples" / "air_quality.sensors.toml"),
+                     "--budget", "4", "--lam", "1", "-o", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    meta = load_bundle(out).meta
+    by_name = {e["name"]: e for e in meta["extractors"]}
+    assert meta["required_extractors"] == [by_name[e]["name"] for e in meta["required_extractors"]]
+    needed = {s for e in meta["required_extractors"] for s in by_name[e]["sensors"]}
+    assert set(meta["required_sensors"]) == needed
+    assert {s["name"] for s in meta["sensors"]} >= needed
+    assert all(by_name[e]["params"]["window"] == meta["window"] for e in meta["required_extractors"])
+
+
+def test_train_multiclass_from_one_hot_feature_table(invoke, tmp_path):
+    from trainer import GreedyRLSClassifier
+    from trainer.feature_set import load_feature_set
+
+    fs = load_feature_set(AIR, REPO / "examples" / "air_quality.sensors.toml")
+    rng = np.random.default_rng(0)
+    cls = rng.integers(0, 3, size=len(fs.X))
+    X = np.asarray(fs.X, dtype=np.float64)
+    X[:, 0] += cls * 5.0
+    np.savez(tmp_path / "t.npz", X=X, Y=np.eye(3)[cls],
+             feature_names=np.array(fs.feature_names), target_names=np.array(["c", "a", "b"]),
+             task=np.array("multiclass"))
+    result = invoke(["train", str(tmp_path / "t.npz"), "--budget", "2", "--lam", "1",
+                     "-o", str(tmp_path / "b")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    b = load_bundle(tmp_path / "b")
+    assert b.meta["targets"] == b.meta["classes"] == ["a", "b", "c"]
+    est = GreedyRLSClassifier(budget=2, lam=1.0).fit(X, np.array(["c", "a", "b"])[cls])
+    np.testing.assert_array_equal(np.array(b.meta["classes"])[b.predict(X)], est.predict(X))

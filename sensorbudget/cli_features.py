@@ -1,0 +1,58 @@
+"""``sensorbudget features``: recordings + sensors.toml -> candidate feature table (.npz)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from ._errors import handle_errors
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory and os.replace."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@click.command("features", short_help="Turn recordings into a candidate feature table.")
+@click.argument("recordings", type=click.Path(exists=True, path_type=Path))
+@click.option("--sensors", "sensors_toml", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="sensors.toml: sensors, costs, and the extractors per channel.")
+@click.option("--window", type=click.IntRange(min=1), default=None,
+              help="Window length in samples (overrides [window] in sensors.toml).")
+@click.option("--hop", type=click.IntRange(min=1), default=None,
+              help="Hop between window starts in samples (default: sensors.toml, else window).")
+@click.option("--on-missing", type=click.Choice(("skip", "error")), default=None,
+              help="Windows with missing samples or time gaps: skip them (default) or fail.")
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Feature table to write (.npz).")
+@handle_errors
+def features_command(recordings, sensors_toml, window, hop, on_missing, output):
+    """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
+    compute the candidate features that sensors.toml describes; write them as an NPZ."""
+    from trainer.feature_set import load_feature_set
+
+    fs = load_feature_set(recordings, sensors_toml, window=window, hop=hop,
+                          on_missing=on_missing)
+    write_atomically(output, fs.save_npz())
+    skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in fs.skipped.items() if v)
+    click.echo(f"{fs.X.shape[0]} windows x {fs.X.shape[1]} features, {len(fs.target_names)} "
+               f"target(s) ({fs.task}) from {len(fs.recording_names)} recording(s); "
+               f"window={fs.window} hop={fs.hop} samples at {fs.sample_rate:g} Hz")
+    if skipped:
+        click.echo(f"skipped windows: {skipped}")
+    click.echo(f"wrote {output}")
