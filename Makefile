@@ -5,9 +5,6 @@ BIN     := $(VENV)/bin
 STAMP   := $(VENV)/.installed
 OUT     := demo-out
 AIR     := data/air_quality_uci/AirQualityUCI.csv
-AIR_OPTS := --sep ';' --decimal , --na-value -200 --drop-missing \
-            --target 'CO(GT)' --target 'C6H6(GT)' --target 'NOx(GT)' --target 'NO2(GT)' \
-            --ignore Date --ignore Time --ignore 'NMHC(GT)'
 
 .PHONY: venv demo test bench deps-embedded clean
 
@@ -20,9 +17,11 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	@echo "== 1. select 4 of the 8 Air Quality device channels for 4 pollutant targets"
-	$(BIN)/sensorbudget train $(AIR) $(AIR_OPTS) --budget 4 -o $(OUT)/air_bundle
-	@echo "== 2. the bundle's selection path"
+	@echo "== 1. recordings -> candidate features (Air Quality hourly stream, 8 channels, sensors.toml)"
+	$(BIN)/sensorbudget features $(AIR) --sensors examples/air_quality.sensors.toml -o $(OUT)/air_features.npz
+	@echo "== 2. greedy RLS: choose 6 extractors for the 4 pollutant targets (lambda by LOO)"
+	$(BIN)/sensorbudget train $(OUT)/air_features.npz --budget 6 -o $(OUT)/air_bundle
+	@echo "== 3. the bundle's selection path"
 	$(BIN)/sensorbudget info $(OUT)/air_bundle
 
 test: $(STAMP)
