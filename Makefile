@@ -23,6 +23,11 @@ demo: $(STAMP)
 	$(BIN)/sensorbudget train $(OUT)/air_features.npz --budget 6 -o $(OUT)/air_bundle
 	@echo "== 3. the bundle's selection path"
 	$(BIN)/sensorbudget info $(OUT)/air_bundle
+	@echo "== 4. export: ONNX (all candidate inputs) and a Q15 C header; check both"
+	$(BIN)/sensorbudget export onnx $(OUT)/air_bundle -o $(OUT)/model.onnx
+	$(BIN)/sensorbudget export c-header $(OUT)/air_bundle -o $(OUT)/model.h --numeric q15
+	$(BIN)/sensorbudget info $(OUT)/model.onnx
+	$(BIN)/python examples/check_export.py $(OUT)/air_bundle --onnx $(OUT)/model.onnx --header $(OUT)/model.h
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q

@@ -126,12 +126,18 @@ class Bundle:
         return hashlib.sha256(json_text(self.meta).encode()).hexdigest()
 
     def decision_scores(self, X) -> np.ndarray:
-        """Scores from the full candidate matrix: ``X[:, selected_index] @ W + b``."""
+        """Scores ``X[:, selected_index] @ W + b`` from the full candidate matrix, in the
+        reference order every exporter reproduces: ``acc = b``, then for each selected feature
+        i in selection order ``acc = acc + X[:, s_i] * W[i]`` (separately rounded products
+        and sums, no fused multiply-add)."""
         X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != len(self.meta["features"]):
             raise BundleError(f"X has shape {X.shape}; the bundle expects "
                               f"{len(self.meta['features'])} feature columns")
-        return X[:, self.selected_index] @ self.W + self.b
+        acc = np.broadcast_to(self.b, (X.shape[0], self.b.size)).copy()
+        for i, column in enumerate(self.selected_index):
+            acc += X[:, column, None] * self.W[i]
+        return acc
 
     def predict(self, X) -> np.ndarray:
         """Predictions: scores (regression), 0/1 labels (multi-label) or class index (multi-class)."""

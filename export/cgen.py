@@ -1,0 +1,164 @@
+"""Pure string emitters for generated C99: identifiers, literals, comments, array declarations.
+
+Nothing here touches the filesystem; every function returns a ``str`` (or raises
+:class:`~export.errors.ExportError`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import unicodedata
+
+import numpy as np
+
+from .errors import ExportError
+
+#: C89-C23 keywords, C++ keywords (headers end up in Arduino/C++ builds) and names of the standard
+#: library that a generated symbol must not shadow.
+C_RESERVED = frozenset("""
+auto break case char const continue default do double else enum extern float for goto if inline
+int long register restrict return short signed sizeof static struct switch typedef union unsigned
+void volatile while _Alignas _Alignof _Atomic _Bool _Complex _Generic _Imaginary _Noreturn
+_Static_assert _Thread_local _BitInt _Decimal32 _Decimal64 _Decimal128 alignas alignof bool
+constexpr false nullptr static_assert thread_local true typeof typeof_unqual
+asm catch class const_cast decltype delete dynamic_cast explicit export friend mutable namespace
+new noexcept operator private protected public reinterpret_cast static_cast template this throw
+try typeid typename using virtual wchar_t char8_t char16_t char32_t concept consteval constinit
+co_await co_return co_yield requires and and_eq bitand bitor compl not not_eq or or_eq xor xor_eq
+NULL EOF errno assert main stdin stdout stderr offsetof size_t ptrdiff_t int8_t int16_t int32_t
+int64_t uint8_t uint16_t uint32_t uint64_t intptr_t uintptr_t FILE va_list
+""".split())
+
+MAX_NAME = 40  # leaves room for suffixes within C99's 63 significant characters
+
+
+def sanitize_identifier(text: str) -> str:
+    """ASCII identifier from arbitrary text: accents stripped, other characters become '_'."""
+    ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
+    return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", ascii_text)).strip("_")
+
+
+def check_identifier(name: str, what: str = "name") -> str:
+    """Validate a user-chosen C prefix (raises :class:`ExportError` with the reason)."""
+    if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
+        suggestion = sanitize_identifier(str(name)) or "sbmodel"
+        raise ExportError(f"{what}={name!r} is not a C identifier (letters, digits and '_', "
+                          f"starting with a letter); try {suggestion!r}")
+    if len(name) > MAX_NAME:
+        raise ExportError(f"{what}={name!r} has {len(name)} characters; the limit is {MAX_NAME}")
+    for candidate in (name, name.upper()):
+        if candidate in C_RESERVED or candidate.lower() in C_RESERVED:
+            raise ExportError(f"{what}={name!r} is a C/C++ reserved word or standard name")
+    return name
+
+
+def macro_names(prefix: str, labels) -> list:
+    """Unique upper-case macro names ``PREFIX_<LABEL>`` for labels (collisions get ``_2``, ...)."""
+    out, seen = [], set()
+    for i, label in enumerate(labels):
+        base = sanitize_identifier(label).upper()[:MAX_NAME] or f"N{i}"
+        name, n = f"{prefix}_{base}", 2
+        while name in seen:
+            name, n = f"{prefix}_{base}_{n}", n + 1
+        seen.add(name)
+        out.append(name)
+    return out
+
+
+def c_string(text: str) -> str:
+    """A C string literal for ``text``: UTF-8 bytes, non-printables as octal, no trigraphs."""
+    out = []
+    for byte in str(text).encode("utf-8"):
+        ch = chr(byte)
+        if ch in '"\\?':
+            out.append("\\" + ch)
+        elif 0x20 <= byte < 0x7F:
+            out.append(ch)
+        else:
+            out.append(f"\\{byte:03o}")
+    return '"' + "".join(out) + '"'
+
+
+def c_comment(text) -> str:
+    """Text safe in a ``/* */`` comment: JSON-quoted ASCII, no comment delimiters or trigraphs."""
+    quoted = json.dumps(text if isinstance(text, str) else text, ensure_ascii=True, sort_keys=True)
+    return quoted.replace("*/", "*\\/").replace("/*", "/\\*").replace("??", "?\\?")
+
+
+def c_float(value) -> str:
+    """float32 literal that parses back to exactly ``np.float32(value)`` (9 significant digits)."""
+    v = np.float32(value)
+    if not np.isfinite(v):
+        raise ExportError(f"cannot write the non-finite value {float(value)!r} as a C float")
+    text = "%.9g" % float(v)
+    if not re.search(r"[.eE]", text):
+        text += ".0"
+    return text + "f"
+
+
+def c_double(value) -> str:
+    """double literal that parses back to exactly ``float(value)`` (17 significant digits)."""
+    v = float(value)
+    if not np.isfinite(v):
+        raise ExportError(f"cannot write the non-finite value {v!r} as a C double")
+    text = "%.17g" % v
+    return text if re.search(r"[.eE]", text) else text + ".0"
+
+
+def c_int(value, ctype: str) -> str:
+    """Integer literal of ``ctype`` (int16_t, int32_t, int64_t, int, unsigned)."""
+    v = int(value)
+    if ctype in ("int32_t", "int64_t"):
+        return f"INT{ctype[3:5]}_C({v})"
+    return str(v) if ctype != "unsigned" else f"{v}u"
+
+
+def literal(value, ctype: str) -> str:
+    if ctype == "float":
+        return c_float(value)
+    if ctype == "double":
+        return c_double(value)
+    if ctype == "const char *":
+        return c_string(value)
+    return c_int(value, ctype)
+
+
+def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
+                  row_comments=None, size_macros=None) -> str:
+    """``static const`` 1-D or 2-D array declaration, rows optionally followed by a comment.
+
+    ``size_macros`` (a tuple of macro names, one per dimension) replaces the numeric sizes.
+    An empty 1-D array is written with one zero element (C99 has no zero-length arrays).
+    """
+    arr = np.asarray(values, dtype=object)
+    qual = "static const char *const" if ctype == "const char *" else f"static const {ctype}"
+    shape = arr.shape if arr.size else (1,)
+    dims = size_macros or shape
+    decl = f"{qual} {name}" + "".join(f"[{d}]" for d in dims) + " = {"
+    if arr.size == 0:
+        return decl + " 0 };  /* empty */\n"
+    lines = [decl]
+    if arr.ndim == 1 and row_comments is None:
+        items = [literal(v, ctype) for v in arr]
+        chunks = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        lines.append("    " + ",\n    ".join(chunks))
+    for r, row in enumerate(arr if row_comments is not None or arr.ndim == 2 else []):
+        sep = "," if r < len(arr) - 1 else " "
+        comment = f"  /* {row_comments[r]} */" if row_comments is not None else ""
+        if arr.ndim == 1:
+            lines.append(f"    {literal(row, ctype)}{sep}{comment}")
+            continue
+        items = [literal(v, ctype) for v in row]
+        chunks = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        lines.append("    { " + ",\n      ".join(chunks) + f" }}{sep}{comment}")
+    return "\n".join(lines) + "\n};\n"
+
+
+def block_comment(lines) -> str:
+    """A ``/* ... */`` block from already-safe lines (each is checked for a stray terminator)."""
+    for line in lines:
+        if "*/" in line or "/*" in line:
+            raise ExportError(f"comment line {line[:40]!r} contains a comment delimiter")
+    body = "\n".join((" * " + line).rstrip() for line in lines)
+    return "/*\n" + body + "\n */\n"

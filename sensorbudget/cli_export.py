@@ -1,0 +1,88 @@
+"""``sensorbudget export``: write a bundle as an ONNX model or a C header (thin click layer)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import click
+
+from ._errors import handle_errors
+
+BUNDLE_ARG = click.Path(exists=True, file_okay=False, dir_okay=True)
+OUTPUT_OPT = click.Path(dir_okay=False, writable=True)
+
+
+def write_atomically(path, data: bytes) -> None:
+    """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+@click.group("export")
+def export_group():
+    """Export a bundle as deployable model files (ONNX, C header)."""
+
+
+@export_group.command("onnx")
+@click.argument("bundle_dir", type=BUNDLE_ARG)
+@click.option("-o", "--output", required=True, type=OUTPUT_OPT, help="ONNX file to write.")
+@click.option("--inputs", type=click.Choice(("all", "selected")), default="all", show_default=True,
+              help="Model input: the full candidate feature vector, or only the selected "
+                   "features in selection order (what a device computes).")
+@click.option("--dtype", type=click.Choice(("float32", "float64")), default="float32",
+              show_default=True, help="Element type of the input, weights and scores.")
+@click.option("--opset", type=int, default=13, show_default=True,
+              help="Highest ai.onnx opset the model may use (13 runs on older runtimes).")
+@handle_errors
+def onnx_command(bundle_dir, output, inputs, dtype, opset):
+    """Write BUNDLE_DIR as an ONNX model with its required extractors and sensors as metadata."""
+    from export.onnx_bundle import bundle_to_onnx, output_names
+    from trainer.bundle import load_bundle
+
+    bundle = load_bundle(bundle_dir)
+    model = bundle_to_onnx(bundle, inputs=inputs, dtype=dtype, opset=opset)
+    data = model.SerializeToString()
+    write_atomically(output, data)
+    width = model.graph.input[0].type.tensor_type.shape.dim[1].dim_value
+    click.echo(f"wrote {output} ({len(data)} bytes): ONNX opset {model.opset_import[0].version}, "
+               f"{dtype}, input features[N, {width}] ({inputs}), outputs "
+               f"{', '.join(output_names(bundle.task))}")
+
+
+@export_group.command("c-header")
+@click.argument("bundle_dir", type=BUNDLE_ARG)
+@click.option("-o", "--output", required=True, type=OUTPUT_OPT, help="C header file to write.")
+@click.option("--name", default="sbmodel", show_default=True,
+              help="Prefix of every C symbol (<name>_predict, <NAME>_N_FEATURES).")
+@click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
+              show_default=True, help="Arithmetic: float32, or fixed point with int16/int32 "
+                                      "inputs and weights.")
+@handle_errors
+def c_header_command(bundle_dir, output, name, numeric):
+    """Write BUNDLE_DIR as a self-contained C99 header (static weights, predict functions)."""
+    from export.c_header import c_header
+    from trainer.bundle import load_bundle
+
+    bundle = load_bundle(bundle_dir)
+    header = c_header(bundle, name=name, numeric=numeric)
+    write_atomically(output, header.text.encode("ascii"))
+    meta = bundle.meta
+    click.echo(f"wrote {output}: {name}_predict{'' if header.fixed is None else '_' + numeric}, "
+               f"{numeric}, {len(meta['selected'])} features, {len(meta['targets'])} targets")
+    if header.fixed is not None:
+        fx = header.fixed
+        click.echo(f"fixed-point error bound ({numeric}): |score - float model| <= "
+                   f"{header.error_bound:.2g} over the training input ranges (|score| up to "
+                   f"{fx.score_max:.3g}; score = score_q * 2^-{fx.score_frac_bits})")
