@@ -1,0 +1,1 @@
+"""Replay recorded sensor streams through generated firmware and measure the prediction cost."""
