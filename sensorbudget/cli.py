@@ -197,12 +197,19 @@ def _register_optional_commands():
     """Commands defined next to this module by the other packages' CLI files."""
     import importlib
 
-    for module, attr in (("cli_features", "features_command"), ("cli_export", "export_group")):
+    commands = (("cli_features", "features_command"), ("cli_export", "export_group"),
+                ("cli_evaluate", "evaluate_command"), ("cli_firmware", "firmware_command"),
+                ("cli_firmware", "flash_command"), ("cli_simulate", "simulate_command"),
+                ("cli_simulate", "compare_command"), ("cli_simulate", "calibrate_command"))
+    for module, attr in commands:
         try:
             mod = importlib.import_module(f"{__package__}.{module}")
-        except ImportError:
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{__package__}.{module}":
+                raise
             continue
-        main.add_command(getattr(mod, attr))
+        if hasattr(mod, attr):
+            main.add_command(getattr(mod, attr))
 
 
 _register_optional_commands()

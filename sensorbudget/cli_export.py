@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import click
 
 from ._errors import handle_errors
+from ._files import write_atomically  # noqa: F401  (re-exported for other CLI modules)
 
 BUNDLE_ARG = click.Path(exists=True, file_okay=False, dir_okay=True)
 OUTPUT_OPT = click.Path(dir_okay=False, writable=True)
-
-
-def write_atomically(path, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file in the same directory and ``os.replace``."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent or ".")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 @click.group("export")

@@ -100,5 +100,8 @@ def test_bad_options(invoke, bundle_dir, tmp_path):
     assert result.exit_code == 2 and "Usage:" in result.output
     result = invoke(["onnx", str(tmp_path / "nope"), "-o", str(tmp_path / "m.onnx")])
     assert result.exit_code == 2 and "does not exist" in result.output
-    result = invoke(["onnx", str(bundle_dir), "-o", str(tmp_path / "no_dir" / "m.onnx")])
+    result = invoke(["onnx", str(bundle_dir), "-o", str(tmp_path / "new_dir" / "m.onnx")])
+    assert result.exit_code == 0 and (tmp_path / "new_dir" / "m.onnx").is_file()   # dirs created
+    (tmp_path / "file").write_text("x")
+    result = invoke(["onnx", str(bundle_dir), "-o", str(tmp_path / "file" / "m.onnx")])
     assert result.exit_code == 2 and result.output.startswith("Error: ")
