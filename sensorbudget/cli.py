@@ -10,6 +10,7 @@ import numpy as np
 
 from . import __version__
 from ._errors import CliError, handle_errors
+from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
 
 TASKS = ("auto", "regression", "multilabel", "multiclass")
 
@@ -38,7 +39,9 @@ def _progress(total_label):
 
 @main.command("train")
 @click.argument("data", type=click.Path(dir_okay=True, path_type=Path))
-@click.option("--budget", "-k", type=int, required=True, help="Number of features to select.")
+@click.option("--budget", "-k", type=int, default=None,
+              help="Number of extractors to select (default: no count limit; then give a "
+                   "cost budget such as --max-cost).")
 @click.option("--target", "targets", multiple=True, help="Target column name (repeatable).")
 @click.option("--labels", type=int, default=None,
               help="The last L columns are 0/1 labels (Mulan multi-label).")
@@ -68,26 +71,32 @@ def _progress(total_label):
               show_default=True, help="Precision of the working arrays.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Bundle directory to write (model.json + weights.npz).")
+@cost_options
 @handle_errors
 def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, output,
+                  max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
                   **load_options):
     """Select features from DATA and write a model bundle.
 
     DATA is a feature table (CSV, ARFF or NPZ, including the NPZ written by
     ``sensorbudget features``) or, with --sensors, recordings to window into features.
     """
-    from trainer import GreedyRLS
     from trainer.bundle import bundle_contents, save_bundle
 
-    if budget <= 0:
+    if budget is not None and budget <= 0:
         raise CliError(f"--budget={budget} must be at least 1")
+    if budget is None and all(v is None for v in (max_sensors, max_cost, max_energy, max_time)):
+        raise CliError("give --budget K or a cost budget (--max-cost, --max-sensors, "
+                       "--max-energy, --max-time)")
     d = load_training_data(data, **load_options)
-    if budget > d["X"].shape[1]:
-        raise CliError(f"--budget={budget} exceeds the number of features {d['X'].shape[1]}")
     task = d["task"] if task == "auto" else task
     est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
     est.set_params(budget=budget, lam=lam, fit_intercept=not no_intercept,
-                   standardize=not no_standardize, dtype=dtype)
+                   standardize=not no_standardize, dtype=dtype,
+                   **estimator_kwargs_from_options(
+                       max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
+                       max_time=max_time, mode=mode, strategy=strategy, unit=unit,
+                       feature_set=d["fs"]))
     est.fit(d["X"], y, progress=_progress("selecting"))
     if task == "multiclass":
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
@@ -98,8 +107,10 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
                                    created_by=f"sensorbudget {__version__}",
                                    extra={**structure, **extra, "data": d["source"]})
     meta = save_bundle(output, meta, arrays)
+    if plot:
+        write_plot(meta["path"], plot)
     click.echo(format_path(meta))
-    click.echo(f"wrote {output}")
+    click.echo(f"wrote {output}" + (f" and {plot}" if plot else ""))
 
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
@@ -122,7 +133,7 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
             raise CliError("--target does not apply to recordings; targets come from sensors.toml")
         return {"X": np.asarray(fs.X, dtype=np.float64), "Y": np.asarray(fs.Y, dtype=np.float64),
                 "features": list(fs.feature_names), "targets": list(fs.target_names),
-                "task": fs.task, "structure": fs.bundle_structure(), "source": source}
+                "task": fs.task, "structure": fs.bundle_structure(), "source": source, "fs": fs}
     table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                        decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
                        na_value=na_value)
@@ -130,7 +141,7 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
         click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
     return {"X": table.X, "Y": table.Y, "features": table.feature_names,
             "targets": table.target_names, "task": table.task,
-            "structure": (None, None, {}), "source": table.source}
+            "structure": (None, None, {}), "source": table.source, "fs": None}
 
 
 def is_feature_set(path) -> bool:
@@ -180,8 +191,9 @@ def format_path(meta: dict) -> str:
 
 @main.command("info")
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
+@plot_option
 @handle_errors
-def info_command(path):
+def info_command(path, plot):
     """Describe a bundle directory (selection path) or an exported model.onnx (metadata)."""
     if path.suffix.lower() == ".onnx":
         import export
@@ -190,7 +202,11 @@ def info_command(path):
         return
     from trainer.bundle import load_bundle
 
-    click.echo(format_path(load_bundle(path).meta))
+    meta = load_bundle(path).meta
+    click.echo(format_path(meta))
+    if plot:
+        write_plot(meta["path"], plot)
+        click.echo(f"wrote {plot}")
 
 
 def _register_optional_commands():

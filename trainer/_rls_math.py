@@ -22,7 +22,12 @@ can be partitioned (a later distributed backend sums the partial results).
 
 from __future__ import annotations
 
+import functools
+import os
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
+from threadpoolctl import ThreadpoolController
 
 #: Rows/columns per block of the element-wise scoring pass (keeps temporaries cache-sized).
 ROW_BLOCK = 1024
@@ -48,6 +53,11 @@ def loo_sse(E: np.ndarray, h: np.ndarray) -> float:
     return float(np.sum(np.square(E / h[:, None]), dtype=np.float64))
 
 
+def loo_sse_per_target(E: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """LOO SSE of each target: sum_j (E_jq / h_j)^2 (t,)."""
+    return np.sum(np.square(E / h[:, None]), axis=0, dtype=np.float64)
+
+
 def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
     """Partial (over the given rows) LOO SSE of the model after adding each single candidate.
 
@@ -65,21 +75,20 @@ def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
     d = R.shape[1]
     a2 = np.einsum("ij,ij->i", E, E)[:, None]
     hcol = h[:, None]
+    Pm2 = Pt * -2.0                            # folds the factor -2 into the GEMM
     out = np.empty(d, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for j0 in range(0, d, col_block):
             J = slice(j0, min(j0 + col_block, d))
-            Q = E @ Pt[:, J]                   # Q_ji for the block
+            num = E @ Pm2[:, J]                # -2 Q_ji for the block
             WR = R[:, J] * w[J]                # w_i R_ji
             Ht = R[:, J] * WR                  # w_i R_ji^2
             np.subtract(hcol, Ht, out=Ht)      # h_j - w_i R_ji^2
-            num = WR * p2[J]
-            Q *= 2.0
-            num -= Q
+            bad = Ht.min(axis=0) <= 0
+            num += WR * p2[J]
             num *= WR
             num += a2                          # a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i
-            bad = ~(Ht > 0).all(axis=0)
-            Ht *= Ht
+            num /= Ht
             num /= Ht
             part = num.sum(axis=0, dtype=np.float64)
             part[bad] = np.inf
@@ -101,12 +110,35 @@ def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=ROW_BLOCK, col_block=
     """
     n, d = R.shape
     Pt, w, p2 = scoring_terms(P, sigma, lam, R.dtype)
+    blocks = [slice(i0, min(i0 + row_block, n)) for i0 in range(0, n, row_block)]
+
+    def part(rows):
+        return candidate_loo_sse_partial(R[rows], E[rows], h[rows], Pt, w, p2,
+                                         col_block=col_block)
+
+    if len(blocks) > 1 and _WORKERS > 1:
+        # Row blocks on worker threads (numpy releases the GIL); BLAS single-threaded meanwhile.
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            parts = list(_thread_pool().map(part, blocks))
+    else:
+        parts = [part(rows) for rows in blocks]
     total = np.zeros(d, dtype=np.float64)
-    for i0 in range(0, n, row_block):
-        rows = slice(i0, min(i0 + row_block, n))
-        total += candidate_loo_sse_partial(R[rows], E[rows], h[rows], Pt, w, p2,
-                                           col_block=col_block)
+    for p in parts:                              # fixed order: deterministic sums
+        total += p
     return total
+
+
+_WORKERS = min(4, os.cpu_count() or 1)
+
+
+@functools.lru_cache(maxsize=1)
+def _thread_pool():
+    return ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="greedy-rls")
+
+
+@functools.lru_cache(maxsize=1)
+def _blas_controller():
+    return ThreadpoolController()
 
 
 def residual_products(R: np.ndarray, x_b: np.ndarray) -> np.ndarray:
@@ -124,19 +156,22 @@ def add_feature(R, E, h, P, sigma, x_b, b, lam):
 
     The P and sigma updates use X^T R_b = r (G is symmetric), so X is never needed beyond
     ``x_b``. Cost O(n d + n t + d t). ``sigma`` and ``h`` are clipped at their mathematical
-    lower bounds (0 and > 0) against round-off.
+    lower bounds (0 and > 0) against round-off. Returns (r, den) (for group Gram caches).
     """
     r = residual_products(R, x_b)
     den = lam + max(float(sigma[b]), 0.0)
     Rb = R[:, b].copy()
     Pb = P[b].copy()
-    R -= np.outer(Rb / den, r).astype(R.dtype, copy=False)
+    for i0 in range(0, R.shape[0], ROW_BLOCK):   # row blocks: no n x d temporary
+        rows = slice(i0, i0 + ROW_BLOCK)
+        R[rows] -= np.outer(Rb[rows] / den, r).astype(R.dtype, copy=False)
     E -= np.outer(Rb / den, Pb).astype(E.dtype, copy=False)
     h -= (Rb * Rb / den).astype(h.dtype, copy=False)
     np.maximum(h, np.finfo(h.dtype).tiny, out=h)
     P -= np.outer(r / den, Pb).astype(P.dtype, copy=False)
     sigma -= (r * r / den).astype(sigma.dtype, copy=False)
     np.maximum(sigma, 0.0, out=sigma)
+    return r, den
 
 
 def ridge_weights(X_S: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -12,59 +13,118 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from ._rls_math import ridge_weights
 from .errors import TrainerError
-from .selection import LAMBDA_GRID, Preprocessing, select_with_lambda
+from .costs import build_plan
+from .selection import (LAMBDA_GRID, STRATEGIES, Preprocessing, merge_target_paths, path_records,
+                        select_with_lambda)
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
+MODES = ("joint", "separate")
 
 
 class _GreedyRLSBase:
-    """Shared fit logic: validation, the greedy path, weights in original units."""
+    """Shared fit logic: validation, the greedy path(s), weights in original units."""
 
     def __init__(self, budget=10, lam=None, fit_intercept=True, standardize=True,
-                 dtype="float64"):
+                 dtype="float64", extractors=None, extractor_costs=None,
+                 extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
+                 max_energy=None, max_time=None, mode="joint", strategy="auto"):
         self.budget = budget
         self.lam = lam
         self.fit_intercept = fit_intercept
         self.standardize = standardize
         self.dtype = dtype
+        self.extractors = extractors
+        self.extractor_costs = extractor_costs
+        self.extractor_sensors = extractor_sensors
+        self.sensor_costs = sensor_costs
+        self.max_cost = max_cost
+        self.max_sensors = max_sensors
+        self.max_energy = max_energy
+        self.max_time = max_time
+        self.mode = mode
+        self.strategy = strategy
 
     def _check_params(self, n_samples, n_features):
-        budget = self.budget
-        if not isinstance(budget, numbers.Integral) or isinstance(budget, bool):
-            raise TrainerError(f"budget={budget!r} must be an integer number of features")
-        if budget < 1 or budget > n_features:
-            raise TrainerError(
-                f"budget={budget} is outside 1..{n_features} (n_features={n_features})")
+        names = getattr(self, "feature_names_in_", None)
+        plan = build_plan(
+            n_features, feature_names=None if names is None else list(names),
+            extractors=self.extractors, extractor_costs=self.extractor_costs,
+            extractor_sensors=self.extractor_sensors, sensor_costs=self.sensor_costs,
+            max_sensors=self.max_sensors, max_cost=self.max_cost, max_energy=self.max_energy,
+            max_time=self.max_time)
+        budget, n_ext = self.budget, plan.n_extractors
+        what = "n_extractors" if self.extractors is not None else "n_features"
+        if budget is not None:
+            if not isinstance(budget, numbers.Integral) or isinstance(budget, bool):
+                raise TrainerError(f"budget={budget!r} must be an integer number of "
+                                   f"{'extractors' if self.extractors is not None else 'features'}"
+                                   f" (or None)")
+            if budget < 1 or budget > n_ext:
+                raise TrainerError(f"budget={budget} is outside 1..{n_ext} ({what}={n_ext})")
         if self.lam is not None:
             if (not isinstance(self.lam, numbers.Real) or isinstance(self.lam, bool)
                     or not np.isfinite(self.lam) or self.lam <= 0):
                 raise TrainerError(f"lam={self.lam!r} must be a finite number > 0 (or None)")
         if self.dtype not in _DTYPES:
             raise TrainerError(f"dtype={self.dtype!r} must be one of {sorted(_DTYPES)}")
+        if self.mode not in MODES:
+            raise TrainerError(f"mode={self.mode!r} must be one of {MODES}")
+        if self.strategy not in STRATEGIES:
+            raise TrainerError(f"strategy={self.strategy!r} must be one of {STRATEGIES}")
         if n_samples < 2:
             raise TrainerError(f"{n_samples} sample(s) given; at least 2 are required")
+        return plan
 
     def _fit_targets(self, X, Y, progress=None):
         """Select features for the target matrix Y (n x t) and set every fitted attribute."""
         n, d = X.shape
-        self._check_params(n, d)
+        plan = self._check_params(n, d)
         X = np.asarray(X, dtype=np.float64)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
-        path, finals = select_with_lambda(X, Y, self.budget, self.lam, prep,
-                                          dtype=_DTYPES[self.dtype], progress=progress)
-        sel = np.asarray(path.selected, dtype=np.intp)
+        columns = [slice(None)] if self.mode == "joint" else [[q] for q in range(Y.shape[1])]
+        fits = [select_with_lambda(X, Y[:, c], self.budget, self.lam,
+                                   replace(prep, y_mean=prep.y_mean[c]),
+                                   dtype=_DTYPES[self.dtype], progress=progress, plan=plan,
+                                   strategy=self.strategy) for c in columns]
+        records = [path_records(path, plan, n) for path, _ in fits]
+        paths = [path for path, _ in fits]
+        self.path_ = records[0] if self.mode == "joint" else merge_target_paths(records, plan)
+        self.selected_ = np.asarray([f for e in self.path_ for f in e["added"]], dtype=np.intp)
+        self.selected_extractors_ = [x for e in self.path_ for x in e["added_extractors"]]
+        self.required_sensors_ = [s for e in self.path_ for s in e["added_sensors"]]
+        self.costs_ = dict(self.path_[-1]["costs"])
+        self.loo_path_ = np.asarray([e["loo_mse"] for e in self.path_ for _ in e["added"]])
+        self.cost_plan_ = plan
+        self.strategy_ = paths[0].strategy if self.mode == "joint" else [p.strategy for p in paths]
+        self._set_weights(X, Y, prep, paths, fits)
+        if self.mode == "separate":
+            self.target_paths_ = records
+            self.target_selected_ = [np.asarray(p.selected, dtype=np.intp) for p in paths]
+            self.costs_mean_per_target_ = dict(self.path_[-1]["costs_mean_per_target"])
+        return self
+
+    def _set_weights(self, X, Y, prep, paths, fits):
+        """Ridge weights on the selected features (per target in separate mode), original units."""
+        sel = self.selected_
         Xs = (X[:, sel] - prep.x_mean[sel]) / prep.x_scale[sel]
-        W = ridge_weights(Xs, Y - prep.y_mean, path.lam)
-        self.selected_ = sel
-        self.lam_ = path.lam
-        self.loo_path_ = np.asarray(path.loo_sse) / Y.size
-        self.lam_loo_ = (np.array([finals[v] for v in LAMBDA_GRID]) / Y.size
-                         if self.lam is None else np.asarray([path.loo_sse[-1] / Y.size]))
+        Yc = Y - prep.y_mean
+        position = {int(f): i for i, f in enumerate(sel)}
+        W = np.zeros((sel.size, Y.shape[1]))
+        lams, loos = [], []
+        for q, (path, finals) in enumerate(fits):
+            targets = np.arange(Y.shape[1]) if self.mode == "joint" else np.array([q])
+            rows = np.array([position[f] for f in path.selected], dtype=np.intp)
+            W[np.ix_(rows, targets)] = ridge_weights(Xs[:, rows], Yc[:, targets], path.lam)
+            size = Y.size if self.mode == "joint" else Y.shape[0]
+            lams.append(path.lam)
+            loos.append(np.array([finals[v] for v in LAMBDA_GRID]) / size if self.lam is None
+                        else np.asarray([path.loo_sse[-1] / size]))
+        self.lam_ = lams[0] if self.mode == "joint" else np.asarray(lams)
+        self.lam_loo_ = loos[0] if self.mode == "joint" else np.asarray(loos)
         self.x_mean_ = prep.x_mean
         self.x_scale_ = prep.x_scale
         self.coef_ = W / prep.x_scale[sel][:, None]
         self.intercept_ = prep.y_mean - prep.x_mean[sel] @ self.coef_
-        return self
 
     def _get_support_mask(self):
         check_is_fitted(self, "selected_")
@@ -92,8 +152,9 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
 
     Parameters
     ----------
-    budget : int, default=10
-        Number of features to select (1 <= budget <= n_features).
+    budget : int or None, default=10
+        Number of extractors to select (without ``extractors``: features), 1 <= budget <=
+        n_extractors; None means no count limit (the other budgets, or the candidates, end it).
     lam : float or None, default=None
         Ridge parameter; None chooses it by LOO error at the full budget over 2^-15 ... 2^15.
     fit_intercept : bool, default=True
@@ -103,24 +164,64 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         in original feature units either way.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the n x d working arrays (float32 halves memory for large data).
+    extractors : sequence of length n_features or None, default=None
+        For each feature column, the name of the extractor that yields it, or a tuple of names
+        when it needs several (a fusion / Cartesian feature). Choosing an extractor adds every
+        feature whose extractors are then all chosen. None: each column is its own extractor,
+        named after ``feature_names_in_`` (or ``x0, x1, ...``).
+    extractor_costs : dict or None, default=None
+        {extractor: price} or {extractor: {"price", "energy", "time"}} (absent kinds 0); must
+        cover every extractor. None: price 1 each, or 0 each when ``sensor_costs`` is given.
+    extractor_sensors : dict or None, default=None
+        {extractor: [sensor, ...]}: the sensors an extractor needs (unlisted extractors need
+        none). A sensor is paid once, when the first extractor needing it is chosen.
+    sensor_costs : dict or None, default=None
+        {sensor: price} or {sensor: {"price", "energy", "time"}} for every sensor named in
+        ``extractor_sensors`` (None: sensors are free but still counted).
+    max_cost, max_sensors, max_energy, max_time : float or None, default=None
+        Hard budgets on the total unit price (BOM), the number of sensors, and the energy and
+        time per prediction (sums over chosen extractors and sensors).
+    mode : {"joint", "separate"}, default="joint"
+        joint: one extractor set for all targets; separate: each target its own set (each
+        within the budgets), reported with the union cost and the average per-target cost.
+    strategy : {"auto", "cost-ratio", "error"}, default="auto"
+        error: lowest LOO error; cost-ratio: largest LOO error decrease per unit of added
+        (budget-weighted) cost; auto: both under the same budgets, keep the lower final LOO
+        error (only "error" runs when all candidates cost the same).
 
     Attributes
     ----------
-    selected_ : ndarray of shape (budget,)
+    selected_ : ndarray of shape (k,)
         Selected feature indices in selection order.
-    loo_path_ : ndarray of shape (budget,)
-        LOO mean squared error over all n*t entries after each step.
-    lam_ : float
+    selected_extractors_ : list of str
+        Selected extractor names in selection order.
+    required_sensors_ : list of str
+        Sensors the selected extractors need, in the order they were first needed.
+    path_ : list of dict
+        Per step: ``added`` (feature indices), ``added_extractors``, ``added_sensors``,
+        ``costs`` (cumulative extractors, sensors, price, energy, time), ``loo_mse`` and
+        ``loo_mse_per_target`` (separate mode adds ``costs_mean_per_target``).
+    costs_ : dict
+        Final cumulative costs (union over targets in separate mode).
+    strategy_ : str (list of str in separate mode)
+        The choice rule whose path was kept.
+    loo_path_ : ndarray of shape (k,)
+        For each selected feature, the LOO mean squared error over all n*t entries after the
+        step that added it.
+    lam_ : float (ndarray of shape (n_targets,) in separate mode)
         The ridge parameter used.
     lam_loo_ : ndarray
         Final LOO MSE for each grid value (when ``lam`` is None), else for ``lam``.
-    coef_ : ndarray of shape (budget, n_targets)
-        Weights of the selected features in original units.
+    coef_ : ndarray of shape (k, n_targets)
+        Weights of the selected features in original units (0 where a feature is not in a
+        target's set in separate mode).
     intercept_ : ndarray of shape (n_targets,)
+    target_paths_, target_selected_, costs_mean_per_target_ :
+        Separate mode only: each target's path and features, and the average per-target costs.
     """
 
     def fit(self, X, y, progress=None):
-        """Select ``budget`` features for the targets ``y`` and fit the ridge model on them."""
+        """Select extractors for the targets ``y`` and fit the ridge model on their features."""
         X, y = validate_data(self, X, y, multi_output=True, y_numeric=True,
                              dtype=np.float64)
         Y = np.asarray(y, dtype=np.float64)

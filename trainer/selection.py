@@ -1,4 +1,13 @@
-"""The one greedy selection loop, data preparation and the choice of lambda by LOO."""
+"""The one greedy selection loop, data preparation and the choice of lambda by LOO.
+
+The loop selects *moves* of a :class:`trainer.costs.CostPlan` (single features, extractor groups,
+Cartesian rows/columns) under its budgets. Single-column moves are scored by the Sherman-Morrison
+pass of :mod:`trainer._rls_math`, groups of m columns by the block Woodbury pass of
+:mod:`trainer._group_math` (moves bucketed by size). Two choice rules: ``"error"`` (lowest LOO
+SSE, Algorithm 2) and ``"cost-ratio"`` (largest LOO SSE decrease per unit of weighted added
+cost, :meth:`CostPlan.ratio_weights`); ``"auto"`` runs both under the same budget and keeps the
+lower final LOO error (best-of-two).
+"""
 
 from __future__ import annotations
 
@@ -6,12 +15,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _group_math as gm
 from . import _rls_math as rm
+from .costs import CostPlan, singleton_plan
 
 #: The paper's lambda grid, 2^-15 ... 2^15.
 LAMBDA_GRID = tuple(2.0 ** e for e in range(-15, 16))
 #: Scores within this relative distance of the best are ties, resolved to the lowest index.
 TIE_RTOL = 1e-12
+STRATEGIES = ("auto", "cost-ratio", "error")
 
 
 @dataclass
@@ -47,7 +59,7 @@ class Preprocessing:
     def transform_into(self, X, dtype) -> np.ndarray:
         """A new C-ordered array (X - x_mean) / x_scale of ``dtype`` (the one n x d copy)."""
         out = np.empty(X.shape, dtype=dtype)
-        step = max(1, (1 << 22) // max(1, X.shape[1]))
+        step = max(1, (1 << 18) // max(1, X.shape[1]))
         for i0 in range(0, X.shape[0], step):
             block = (X[i0:i0 + step] - self.x_mean) / self.x_scale
             out[i0:i0 + step] = block
@@ -57,14 +69,29 @@ class Preprocessing:
         """Column b of the transformed X, computed from the original X (no stored copy)."""
         return ((X[:, b] - self.x_mean[b]) / self.x_scale[b]).astype(dtype)
 
+    def columns(self, X, cols, dtype) -> np.ndarray:
+        """Columns ``cols`` of the transformed X (n x len(cols))."""
+        cols = np.asarray(cols, dtype=np.intp)
+        return ((X[:, cols] - self.x_mean[cols]) / self.x_scale[cols]).astype(dtype)
+
 
 @dataclass
 class GreedyPath:
-    """Result of one greedy run at a fixed lambda."""
+    """Result of one greedy run at a fixed lambda.
+
+    ``selected`` lists feature indices in selection order; the other lists have one entry per
+    step: ``steps`` (extractor ids, feature ids, sensor ids added), ``loo_sse`` (total),
+    ``loo_sse_per_target`` (t,) and ``totals`` (cumulative costs over ``costs.TOTALS``).
+    With one feature per step (plain selection) steps and features coincide.
+    """
 
     lam: float
     selected: list = field(default_factory=list)
     loo_sse: list = field(default_factory=list)
+    strategy: str = "error"
+    steps: list = field(default_factory=list)
+    loo_sse_per_target: list = field(default_factory=list)
+    totals: list = field(default_factory=list)
 
 
 def pick(scores: np.ndarray) -> int:
@@ -76,46 +103,213 @@ def pick(scores: np.ndarray) -> int:
     return int(np.flatnonzero(scores <= best + TIE_RTOL * abs(best))[0])
 
 
-def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
-                  progress=None) -> GreedyPath:
-    """Greedy forward selection of ``budget`` features by closed-form LOO (Algorithm 2).
+def pick_ratio(scores: np.ndarray, cost: np.ndarray, sse_now: float) -> int:
+    """Cost-ratio rule: the largest (sse_now - score) / cost among moves that lower the error.
 
-    Each step scores every unselected candidate with :func:`_rls_math.candidate_loo_sse`,
-    adds the lowest (ties to the lowest index) and updates the caches with
-    :func:`_rls_math.add_feature`. Cost O(budget n d t) time, O(n d + n t) memory.
-    ``progress(step)`` is called after each step.
+    Falls back to :func:`pick` when no move lowers the LOO error or every move costs the same
+    (then the two rules agree). A free move that lowers the error has ratio +inf; among several,
+    the lowest score wins. Near-ties go to the lowest index.
+    """
+    decrease = sse_now - scores
+    gain = np.isfinite(scores) & (decrease > 0)
+    if not gain.any() or np.ptp(cost[gain]) <= TIE_RTOL * max(abs(cost[gain]).max(), 1e-300):
+        return pick(scores)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(cost > 0, decrease / np.where(cost > 0, cost, 1.0), np.inf)
+    ratio = np.where(gain, ratio, -np.inf)
+    best = ratio.max()
+    if np.isinf(best):
+        return pick(np.where(np.isinf(ratio) & (ratio > 0), scores, np.nan))
+    return int(np.flatnonzero(ratio >= best - TIE_RTOL * abs(best))[0])
+
+
+class _GramStore:
+    """Within-group Grams S_g = X_g^T R_g of the groups scored at the last step, kept current.
+
+    A group seen again (same columns) reuses its Gram, downdated after each step by
+    :func:`_group_math.downdate_grams`; new groups are computed from X (a sum over rows).
+    """
+
+    def __init__(self):
+        self.by_size = {}
+
+    def lookup(self, idx: np.ndarray, compute) -> np.ndarray:
+        m = idx.shape[1]
+        keys, _, old = self.by_size.get(m, ({}, None, None))
+        rows = np.array([keys.get(tuple(r), -1) for r in idx.tolist()], dtype=np.intp)
+        S = np.empty((len(idx), m, m))
+        hit = rows >= 0
+        if hit.any():
+            S[hit] = old[rows[hit]]
+        if not hit.all():
+            S[~hit] = compute(idx[~hit])
+        self.by_size[m] = ({tuple(r): i for i, r in enumerate(idx.tolist())}, idx, S)
+        return S
+
+    def downdate(self, Rr: np.ndarray, K_inv: np.ndarray) -> None:
+        for _, idx, S in self.by_size.values():
+            gm.downdate_grams(S, idx, Rr, K_inv)
+
+
+def score_moves(R, E, h, P, sigma, lam, moves, grams: _GramStore, columns) -> np.ndarray:
+    """LOO SSE after each move, bucketed by the number m of columns it adds.
+
+    m = 1: :func:`_rls_math.candidate_loo_sse` (over all columns when the bucket covers at
+    least half of them, as in plain selection); m > 1: :func:`_group_math.group_loo_sse`, with
+    Grams from ``grams`` (``columns(cols)`` gives transformed X columns for new groups).
+    """
+    scores = np.empty(len(moves.sizes))
+    d = R.shape[1]
+    for m in np.unique(moves.sizes):
+        sel = np.flatnonzero(moves.sizes == m)
+        idx = moves.index_matrix(sel, int(m))
+        if m == 1:
+            cols = idx[:, 0]
+            if 2 * cols.size >= d:
+                scores[sel] = rm.candidate_loo_sse(R, E, h, P, sigma, lam)[cols]
+            else:
+                scores[sel] = rm.candidate_loo_sse(np.ascontiguousarray(R[:, cols]), E, h,
+                                                   P[cols], sigma[cols], lam)
+        else:
+            S = grams.lookup(idx, lambda miss: gm.block_gram(columns(miss.ravel()), R, miss))
+            scores[sel] = gm.group_loo_sse(R, E, h, P, idx, S, lam)
+    return scores
+
+
+def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
+                  progress=None, plan: CostPlan | None = None, strategy="error") -> GreedyPath:
+    """Greedy forward selection by closed-form LOO (Algorithm 2), over the moves of ``plan``.
+
+    Each step scores every affordable move (:func:`score_moves`), picks one by ``strategy``
+    (``"error"``: :func:`pick`, ``"cost-ratio"``: :func:`pick_ratio`) and adds its columns with
+    :func:`_rls_math.add_feature` (one column) or :func:`_group_math.add_group` (a block). It
+    stops when no affordable move is left; ``budget`` limits the number of extractors (None: no
+    limit). ``plan`` defaults to one feature per extractor (plain selection of ``budget``
+    features). Raises :class:`TrainerError` naming the cheapest option when nothing fits.
+    Cost per step O(n D (t + m)) for D candidate columns in groups of m.
     """
     R = prep.transform_into(X, dtype)
     Yc = np.asarray(Y, dtype=np.float64) - prep.y_mean
     E, h, P, sigma = rm.initial_caches(R, Yc)
-    chosen = np.zeros(R.shape[1], dtype=bool)
-    path = GreedyPath(lam=float(lam))
-    for step in range(budget):
-        scores = rm.candidate_loo_sse(R, E, h, P, sigma, lam)
-        scores[chosen] = np.nan
-        b = pick(scores)
-        rm.add_feature(R, E, h, P, sigma, prep.column(X, b, dtype), b, lam)
-        chosen[b] = True
-        path.selected.append(b)
-        path.loo_sse.append(rm.loo_sse(E, h))
+    plan = (singleton_plan(R.shape[1]) if plan is None else plan).with_limit("extractors", budget)
+    weights = plan.ratio_weights()
+    state, grams = plan.start(), _GramStore()
+    path = GreedyPath(lam=float(lam), strategy=strategy)
+    sse = rm.loo_sse(E, h)
+    while True:
+        moves = plan.moves(state)
+        ok = plan.affordable(state, moves)
+        if not ok.any():
+            if not path.steps:
+                raise plan.infeasible_error(moves)
+            break
+        moves = moves.subset(ok) if not ok.all() else moves
+        scores = score_moves(R, E, h, P, sigma, lam, moves, grams,
+                             lambda cols: prep.columns(X, cols, dtype))
+        k = pick(scores) if strategy == "error" else pick_ratio(scores, moves.added @ weights, sse)
+        J = moves.features(k)
+        if J.size == 1:
+            r, den = rm.add_feature(R, E, h, P, sigma, prep.column(X, J[0], dtype), J[0], lam)
+            Rr, K_inv = np.asarray(r, dtype=np.float64)[:, None], np.array([[1.0 / den]])
+        else:
+            Rr, K_inv = gm.add_group(R, E, h, P, sigma, prep.columns(X, J, dtype), J, lam)
+        if grams.by_size:
+            grams.downdate(Rr, K_inv)
+        sensors = plan.take(state, moves.extractors[k], J)
+        sse = rm.loo_sse(E, h)
+        path.selected.extend(int(j) for j in J)
+        path.steps.append((tuple(moves.extractors[k]), [int(j) for j in J], sensors))
+        path.loo_sse.append(sse)
+        path.loo_sse_per_target.append(rm.loo_sse_per_target(E, h))
+        path.totals.append(state.totals.copy())
         if progress is not None:
-            progress(step + 1)
+            progress(len(path.steps))
     return path
 
 
-def select_with_lambda(X, Y, budget, lam, prep, *, dtype=np.float64, progress=None):
+def run_strategies(plan, strategy) -> tuple:
+    """The choice rules ``strategy`` runs: "auto" is both unless they provably agree."""
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy={strategy!r} must be one of {STRATEGIES}")
+    if strategy != "auto":
+        return (strategy,)
+    return ("error",) if plan is None or plan.uniform() else ("error", "cost-ratio")
+
+
+def select_with_lambda(X, Y, budget, lam, prep, *, dtype=np.float64, progress=None, plan=None,
+                       strategy="error"):
     """Run :func:`greedy_select` at ``lam``, or at every grid value when ``lam`` is None.
 
-    Returns (best path, {lam: final LOO SSE}); the best lambda has the lowest LOO SSE at the
-    full budget (ties to the smaller lambda).
+    With ``strategy="auto"`` both rules run at each lambda and the one with the lower final LOO
+    SSE is kept (ties to "error"). Returns (best path, {lam: final LOO SSE}); the best lambda
+    has the lowest LOO SSE at the end of its path (ties to the smaller lambda).
     """
     grid = LAMBDA_GRID if lam is None else (float(lam),)
+    rules = run_strategies(plan, strategy)
+    steps = budget if budget is not None else (plan.n_extractors if plan is not None
+                                               else X.shape[1])
+    total = len(grid) * len(rules) * steps
     paths = []
     for i, value in enumerate(grid):
-        def tick(step, i=i):
-            if progress is not None:
-                progress(i * budget + step, len(grid) * budget)
-        paths.append(greedy_select(X, Y, budget, value, prep, dtype=dtype, progress=tick))
+        runs = []
+        for j, rule in enumerate(rules):
+            def tick(step, base=(i * len(rules) + j) * steps):
+                if progress is not None:
+                    progress(base + step, total)
+            runs.append(greedy_select(X, Y, budget, value, prep, dtype=dtype, progress=tick,
+                                      plan=plan, strategy=rule))
+        paths.append(min(runs, key=lambda p: p.loo_sse[-1]))
     finals = {p.lam: p.loo_sse[-1] for p in paths}
     best = min(paths, key=lambda p: (p.loo_sse[-1], p.lam))
     return best, finals
+
+
+def path_records(path: GreedyPath, plan: CostPlan, n_samples: int) -> list:
+    """The path as JSON-ready dicts: per step the added features (indices), extractors and
+    sensors (names), cumulative ``costs`` of every kind, LOO MSE overall and per target."""
+    out = []
+    for step, ((ext, feats, sensors), sse, per_t, totals) in enumerate(
+            zip(path.steps, path.loo_sse, path.loo_sse_per_target, path.totals), start=1):
+        out.append({
+            "step": step, "added": list(feats),
+            "added_extractors": [plan.extractor_names[e] for e in ext],
+            "added_sensors": [plan.sensor_names[s] for s in sensors],
+            "costs": plan.cost_dict(totals), "loo_mse": float(sse) / (n_samples * len(per_t)),
+            "loo_mse_per_target": [float(v) / n_samples for v in per_t]})
+    return out
+
+
+def merge_target_paths(records: list, plan: CostPlan) -> list:
+    """One path for separate mode (one path per target): step k joins every target's step k.
+
+    A target whose path is shorter stays at its last step. ``costs`` are those of the union of
+    the extractors chosen so far (the device must carry them all), ``costs_mean_per_target``
+    the average over targets of each target's own cumulative costs; ``loo_mse`` is the mean of
+    the per-target LOO MSEs.
+    """
+    names = {n: i for i, n in enumerate(plan.extractor_names)}
+    merged, chosen, seen_f, seen_s = [], {}, {}, {}
+    for k in range(max(len(r) for r in records)):
+        added, ext, sensors, per_target, own = [], [], [], [], []
+        for rec in records:
+            entry = rec[min(k, len(rec) - 1)]
+            per_target += entry["loo_mse_per_target"]
+            own.append(list(entry["costs"].values()))
+            if k < len(rec):
+                added += _fresh(entry["added"], seen_f)
+                ext += _fresh(entry["added_extractors"], chosen)
+                sensors += _fresh(entry["added_sensors"], seen_s)
+        kinds = list(records[0][0]["costs"])
+        merged.append({
+            "step": k + 1, "added": added, "added_extractors": ext, "added_sensors": sensors,
+            "costs": plan.cost_dict(plan.totals_of([names[e] for e in chosen])),
+            "costs_mean_per_target": dict(zip(kinds, np.mean(own, axis=0).tolist())),
+            "loo_mse": float(np.mean(per_target)), "loo_mse_per_target": per_target})
+    return merged
+
+
+def _fresh(items, seen: dict) -> list:
+    """The items not in ``seen`` (an insertion-ordered dict used as a set), now added to it."""
+    out = [x for x in items if x not in seen]
+    seen.update(dict.fromkeys(out))
+    return out

@@ -97,7 +97,7 @@ def bad_cases(tmp_path, table):
         (["train", str(table), "--target", "zz", "--budget", "1"], "unknown target 'zz'"),
         (["train", str(tmp_path / "nan.csv"), "--target", "y", "--budget", "1"], "--drop-missing"),
         (["train", str(table), "--target", "y", "--budget", "0"], "--budget=0"),
-        (["train", str(table), "--target", "y", "--budget", "6"], "--budget=6 exceeds the number of features 5"),
+        (["train", str(table), "--target", "y", "--budget", "6"], "budget=6 is outside 1..5"),
         (["train", str(tmp_path / "one.csv"), "--target", "y", "--budget", "1"], "at least 2"),
         (["train", str(tmp_path / "onelabel.arff"), "--labels", "1", "--budget", "1"], "only one class"),
         (["info", str(tampered)], "format_version=99 is not supported"),

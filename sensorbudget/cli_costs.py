@@ -1,0 +1,87 @@
+"""Click options for budgeted sensor selection, shared by ``train`` (and ``info --plot``).
+
+Usage in a command::
+
+    @main.command("train")
+    ...
+    @cost_options
+    def train_command(..., max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot):
+        kwargs = estimator_kwargs_from_options(max_sensors=max_sensors, ..., feature_set=fs)
+        est = GreedyRLS(budget=budget, **kwargs)
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+_OPTIONS = (
+    click.option("--max-sensors", type=click.IntRange(min=0), default=None,
+                 help="At most this many sensors on the device."),
+    click.option("--max-cost", type=click.FloatRange(min=0), default=None,
+                 help="Unit-price budget (bill of materials), in the sensors.toml currency."),
+    click.option("--max-energy", type=click.FloatRange(min=0), default=None,
+                 help="Energy budget per prediction (J)."),
+    click.option("--max-time", type=click.FloatRange(min=0), default=None,
+                 help="Sensor read-time budget per prediction (s)."),
+    click.option("--mode", type=click.Choice(("joint", "separate")), default="joint",
+                 show_default=True,
+                 help="joint: one sensor set for all targets; separate: one set per target."),
+    click.option("--strategy", type=click.Choice(("auto", "cost-ratio", "error")),
+                 default="auto", show_default=True,
+                 help="auto: best of cost-ratio and error-only greedy under the same budget."),
+    click.option("--unit", type=click.Choice(("feature", "channel", "sensor")),
+                 default="feature", show_default=True,
+                 help="What one greedy step adds: a feature, a channel's features, or a "
+                      "sensor's features (with --sensors or a feature table)."),
+)
+
+#: ``--plot PNG`` alone (for ``info``); :func:`cost_options` includes it too.
+plot_option = click.option(
+    "--plot", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Write the Pareto plot (LOO error vs unit price) as a PNG here.")
+
+
+def cost_options(f):
+    """Decorator adding --max-sensors --max-cost --max-energy --max-time --mode --strategy
+    --unit --plot to a click command (keyword arguments of the same names, underscored)."""
+    for option in reversed(_OPTIONS + (plot_option,)):
+        f = option(f)
+    return f
+
+
+def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy=None,
+                                  max_time=None, mode="joint", strategy="auto",
+                                  unit="feature", feature_set=None, **_ignored) -> dict:
+    """GreedyRLS keyword arguments from the parsed options (and the feature table's sensors).
+
+    With a :class:`trainer.feature_set.FeatureSet` that knows its sensors (built from a
+    ``sensors.toml``), extractors, shared sensors and their prices/energies are added (see
+    :mod:`trainer.sensor_budget`). Budgets on sensors, energy or time without that information
+    are a :class:`click.UsageError`. Any other keyword (e.g. ``plot``) is ignored.
+    """
+    kwargs = {"max_sensors": max_sensors, "max_cost": max_cost, "max_energy": max_energy,
+              "max_time": max_time, "mode": mode, "strategy": strategy}
+    if feature_set is not None and getattr(feature_set, "sensors", None):
+        from trainer.sensor_budget import cost_kwargs_from_feature_set
+
+        kwargs.update(cost_kwargs_from_feature_set(feature_set, unit=unit))
+    else:
+        needs = [f"--{n.replace('_', '-')}" for n in ("max_sensors", "max_energy", "max_time")
+                 if kwargs[n] is not None]
+        if unit != "feature":
+            needs.append(f"--unit {unit}")
+        if needs:
+            raise click.UsageError(f"{needs[0]} needs sensor information: give --sensors "
+                                   f"sensors.toml (or a feature table built from one)")
+    return kwargs
+
+
+def write_plot(path_entries, out) -> None:
+    """Write the Pareto PNG of a bundle path to ``out`` (matplotlib imported lazily)."""
+    from trainer.plots import pareto_png
+
+    from ._files import write_atomically
+
+    write_atomically(out, pareto_png(path_entries))
