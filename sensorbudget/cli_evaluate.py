@@ -1,0 +1,167 @@
+"""``sensorbudget evaluate``: nested cross-validation of budgeted selection methods."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ._errors import CliError, handle_errors
+
+TASKS = ("auto", "regression", "multilabel", "multiclass")
+METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso")
+
+
+def _methods(ctx, param, value):
+    names = [m.strip() for m in value.split(",") if m.strip()]
+    bad = [m for m in names if m not in METHOD_NAMES]
+    if bad or not names:
+        raise click.BadParameter(f"{bad[0] if bad else value!r} is not a method; choose from "
+                                 f"{', '.join(METHOD_NAMES)}", ctx, param)
+    return list(dict.fromkeys(names))
+
+
+def _budgets(ctx, param, value):
+    from trainer.errors import TrainerError
+    from trainer.evaluation import parse_budgets
+
+    try:
+        return parse_budgets(value)
+    except TrainerError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+
+
+def _load(data, sensors, unit, table_options):
+    """(EvalData, cost kwargs, task): a sensorbudget feature table (or recordings with
+    --sensors) keeps its sensor costs and recording groups; other files via load_table."""
+    from trainer.evaluation import EvalData
+    from trainer.feature_set import FeatureSet, load_feature_set
+
+    fs = None
+    if sensors is not None:
+        fs = load_feature_set(data, sensors)
+    elif data.suffix.lower() == ".npz" and _is_feature_table(data):
+        fs = FeatureSet.load(data)
+    if fs is not None:
+        from trainer.sensor_budget import cost_kwargs_from_feature_set
+
+        costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
+        return EvalData(fs.X.astype(float), fs.Y, fs.task, list(fs.target_names),
+                        groups=fs.groups), costs, fs.task
+    from trainer.data import load_table
+
+    if unit != "feature":
+        raise CliError(f"--unit {unit} needs sensor information (--sensors or a feature table)")
+    table = load_table(data, **table_options)
+    if table.dropped_rows:
+        click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
+    return EvalData(table.X, table.Y, table.task, list(table.target_names)), {}, table.task
+
+
+def _is_feature_table(path) -> bool:
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return "format.npy" in zf.namelist()
+    except (OSError, zipfile.BadZipFile):
+        return False
+
+
+@click.command("evaluate", short_help="Nested cross-validation of selection methods.")
+@click.argument("data", type=click.Path(exists=True, path_type=Path))
+@click.option("--sensors", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="sensors.toml: DATA are recordings; enables cost budgets.")
+@click.option("--unit", type=click.Choice(("feature", "channel", "sensor")), default="feature",
+              show_default=True, help="Selection unit with sensor information.")
+@click.option("--budgets", default="low,med,high", show_default=True, callback=_budgets,
+              help="Comma list: counts (3), fractions (0.1, 10%), low/med/high (10/45/80% of "
+                   "the units) or cost limits (price:5, energy:0.2, time:1, sensors:2).")
+@click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True,
+              help="Outer cross-validation folds.")
+@click.option("--methods", default=",".join(METHOD_NAMES), show_default=True, callback=_methods,
+              help="Comma list of methods to compare.")
+@click.option("--target", "targets", multiple=True, help="Target column name (repeatable).")
+@click.option("--labels", type=int, default=None, help="The last L columns are 0/1 labels.")
+@click.option("--xml", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              default=None, help="Mulan XML file naming the label columns.")
+@click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
+              help="auto = multilabel for --labels/--xml, else regression.")
+@click.option("--lam", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Fixed ridge parameter; default: LOO over 2^-15..2^15 per fold and budget.")
+@click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Greedy-joint criterion on the SVD-compressed labels keeping this energy "
+                   "(1 = full rank, exact).")
+@click.option("--label-subset", type=click.IntRange(min=1), default=None,
+              help="Learn only K labels chosen by ML-CSSP and reconstruct the others.")
+@click.option("--no-intercept", is_flag=True, help="Fit without an intercept.")
+@click.option("--no-standardize", is_flag=True, help="Do not scale features to unit variance.")
+@click.option("--sep", default=None, help="CSV field separator [default: ','].")
+@click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
+@click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
+@click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
+@click.option("--drop-missing", is_flag=True, help="Drop rows with missing values.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Fold shuffling seed.")
+@click.option("--fold", "only_folds", type=click.IntRange(min=0), multiple=True,
+              help="Run only this fold index (repeatable; cheap re-runs).")
+@click.option("--cache", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory keeping each finished (fold, method); a re-run resumes from it.")
+@click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Write report.md, curves.png, summary.csv, wilcoxon.csv, results.json here.")
+@handle_errors
+def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml, task,
+                     lam, compress_labels, label_subset, no_intercept, no_standardize, sep,
+                     decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report):
+    """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
+    chosen inside each training fold; prints mean ± std per measure and budget."""
+    from trainer.evaluation import Setup, evaluate
+    from trainer.report import summary_table, wilcoxon_tests, write_report
+
+    options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
+                   decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
+                   na_value=na_value)
+    evdata, costs, found_task = _load(data, sensors, unit, options)
+    if task == "auto":
+        task = "multilabel" if (labels or xml) else found_task
+    evdata.task = task
+    bad = [f for f in only_folds if f >= folds]
+    if bad:
+        raise CliError(f"--fold {bad[0]} is outside 0..{folds - 1}")
+    if any(b.kind not in ("count", "fraction") for b in budgets) and not costs:
+        raise CliError("cost budgets need sensor information: give --sensors sensors.toml "
+                       "(or a feature table built from one)")
+    setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
+                  standardize=not no_standardize, lam=lam, cost_kwargs=costs,
+                  compress_energy=compress_labels, label_subset=label_subset, seed=seed)
+    with click.progressbar(length=(len(only_folds) or folds) * len(methods),
+                           label="evaluating", file=sys.stderr) as bar:
+        result = evaluate(evdata, methods, budgets, folds=folds, setup=setup,
+                          only_folds=list(only_folds) or None, cache_dir=cache,
+                          progress=lambda done, total: bar.update(done - bar.pos))
+    click.echo(summary_table(result))
+    for t in wilcoxon_tests(result):
+        if t["measure"] in ("macro_auc", "mse", "hamming_loss"):
+            click.echo(f"wilcoxon {t['measure']} {t['budget']}: {t['a']} vs {t['b']} "
+                       f"p={t['p_value']:.4g} better={t['better']}")
+    if report is not None:
+        notes = _notes(setup, evdata, result.config["grouped"])
+        write_report(result, report, title=f"Evaluation of {data.name}", notes=notes)
+        click.echo(f"wrote {report}")
+
+
+def _notes(setup, evdata, grouped) -> list:
+    notes = [f"task: {evdata.task}; lambda: "
+             f"{'LOO over 2^-15..2^15 per fold and budget' if setup.lam is None else setup.lam}"]
+    if setup.compress_energy is not None:
+        notes.append(f"greedy-joint selected on SVD-compressed labels (energy "
+                     f"{setup.compress_energy}); weights refitted on all labels")
+    if setup.label_subset is not None:
+        notes.append(f"every method learned {setup.label_subset} ML-CSSP labels; the others "
+                     f"reconstructed by Y_C^+ Y")
+    if grouped:
+        notes.append("folds keep the windows of one recording together (group K-fold)")
+    elif evdata.groups is not None:
+        notes.append("fewer recordings than folds: windows of one recording are split across "
+                     "folds (neighbouring windows overlap, so scores are optimistic)")
+    return notes

@@ -1,0 +1,144 @@
+"""``sensorbudget evaluate``: happy paths, report files, cost budgets and bad inputs."""
+
+import json
+from functools import partial
+from pathlib import Path
+
+import click
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from sensorbudget.cli_evaluate import evaluate_command
+
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+
+SPEC = """
+[window]
+length = 4
+hop = 2
+
+[[sensors]]
+name = "accel"
+channels = ["ax"]
+unit_price = 1.0
+energy_per_reading_j = 1e-6
+sample_rate_hz = 10
+
+[[sensors]]
+name = "gyro"
+channels = ["gx"]
+unit_price = 3.0
+energy_per_reading_j = 1e-5
+sample_rate_hz = 10
+
+[[features]]
+channels = ["accel", "gyro"]
+extractors = ["mean", "std"]
+"""
+
+
+@pytest.fixture
+def invoke():
+    return partial(CliRunner().invoke, evaluate_command)
+
+
+@pytest.fixture
+def labels_csv(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(45, 6))
+    Y = (X[:, :3] + 0.5 * rng.normal(size=(45, 3)) > 0).astype(int)
+    lines = [",".join([f"f{i}" for i in range(6)] + ["a", "b", "c"])]
+    lines += [",".join([f"{v:.6f}" for v in x] + [str(v) for v in y]) for x, y in zip(X, Y)]
+    path = tmp_path / "ml.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_evaluate_prints_and_writes_the_report(invoke, labels_csv, tmp_path):
+    report = tmp_path / "report"
+    result = invoke([str(labels_csv), "--labels", "3", "--budgets", "2,4", "--folds", "3",
+                     "--methods", "greedy-joint,greedy-separate,mtlasso", "--report",
+                     str(report)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "macro-AUC" in result.output and "wilcoxon macro_auc" in result.output
+    assert f"wrote {report}" in result.output
+    text = (report / "report.md").read_text()
+    cells = [c.strip() for line in result.output.splitlines() for c in line.split("  ")
+             if "±" in c]
+    assert len(cells) == 7 * 2 * 3
+    assert all(cell in text for cell in cells)
+    for name in ("curves.png", "summary.csv", "wilcoxon.csv", "results.json"):
+        assert (report / name).stat().st_size > 0
+    records = json.loads((report / "results.json").read_text())["records"]
+    assert {r["method"] for r in records} == {"greedy-joint", "greedy-separate", "mtlasso"}
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_single_fold_with_cache_and_label_options(invoke, labels_csv, tmp_path):
+    args = [str(labels_csv), "--labels", "3", "--budgets", "low,high", "--folds", "3",
+            "--methods", "greedy-joint", "--fold", "1", "--cache", str(tmp_path / "c"),
+            "--compress-labels", "1.0", "--label-subset", "2"]
+    first = invoke(args, catch_exceptions=False)
+    assert first.exit_code == 0, first.output
+    assert len(list((tmp_path / "c").rglob("fold1-greedy-joint.json"))) == 1
+    again = invoke(args, catch_exceptions=False)
+    assert again.exit_code == 0 and again.output == first.output
+
+
+def test_cost_budgets_with_sensors(invoke, tmp_path):
+    rng = np.random.default_rng(1)
+    t = np.arange(240) / 10
+    ax, gx = rng.normal(size=240), rng.normal(size=240)
+    y = np.convolve(ax, np.ones(4) / 4, mode="full")[:240] + 0.1 * rng.normal(size=240)
+    rows = ["time,ax,gx,y"] + [f"{a:.1f},{b:.5f},{c:.5f},{d:.5f}" for a, b, c, d
+                               in zip(t, ax, gx, y)]
+    (tmp_path / "rec.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "sensors.toml").write_text(SPEC)
+    result = invoke([str(tmp_path / "rec.csv"), "--sensors", str(tmp_path / "sensors.toml"),
+                     "--budgets", "price:1,price:4,1", "--folds", "3", "--methods",
+                     "greedy-joint", "--unit", "sensor", "--report", str(tmp_path / "r")],
+                    catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "MSE" in result.output and "price:1" in result.output
+    records = json.loads((tmp_path / "r" / "results.json").read_text())["records"]
+    assert all(r["cost_price"] <= 1.0 for r in records if r["budget"] == "price:1")
+    assert all(r["cost_sensors"] == 1 for r in records if r["budget"] == "1")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--methods", "ridge"], "'ridge' is not a method"),
+    (["--budgets", "1.5"], "must be a positive integer count"),
+    (["--budgets", "price:3"], "cost budgets need sensor information"),
+    (["--fold", "5"], "--fold 5 is outside 0..2"),
+    (["--methods", "mtlasso", "--budgets", "9"], None),
+    (["--unit", "sensor"], "needs sensor information"),
+])
+def test_bad_inputs(invoke, labels_csv, args, message):
+    result = invoke([str(labels_csv), "--labels", "3", "--folds", "3", *args])
+    if message is None:                                        # a budget above d is clipped
+        assert result.exit_code == 0, result.output
+        return
+    assert result.exit_code == 2, result.output
+    assert message in result.output
+    assert "Traceback" not in result.output
+
+
+def test_option_parsing_without_running():
+    with pytest.raises(click.BadParameter):
+        evaluate_command.make_context("evaluate", [__file__, "--methods", "greedy-joint,x"])
+    ctx = evaluate_command.make_context("evaluate", [__file__, "--budgets", "3,low",
+                                                     "--methods", "mtlasso,mtlasso"])
+    assert [b.label for b in ctx.params["budgets"]] == ["3", "low"]
+    assert ctx.params["methods"] == ["mtlasso"]
+
+
+@pytest.mark.skipif(not (SHARED / "emotions" / "emotions.arff").is_file(),
+                    reason="shared emotions data not available")
+def test_emotions_two_folds(invoke):
+    result = invoke([str(SHARED / "emotions" / "emotions.arff"), "--xml",
+                     str(SHARED / "emotions" / "emotions.xml"), "--budgets", "3", "--folds", "2",
+                     "--methods", "greedy-joint"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    auc = [line for line in result.output.splitlines() if line.startswith("macro-AUC")][0]
+    assert 0.7 < float(auc.split()[2]) < 0.9

@@ -1,0 +1,171 @@
+"""Evaluation measures: the seven multi-label measures of the paper and per-target regression.
+
+Multi-label inputs are ``Y`` (n x L, 0/1 ground truth) and ``scores`` (n x L real); a label is
+predicted on when its score is > ``threshold`` (0 for the +1/-1 encoding the trainer uses).
+Definitions follow the paper's Appendix A (Naula et al. 2014) and Mulan's implementations; every
+example counts in every example-based average:
+
+- 0/1 loss: fraction of examples whose predicted label set differs from the true set.
+- Hamming loss: fraction of wrong (example, label) entries.
+- accuracy: mean over examples of |Y ∩ Ŷ| / |Y ∪ Ŷ|, with 0/0 := 1 (nothing true, nothing
+  predicted).
+- one-error: fraction of examples whose top-scored label is not relevant. Ties for the top go
+  to the lowest label index (``argmax``); an example with no relevant label scores 1.
+- coverage: mean over examples of (rank of the lowest-ranked relevant label) - 1, where the rank
+  of a score s counts the labels with score >= s (ties pessimistic, as scikit-learn's
+  ``coverage_error``, which is this plus 1); 0 for an example without relevant labels.
+- ranking loss: mean over examples of the fraction of (relevant, irrelevant) pairs ranked wrong,
+  a tie counting as wrong (scikit-learn's ``label_ranking_loss``); 0 for an example without
+  pairs.
+- macro-AUC: mean over labels of the ROC AUC (Mann-Whitney, ties count 1/2). A label that has
+  only one class among the examples is skipped (its AUC is undefined); :func:`macro_auc`
+  reports which were skipped; nan when every label is skipped.
+
+Regression (``Y``, ``pred`` n x t): MSE, MAE and R^2 per target and their mean over targets;
+R^2 of a constant target is nan (undefined) and left out of the mean.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.stats import rankdata
+
+#: Multi-label measures in the paper's order, and whether larger is better.
+MULTILABEL_MEASURES = ("zero_one_loss", "hamming_loss", "accuracy", "one_error", "coverage",
+                       "ranking_loss", "macro_auc")
+REGRESSION_MEASURES = ("mse", "mae", "r2")
+HIGHER_IS_BETTER = {"accuracy": True, "macro_auc": True, "r2": True}
+LABELS = {"zero_one_loss": "0/1 loss", "hamming_loss": "Hamming loss", "accuracy": "accuracy",
+          "one_error": "one-error", "coverage": "coverage", "ranking_loss": "ranking loss",
+          "macro_auc": "macro-AUC", "mse": "MSE", "mae": "MAE", "r2": "R²"}
+
+
+def higher_is_better(measure: str) -> bool:
+    """True for measures where larger values are better (accuracy, macro-AUC, R^2)."""
+    base = measure.split("[", 1)[0]
+    return HIGHER_IS_BETTER.get(base, False)
+
+
+def _check(Y, scores):
+    Y = np.asarray(Y)
+    scores = np.asarray(scores, dtype=np.float64)
+    if Y.ndim != 2 or Y.shape != scores.shape:
+        raise ValueError(f"Y {Y.shape} and scores {scores.shape} must be equal 2-D shapes")
+    return Y.astype(bool), scores
+
+
+def zero_one_loss(Y, scores, threshold=0.0) -> float:
+    """Fraction of examples whose predicted label set is not exactly the true set."""
+    Y, scores = _check(Y, scores)
+    return float(np.mean(((scores > threshold) != Y).any(axis=1)))
+
+
+def hamming_loss(Y, scores, threshold=0.0) -> float:
+    """Fraction of (example, label) entries predicted wrong."""
+    Y, scores = _check(Y, scores)
+    return float(np.mean((scores > threshold) != Y))
+
+
+def accuracy(Y, scores, threshold=0.0) -> float:
+    """Mean Jaccard index |Y ∩ Ŷ| / |Y ∪ Ŷ| of the label sets, with 0/0 := 1."""
+    Y, scores = _check(Y, scores)
+    pred = scores > threshold
+    inter = (Y & pred).sum(axis=1)
+    union = (Y | pred).sum(axis=1)
+    return float(np.mean(np.where(union == 0, 1.0, inter / np.maximum(union, 1))))
+
+
+def one_error(Y, scores) -> float:
+    """Fraction of examples whose top-scored label (ties: lowest index) is not relevant."""
+    Y, scores = _check(Y, scores)
+    top = np.argmax(scores, axis=1)
+    return float(np.mean(~Y[np.arange(len(Y)), top]))
+
+
+def coverage(Y, scores) -> float:
+    """Mean over examples of how far down the ranking one must go to cover every relevant
+    label, minus 1 (ties pessimistic; 0 for an example with no relevant label)."""
+    Y, scores = _check(Y, scores)
+    lowest = np.where(Y, scores, np.inf).min(axis=1, keepdims=True)
+    depth = (scores >= lowest).sum(axis=1) - 1
+    return float(np.mean(np.where(Y.any(axis=1), depth, 0)))
+
+
+def ranking_loss(Y, scores) -> float:
+    """Mean fraction of (relevant, irrelevant) label pairs with relevant score <= irrelevant."""
+    Y, scores = _check(Y, scores)
+    losses = np.zeros(len(Y))
+    for i in range(len(Y)):
+        rel, irr = scores[i, Y[i]], scores[i, ~Y[i]]
+        if rel.size and irr.size:
+            losses[i] = np.mean(rel[:, None] <= irr[None, :])
+    return float(np.mean(losses))
+
+
+def label_aucs(Y, scores) -> np.ndarray:
+    """ROC AUC of each label (nan where the label has one class only), ties counting 1/2.
+
+    AUC = (sum of positive ranks - n_pos (n_pos + 1) / 2) / (n_pos n_neg), with average ranks
+    (Mann-Whitney U / (n_pos n_neg)).
+    """
+    Y, scores = _check(Y, scores)
+    out = np.full(Y.shape[1], np.nan)
+    for j in range(Y.shape[1]):
+        pos = int(Y[:, j].sum())
+        neg = len(Y) - pos
+        if pos and neg:
+            ranks = rankdata(scores[:, j])
+            out[j] = (ranks[Y[:, j]].sum() - pos * (pos + 1) / 2) / (pos * neg)
+    return out
+
+
+def macro_auc(Y, scores, return_skipped=False):
+    """Mean AUC over the labels that have both classes; with ``return_skipped`` also the
+    indices of the skipped (one-class) labels."""
+    aucs = label_aucs(Y, scores)
+    ok = ~np.isnan(aucs)
+    value = float(aucs[ok].mean()) if ok.any() else float("nan")
+    if return_skipped:
+        return value, np.flatnonzero(~ok).tolist()
+    return value
+
+
+def multilabel_scores(Y, scores, threshold=0.0) -> dict:
+    """All seven multi-label measures as {name: value}, plus ``auc_skipped_labels``."""
+    auc, skipped = macro_auc(Y, scores, return_skipped=True)
+    return {"zero_one_loss": zero_one_loss(Y, scores, threshold),
+            "hamming_loss": hamming_loss(Y, scores, threshold),
+            "accuracy": accuracy(Y, scores, threshold),
+            "one_error": one_error(Y, scores), "coverage": coverage(Y, scores),
+            "ranking_loss": ranking_loss(Y, scores), "macro_auc": auc,
+            "auc_skipped_labels": skipped}
+
+
+def regression_per_target(Y, pred) -> dict:
+    """{"mse", "mae", "r2"} -> arrays (t,) of per-target values (R^2 nan for a constant target)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    pred = np.asarray(pred, dtype=np.float64)
+    Y, pred = Y.reshape(len(Y), -1), pred.reshape(len(pred), -1)
+    if Y.shape != pred.shape:
+        raise ValueError(f"Y {Y.shape} and predictions {pred.shape} must have equal shapes")
+    resid = Y - pred
+    sse = np.sum(resid ** 2, axis=0)
+    sst = np.sum((Y - Y.mean(axis=0)) ** 2, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r2 = np.where(sst > 0, 1.0 - sse / np.where(sst > 0, sst, 1.0), np.nan)
+    return {"mse": sse / len(Y), "mae": np.mean(np.abs(resid), axis=0), "r2": r2}
+
+
+def regression_scores(Y, pred, target_names=None) -> dict:
+    """Mean MSE/MAE/R^2 over targets plus ``"mse[name]"`` etc. per target."""
+    per = regression_per_target(Y, pred)
+    t = per["mse"].size
+    names = target_names if target_names is not None else [f"y{j}" for j in range(t)]
+    out = {}
+    for key, values in per.items():
+        ok = ~np.isnan(values)
+        out[key] = float(values[ok].mean()) if ok.any() else float("nan")
+    for key, values in per.items():
+        for name, v in zip(names, values):
+            out[f"{key}[{name}]"] = float(v)
+    return out
