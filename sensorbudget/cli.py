@@ -69,12 +69,15 @@ def _progress(total_label):
               help="Hop between windows in samples (recordings; overrides sensors.toml).")
 @click.option("--dtype", type=click.Choice(("float64", "float32")), default="float64",
               show_default=True, help="Precision of the working arrays.")
+@click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,
+              help="Select on the SVD-compressed targets keeping this energy (1 = exact, "
+                   "same picks); weights are refit on every target.")
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Bundle directory to write (model.json + weights.npz).")
 @cost_options
 @handle_errors
-def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, output,
-                  max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
+def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, compress_labels,
+                  output, max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
                   **load_options):
     """Select features from DATA and write a model bundle.
 
@@ -97,7 +100,15 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
                        max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
                        max_time=max_time, mode=mode, strategy=strategy, unit=unit,
                        feature_set=d["fs"]))
-    est.fit(d["X"], y, progress=_progress("selecting"))
+    if compress_labels is not None:
+        if task == "multiclass":
+            raise CliError("--compress-labels applies to regression and multi-label targets")
+        from trainer.label_compression import fit_on_compressed_labels
+
+        fit_on_compressed_labels(est, d["X"], y, compress_labels)
+        extra["label_compression"] = est.label_compression_
+    else:
+        est.fit(d["X"], y, progress=_progress("selecting"))
     if task == "multiclass":
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
         extra = {"classes": targets}

@@ -156,3 +156,22 @@ def test_train_multiclass_from_one_hot_feature_table(invoke, tmp_path):
     assert b.meta["targets"] == b.meta["classes"] == ["a", "b", "c"]
     est = GreedyRLSClassifier(budget=2, lam=1.0).fit(X, np.array(["c", "a", "b"])[cls])
     np.testing.assert_array_equal(np.array(b.meta["classes"])[b.predict(X)], est.predict(X))
+
+
+def test_compress_labels_full_energy_gives_the_same_bundle_picks(invoke, tmp_path):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(50, 6))
+    L = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 0] > 0, X[:, 2] > 0.3]).astype(int)
+    lines = [",".join([f"f{i}" for i in range(6)] + ["a", "b", "c"])]
+    lines += [",".join([f"{v:.6f}" for v in x] + [str(v) for v in lab]) for x, lab in zip(X, L)]
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    base = ["train", str(tmp_path / "m.csv"), "--labels", "3", "--task", "multilabel",
+            "--budget", "3", "--lam", "0.5"]
+    plain = invoke(base + ["-o", str(tmp_path / "p")], catch_exceptions=False)
+    comp = invoke(base + ["--compress-labels", "1", "-o", str(tmp_path / "c")],
+                  catch_exceptions=False)
+    assert plain.exit_code == comp.exit_code == 0, comp.output
+    a, b = load_bundle(tmp_path / "p"), load_bundle(tmp_path / "c")
+    assert a.meta["selected_index"] == b.meta["selected_index"]
+    np.testing.assert_allclose(a.W, b.W, rtol=1e-10, atol=1e-12)
+    assert b.meta["label_compression"]["rank"] <= 3
