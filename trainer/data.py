@@ -133,6 +133,8 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     """Load a CSV table with a header row. Columns with an empty name that are empty in every
     row (trailing separators) and rows that are entirely empty are ignored."""
     path = _check_file(path)
+    if labels and task == "regression":
+        task = "multilabel"            # the last L columns are 0/1 labels, as in ARFF
     if sep == decimal:
         raise DataError(f"separator {sep!r} and decimal mark {decimal!r} must differ")
     try:
