@@ -27,6 +27,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+from scipy.linalg import get_blas_funcs
 from threadpoolctl import ThreadpoolController
 
 #: Rows/columns per block of the element-wise scoring pass (keeps temporaries cache-sized).
@@ -146,6 +147,26 @@ def residual_products(R: np.ndarray, x_b: np.ndarray) -> np.ndarray:
     return R.T @ x_b
 
 
+def rank_one_update(R: np.ndarray, alpha: float, u: np.ndarray, v: np.ndarray) -> None:
+    """In place R <- R + alpha u v^T (row-local), with BLAS ``ger`` when R is C-contiguous.
+
+    ``ger`` on the Fortran-ordered view R^T (R^T + alpha v u^T) touches R once, without an
+    n x d temporary; other layouts fall back to row blocks.
+    """
+    u = np.ascontiguousarray(u, dtype=R.dtype)
+    v = np.ascontiguousarray(v, dtype=R.dtype)
+    if R.flags.c_contiguous and R.size:
+        ger = get_blas_funcs("ger", (R,))
+        out = ger(alpha, v, u, a=R.T, overwrite_a=True)
+        if np.shares_memory(out, R):
+            return
+        R[...] = out.T   # pragma: no cover - BLAS declined to work in place
+        return
+    for i0 in range(0, R.shape[0], ROW_BLOCK):
+        rows = slice(i0, i0 + ROW_BLOCK)
+        R[rows] += alpha * np.outer(u[rows], v)
+
+
 def add_feature(R, E, h, P, sigma, x_b, b, lam):
     """Add feature ``b`` (column ``x_b`` of X) to S, updating every cache in place.
 
@@ -162,9 +183,7 @@ def add_feature(R, E, h, P, sigma, x_b, b, lam):
     den = lam + max(float(sigma[b]), 0.0)
     Rb = R[:, b].copy()
     Pb = P[b].copy()
-    for i0 in range(0, R.shape[0], ROW_BLOCK):   # row blocks: no n x d temporary
-        rows = slice(i0, i0 + ROW_BLOCK)
-        R[rows] -= np.outer(Rb[rows] / den, r).astype(R.dtype, copy=False)
+    rank_one_update(R, -1.0 / den, Rb, r)
     E -= np.outer(Rb / den, Pb).astype(E.dtype, copy=False)
     h -= (Rb * Rb / den).astype(h.dtype, copy=False)
     np.maximum(h, np.finfo(h.dtype).tiny, out=h)
