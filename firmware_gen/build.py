@@ -1,0 +1,156 @@
+"""Write, compile and measure a generated firmware (the I/O side of firmware_gen).
+
+:func:`write_firmware` puts the generated files into a directory, :func:`build` runs the
+generated Makefile and returns the footprint (bytes per section, flash and RAM) from
+``size -A``, :func:`build_simavr_harness` compiles the AVR simulator bridge.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+from .errors import FirmwareGenError
+from .firmware import MANIFEST, MANIFEST_FORMAT, template
+from .targets import get_target
+
+FOOTPRINT = "footprint.json"
+_NOT_LOADED = (".comment", ".debug", ".stab", ".ARM.attributes", ".note", ".mmcu", ".gnu",
+               ".symtab", ".strtab", ".shstrtab")
+_RAM_ONLY = (".bss", ".noinit", ".tbss")
+_RAM_AND_FLASH = (".data", ".tdata")
+_INSTALL_HINT = ("install the toolchains with 'make deps-embedded' (Debian: gcc-arm-none-eabi "
+                 "libnewlib-arm-none-eabi qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev)")
+
+
+def write_firmware(firmware, out_dir) -> Path:
+    """Write every generated file into ``out_dir`` (created; each file replaced atomically)."""
+    from sensorbudget.cli_export import write_atomically
+
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise FirmwareGenError(f"output {str(out)!r} exists and is not a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in firmware.files.items():
+        write_atomically(out / name, text.encode("ascii"))
+    return out
+
+
+def read_manifest(out_dir) -> dict:
+    path = Path(out_dir) / MANIFEST
+    try:
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise FirmwareGenError(f"{str(path)!r} is missing: {str(out_dir)!r} is not a firmware "
+                               f"directory written by 'sensorbudget firmware'") from None
+    except json.JSONDecodeError as exc:
+        raise FirmwareGenError(f"{str(path)!r} is not valid JSON: {exc}") from None
+    if manifest.get("format") != MANIFEST_FORMAT:
+        raise FirmwareGenError(f"{str(path)!r} is not a {MANIFEST_FORMAT} manifest")
+    return manifest
+
+
+def require_tool(tool: str, what: str) -> str:
+    path = shutil.which(tool)
+    if path is None:
+        raise FirmwareGenError(f"{tool} is not installed (needed to {what}); {_INSTALL_HINT}")
+    return path
+
+
+def _run(argv, cwd, what: str, timeout: float = 600) -> str:
+    proc = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stderr or proc.stdout).strip().splitlines()[-25:])
+        raise FirmwareGenError(f"{what} failed (exit {proc.returncode}): {' '.join(argv)}\n{tail}")
+    return proc.stdout
+
+
+def build(out_dir, *, make_vars=None) -> dict:
+    """Compile the firmware in ``out_dir`` with its Makefile; returns :func:`footprint`.
+
+    ``make_vars`` overrides Makefile variables, e.g. ``{"RX_PAYLOAD": 64}`` (smaller device
+    buffers) or ``{"EXTRA_CFLAGS": "-DSBFW_TICK_SCALE=1u"}``.
+    """
+    out = Path(out_dir)
+    manifest = read_manifest(out)
+    target = get_target(manifest["target"])
+    require_tool("make", "run the generated Makefile")
+    require_tool(target.cc, f"build for {target.name}")
+    argv = ["make", "--no-print-directory", "-C", str(out), "-B", "all"]
+    argv += [f"{k}={v}" for k, v in sorted((make_vars or {}).items())]
+    _run(argv, None, f"building the {target.name} firmware")
+    result = footprint(out)
+    for limit, used, what in ((target.flash_bytes, result["flash_bytes"], "flash"),
+                              (target.ram_bytes, result["ram_bytes"], "RAM")):
+        if limit is not None and used > limit:
+            raise FirmwareGenError(f"the firmware needs {used} bytes of {what}; {target.name} "
+                                   f"has {limit} (try --numeric q15 or a smaller bundle)")
+    return result
+
+
+def parse_size(text: str) -> dict:
+    """{section: bytes} from ``size -A`` output."""
+    sections = {}
+    for line in text.splitlines():
+        m = re.match(r"^(\.\S+)\s+(\d+)\s+(\d+)\s*$", line)
+        if m and not m.group(1).startswith(_NOT_LOADED) and int(m.group(2)) > 0:
+            sections[m.group(1)] = int(m.group(2))
+    return sections
+
+
+def footprint(out_dir) -> dict:
+    """Flash and RAM of the built firmware per section (``<prefix>size -A``).
+
+    Flash = every loaded section except .bss-like ones (.data counts twice: its initial values
+    in flash, the variables in RAM); RAM = .data + .bss (+ .noinit), without the stack.
+    """
+    out = Path(out_dir)
+    manifest = read_manifest(out)
+    target = get_target(manifest["target"])
+    exe = out / target.exe
+    if not exe.is_file():
+        raise FirmwareGenError(f"{str(exe)!r} is missing: build the firmware first (--build)")
+    size = require_tool(f"{target.prefix}size", "measure the footprint")
+    sections = parse_size(_run([size, "-A", str(exe)], None, "size"))
+    ram = sum(v for k, v in sections.items() if k.startswith(_RAM_ONLY + _RAM_AND_FLASH))
+    flash = sum(v for k, v in sections.items() if not k.startswith(_RAM_ONLY))
+    artifacts = {k: v for k, v in manifest["artifacts"].items() if (out / v).is_file()}
+    return {"target": target.name, "numeric": manifest["numeric"], "name": manifest["name"],
+            "kernel": manifest["kernel"], "sections": dict(sorted(sections.items())),
+            "flash_bytes": flash, "ram_bytes": ram, "flash_limit": target.flash_bytes,
+            "ram_limit": target.ram_bytes, "artifacts": artifacts}
+
+
+def format_footprint(fp: dict) -> str:
+    """The footprint as a small text table."""
+    lines = [f"footprint of {fp['name']} ({fp['target']}, {fp['numeric']}, {fp['kernel']} "
+             f"kernel):", f"  {'section':<16} {'bytes':>9}"]
+    lines += [f"  {name:<16} {size:>9}" for name, size in fp["sections"].items()]
+
+    def limit(value):
+        return "" if value is None else f" of {value}"
+
+    lines.append(f"  flash {fp['flash_bytes']} bytes{limit(fp['flash_limit'])}, "
+                 f"RAM {fp['ram_bytes']} bytes{limit(fp['ram_limit'])} (without stack)")
+    return "\n".join(lines)
+
+
+def build_simavr_harness(dest_dir) -> Path:
+    """Compile ``sbfw_simavr`` (USART0 <-> stdin/stdout bridge) into ``dest_dir``."""
+    cc = require_tool("gcc", "build the simavr harness")
+    if not any(Path(p, "simavr", "sim_avr.h").is_file() for p in ("/usr/include",
+                                                                  "/usr/local/include")):
+        raise FirmwareGenError(f"the simavr headers are not installed (libsimavr-dev); "
+                               f"{_INSTALL_HINT}")
+    dest = Path(dest_dir)
+    dest.mkdir(parents=True, exist_ok=True)
+    src = dest / "sbfw_simavr.c"
+    if not src.is_file() or src.read_text(encoding="utf-8") != template("sbfw_simavr.c"):
+        src.write_text(template("sbfw_simavr.c"), encoding="utf-8")
+    exe = dest / "sbfw_simavr"
+    _run([cc, "-std=gnu99", "-O2", "-Wall", "-Wextra", "-Werror", str(src), "-o", str(exe),
+          "-lsimavr"], None, "building the simavr harness")
+    return exe

@@ -1,0 +1,335 @@
+"""C99 streaming extractors: ``<name>_stream.h`` / ``<name>_stream.c`` for a :class:`FirmwarePlan`.
+
+Only the kinds the plan needs are emitted. Every float routine is a literal transcription of the
+docstring of its :mod:`trainer.extractors` function (same operation order, float32, no fused
+multiply-add), every integer routine of :func:`trainer.extractors.extract_q15`, so the results
+equal :mod:`firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
+``d < 0 ? -d : d``: avr-libc's fabsf is the double fabs, and the two differ only in the sign of
+a zero, which cannot change the sum.) State lives in ``<name>_stream_t`` (a ring
+buffer of the last ``window`` samples of every channel); nothing is allocated.
+"""
+
+from __future__ import annotations
+
+from export import cgen
+
+from .plan import FORMAT_VERSION
+
+_LOOP = "    for (i = 0u; i < {P}_WINDOW; ++i) {{\n{body}        j = {P}_NEXT(j);\n    }}\n"
+_LOOP1 = "    for (i = 1u; i < {P}_WINDOW; ++i) {{\n{body}        j = {P}_NEXT(j);\n    }}\n"
+
+
+def _fn(ret, name, args, decls, body):
+    return f"static {ret} {{p}}_{name}({args})\n{{{{\n{decls}{body}}}}}\n"
+
+
+_ONE = "const {p}_stream_t *s, unsigned start, unsigned c"
+_MULTI = "const {p}_stream_t *s, unsigned start, const unsigned char *ch, unsigned n"
+
+# kind -> (dependencies, C function); "{p}"/"{P}" are the prefix, X/Q fetch float/int samples.
+_FLOAT = {
+    "mean": ((), _fn("float", "f_mean", _ONE, "    float acc = 0.0f;\n    unsigned i, j = start;\n",
+                     _LOOP.replace("{body}", "        acc = acc + {P}_X(s, j, c);\n")
+                     + "    return acc / (float){P}_WINDOW;\n")),
+    "std": ((), _fn("float", "f_std", _ONE,
+                    "    const float x0 = {P}_X(s, start, c);\n    float s1 = 0.0f, s2 = 0.0f, m, v;\n"
+                    "    unsigned i, j = start;\n",
+                    _LOOP.replace("{body}", "        const float d = {P}_X(s, j, c) - x0;\n"
+                                  "        s1 = s1 + d;\n        s2 = s2 + d * d;\n")
+                    + "    m = s1 / (float){P}_WINDOW;\n    v = s2 / (float){P}_WINDOW - m * m;\n"
+                    "    return v > 0.0f ? sqrtf(v) : 0.0f;\n")),
+    "min": ((), _fn("float", "f_min", _ONE,
+                    "    float m = {P}_X(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
+                    _LOOP1.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
+                                   "        if (x < m) {{\n            m = x;\n        }}\n")
+                    + "    return m;\n")),
+    "max": ((), _fn("float", "f_max", _ONE,
+                    "    float m = {P}_X(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
+                    _LOOP1.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
+                                   "        if (x > m) {{\n            m = x;\n        }}\n")
+                    + "    return m;\n")),
+    "ptp": (("max", "min"), _fn("float", "f_ptp", _ONE, "",
+                                "    return {p}_f_max(s, start, c) - {p}_f_min(s, start, c);\n")),
+    "energy": ((), _fn("float", "f_energy", _ONE, "    float acc = 0.0f;\n    unsigned i, j = start;\n",
+                       _LOOP.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
+                                     "        acc = acc + x * x;\n") + "    return acc;\n")),
+    "rms": (("energy",), _fn("float", "f_rms", _ONE, "",
+                             "    return sqrtf({p}_f_energy(s, start, c) / (float){P}_WINDOW);\n")),
+    "mad": ((), _fn("float", "f_mad", _ONE,
+                    "    float acc = 0.0f, prev = {P}_X(s, start, c);\n"
+                    "    unsigned i, j = {P}_NEXT(start);\n",
+                    _LOOP1.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
+                                   "        const float d = x - prev;\n"
+                                   "        acc = acc + (d < 0.0f ? -d : d);  /* fabsf */\n"
+                                   "        prev = x;\n")
+                    + "    return acc / (float)({P}_WINDOW - 1u);\n")),
+    "zcr": (("mean",), _fn("float", "f_zcr", _ONE,
+                           "    const float m = {p}_f_mean(s, start, c);\n"
+                           "    int prev = {P}_X(s, start, c) < m;\n"
+                           "    unsigned i, j = {P}_NEXT(start), count = 0u;\n",
+                           _LOOP1.replace("{body}", "        const int below = {P}_X(s, j, c) < m;\n"
+                                          "        if (below != prev) {{\n            ++count;\n"
+                                          "        }}\n        prev = below;\n")
+                           + "    return (float)count / (float)({P}_WINDOW - 1u);\n")),
+    "last": ((), _fn("float", "f_last", _ONE, "",
+                     "    return {P}_X(s, start == 0u ? {P}_WINDOW - 1u : start - 1u, c);\n")),
+    "mag": ((), _fn("float", "f_mag", "const {p}_stream_t *s, unsigned j, const unsigned char *ch, "
+                    "unsigned n", "    float acc = 0.0f;\n    unsigned m;\n",
+                    "    for (m = 0u; m < n; ++m) {{\n        const float x = {P}_X(s, j, ch[m]);\n"
+                    "        acc = acc + x * x;\n    }}\n    return sqrtf(acc);\n")),
+    "mag_mean": (("mag",), _fn("float", "f_mag_mean", _MULTI,
+                               "    float acc = 0.0f;\n    unsigned i, j = start;\n",
+                               _LOOP.replace("{body}", "        acc = acc + {p}_f_mag(s, j, ch, n);\n")
+                               + "    return acc / (float){P}_WINDOW;\n")),
+    "mag_std": (("mag",), _fn("float", "f_mag_std", _MULTI,
+                              "    const float a0 = {p}_f_mag(s, start, ch, n);\n"
+                              "    float s1 = 0.0f, s2 = 0.0f, m, v;\n    unsigned i, j = start;\n",
+                              _LOOP.replace("{body}", "        const float d = {p}_f_mag(s, j, ch, n)"
+                                            " - a0;\n        s1 = s1 + d;\n        s2 = s2 + d * d;\n")
+                              + "    m = s1 / (float){P}_WINDOW;\n"
+                              "    v = s2 / (float){P}_WINDOW - m * m;\n"
+                              "    return v > 0.0f ? sqrtf(v) : 0.0f;\n")),
+    "mag_max": (("mag",), _fn("float", "f_mag_max", _MULTI,
+                              "    float m = {p}_f_mag(s, start, ch, n);\n"
+                              "    unsigned i, j = {P}_NEXT(start);\n",
+                              _LOOP1.replace("{body}", "        const float a = {p}_f_mag(s, j, ch, n);\n"
+                                             "        if (a > m) {{\n            m = a;\n        }}\n")
+                              + "    return m;\n")),
+    "corr": ((), _fn("float", "f_corr", "const {p}_stream_t *s, unsigned start, unsigned a, unsigned b",
+                     "    const float x0 = {P}_X(s, start, a), y0 = {P}_X(s, start, b);\n"
+                     "    const float n = (float){P}_WINDOW;\n"
+                     "    float sx = 0.0f, sy = 0.0f, sxx = 0.0f, syy = 0.0f, sxy = 0.0f;\n"
+                     "    float mx, my, cxx, cyy, cxy, r;\n    unsigned i, j = start;\n",
+                     _LOOP.replace("{body}", "        const float dx = {P}_X(s, j, a) - x0;\n"
+                                   "        const float dy = {P}_X(s, j, b) - y0;\n"
+                                   "        sx = sx + dx;\n        sy = sy + dy;\n"
+                                   "        sxx = sxx + dx * dx;\n        syy = syy + dy * dy;\n"
+                                   "        sxy = sxy + dx * dy;\n")
+                     + "    mx = sx / n;\n    my = sy / n;\n    cxx = sxx / n - mx * mx;\n"
+                     "    cyy = syy / n - my * my;\n    cxy = sxy / n - mx * my;\n"
+                     "    if (!(cxx > 0.0f) || !(cyy > 0.0f)) {{\n        return 0.0f;\n    }}\n"
+                     "    r = cxy / (sqrtf(cxx) * sqrtf(cyy));\n"
+                     "    return r > 1.0f ? 1.0f : (r < -1.0f ? -1.0f : r);\n")),
+}
+
+_FIXED = {
+    "sum": ((), _fn("int32_t", "q_sum", _ONE, "    int32_t acc = 0;\n    unsigned i, j = start;\n",
+                    _LOOP.replace("{body}", "        acc += {P}_Q(s, j, c);\n") + "    return acc;\n")),
+    "mean": (("sum",), _fn("int32_t", "q_mean", _ONE, "",
+                           "    return {p}_q_sum(s, start, c) / (int32_t){P}_WINDOW;\n")),
+    "min": ((), _fn("int32_t", "q_min", _ONE,
+                    "    int16_t m = {P}_Q(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
+                    _LOOP1.replace("{body}", "        const int16_t x = {P}_Q(s, j, c);\n"
+                                   "        if (x < m) {{\n            m = x;\n        }}\n")
+                    + "    return m;\n")),
+    "max": ((), _fn("int32_t", "q_max", _ONE,
+                    "    int16_t m = {P}_Q(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
+                    _LOOP1.replace("{body}", "        const int16_t x = {P}_Q(s, j, c);\n"
+                                   "        if (x > m) {{\n            m = x;\n        }}\n")
+                    + "    return m;\n")),
+    "ptp": (("max", "min"), _fn("int32_t", "q_ptp", _ONE, "",
+                                "    return {p}_q_max(s, start, c) - {p}_q_min(s, start, c);\n")),
+    "last": ((), _fn("int32_t", "q_last", _ONE, "",
+                     "    return {P}_Q(s, start == 0u ? {P}_WINDOW - 1u : start - 1u, c);\n")),
+    "energy": ((), _fn("int64_t", "q_energy", _ONE, "    int64_t acc = 0;\n    unsigned i, j = start;\n",
+                       _LOOP.replace("{body}", "        const int16_t x = {P}_Q(s, j, c);\n"
+                                     "        acc += (int32_t)x * x;\n") + "    return acc;\n")),
+    "mad": ((), _fn("int32_t", "q_mad", _ONE,
+                    "    int32_t acc = 0, prev = {P}_Q(s, start, c);\n"
+                    "    unsigned i, j = {P}_NEXT(start);\n",
+                    _LOOP1.replace("{body}", "        const int32_t x = {P}_Q(s, j, c);\n"
+                                   "        const int32_t d = x - prev;\n"
+                                   "        acc += d < 0 ? -d : d;\n        prev = x;\n")
+                    + "    return acc / (int32_t)({P}_WINDOW - 1u);\n")),
+    "zcr": (("sum",), _fn("int32_t", "q_zcr", _ONE,
+                          "    const int32_t total = {p}_q_sum(s, start, c);\n"
+                          "    int prev = (int32_t){P}_WINDOW * {P}_Q(s, start, c) < total;\n"
+                          "    unsigned i, j = {P}_NEXT(start);\n    int32_t count = 0;\n",
+                          _LOOP1.replace("{body}", "        const int below = (int32_t){P}_WINDOW *"
+                                         " {P}_Q(s, j, c) < total;\n"
+                                         "        if (below != prev) {{\n            ++count;\n"
+                                         "        }}\n        prev = below;\n")
+                          + "    return count;\n")),
+}
+
+
+def _needed(table, roots) -> list:
+    """The routines of ``table`` needed for ``roots``, dependencies first, each once."""
+    out = []
+
+    def visit(kind):
+        for dep in table[kind][0]:
+            visit(dep)
+        if kind not in out:
+            out.append(kind)
+
+    for kind in sorted(roots):
+        visit(kind)
+    return out
+
+
+def _types(plan) -> tuple:
+    sample = "int16_t" if plan.fixed else "float"
+    inp = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]
+    return sample, inp
+
+
+def _banner(plan, fname, what) -> str:
+    from sensorbudget import __version__
+
+    return cgen.block_comment([
+        f"{fname}: {what}, generated by sensorbudget {__version__} (sensorbudget firmware).",
+        f"Generated file, do not edit. Format version {FORMAT_VERSION}; bundle sha256 "
+        f"{plan.bundle_sha256}."])
+
+
+def stream_header(plan) -> str:
+    """``<name>_stream.h``: configuration, the context struct and the streaming API."""
+    p, P = plan.name, plan.name.upper()
+    sample, inp = _types(plan)
+    chan = []
+    for i, (c, m) in enumerate(zip(plan.channels, cgen.macro_names(f"{P}_CH", plan.channels))):
+        scale = "" if not plan.fixed else f"  /* full scale {plan.full_scale[i]:g} */"
+        chan.append(f"#define {m} {i}u  /* {cgen.c_comment(c)} */{scale}")
+    ext = [f"  [{i}] {cgen.c_comment(e.name)} {e.kind}"
+           f"{'' if not plan.fixed else (' (integer Q15)' if e.fixed else ' (float32)')}"
+           f" -> model input {', '.join(map(str, e.slots))}" for i, e in enumerate(plan.extractors)]
+    inputs = "features" if not plan.fixed else "inputs"
+    inputs_field = "" if not plan.fixed else \
+        f"    {inp} inputs[{P}_N_INPUTS];    /* model inputs: features quantised by the header */\n"
+    return "\n".join([
+        _banner(plan, f"{p}_stream.h", "streaming feature extractors"),
+        f"#ifndef {P}_STREAM_H\n#define {P}_STREAM_H\n\n#include <stdint.h>\n",
+        f"#define {P}_STREAM_FORMAT_VERSION {FORMAT_VERSION}",
+        f"#define {P}_BUNDLE_ID UINT32_C(0x{plan.bundle_id:08x})",
+        f"#define {P}_WINDOW {plan.window}u  /* samples per window */",
+        f"#define {P}_HOP {plan.hop}u  /* samples between window starts */",
+        f"#define {P}_N_CHANNELS {len(plan.channels)}u",
+        f"#define {P}_N_INPUTS {plan.k}u",
+        f"#define {P}_NUMERIC_CODE {['float32', 'q15', 'q31'].index(plan.numeric)}",
+        "", "/* Channels: one sample of each, in this order, per push. */", *chan, "",
+        cgen.block_comment(["Extractors, computed when a window completes:", *ext]),
+        f"typedef {sample} {p}_sample_t;  /* one sample of one channel */",
+        f"typedef {inp} {p}_input_t;  /* one model input */", "",
+        "typedef struct {",
+        f"    {p}_sample_t buf[{P}_WINDOW][{P}_N_CHANNELS];  /* ring buffer, oldest at pos */",
+        "    unsigned pos;          /* next write index (= oldest sample once full) */",
+        "    uint32_t n_seen;       /* samples added since reset */",
+        "    uint32_t next_end;     /* n_seen at which the next window completes */",
+        "    uint32_t windows;      /* windows completed since reset */",
+        f"    float features[{P}_N_INPUTS];  /* real feature values, model input order */",
+        inputs_field + f"}} {p}_stream_t;", "",
+        f"/* Model inputs of the last computed window ({'features' if not plan.fixed else 'quantised'}). */",
+        f"#define {P}_STREAM_INPUTS(s) ((s)->{inputs})", "",
+        f"/* Forget every sample: the next window starts with the next sample. */",
+        f"void {p}_stream_reset({p}_stream_t *s);",
+        f"/* Store one sample per channel; returns 1 when this sample completes a window (window",
+        f" * number s->windows - 1), whose features {p}_stream_compute then computes. */",
+        f"int {p}_stream_add({p}_stream_t *s, const {p}_sample_t *frame);",
+        f"/* Features (and model inputs) of the window ending at the newest sample. */",
+        f"void {p}_stream_compute({p}_stream_t *s);",
+        f"/* {p}_stream_add, then {p}_stream_compute when a window completed: returns 1 when the",
+        f" * features are ready. */",
+        f"int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame);", "",
+        f"#endif /* {P}_STREAM_H */", ""])
+
+
+def _call(plan, e, i) -> str:
+    """C expression of extractor ``e`` (float real value)."""
+    p = plan.name
+    if len(e.channels) == 1 and e.per_channel:
+        (c,) = e.channels
+        if not e.fixed:
+            return f"{p}_f_{e.kind}(s, start, {c}u)"
+        raw = f"(float){p}_q_{e.kind}(s, start, {c}u)"
+        if e.kind == "zcr":
+            return f"{raw} / (float)({p.upper()}_WINDOW - 1u)"
+        scale = "energy_scale" if e.kind == "energy" else "sample_scale"
+        return f"{raw} * {p}_{scale}[{c}]"
+    if e.kind == "corr":
+        return f"{p}_f_corr(s, start, {e.channels[0]}u, {e.channels[1]}u)"
+    return f"{p}_f_{e.kind}(s, start, {p}_ch_{i}, {len(e.channels)}u)"
+
+
+def _constants(plan) -> list:
+    p, P = plan.name, plan.name.upper()
+    out = []
+    for i, e in enumerate(plan.extractors):
+        if not e.per_channel and e.kind != "corr":
+            out.append(cgen.array_declare("unsigned char", f"{p}_ch_{i}", list(e.channels)))
+    if not plan.fixed:
+        return out
+    uses_scale = any(not e.fixed or e.kind not in ("zcr", "energy") for e in plan.extractors)
+    if uses_scale:
+        out.append(cgen.array_declare("float", f"{p}_sample_scale",
+                                      [fs / 32768.0 for fs in plan.full_scale],
+                                      size_macros=(f"{P}_N_CHANNELS",)))
+    if any(e.fixed and e.kind == "energy" for e in plan.extractors):
+        out.append(cgen.array_declare("float", f"{p}_energy_scale",
+                                      [fs * fs / 2.0 ** 30 for fs in plan.full_scale],
+                                      size_macros=(f"{P}_N_CHANNELS",)))
+    return out
+
+
+def stream_source(plan) -> str:
+    """``<name>_stream.c``: the extractors the plan needs, and the streaming API."""
+    p, P = plan.name, plan.name.upper()
+    float_kinds = {e.kind for e in plan.extractors if not e.fixed}
+    fixed_kinds = {e.kind for e in plan.extractors if e.fixed}
+    float_kinds |= {"mag"} if float_kinds & {"mag_mean", "mag_std", "mag_max"} else set()
+    routines = [_FLOAT[k][1] for k in _needed(_FLOAT, float_kinds)]
+    routines += [_FIXED[k][1] for k in _needed(_FIXED, fixed_kinds)]
+    fetch = (f"#define {P}_X(s, j, c) ((s)->buf[(j)][(c)])" if not plan.fixed else
+             f"#define {P}_X(s, j, c) ((float)(s)->buf[(j)][(c)] * {p}_sample_scale[(c)])\n"
+             f"#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
+    lines = [f"    s->features[{slot}] = {_call(plan, e, i)};"
+             for i, e in enumerate(plan.extractors) for slot in e.slots]
+    if plan.fixed:
+        lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
+    compute = (f"void {p}_stream_compute({p}_stream_t *s)\n{{\n"
+               f"    const unsigned start = s->pos;  /* oldest sample of the window */\n"
+               + ("    (void)start;\n" if not plan.extractors else "")
+               + "\n".join(lines) + "\n}\n")
+    api = f"""\
+void {p}_stream_reset({p}_stream_t *s)
+{{
+    memset(s, 0, sizeof *s);
+    s->next_end = {P}_WINDOW;
+}}
+
+int {p}_stream_add({p}_stream_t *s, const {p}_sample_t *frame)
+{{
+    unsigned c;
+    for (c = 0u; c < {P}_N_CHANNELS; ++c) {{
+        s->buf[s->pos][c] = frame[c];
+    }}
+    s->pos = {P}_NEXT(s->pos);
+    s->n_seen++;
+    if (s->n_seen != s->next_end) {{
+        return 0;
+    }}
+    s->next_end += {P}_HOP;
+    s->windows++;
+    return 1;
+}}
+
+int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
+{{
+    if (!{p}_stream_add(s, frame)) {{
+        return 0;
+    }}
+    {p}_stream_compute(s);
+    return 1;
+}}
+"""
+    body = [_banner(plan, f"{p}_stream.c", "streaming feature extractors"),
+            "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n",
+            f'#include "{p}.h"\n#include "{p}_stream.h"\n',
+            f"#if {P}_STREAM_FORMAT_VERSION != {FORMAT_VERSION}\n"
+            f'#error "{p}_stream.h is from another firmware_gen version: regenerate"\n#endif\n'
+            f"#if {P}_N_INPUTS != {P}_N_FEATURES\n"
+            f'#error "{p}_stream.h and {p}.h disagree on the number of model inputs: regenerate"\n'
+            "#endif\n",
+            f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
+            *_constants(plan), *(r.format(p=p, P=P) for r in routines), compute, api]
+    return "\n".join(body)

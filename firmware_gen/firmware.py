@@ -1,0 +1,161 @@
+"""Assemble a complete firmware source tree for a bundle: pure, returns file texts.
+
+:func:`generate_firmware` gives ``{file name: text}``: export's model header, the streaming
+extractors, the model kernel, ``main.c`` (protocol loop), the static runtime and HAL of the
+target, a Makefile, ``firmware.json`` (what a host needs to talk to it) and PROTOCOL.md.
+Writing them is :func:`firmware_gen.build.write_firmware`'s (or the CLI's) job.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from importlib import resources
+
+from export import cgen
+from export.c_header import HEADER_FORMAT_VERSION, c_header
+
+from .errors import FirmwareGenError
+from .extractors_c import stream_header, stream_source
+from .kernel_c import choose_kernel, kernel_header
+from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
+from .targets import get_target, makefile, run_command, runtime_files
+
+MANIFEST = "firmware.json"
+MANIFEST_FORMAT = "sensorbudget-firmware"
+_WIRE = {  # numeric -> (sample bytes, input bytes, score bytes, get sample, get input, put score)
+    "float32": (4, 4, 4, "sbfw_get_f32(in)", "sbfw_get_f32(in)",
+                "sbfw_put_f32(out + j * FW_SCORE_BYTES, fw_scores[j]);"),
+    "q15": (2, 2, 4, "sbfw_get_i16(in)", "sbfw_get_i16(in)",
+            "sbfw_put_u32(out + j * FW_SCORE_BYTES, (uint32_t)(int32_t)fw_scores[j]);"),
+    "q31": (2, 4, 8, "sbfw_get_i16(in)", "sbfw_get_i32(in)",
+            "sbfw_put_u64(out + j * FW_SCORE_BYTES, (uint64_t)(int64_t)fw_scores[j]);"),
+}
+
+
+@dataclass(frozen=True)
+class Firmware:
+    """Generated firmware: ``files`` ({name: text}, in a fixed order), the plan and manifest."""
+
+    files: dict
+    plan: object
+    manifest: dict
+    header: object            # export's CHeader
+
+    @property
+    def target(self) -> str:
+        return self.manifest["target"]
+
+
+def template(name: str) -> str:
+    """A static file shipped in ``firmware_gen/templates`` (or PROTOCOL.md)."""
+    base = resources.files("firmware_gen")
+    path = base / "PROTOCOL.md" if name == "PROTOCOL.md" else base / "templates" / name
+    return path.read_text(encoding="utf-8")
+
+
+def _version() -> str:
+    from sensorbudget import __version__
+
+    return __version__
+
+
+def main_source(plan, target) -> str:
+    """``main.c``: the protocol loop for the plan's numeric format."""
+    sb, ib, scb, get_sample, get_input, put_score = _WIRE[plan.numeric]
+    score_t = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]
+    channels = ", ".join(plan.channels)
+    values = {
+        "name": plan.name, "NAME": plan.name.upper(), "target": target.name,
+        "numeric": plan.numeric, "NUMERIC": plan.numeric.upper(), "version": _version(),
+        "fmt": str(FORMAT_VERSION), "header_fmt": str(HEADER_FORMAT_VERSION),
+        "sha": plan.bundle_sha256, "bundle_id": f"{plan.bundle_id:08x}",
+        "channels": cgen.c_comment(channels)[1:-1], "k": str(plan.k), "t": str(plan.t),
+        "numeric_code": str(NUMERIC_CODES[plan.numeric]), "sample_bytes": str(sb),
+        "input_bytes": str(ib), "score_bytes": str(scb), "score_t": score_t,
+        "get_sample": get_sample, "get_input": get_input, "put_score": put_score}
+    text = template("main.c.in")
+    for key in sorted(values, key=len, reverse=True):
+        text = text.replace(f"@{key}@", values[key])
+    if "@" in text.replace("@ ", ""):
+        raise FirmwareGenError("main.c template has an unfilled placeholder")  # pragma: no cover
+    return text
+
+
+def _manifest(plan, target, header, kernel) -> dict:
+    fx = header.fixed
+    artifacts = {"elf": target.exe} if target.mcu else {"executable": target.exe}
+    if target.mcu:
+        artifacts.update(hex="firmware.hex", bin="firmware.bin")
+    return {
+        "format": MANIFEST_FORMAT, "format_version": FORMAT_VERSION,
+        "generator": f"sensorbudget {_version()}", "name": plan.name, "target": target.name,
+        "target_description": target.description, "numeric": plan.numeric,
+        "numeric_code": NUMERIC_CODES[plan.numeric], "kernel": kernel,
+        "bundle_sha256": plan.bundle_sha256, "task": plan.task, "channels": list(plan.channels),
+        "full_scale": None if plan.full_scale is None else list(plan.full_scale),
+        "sample_encoding": "float32" if not plan.fixed else
+        "int16 q = clamp(round_half_away(x * 32768 / full_scale), -32768, 32767)",
+        "window": plan.window, "hop": plan.hop, "sample_rate_hz": plan.sample_rate_hz,
+        "k": plan.k, "t": plan.t, "features": list(plan.features), "targets": list(plan.targets),
+        "extractors": [{"name": e.name, "kind": e.kind,
+                        "channels": [plan.channels[c] for c in e.channels],
+                        "inputs": list(e.slots),
+                        "arithmetic": "q15" if e.fixed else "float32"} for e in plan.extractors],
+        "score_frac_bits": None if fx is None else fx.score_frac_bits,
+        "error_bound": None if fx is None else header.error_bound,
+        "protocol_version": 1, "max_request_payload": target.rx_payload,
+        "max_response_payload": target.tx_payload, "cost_unit": target.cost_unit,
+        "artifacts": artifacts, "run": run_command(target, ".", port=4321),
+    }
+
+
+def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = "sbmodel",
+                      full_scale=None, kernel: str = "auto") -> Firmware:
+    """Every source file of the firmware for ``bundle`` (a :class:`trainer.bundle.Bundle`).
+
+    Parameters
+    ----------
+    target : {"host", "cortex-m4f", "cortex-m3", "avr"}
+    numeric : {"float32", "q15", "q31"}
+    name : str
+        Prefix of every generated C symbol; a C identifier that is not a reserved word.
+    full_scale : dict, optional
+        {channel or "*": full scale} of the Q15 samples (q15/q31 only); see PROTOCOL.md.
+    kernel : {"auto", "loop", "unrolled"}
+        Model kernel: straight-line code with constant weights, or the header's loop.
+    """
+    from export.errors import ExportError
+
+    tgt = get_target(target)
+    try:
+        cgen.check_identifier(name, "name")
+    except ExportError as exc:
+        raise FirmwareGenError(str(exc)) from None
+    if name.lower().startswith("sbfw") or name.lower() == "fw":
+        raise FirmwareGenError(f"name={name!r} collides with the firmware runtime's 'sbfw_' / "
+                               f"'fw_' symbols; choose another prefix")
+    plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+    try:
+        header = c_header(bundle, name=name, numeric=numeric)
+    except ExportError as exc:
+        raise FirmwareGenError(f"cannot export the model: {exc}") from None
+    kernel = choose_kernel(kernel, plan.k, plan.t)
+    files = {f"{name}.h": header.text, f"{name}_stream.h": stream_header(plan),
+             f"{name}_stream.c": stream_source(plan),
+             f"{name}_kernel.h": kernel_header(plan, bundle, header, kernel),
+             "main.c": main_source(plan, tgt)}
+    for fname in runtime_files(tgt):
+        files[fname] = template(fname)
+    sources = ["main.c", f"{name}_stream.c", "sbfw_protocol.c",
+               *(f for f in tgt.hal if f.endswith(".c"))]
+    headers = sorted(f for f in files if f.endswith(".h"))
+    if tgt.name == "avr":
+        files["sbfw_simavr.c"] = template("sbfw_simavr.c")
+    banner = (f"Makefile of the {name} firmware (target {tgt.name}, numeric {numeric}), "
+              f"generated by sensorbudget {_version()}; do not edit.")
+    files["Makefile"] = makefile(tgt, sources, headers, banner)
+    manifest = _manifest(plan, tgt, header, kernel)
+    files[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    files["PROTOCOL.md"] = template("PROTOCOL.md")
+    return Firmware(files=files, plan=plan, manifest=manifest, header=header)

@@ -1,0 +1,153 @@
+"""``<name>_kernel.h``: the model kernel the firmware calls, ``<name>_fw_predict``.
+
+``unrolled`` kernels are straight-line code with the weights as constants, in exactly the order
+of export's ``<name>_predict`` loop (``acc = b[j]``; ``acc = acc + w[i][j] * x[i]`` for i in
+selection order), so float32 stays bit-identical to the header and to numpy. On Cortex-M4F the
+multiply-add is a ``vmla.f32``, which rounds the product before the addition (it is not the fused
+``vfma``), i.e. the same two roundings in one instruction. Fixed-point kernels accumulate exactly
+(the header guarantees no overflow), so their order is free; they keep the same one. ``loop``
+kernels call the header's functions.
+"""
+
+from __future__ import annotations
+
+from export import cgen
+
+from .errors import FirmwareGenError
+from .plan import FORMAT_VERSION
+
+KERNELS = ("auto", "loop", "unrolled")
+AUTO_UNROLL_MAX_MACS = 256   # k*t above this: the header's loop (code size)
+
+_MLA = """\
+/* acc + w * x with the product rounded to float before the sum (two roundings, no FMA). */
+#if defined(__ARM_ARCH_7EM__) && defined(__ARM_FP) && (__ARM_FP & 4)
+static inline float {p}_mla(float acc, float w, float x)
+{{
+    __asm__("vmla.f32 %0, %1, %2" : "+t"(acc) : "t"(w), "t"(x));
+    return acc;
+}}
+#else
+static inline float {p}_mla(float acc, float w, float x)
+{{
+    return acc + w * x;
+}}
+#endif
+"""
+
+
+_MAC16 = """\
+/* acc + x * w exactly (int32). On AVR: the hardware multiplier (AVR201 signed 16x16 -> 32
+ * multiply-accumulate, 24 cycles) instead of a libgcc call. */
+#if defined(__AVR_HAVE_MUL__)
+static inline int32_t {p}_mac16(int32_t acc, int16_t x, int16_t w)
+{{
+    uint8_t zero;
+    __asm__("clr %[z]\\n\\t"
+            "muls %B[x], %B[w]\\n\\t"
+            "add %C[acc], r0\\n\\t"
+            "adc %D[acc], r1\\n\\t"
+            "mul %A[x], %A[w]\\n\\t"
+            "add %A[acc], r0\\n\\t"
+            "adc %B[acc], r1\\n\\t"
+            "adc %C[acc], %[z]\\n\\t"
+            "adc %D[acc], %[z]\\n\\t"
+            "mulsu %B[x], %A[w]\\n\\t"
+            "sbc %D[acc], %[z]\\n\\t"
+            "add %B[acc], r0\\n\\t"
+            "adc %C[acc], r1\\n\\t"
+            "adc %D[acc], %[z]\\n\\t"
+            "mulsu %B[w], %A[x]\\n\\t"
+            "sbc %D[acc], %[z]\\n\\t"
+            "add %B[acc], r0\\n\\t"
+            "adc %C[acc], r1\\n\\t"
+            "adc %D[acc], %[z]\\n\\t"
+            "clr r1"
+            : [acc] "+r"(acc), [z] "=&r"(zero)
+            : [x] "a"(x), [w] "a"(w)
+            : "r0");
+    (void)zero;
+    return acc;
+}}
+#else
+static inline int32_t {p}_mac16(int32_t acc, int16_t x, int16_t w)
+{{
+    return acc + (int32_t)x * w;
+}}
+#endif
+"""
+
+
+def choose_kernel(kernel: str, k: int, t: int) -> str:
+    if kernel not in KERNELS:
+        raise FirmwareGenError(f"kernel={kernel!r} is not one of {KERNELS}")
+    if kernel == "auto":
+        return "unrolled" if k * t <= AUTO_UNROLL_MAX_MACS else "loop"
+    return kernel
+
+
+def _unrolled_float(p, W, b) -> str:
+    k, t = W.shape
+    rows = [f"static inline void {p}_predict_unrolled(const float *x, float *scores)\n{{"]
+    rows += [f"    const float x{i} = x[{i}];" for i in range(k)]
+    rows.append("    float acc;")
+    for j in range(t):
+        rows.append(f"    acc = {cgen.c_float(b[j])};")
+        rows += [f"    acc = {p}_mla(acc, {cgen.c_float(W[i, j])}, x{i});" for i in range(k)]
+        rows.append(f"    scores[{j}] = acc;")
+    return _MLA.format(p=p) + "\n" + "\n".join(rows) + "\n}\n"
+
+
+def _unrolled_fixed(p, fx) -> str:
+    fmt = fx.fmt
+    q, ct, acc_t = fmt.name, fmt.ctype, fmt.acc_ctype
+    m, B = fx.weights, fx.intercepts
+    k, t = m.shape
+    rows = [f"static inline void {p}_predict_{q}_unrolled(const {ct} *x, {ct} *scores)\n{{"]
+    rows += [f"    const {ct} x{i} = x[{i}];" for i in range(k)]
+    rows.append(f"    {acc_t} acc;")
+    for j in range(t):
+        rows.append(f"    acc = {cgen.c_int(B[j], acc_t)};")
+        if q == "q15":
+            rows += [f"    acc = {p}_mac16(acc, x{i}, (int16_t)({int(m[i, j])}));"
+                     for i in range(k)]
+        else:
+            rows += [f"    acc += ({acc_t})x{i} * ({ct})({int(m[i, j])});" for i in range(k)]
+        rows.append(f"    scores[{j}] = {p}_{q}_rescale(acc);")
+    prefix = _MAC16.format(p=p) + "\n" if q == "q15" else ""
+    return prefix + "\n".join(rows) + "\n}\n"
+
+
+def kernel_header(plan, bundle, header, kernel: str) -> str:
+    """The kernel header text; ``header`` is export's :class:`~export.c_header.CHeader`."""
+    from sensorbudget import __version__
+
+    p, P = plan.name, plan.name.upper()
+    kernel = choose_kernel(kernel, plan.k, plan.t)
+    ct = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]
+    sfx = "" if plan.numeric == "float32" else f"_{plan.numeric}"
+    parts = [cgen.block_comment([
+        f"{p}_kernel.h: the model kernel of the firmware ({kernel}), generated by sensorbudget "
+        f"{__version__}.", f"Generated file, do not edit. Format version {FORMAT_VERSION}; "
+        f"bundle sha256 {plan.bundle_sha256}."]),
+        f"#ifndef {P}_KERNEL_H\n#define {P}_KERNEL_H\n",
+        f'#include <stdint.h>\n#include "{p}.h"\n',
+        f"#define {P}_KERNEL_FORMAT_VERSION {FORMAT_VERSION}",
+        f"#define {P}_KERNEL_BUNDLE_ID UINT32_C(0x{plan.bundle_id:08x})",
+        f"#define {P}_KERNEL_UNROLLED {int(kernel == 'unrolled')}", ""]
+    if kernel == "unrolled":
+        if header.fixed is None:
+            import numpy as np
+
+            parts.append(_unrolled_float(p, np.asarray(bundle.W, dtype=np.float32),
+                                         np.asarray(bundle.b, dtype=np.float32)))
+        else:
+            parts.append(_unrolled_fixed(p, header.fixed))
+        impl = f"{p}_predict{sfx}_unrolled"
+    else:
+        impl = f"{p}_predict{sfx}"
+    parts.append(f"/* scores = model(x): the kernel PUSH_SAMPLES, PREDICT and BENCH use. */\n"
+                 f"static inline void {p}_fw_predict(const {ct} *x, {ct} *scores)\n{{\n"
+                 f"    {impl}(x, scores);\n}}\n")
+    parts.append(f"#endif /* {P}_KERNEL_H */\n")
+    return "\n".join(parts)

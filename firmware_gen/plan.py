@@ -1,0 +1,214 @@
+"""What a firmware computes, read off a bundle: channels, extractors, model inputs, scaling.
+
+:func:`make_plan` checks that the bundle can become firmware (it was trained from recordings, so
+every required extractor carries ``params`` with its ``kind`` and ``channels``; one window and
+hop) and fixes every choice the generated C and the Python reference (:mod:`.reference`) share.
+
+Channels are those of the required extractors, in the order of the bundle's sensors and their
+channels (channels no sensor lists follow in order of first use), as ``device_sim`` assumes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from trainer.extractors import KINDS
+
+from .errors import FirmwareGenError
+
+NUMERICS = ("float32", "q15", "q31")
+NUMERIC_CODES = {"float32": 0, "q15": 1, "q31": 2}
+FORMAT_VERSION = 1        # of the generated sources; main.c checks every part against it
+PROTOCOL_VERSION = 1
+MAX_WINDOW = 65535        # HELLO carries window and hop as u16
+MAX_FIXED_WINDOW = 32768  # extract_q15's limit
+
+
+@dataclass(frozen=True)
+class ExtractorPlan:
+    """One required extractor: its kind, channel indices and the model inputs it feeds."""
+
+    name: str
+    kind: str
+    channels: tuple
+    slots: tuple
+    fixed: bool           # computed with the integer (Q15) definition
+
+    @property
+    def per_channel(self) -> bool:
+        return KINDS[self.kind].per_channel
+
+
+@dataclass(frozen=True)
+class FirmwarePlan:
+    """Everything the generated firmware and its Python reference agree on."""
+
+    name: str
+    numeric: str
+    channels: tuple
+    full_scale: tuple | None   # per channel (powers of two) for q15/q31, else None
+    window: int
+    hop: int
+    sample_rate_hz: float
+    extractors: tuple
+    features: tuple            # model inputs (selected features, selection order)
+    targets: tuple
+    task: str
+    bundle_sha256: str
+
+    @property
+    def k(self) -> int:
+        return len(self.features)
+
+    @property
+    def t(self) -> int:
+        return len(self.targets)
+
+    @property
+    def fixed(self) -> bool:
+        return self.numeric != "float32"
+
+    @property
+    def bundle_id(self) -> int:
+        """First 32 bits of the bundle hash: every generated part checks it at compile time."""
+        return int(self.bundle_sha256[:8], 16)
+
+    @property
+    def kinds(self) -> tuple:
+        return tuple(sorted({e.kind for e in self.extractors}))
+
+
+def _extractor_entries(meta: dict) -> list:
+    by_name = {e["name"]: e for e in meta.get("extractors", []) if isinstance(e, dict)}
+    entries = []
+    for name in meta["required_extractors"]:
+        entry = by_name.get(name)
+        params = (entry or {}).get("params") or {}
+        if params.get("kind") not in KINDS or not params.get("channels"):
+            raise FirmwareGenError(
+                f"required extractor {name!r} has no extractor kind and channels in the bundle "
+                f"(params={params!r}); firmware can only be generated for bundles trained from "
+                f"recordings with a sensors.toml (sensorbudget train RECORDINGS --sensors ...)")
+        if len(entry.get("features", [])) != 1:
+            raise FirmwareGenError(f"extractor {name!r} yields {len(entry['features'])} "
+                                   f"features; the firmware supports one feature per extractor")
+        entries.append(entry)
+    return entries
+
+
+def _window_hop(meta: dict, entries: list) -> tuple:
+    pairs = {(int(e["params"]["window"]), int(e["params"]["hop"])) for e in entries
+             if "window" in e["params"] and "hop" in e["params"]}
+    if "window" in meta and "hop" in meta:
+        pairs.add((int(meta["window"]), int(meta["hop"])))
+    if len(pairs) != 1:
+        raise FirmwareGenError(f"the bundle's extractors need one window and hop; found "
+                               f"{sorted(pairs) or 'none'}")
+    window, hop = pairs.pop()
+    if not (1 <= window <= MAX_WINDOW and 1 <= hop <= MAX_WINDOW):
+        raise FirmwareGenError(f"window={window} and hop={hop} samples must be in "
+                               f"1..{MAX_WINDOW}")
+    return window, hop
+
+
+def device_channels(meta: dict, entries: list) -> list:
+    """Channels of the extractors, in sensor declaration order, then in order of first use."""
+    used = []
+    for e in entries:
+        for c in e["params"]["channels"]:
+            if c not in used:
+                used.append(c)
+    order = [c for s in meta.get("sensors", []) if isinstance(s, dict)
+             for c in s.get("channels", [])]
+    known = [c for c in order if c in used]
+    return known + [c for c in used if c not in known]
+
+
+def power_of_two_above(value: float) -> float:
+    """Smallest power of two strictly above ``value`` (> 0), e.g. 5 -> 8, 8 -> 16, 0.3 -> 0.5."""
+    _, exp = math.frexp(value)
+    return math.ldexp(1.0, exp)
+
+
+def _channel_bounds(meta: dict, arrays: dict, entries: list) -> dict:
+    """Per channel, the largest |value| a selected min/max/last/mean feature saw in training."""
+    bounds = {}
+    for i, feature in enumerate(meta["selected"]):
+        entry = next((e for e in entries if feature in e["features"]), None)
+        if entry is None or entry["params"]["kind"] not in ("min", "max", "last", "mean"):
+            continue
+        (channel,) = entry["params"]["channels"]
+        bound = max(abs(float(arrays["x_min"][i])), abs(float(arrays["x_max"][i])))
+        bounds[channel] = max(bounds.get(channel, 0.0), bound)
+    return bounds
+
+
+def resolve_full_scale(channels, given, bounds) -> tuple:
+    """Full scale of each channel: ``given[channel]`` or ``given["*"]``, else derived from the
+    training bound of a selected min/max/last/mean feature; rounded up to a power of two."""
+    given = dict(given or {})
+    unknown = sorted(set(given) - set(channels) - {"*"})
+    if unknown:
+        raise FirmwareGenError(f"--full-scale names channel {unknown[0]!r}, which the firmware "
+                               f"does not read (channels: {', '.join(channels)})")
+    out = []
+    for c in channels:
+        value = given.get(c, given.get("*"))
+        if value is None and c in bounds:
+            value = power_of_two_above(bounds[c]) if bounds[c] > 0 else 1.0
+        if value is None:
+            raise FirmwareGenError(
+                f"fixed-point firmware needs the full scale of channel {c!r} (samples are sent "
+                f"as Q15 = sample * 32768 / full scale) and the bundle does not bound it; pass "
+                f"--full-scale {c}=VALUE (or --full-scale VALUE for every channel)")
+        value = float(value)
+        if not (math.isfinite(value) and value > 0):
+            raise FirmwareGenError(f"full scale of channel {c!r} is {value!r}; it must be a "
+                                   f"positive number")
+        mant, exp = math.frexp(value)
+        out.append(value if mant == 0.5 else math.ldexp(1.0, exp))
+    return tuple(out)
+
+
+def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePlan:
+    """The :class:`FirmwarePlan` of ``bundle`` for ``numeric`` (raises FirmwareGenError).
+
+    ``full_scale`` ({channel or "*": value}) applies to q15/q31 only.
+    """
+    if numeric not in NUMERICS:
+        raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
+    meta, arrays = bundle.meta, bundle.arrays
+    entries = _extractor_entries(meta)
+    window, hop = _window_hop(meta, entries)
+    channels = device_channels(meta, entries)
+    index = {c: i for i, c in enumerate(channels)}
+    slot_of = {f: i for i, f in enumerate(meta["selected"])}
+    fixed_numeric = numeric != "float32"
+    plans = []
+    for e in entries:
+        kind = e["params"]["kind"]
+        if window < KINDS[kind].min_window:
+            raise FirmwareGenError(f"extractor {e['name']!r} ({kind}) needs a window of at "
+                                   f"least {KINDS[kind].min_window} samples (window={window})")
+        fixed = fixed_numeric and KINDS[kind].fixed_point
+        if fixed and window > MAX_FIXED_WINDOW:
+            raise FirmwareGenError(f"extractor {e['name']!r}: the fixed-point {kind} needs "
+                                   f"window <= {MAX_FIXED_WINDOW} (window={window})")
+        slots = tuple(slot_of[f] for f in e["features"] if f in slot_of)
+        plans.append(ExtractorPlan(e["name"], kind, tuple(index[c] for c in e["params"]["channels"]),
+                                   slots, fixed))
+    fed = sorted(s for p in plans for s in p.slots)
+    if fed != list(range(len(meta["selected"]))):
+        missing = [f for i, f in enumerate(meta["selected"]) if i not in fed]
+        raise FirmwareGenError(f"selected feature {missing[0]!r} comes from no required "
+                               f"extractor of the bundle")
+    scales = None
+    if fixed_numeric:
+        scales = resolve_full_scale(channels, full_scale, _channel_bounds(meta, arrays, entries))
+    return FirmwarePlan(
+        name=name, numeric=numeric, channels=tuple(channels), full_scale=scales,
+        window=window, hop=hop, sample_rate_hz=float(meta.get("sample_rate_hz", 0.0)),
+        extractors=tuple(p for p in plans if p.slots), features=tuple(meta["selected"]),
+        targets=tuple(str(t) for t in (meta.get("classes") or meta["targets"])),
+        task=meta["task"], bundle_sha256=bundle.bundle_sha256())

@@ -1,0 +1,114 @@
+"""What the generated firmware computes, in numpy, bit for bit (the oracle of the C code).
+
+Float32 firmware: every extractor is the float32 definition of :mod:`trainer.extractors` on the
+float32 samples. Fixed-point firmware (q15/q31) receives Q15 samples (:func:`quantize_samples`);
+the kinds with a fixed-point definition run :func:`trainer.extractors.extract_q15` and are turned
+into float32 real values, the float-only kinds run the float32 definitions on the samples
+``(float)q * (full_scale / 32768)``; the features are then quantised by the header's quantiser
+(:func:`export.fixed_point.quantize_inputs`) and fed to the integer model
+(:func:`export.fixed_point.predict_int`). See PROTOCOL.md.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from trainer.extractors import extract, extract_q15
+
+F32 = np.float32
+
+
+def quantize_samples(plan, samples) -> np.ndarray:
+    """Q15 samples (n x channels, int16) the host sends to fixed-point firmware:
+    ``clamp(round_half_away(x * 32768 / full_scale[c]), -32768, 32767)``, NaN -> 0."""
+    x = np.asarray(samples, dtype=np.float64)
+    scale = 32768.0 / np.asarray(plan.full_scale, dtype=np.float64)
+    v = np.nan_to_num(x * scale, nan=0.0, posinf=32767.0, neginf=-32768.0)
+    q = np.sign(v) * np.floor(np.abs(v) + 0.5)
+    return np.clip(q, -32768, 32767).astype(np.int16)
+
+
+def sample_scale(plan) -> np.ndarray:
+    """Float32 real value of one Q15 step per channel (``full_scale / 32768``, exact)."""
+    return (np.asarray(plan.full_scale, dtype=np.float64) / 32768.0).astype(F32)
+
+
+def _windows(column, starts, window) -> np.ndarray:
+    index = np.arange(window)[:, None] + np.asarray(starts, dtype=np.intp)[None, :]
+    return np.asarray(column)[index]
+
+
+def _fixed_value(plan, ext, q, starts) -> np.ndarray:
+    """Float32 real value of a fixed-point extractor (the firmware's conversion)."""
+    (c,) = ext.channels
+    raw = extract_q15(ext.kind, _windows(q[:, c], starts, plan.window).astype(np.int16))
+    if ext.kind == "zcr":
+        return raw.astype(F32) / F32(plan.window - 1)
+    fs = plan.full_scale[c]
+    if ext.kind == "energy":
+        return raw.astype(F32) * F32(fs * fs / 2.0 ** 30)
+    return raw.astype(F32) * F32(fs / 32768.0)
+
+
+def window_features(plan, samples) -> np.ndarray:
+    """Real float32 features (n_windows x k, model input order) of every complete window of a
+    stream of ``samples`` (n x channels; float for float32 firmware, int16 Q15 otherwise)."""
+    samples = np.asarray(samples)
+    starts = np.arange(0, max(0, len(samples) - plan.window + 1), plan.hop)
+    if plan.fixed:
+        q = samples.astype(np.int16)
+        values = q.astype(F32) * sample_scale(plan)[None, :]
+    else:
+        q, values = None, samples.astype(F32)
+    X = np.empty((len(starts), plan.k), dtype=F32)
+    for ext in plan.extractors:
+        if ext.fixed:
+            column = _fixed_value(plan, ext, q, starts)
+        else:
+            ws = [_windows(values[:, c], starts, plan.window) for c in ext.channels]
+            column = extract(ext.kind, ws[0] if ext.per_channel else ws)
+        for slot in ext.slots:
+            X[:, slot] = column
+    return X
+
+
+def fixed_model(plan, bundle):
+    """The header's :class:`~export.fixed_point.FixedPointModel` (None for float32)."""
+    if not plan.fixed:
+        return None
+    from export.fixed_point import quantize_model
+
+    a = bundle.arrays
+    return quantize_model(a["W"], a["b"], a["x_min"], a["x_max"], plan.numeric)
+
+
+def model_inputs(plan, fixed, features) -> np.ndarray:
+    """What PREDICT takes: the features (float32) or their quantised integers."""
+    if fixed is None:
+        return np.asarray(features, dtype=F32)
+    from export.fixed_point import quantize_inputs
+
+    return quantize_inputs(fixed, np.asarray(features, dtype=F32))
+
+
+def scores(plan, bundle, fixed, inputs) -> np.ndarray:
+    """Scores of model inputs (n x k): float32 in the header's order, or integer scores."""
+    inputs = np.asarray(inputs)
+    if fixed is not None:
+        from export.fixed_point import predict_int
+
+        return predict_int(fixed, inputs.astype(np.int64))
+    W, b = np.asarray(bundle.W, dtype=F32), np.asarray(bundle.b, dtype=F32)
+    acc = np.repeat(b[None, :], len(inputs), axis=0)
+    x = inputs.astype(F32)
+    for i in range(W.shape[0]):
+        acc = acc + x[:, i:i + 1] * W[i]
+    return acc
+
+
+def stream(plan, bundle, samples):
+    """(window features, model inputs, scores) the firmware reports for a sample stream."""
+    fixed = fixed_model(plan, bundle)
+    X = window_features(plan, samples)
+    inputs = model_inputs(plan, fixed, X)
+    return X, inputs, scores(plan, bundle, fixed, inputs)

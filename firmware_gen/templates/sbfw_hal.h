@@ -1,0 +1,32 @@
+/*
+ * sbfw_hal.h: what the sensorbudget firmware needs from a target (sensorbudget firmware_gen).
+ * One implementation per target: sbfw_hal_host.c, sbfw_hal_cortex_m.c, sbfw_hal_avr.c.
+ * To run the firmware on another board, implement these functions for it.
+ */
+#ifndef SBFW_HAL_H
+#define SBFW_HAL_H
+
+#include <stdint.h>
+
+#define SBFW_HAL_VERSION 1
+
+/* Cost units (BENCH/STATS), as device_sim.protocol.Unit. */
+#define SBFW_UNIT_NANOSECONDS 0u
+#define SBFW_UNIT_CYCLES 1u
+#define SBFW_UNIT_INSTRUCTIONS 2u
+
+void sbfw_hal_init(void);
+/* Next received byte (blocks), or -1 when the input has ended (host only). */
+int sbfw_hal_getc(void);
+void sbfw_hal_write(const uint8_t *data, uint16_t n);
+/* Wait until everything written has left (end of a response). */
+void sbfw_hal_flush(void);
+/* Cost counter: sbfw_hal_cost_stop returns the cost since sbfw_hal_cost_start in the unit
+ * sbfw_hal_cost_unit() names (not corrected for the counter's own overhead). */
+void sbfw_hal_cost_start(void);
+uint64_t sbfw_hal_cost_stop(void);
+uint8_t sbfw_hal_cost_unit(void);
+/* End the program with an exit code (semihosting on QEMU, GPIOR0 + sleep on simavr). */
+void sbfw_hal_exit(uint8_t code);
+
+#endif /* SBFW_HAL_H */

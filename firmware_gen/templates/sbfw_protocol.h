@@ -1,0 +1,119 @@
+/*
+ * sbfw_protocol.h: framing of the sensorbudget serial protocol (device side), see PROTOCOL.md.
+ * Frame: 0xA5 0x5A | len u16 | seq u8 | cmd u8 | payload (len - 2 bytes) | crc u16, little-endian,
+ * CRC-16/CCITT-FALSE over len..payload. The caller owns both buffers (no malloc).
+ */
+#ifndef SBFW_PROTOCOL_H
+#define SBFW_PROTOCOL_H
+
+#include <stdint.h>
+#include <string.h>
+
+#define SBFW_RUNTIME_VERSION 1
+#define SBFW_PROTOCOL_VERSION 1
+#define SBFW_MAX_BODY 1026u    /* seq + cmd + payload, the protocol's limit */
+#define SBFW_OVERHEAD 8u       /* sync 2 + len 2 + seq + cmd + crc 2 */
+
+/* Device buffers: payload bytes a request / response may carry (targets lower them). */
+#ifndef SBFW_RX_PAYLOAD
+#define SBFW_RX_PAYLOAD 1024u
+#endif
+#ifndef SBFW_TX_PAYLOAD
+#define SBFW_TX_PAYLOAD 1024u
+#endif
+
+enum {
+    SBFW_CMD_HELLO = 0x01, SBFW_CMD_PUSH_SAMPLES = 0x02, SBFW_CMD_PREDICT = 0x03,
+    SBFW_CMD_BENCH = 0x04, SBFW_CMD_STATS = 0x05, SBFW_CMD_RESET = 0x06,
+    SBFW_CMD_QUIT = 0x7E, SBFW_CMD_ERROR = 0x7F
+};
+enum { SBFW_ERR_NONE = 0, SBFW_ERR_UNKNOWN_COMMAND = 1, SBFW_ERR_BAD_LENGTH = 2,
+       SBFW_ERR_BAD_VALUE = 3 };
+/* sbfw_link_feed / sbfw_link_done results */
+enum { SBFW_NONE = 0, SBFW_FRAME = 1, SBFW_OVERSIZE = 2 };
+
+typedef struct {
+    uint8_t *rx;             /* raw bytes of the frame being received */
+    uint16_t rx_cap, rx_len;
+    uint8_t *tx;             /* the last response frame (kept for retries) */
+    uint16_t tx_cap, tx_len;
+    uint16_t frame_len;      /* bytes of the ready frame at rx[0] */
+    uint8_t ready;           /* SBFW_NONE, SBFW_FRAME or SBFW_OVERSIZE */
+    uint8_t req_seq, req_cmd;
+    uint16_t req_crc, req_payload_len;
+    uint8_t skipping;        /* consuming a valid-length frame too large for rx */
+    uint16_t skip_left;      /* payload bytes still to consume */
+    uint8_t skip_crc_bytes;  /* CRC bytes received so far */
+    uint16_t skip_crc, skip_rx_crc;
+    uint8_t cache_valid, cache_seq;
+    uint16_t cache_crc;
+    uint16_t dropped;        /* frames dropped (bad length or CRC) */
+} sbfw_link_t;
+
+uint16_t sbfw_crc16(const uint8_t *data, uint16_t n, uint16_t crc);
+void sbfw_link_init(sbfw_link_t *l, uint8_t *rx, uint16_t rx_cap, uint8_t *tx, uint16_t tx_cap);
+/* Give one received byte; returns SBFW_FRAME / SBFW_OVERSIZE when a request is ready. */
+uint8_t sbfw_link_feed(sbfw_link_t *l, uint8_t byte);
+/* Release the ready request; returns the status of the next buffered one. */
+uint8_t sbfw_link_done(sbfw_link_t *l);
+/* The ready request repeats the last executed one (same seq and CRC): resend, do not execute. */
+int sbfw_link_is_retry(const sbfw_link_t *l);
+void sbfw_link_resend(sbfw_link_t *l);
+/* Payload of the ready request, and where to write the response payload (capacity below). */
+const uint8_t *sbfw_link_request(const sbfw_link_t *l);
+uint8_t *sbfw_link_response(sbfw_link_t *l);
+uint16_t sbfw_link_response_cap(const sbfw_link_t *l);
+/* Frame, send and remember the response payload of n bytes written at sbfw_link_response. */
+void sbfw_link_send(sbfw_link_t *l, uint8_t cmd, uint16_t n);
+
+/* Little-endian payload helpers. */
+static inline uint16_t sbfw_get_u16(const uint8_t *p)
+{
+    return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+static inline uint32_t sbfw_get_u32(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static inline void sbfw_put_u16(uint8_t *p, uint16_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+}
+static inline void sbfw_put_u32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+static inline void sbfw_put_u64(uint8_t *p, uint64_t v)
+{
+    sbfw_put_u32(p, (uint32_t)v);
+    sbfw_put_u32(p + 4, (uint32_t)(v >> 32));
+}
+static inline int16_t sbfw_get_i16(const uint8_t *p)
+{
+    const uint16_t u = sbfw_get_u16(p);
+    return (int16_t)(u >= 0x8000u ? (int32_t)u - 65536 : (int32_t)u);
+}
+static inline int32_t sbfw_get_i32(const uint8_t *p)
+{
+    const uint32_t u = sbfw_get_u32(p);
+    return u >= UINT32_C(0x80000000) ? -(int32_t)(UINT32_C(0xFFFFFFFF) - u) - 1 : (int32_t)u;
+}
+static inline float sbfw_get_f32(const uint8_t *p)
+{
+    const uint32_t u = sbfw_get_u32(p);
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+static inline void sbfw_put_f32(uint8_t *p, float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    sbfw_put_u32(p, u);
+}
+
+#endif /* SBFW_PROTOCOL_H */

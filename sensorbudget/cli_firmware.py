@@ -1,0 +1,144 @@
+"""``sensorbudget firmware`` and ``sensorbudget flash``: generate, build and flash firmware."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import click
+
+from ._errors import CliError, handle_errors
+from .cli_export import BUNDLE_ARG, write_atomically
+
+TARGET_NAMES = ("host", "cortex-m4f", "cortex-m3", "avr")
+NUMERIC_NAMES = ("float32", "q15", "q31")
+
+
+def parse_full_scale(ctx, param, values) -> dict:
+    """``--full-scale acc_x=16 --full-scale 8`` -> {"acc_x": 16.0, "*": 8.0}."""
+    out = {}
+    for text in values:
+        channel, _, value = text.rpartition("=")
+        try:
+            number = float(value)
+        except ValueError:
+            raise click.BadParameter(f"{text!r} is not [CHANNEL=]NUMBER", ctx, param) from None
+        if not number > 0 or number == float("inf"):
+            raise click.BadParameter(f"{text!r}: the full scale must be a positive number",
+                                     ctx, param)
+        out[channel or "*"] = number
+    return out
+
+
+def _check_output(out: Path) -> None:
+    """Refuse to write into a non-empty directory that is not a generated firmware."""
+    if out.exists() and not out.is_dir():
+        raise CliError(f"output {str(out)!r} exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not (out / "firmware.json").is_file():
+        raise CliError(f"output directory {str(out)!r} is not empty and holds no firmware.json; "
+                       f"refusing to write generated files into it")
+
+
+@click.command("firmware")
+@click.argument("bundle_dir", type=BUNDLE_ARG)
+@click.option("--target", type=click.Choice(TARGET_NAMES), required=True,
+              help="host (gcc, stdin/stdout), cortex-m4f / cortex-m3 (arm-none-eabi-gcc, QEMU "
+                   "mps2-an386 / mps2-an385) or avr (avr-gcc, ATmega328P at 16 MHz).")
+@click.option("--numeric", type=click.Choice(NUMERIC_NAMES), default="float32",
+              show_default=True, help="Model arithmetic: float32, or fixed point (Q15 samples; "
+                                      "Q15 or Q31 model).")
+@click.option("-o", "--output", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Directory for the sources (and, with --build, the binaries).")
+@click.option("--name", default="sbmodel", show_default=True,
+              help="Prefix of every generated C symbol.")
+@click.option("--full-scale", multiple=True, callback=parse_full_scale,
+              metavar="[CHANNEL=]VALUE",
+              help="Q15 full scale of a channel's samples (q15/q31; repeatable; without "
+                   "CHANNEL= for every channel). Default: from the bundle's training ranges.")
+@click.option("--kernel", type=click.Choice(("auto", "loop", "unrolled")), default="auto",
+              show_default=True, help="Model kernel: unrolled straight-line code with constant "
+                                      "weights, or the header's loop (auto: unrolled up to "
+                                      "256 multiply-adds).")
+@click.option("--build", "do_build", is_flag=True,
+              help="Compile (.elf/.hex/.bin for MCUs) and report flash and RAM per section.")
+@handle_errors
+def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, kernel, do_build):
+    """Generate firmware for BUNDLE_DIR: the model header, streaming extractors, a main loop
+    speaking the framed serial protocol, the target's startup/HAL and a Makefile."""
+    from firmware_gen import generate_firmware
+    from trainer.bundle import load_bundle
+
+    _check_output(out_dir)
+    fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric, name=name,
+                           full_scale=full_scale, kernel=kernel)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for fname, text in fw.files.items():
+        write_atomically(out_dir / fname, text.encode("ascii"))
+    plan, m = fw.plan, fw.manifest
+    click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
+               f"features -> {plan.t} scores, {len(plan.extractors)} extractors on "
+               f"{len(plan.channels)} channels ({', '.join(plan.channels)}), window "
+               f"{plan.window}, hop {plan.hop}, {m['kernel']} kernel")
+    if plan.full_scale is not None:
+        click.echo("Q15 sample full scales: " + ", ".join(
+            f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
+    if do_build:
+        _build(out_dir, fw)
+
+
+def _build(out_dir: Path, fw) -> None:
+    from firmware_gen.build import FOOTPRINT, build, build_simavr_harness, format_footprint
+    from firmware_gen.errors import FirmwareGenError
+
+    fp = build(out_dir)
+    write_atomically(out_dir / FOOTPRINT, (json.dumps(fp, indent=2, sort_keys=True) + "\n")
+                     .encode("ascii"))
+    click.echo(format_footprint(fp))
+    click.echo(f"built {', '.join(fp['artifacts'].values())}; footprint in {out_dir / FOOTPRINT}")
+    if fw.target == "avr":
+        try:
+            build_simavr_harness(out_dir)
+            click.echo(f"simulate: {out_dir / 'sbfw_simavr'} {out_dir / 'firmware.elf'}")
+        except FirmwareGenError as exc:
+            click.echo(f"(simavr harness not built: {exc})", err=True)
+    elif fw.target != "host":
+        click.echo("run: " + shlex.join(fw.manifest["run"]) + f" (in {out_dir})")
+
+
+@click.command("flash")
+@click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--port", default=None,
+              help="AVR: serial port of the board (/dev/ttyACM0, net:HOST:PORT). Cortex-M: "
+                   "mount point of a mass-storage board, or the pyocd probe id.")
+@click.option("--programmer", type=click.Choice(("auto", "avrdude", "pyocd", "openocd", "copy")),
+              default="auto", show_default=True,
+              help="auto: avrdude for AVR; for Cortex-M a copy to --port if it is a directory, "
+                   "else pyocd, else OpenOCD.")
+@click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
+              help="Bootloader baud rate (AVR; Arduino Uno optiboot: 115200).")
+@click.option("--chip", default=None, help="Cortex-M target: pyocd target name or OpenOCD "
+                                           "target/<CHIP>.cfg.")
+@click.option("--avrdude-programmer", default="arduino", show_default=True,
+              help="avrdude -c programmer (arduino = STK500v1 serial bootloader).")
+@click.option("--openocd-config", default=None,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="OpenOCD board configuration file (replaces --chip).")
+@click.option("--dry-run", is_flag=True, help="Print what would be done, do not flash.")
+@handle_errors
+def flash_command(out_dir, port, programmer, baud, chip, avrdude_programmer, openocd_config,
+                  dry_run):
+    """Flash the firmware built in OUT_DIR (by 'sensorbudget firmware --build') onto a board."""
+    from firmware_gen.flash import flash, flash_plan
+
+    options = dict(port=port, programmer=programmer, baud=baud, chip=chip,
+                   avrdude_programmer=avrdude_programmer, openocd_config=openocd_config)
+    plan = flash_plan(out_dir, **options)
+    what = shlex.join(plan.argv) if plan.argv else f"cp {plan.source} {plan.destination}"
+    if dry_run:
+        click.echo(f"would run: {what}")
+        return
+    click.echo(f"{plan.message}: {what}")
+    flash(out_dir, **options)
+    click.echo("done")

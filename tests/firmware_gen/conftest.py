@@ -1,0 +1,158 @@
+"""Session fixtures: bundles trained on the real recordings, and firmware built once per
+(bundle, target, numeric, kernel) so every test reuses the binaries."""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+BASIC_MOTIONS = DATA / "basic_motions"
+AIR_QUALITY = ROOT / "data" / "air_quality_uci" / "AirQualityUCI.csv"
+#: one feature of every extractor kind, spread over the channels
+KIND_FEATURES = ["acc_x.mean", "acc_y.std", "acc_z.min", "gyro_x.max", "gyro_y.ptp",
+                 "gyro_z.rms", "acc_x.mad", "acc_y.zcr", "acc_z.energy", "gyro_x.last",
+                 "acc.mag_mean", "gyr.mag_std", "acc.mag_max", "accy_gyry.corr"]
+
+
+def train(fs, out, budget, columns=None):
+    """A bundle like ``sensorbudget train RECORDINGS --sensors``, optionally on a subset."""
+    from sensorbudget.cli import estimator_for_task
+    from trainer.bundle import bundle_contents, load_bundle, save_bundle
+
+    X = np.asarray(fs.X, dtype=np.float64)
+    names = list(fs.feature_names)
+    extractors, sensors, structure = fs.bundle_structure()
+    if columns is not None:
+        idx = [names.index(c) for c in columns]
+        X, names = X[:, idx], [names[i] for i in idx]
+        extractors = [e for e in extractors if e["features"][0] in names]
+    est, y, targets, extra = estimator_for_task(fs.task, np.asarray(fs.Y), list(fs.target_names))
+    est.set_params(budget=budget, lam=1.0)
+    est.fit(X, y)
+    if fs.task == "multiclass":
+        targets = [str(c) for c in est.classes_.tolist()]
+        extra = {"classes": targets}
+    meta, arrays = bundle_contents(est, X, names, targets, task=fs.task, extractors=extractors,
+                                   sensors=sensors, extra={**structure, **extra})
+    save_bundle(out, meta, arrays)
+    bundle = load_bundle(out)
+    bundle.path = Path(out)
+    return bundle
+
+
+@pytest.fixture(scope="session")
+def bm_features():
+    if not BASIC_MOTIONS.is_dir():
+        pytest.skip(f"{BASIC_MOTIONS} is missing (shared data not available)")
+    from trainer.feature_set import load_feature_set
+
+    return load_feature_set(BASIC_MOTIONS, ROOT / "examples" / "basic_motions.sensors.toml")
+
+
+@pytest.fixture(scope="session")
+def bm_recordings(bm_features):
+    from trainer.recordings import load_recordings
+
+    return load_recordings(BASIC_MOTIONS, bm_features.sample_rate)
+
+
+@pytest.fixture(scope="session")
+def bm_bundle(bm_features, tmp_path_factory):
+    """BasicMotions, 12 features greedily selected (4 classes)."""
+    return train(bm_features, tmp_path_factory.mktemp("bundles") / "bm", 12)
+
+
+@pytest.fixture(scope="session")
+def kinds_bundle(bm_features, tmp_path_factory):
+    """BasicMotions restricted to one feature of every extractor kind (14 features)."""
+    return train(bm_features, tmp_path_factory.mktemp("bundles") / "kinds", len(KIND_FEATURES),
+                 KIND_FEATURES)
+
+
+@pytest.fixture(scope="session")
+def aq_features():
+    if not AIR_QUALITY.is_file():
+        pytest.skip(f"{AIR_QUALITY} is missing")
+    from trainer.feature_set import load_feature_set
+
+    return load_feature_set(AIR_QUALITY, ROOT / "examples" / "air_quality.sensors.toml")
+
+
+@pytest.fixture(scope="session")
+def aq_bundle(aq_features, tmp_path_factory):
+    """Air Quality, 6 extractors for the 4 pollutant targets (regression)."""
+    return train(aq_features, tmp_path_factory.mktemp("bundles") / "aq", 6)
+
+
+def bm_full_scale(recordings) -> dict:
+    """Power-of-two full scale above the largest |sample| of each BasicMotions channel."""
+    from firmware_gen.plan import power_of_two_above
+
+    channels = recordings.recordings[0].columns
+    return {c: power_of_two_above(max(float(np.nanmax(np.abs(r.columns[c])))
+                                      for r in recordings.recordings))
+            for c in channels}
+
+
+@dataclass
+class Built:
+    out: Path
+    firmware: object
+    bundle: object
+    harness: Path | None = None
+
+    def start(self):
+        from firmware_gen import runners
+
+        return runners.start(self.out, harness=self.harness)
+
+    @property
+    def plan(self):
+        return self.firmware.plan
+
+
+def need_tools(*tools):
+    missing = [t for t in tools if shutil.which(t) is None]
+    if missing:
+        pytest.skip(f"{missing[0]} is not installed (make deps-embedded)")
+
+
+@pytest.fixture(scope="session")
+def firmware(tmp_path_factory):
+    """``firmware(bundle, target, numeric, **options)`` -> :class:`Built`, built once."""
+    from firmware_gen import generate_firmware
+    from firmware_gen.build import build, build_simavr_harness, write_firmware
+
+    cache = {}
+    root = tmp_path_factory.mktemp("firmware")
+
+    def get(bundle, target, numeric="float32", *, kernel="auto", full_scale=None,
+            make_vars=None, name="sbmodel"):
+        key = (bundle.bundle_sha256(), target, numeric, kernel, name,
+                   tuple(sorted((make_vars or {}).items())),
+               tuple(sorted((full_scale or {}).items())))
+        if key not in cache:
+            tools = {"host": ["gcc"], "avr": ["avr-gcc"]}.get(target, ["arm-none-eabi-gcc"])
+            need_tools("make", *tools)
+            fw = generate_firmware(bundle, target=target, numeric=numeric, name=name,
+                                   full_scale=full_scale, kernel=kernel)
+            out = write_firmware(fw, root / f"fw{len(cache)}")
+            build(out, make_vars=make_vars)
+            harness = None
+            if target == "avr":
+                if "harness" not in cache:
+                    need_tools("gcc")
+                    if not Path("/usr/include/simavr/sim_avr.h").is_file():
+                        pytest.skip("libsimavr-dev is not installed")
+                    cache["harness"] = build_simavr_harness(root / "simavr")
+                harness = cache["harness"]
+            cache[key] = Built(out, fw, bundle, harness)
+        return cache[key]
+
+    return get

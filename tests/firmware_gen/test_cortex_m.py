@@ -1,0 +1,63 @@
+"""Cortex-M firmware booted in QEMU (mps2-an386 / mps2-an385, -icount shift=0): protocol,
+parity with the Python reference on a real recording, costs in instructions, exit codes."""
+
+import struct
+
+import numpy as np
+import pytest
+
+from device_sim.protocol import Cmd, Err, Unit, encode_frame
+from firmware_gen import reference
+from tests.firmware_gen.conftest import bm_full_scale, need_tools
+from tests.firmware_gen.helpers import (device_samples, expect_error, predict, push_samples,
+                                        same_bits)
+
+
+@pytest.fixture(autouse=True)
+def _qemu():
+    need_tools("qemu-system-arm", "arm-none-eabi-gcc")
+
+
+@pytest.mark.parametrize("target,numeric", [("cortex-m4f", "float32"), ("cortex-m3", "q15"),
+                                            ("cortex-m4f", "q31")])
+def test_boots_and_matches_the_reference(firmware, kinds_bundle, bm_recordings, target,
+                                         numeric):
+    built = firmware(kinds_bundle, target, numeric, full_scale=bm_full_scale(bm_recordings))
+    plan = built.plan
+    samples = device_samples(plan, bm_recordings.recordings[12].columns)
+    _, inputs, expected = reference.stream(plan, kinds_bundle, samples)
+    with built.start() as dev:
+        hello = dev.call(Cmd.HELLO)
+        assert struct.unpack_from("<BBHHHHH", hello)[:4] == (1, ["float32", "q15", "q31"].index(
+            numeric), plan.k, plan.t)
+        windows, scores = push_samples(dev, plan, samples, 33)
+        assert windows == list(range(len(expected)))
+        assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
+        assert same_bits(predict(dev, plan, inputs[3]), scores[3])
+        unit, extract, model = struct.unpack("<BII", dev.call(Cmd.STATS))
+        assert unit == Unit.INSTRUCTIONS and extract > model > 0
+        unit, total = dev.bench(2000, 0)
+        assert unit == Unit.INSTRUCTIONS and 20 * 2000 < total < 5000 * 2000
+        # malformed input does not crash it
+        dev.write(b"\xa5\x5a\x00\x00" + b"\x13" * 9)
+        expect_error(dev, 0x33, b"", Err.UNKNOWN_COMMAND)
+        assert dev.quit(7) == 7                    # semihosting exit code
+
+
+def test_m4f_float32_model_costs_at_most_3_2_instructions_per_mac(firmware, bm_bundle):
+    built = firmware(bm_bundle, "cortex-m4f", "float32")
+    with built.start() as dev:
+        dev.call(Cmd.PREDICT, np.linspace(-1, 1, built.plan.k).astype("<f4").tobytes())
+        _, total = dev.bench(20000, 0)
+        dev.quit(0)
+    per_mac = total / 20000 / (built.plan.k * built.plan.t)
+    assert per_mac <= 3.2, per_mac
+
+
+def test_m3_ignores_a_frame_with_a_bad_crc(firmware, bm_bundle):
+    built = firmware(bm_bundle, "cortex-m3", "float32")
+    with built.start() as dev:
+        dev.write(encode_frame(3, Cmd.HELLO)[:-1] + b"\x00")       # bad CRC: no answer
+        assert dev.frames(0.5) == []
+        assert dev.call(Cmd.HELLO)[12:] == b"sbmodel"
+        assert dev.quit(0) == 0

@@ -1,0 +1,103 @@
+"""Flashing without hardware: avrdude against a fake Arduino bootloader on a loopback socket
+(net:HOST:PORT), and the commands built for pyocd, OpenOCD and mass-storage boards."""
+
+import shutil
+
+import pytest
+
+from firmware_gen import FirmwareGenError
+from firmware_gen import flash as flash_mod
+from firmware_gen.flash import flash, flash_plan
+from tests.firmware_gen.conftest import need_tools
+from tests.firmware_gen.stk500 import FakeBootloader, read_hex
+
+
+def test_avrdude_writes_exactly_the_hex_image(firmware, bm_bundle):
+    need_tools("avrdude")
+    built = firmware(bm_bundle, "avr", "float32")
+    boot = FakeBootloader()
+    plan = flash(built.out, port=f"net:127.0.0.1:{boot.port}", timeout=60)
+    boot.thread.join(10)
+    assert plan.tool == "avrdude" and boot.error is None
+    image = read_hex(built.out / "firmware.hex")
+    assert image and {a: boot.flash[a] for a in image} == image
+    assert all(v == 0xFF for a, v in boot.flash.items() if a not in image)   # page padding
+    assert 0x75 in boot.commands and 0x74 in boot.commands     # signature read, verified
+
+
+@pytest.fixture
+def tools(monkeypatch):
+    """Pretend the given tools are installed."""
+    from types import SimpleNamespace
+
+    installed = set()
+    fake = SimpleNamespace(which=lambda name: f"/usr/bin/{name}" if name in installed else None,
+                           copyfile=shutil.copyfile)
+    monkeypatch.setattr(flash_mod, "shutil", fake)
+    return installed
+
+
+@pytest.fixture(scope="module")
+def cm_out(tmp_path_factory):
+    """A Cortex-M firmware directory with stand-in artifacts (command construction only)."""
+    import json
+
+    out = tmp_path_factory.mktemp("cm")
+    (out / "firmware.json").write_text(json.dumps({
+        "format": "sensorbudget-firmware", "target": "cortex-m4f",
+        "artifacts": {"elf": "firmware.elf", "hex": "firmware.hex", "bin": "firmware.bin"}}))
+    for name in ("firmware.elf", "firmware.hex", "firmware.bin"):
+        (out / name).write_bytes(b"\x00" * 16)
+    return out
+
+
+def test_pyocd_command(tools, cm_out):
+    tools.add("pyocd")
+    plan = flash_plan(cm_out, chip="stm32f411re", port="0240000034")
+    assert plan.argv == ["pyocd", "flash", "-t", "stm32f411re", "-u", "0240000034",
+                         str(cm_out / "firmware.hex")]
+    with pytest.raises(FirmwareGenError, match="--chip"):
+        flash_plan(cm_out)
+
+
+def test_openocd_command(tools, cm_out, tmp_path):
+    tools.add("openocd")
+    plan = flash_plan(cm_out, chip="stm32f4x")
+    assert plan.argv == ["openocd", "-f", "interface/cmsis-dap.cfg", "-f", "target/stm32f4x.cfg",
+                         "-c", f"program {cm_out / 'firmware.elf'} verify reset exit"]
+    cfg = tmp_path / "board.cfg"
+    plan = flash_plan(cm_out, programmer="openocd", openocd_config=cfg)
+    assert plan.argv[:3] == ["openocd", "-f", str(cfg)]
+
+
+def test_mass_storage_copy(tools, cm_out, tmp_path):
+    drive = tmp_path / "DAPLINK"
+    drive.mkdir()
+    plan = flash(cm_out, port=str(drive))
+    assert plan.tool == "copy" and (drive / "firmware.bin").read_bytes() == b"\x00" * 16
+
+
+def test_clear_errors(tools, cm_out, firmware, bm_bundle, tmp_path):
+    with pytest.raises(FirmwareGenError, match="no Cortex-M flashing tool.*firmware.bin"):
+        flash_plan(cm_out)
+    with pytest.raises(FirmwareGenError, match="pyocd is not installed"):
+        flash_plan(cm_out, programmer="pyocd", chip="x")
+    with pytest.raises(FirmwareGenError, match="mounted drive"):
+        flash_plan(cm_out, programmer="copy", port=str(tmp_path / "nope"))
+    with pytest.raises(FirmwareGenError, match="not flashed"):
+        flash_plan(firmware(bm_bundle, "host").out)
+    if shutil.which("avr-gcc") is None:
+        return
+    avr = firmware(bm_bundle, "avr", "float32").out
+    with pytest.raises(FirmwareGenError, match="avrdude is not installed"):
+        flash_plan(avr, port="net:x:1")
+    tools.add("avrdude")
+    with pytest.raises(FirmwareGenError, match="--port is required"):
+        flash_plan(avr)
+    with pytest.raises(FirmwareGenError, match="does not exist"):
+        flash_plan(avr, port="/dev/ttyNOPE0")
+    with pytest.raises(FirmwareGenError, match="avrdude, not pyocd"):
+        flash_plan(avr, port="/dev/null", programmer="pyocd")
+    plan = flash_plan(avr, port="/dev/null", baud=57600)
+    assert plan.argv == ["avrdude", "-p", "atmega328p", "-c", "arduino", "-P", "/dev/null",
+                         "-b", "57600", "-D", "-U", f"flash:w:{avr / 'firmware.hex'}:i"]
