@@ -19,8 +19,9 @@ venv: $(STAMP)
 demo: $(STAMP)
 	@echo "== 1. recordings -> candidate features (Air Quality hourly stream, 8 channels, sensors.toml)"
 	$(BIN)/sensorbudget features $(AIR) --sensors examples/air_quality.sensors.toml -o $(OUT)/air_features.npz
-	@echo "== 2. greedy RLS: choose 6 extractors for the 4 pollutant targets (lambda by LOO)"
-	$(BIN)/sensorbudget train $(OUT)/air_features.npz --budget 6 -o $(OUT)/air_bundle
+	@echo "== 2. greedy RLS under a budget: at most 8 extractors and 30 EUR of sensors (lambda by LOO)"
+	$(BIN)/sensorbudget train $(OUT)/air_features.npz --budget 8 --max-cost 30 \
+	    --plot $(OUT)/pareto.png -o $(OUT)/air_bundle
 	@echo "== 3. the bundle's selection path"
 	$(BIN)/sensorbudget info $(OUT)/air_bundle
 	@echo "== 4. export: ONNX (all candidate inputs) and a Q15 C header; check both"
@@ -28,6 +29,11 @@ demo: $(STAMP)
 	$(BIN)/sensorbudget export c-header $(OUT)/air_bundle -o $(OUT)/model.h --numeric q15
 	$(BIN)/sensorbudget info $(OUT)/model.onnx
 	$(BIN)/python examples/check_export.py $(OUT)/air_bundle --onnx $(OUT)/model.onnx --header $(OUT)/model.h
+	@echo "== 5. firmware: streaming extractors + protocol main loop, built for the host (and Cortex-M4F if installed)"
+	$(BIN)/sensorbudget firmware $(OUT)/air_bundle --target host --numeric float32 -o $(OUT)/fw_host --build
+	@if command -v arm-none-eabi-gcc >/dev/null; then \
+	    $(BIN)/sensorbudget firmware $(OUT)/air_bundle --target cortex-m4f --numeric float32 -o $(OUT)/fw_m4f --build; \
+	else echo "(arm-none-eabi-gcc not installed: run 'make deps-embedded' for Cortex-M and AVR builds)"; fi
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -40,7 +46,7 @@ deps-embedded:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    gcc make python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi \
-	    qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev
+	    qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev avrdude
 
 clean:
 	rm -rf $(OUT) build .pytest_cache
