@@ -2,5 +2,7 @@
 
 from .errors import BundleError, DataError, TrainerError
 from .estimators import GreedyRLS, GreedyRLSClassifier
+from .ranking import GreedyRankRLS
 
-__all__ = ["GreedyRLS", "GreedyRLSClassifier", "TrainerError", "DataError", "BundleError"]
+__all__ = ["GreedyRLS", "GreedyRLSClassifier", "GreedyRankRLS", "TrainerError", "DataError",
+           "BundleError"]

@@ -223,7 +223,9 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
     ``added_sensors``, ``loo_mse``, ``loo_mse_per_target``, ``cost`` (cumulative unit price)
     and ``costs`` (cumulative totals of every kind; separate mode adds
     ``costs_mean_per_target``). ``costs`` at the top level breaks the final cost down by
-    extractor and sensor and repeats the budgets.
+    extractor and sensor and repeats the budgets. ``criterion`` ("loo" or "leave-group-out";
+    the path's ``loo_mse`` values are that criterion's), ``n_groups`` (None for LOO) and
+    ``target_rows`` (rows each target was fitted on: its non-missing rows) describe the fit.
     """
     features, targets = [str(f) for f in features], [str(t) for t in targets]
     sel = [int(i) for i in est.selected_]
@@ -257,6 +259,10 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
         "sensors": [] if sensors is None else sensors,
         "required_extractors": required, "required_sensors": req_sensors,
         "costs": _cost_breakdown(est, plan, rename, path),
+        "criterion": str(getattr(est, "criterion_", "loo")),
+        "n_groups": _number_or_none(getattr(est, "n_groups_", None)),
+        "target_rows": [int(r) for r in getattr(est, "target_rows_",
+                                                [Xs.shape[0]] * len(targets))],
     }
     if lam.size > 1:
         meta["lam_per_target"] = lam.tolist()

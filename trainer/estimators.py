@@ -9,8 +9,10 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
+                                      column_or_1d, validate_data)
 
+from ._caches import target_blocks
 from ._rls_math import ridge_weights
 from .errors import TrainerError
 from .costs import build_plan
@@ -19,6 +21,38 @@ from .selection import (LAMBDA_GRID, STRATEGIES, Preprocessing, merge_target_pat
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 MODES = ("joint", "separate")
+
+
+def check_groups(groups, n_samples: int):
+    """Validated sample group ids (n,) or None; raises :class:`TrainerError`."""
+    if groups is None:
+        return None
+    groups = np.asarray(groups)
+    if groups.ndim != 1 or groups.shape[0] != n_samples:
+        raise TrainerError(f"groups has shape {groups.shape}; expected ({n_samples},), one id "
+                           f"per sample")
+    if groups.dtype.kind == "f" and np.isnan(groups).any():
+        raise TrainerError(f"groups holds NaN in row {int(np.flatnonzero(np.isnan(groups))[0])}")
+    try:
+        n_groups = np.unique(groups).size
+    except TypeError:
+        raise TrainerError("groups must hold comparable ids (all numbers or all strings)") from None
+    if n_groups < 2:
+        raise TrainerError(f"groups has {n_groups} distinct value(s); leave-group-out needs "
+                           f"at least 2")
+    return groups
+
+
+def validate_targets_allow_nan(est, X, y):
+    """(X, y) validated as sklearn does, except that y may hold NaN (missing targets)."""
+    if y is not None:
+        y_arr = check_array(y, ensure_2d=False, ensure_all_finite="allow-nan", dtype=np.float64,
+                            input_name="y")
+        if np.isnan(y_arr).any():
+            X = validate_data(est, X, dtype=np.float64)
+            check_consistent_length(X, y_arr)
+            return X, y_arr
+    return validate_data(est, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
 
 
 class _GreedyRLSBase:
@@ -75,19 +109,25 @@ class _GreedyRLSBase:
             raise TrainerError(f"{n_samples} sample(s) given; at least 2 are required")
         return plan
 
-    def _fit_targets(self, X, Y, progress=None):
-        """Select features for the target matrix Y (n x t) and set every fitted attribute."""
+    def _fit_targets(self, X, Y, progress=None, groups=None):
+        """Select features for the target matrix Y (n x t, NaN = missing) and set every fitted
+        attribute; ``groups`` (n,) switches the criterion to leave-group-out."""
         n, d = X.shape
         plan = self._check_params(n, d)
+        groups = check_groups(groups, n)
         X = np.asarray(X, dtype=np.float64)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
-        columns = [slice(None)] if self.mode == "joint" else [[q] for q in range(Y.shape[1])]
+        columns = ([np.arange(Y.shape[1])] if self.mode == "joint"
+                   else [np.array([q]) for q in range(Y.shape[1])])
         fits = [select_with_lambda(X, Y[:, c], self.budget, self.lam,
                                    replace(prep, y_mean=prep.y_mean[c]),
                                    dtype=_DTYPES[self.dtype], progress=progress, plan=plan,
-                                   strategy=self.strategy) for c in columns]
+                                   strategy=self.strategy, groups=groups) for c in columns]
         records = [path_records(path, plan, n) for path, _ in fits]
         paths = [path for path, _ in fits]
+        self.criterion_ = paths[0].criterion
+        self.n_groups_ = None if groups is None else int(np.unique(groups).size)
+        self.target_rows_ = np.asarray([r for p in paths for r in p.target_rows], dtype=np.intp)
         self.path_ = records[0] if self.mode == "joint" else merge_target_paths(records, plan)
         self.selected_ = np.asarray([f for e in self.path_ for f in e["added"]], dtype=np.intp)
         self.selected_extractors_ = [x for e in self.path_ for x in e["added_extractors"]]
@@ -96,26 +136,35 @@ class _GreedyRLSBase:
         self.loo_path_ = np.asarray([e["loo_mse"] for e in self.path_ for _ in e["added"]])
         self.cost_plan_ = plan
         self.strategy_ = paths[0].strategy if self.mode == "joint" else [p.strategy for p in paths]
-        self._set_weights(X, Y, prep, paths, fits)
+        self._set_weights(X, Y, prep, columns, fits)
         if self.mode == "separate":
             self.target_paths_ = records
             self.target_selected_ = [np.asarray(p.selected, dtype=np.intp) for p in paths]
             self.costs_mean_per_target_ = dict(self.path_[-1]["costs_mean_per_target"])
         return self
 
-    def _set_weights(self, X, Y, prep, paths, fits):
-        """Ridge weights on the selected features (per target in separate mode), original units."""
+    def _set_weights(self, X, Y, prep, columns, fits):
+        """Ridge weights on the selected features (per target in separate mode), original units.
+
+        Each target's weights and intercept use the rows where it is observed, centred and
+        scaled as in its selection (:func:`trainer._caches.target_blocks`).
+        """
         sel = self.selected_
-        Xs = (X[:, sel] - prep.x_mean[sel]) / prep.x_scale[sel]
-        Yc = Y - prep.y_mean
         position = {int(f): i for i, f in enumerate(sel)}
-        W = np.zeros((sel.size, Y.shape[1]))
+        coef = np.zeros((sel.size, Y.shape[1]))
+        intercept = np.zeros(Y.shape[1])
         lams, loos = [], []
-        for q, (path, finals) in enumerate(fits):
-            targets = np.arange(Y.shape[1]) if self.mode == "joint" else np.array([q])
-            rows = np.array([position[f] for f in path.selected], dtype=np.intp)
-            W[np.ix_(rows, targets)] = ridge_weights(Xs[:, rows], Yc[:, targets], path.lam)
-            size = Y.size if self.mode == "joint" else Y.shape[0]
+        for cols, (path, finals) in zip(columns, fits):
+            f = np.asarray(path.selected, dtype=np.intp)
+            at = np.array([position[i] for i in f], dtype=np.intp)
+            blocks = target_blocks(X, Y[:, cols], replace(prep, y_mean=prep.y_mean[cols]))
+            for rows, targets, p in blocks:
+                Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
+                Xs = (Xr[:, f] - p.x_mean[f]) / p.x_scale[f]
+                W = ridge_weights(Xs, Yr[:, cols[targets]] - p.y_mean, path.lam)
+                coef[np.ix_(at, cols[targets])] = W / p.x_scale[f][:, None]
+                intercept[cols[targets]] = p.y_mean - p.x_mean[f] @ (W / p.x_scale[f][:, None])
+            size = float(np.sum(path.target_rows))
             lams.append(path.lam)
             loos.append(np.array([finals[v] for v in LAMBDA_GRID]) / size if self.lam is None
                         else np.asarray([path.loo_sse[-1] / size]))
@@ -123,8 +172,8 @@ class _GreedyRLSBase:
         self.lam_loo_ = loos[0] if self.mode == "joint" else np.asarray(loos)
         self.x_mean_ = prep.x_mean
         self.x_scale_ = prep.x_scale
-        self.coef_ = W / prep.x_scale[sel][:, None]
-        self.intercept_ = prep.y_mean - prep.x_mean[sel] @ self.coef_
+        self.coef_ = coef
+        self.intercept_ = intercept
 
     def _get_support_mask(self):
         check_is_fitted(self, "selected_")
@@ -148,7 +197,11 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
 
     At every step the feature whose addition gives the lowest leave-one-out (LOO) squared error,
     summed over all targets, is added (Naula et al. 2014, Algorithm 2); LOO errors come in closed
-    form from Sherman-Morrison updates, so ``budget`` steps cost O(budget n d t).
+    form from Sherman-Morrison updates, so ``budget`` steps cost O(budget n d t). With
+    ``fit(X, y, groups=...)`` the criterion is the leave-group-out error instead (windows of one
+    recording held out together), at the same complexity. Missing target values (NaN) are
+    allowed: each target uses its observed rows (centred with their means) and the joint
+    criterion sums the per-target criteria.
 
     Parameters
     ----------
@@ -206,8 +259,15 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     strategy_ : str (list of str in separate mode)
         The choice rule whose path was kept.
     loo_path_ : ndarray of shape (k,)
-        For each selected feature, the LOO mean squared error over all n*t entries after the
-        step that added it.
+        For each selected feature, the criterion's mean squared error (LOO, or leave-group-out
+        when ``groups`` was given) over all scored entries after the step that added it.
+    criterion_ : {"loo", "leave-group-out"}
+        The selection criterion: LOO, or with ``fit(..., groups=...)`` the leave-group-out
+        squared error (each group held out in turn; exact, :mod:`trainer._holdout_math`).
+    n_groups_ : int or None
+        Number of sample groups (None without groups).
+    target_rows_ : ndarray of shape (n_targets,)
+        Rows each target was scored and fitted on (its non-NaN rows).
     lam_ : float (ndarray of shape (n_targets,) in separate mode)
         The ridge parameter used.
     lam_loo_ : ndarray
@@ -220,13 +280,17 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         Separate mode only: each target's path and features, and the average per-target costs.
     """
 
-    def fit(self, X, y, progress=None):
-        """Select extractors for the targets ``y`` and fit the ridge model on their features."""
-        X, y = validate_data(self, X, y, multi_output=True, y_numeric=True,
-                             dtype=np.float64)
+    def fit(self, X, y, groups=None, progress=None):
+        """Select extractors for the targets ``y`` and fit the ridge model on their features.
+
+        ``y`` may hold NaN (missing values): each target is scored and fitted on its observed
+        rows. ``groups`` (one id per row: recording, subject, ...) makes the criterion the
+        leave-group-out error; ``progress(done, total)`` is called after every greedy step.
+        """
+        X, y = validate_targets_allow_nan(self, X, y)
         Y = np.asarray(y, dtype=np.float64)
         self._y_1d = Y.ndim == 1
-        return self._fit_targets(X, Y.reshape(len(Y), -1), progress)
+        return self._fit_targets(X, Y.reshape(len(Y), -1), progress, groups)
 
     def predict(self, X):
         """Predicted targets: X[:, selected_] @ coef_ + intercept_."""
@@ -249,8 +313,9 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
     ``task_`` ("multilabel" or "multiclass").
     """
 
-    def fit(self, X, y, progress=None):
-        """Encode the labels as +1/-1 targets and select ``budget`` features for them."""
+    def fit(self, X, y, groups=None, progress=None):
+        """Encode the labels as +1/-1 targets and select ``budget`` features for them
+        (``groups``: leave-group-out criterion, as in :meth:`GreedyRLS.fit`)."""
         X, y = validate_data(self, X, y, multi_output=True, dtype=np.float64, y_numeric=False)
         if type_of_target(y) == "multilabel-indicator":
             Y = self._encode_multilabel(np.asarray(y))
@@ -258,7 +323,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
             y = column_or_1d(y, warn=True)
             check_classification_targets(y)
             Y = self._encode_multiclass(y)
-        return self._fit_targets(X, Y, progress)
+        return self._fit_targets(X, Y, progress, groups)
 
     def _encode_multilabel(self, y):
         values = np.unique(y)

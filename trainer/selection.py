@@ -1,12 +1,14 @@
-"""The one greedy selection loop, data preparation and the choice of lambda by LOO.
+"""The one greedy selection loop, data preparation and the choice of lambda by the criterion.
 
 The loop selects *moves* of a :class:`trainer.costs.CostPlan` (single features, extractor groups,
 Cartesian rows/columns) under its budgets. Single-column moves are scored by the Sherman-Morrison
 pass of :mod:`trainer._rls_math`, groups of m columns by the block Woodbury pass of
-:mod:`trainer._group_math` (moves bucketed by size). Two choice rules: ``"error"`` (lowest LOO
-SSE, Algorithm 2) and ``"cost-ratio"`` (largest LOO SSE decrease per unit of weighted added
-cost, :meth:`CostPlan.ratio_weights`); ``"auto"`` runs both under the same budget and keeps the
-lower final LOO error (best-of-two).
+:mod:`trainer._group_math` (moves bucketed by size). The criterion is the LOO SSE, or with
+sample ``groups`` the leave-group-out SSE (:mod:`trainer._holdout_math`); targets with missing
+values are scored on their observed rows (:mod:`trainer._caches`), and the criterion sums over
+targets. Two choice rules: ``"error"`` (lowest criterion, Algorithm 2) and ``"cost-ratio"``
+(largest criterion decrease per unit of weighted added cost, :meth:`CostPlan.ratio_weights`);
+``"auto"`` runs both under the same budget and keeps the lower final criterion (best-of-two).
 """
 
 from __future__ import annotations
@@ -15,8 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import _group_math as gm
-from . import _rls_math as rm
+from ._caches import make_blocks
 from .costs import CostPlan, singleton_plan
 
 #: The paper's lambda grid, 2^-15 ... 2^15.
@@ -31,21 +32,30 @@ class Preprocessing:
     """Affine map applied to X and Y before selection: Xs = (X - x_mean) / x_scale, Yc = Y - y_mean.
 
     Convention: with ``fit_intercept`` X and Y are centred with their training means, and the
-    LOO criterion is the LOO error of the centred problem (the means are computed from all n
-    rows, so a held-out row's value leaks slightly into the centring: O(1/n)). With
+    criterion is the LOO (leave-group-out) error of the centred problem (the means are computed
+    from all n rows, so a held-out row's value leaks slightly into the centring: O(1/n)). With
     ``standardize`` each column is divided by its standard deviation (root mean square when
     there is no intercept); constant columns keep scale 1 (they become zero or stay constant).
+    NaN targets are left out of ``y_mean``; the selection refits the map on each target's
+    observed rows (:func:`trainer._caches.target_blocks`).
     """
 
     x_mean: np.ndarray
     x_scale: np.ndarray
     y_mean: np.ndarray
+    fit_intercept: bool = True
+    standardize: bool = True
 
     @classmethod
     def fit(cls, X, Y, fit_intercept: bool, standardize: bool) -> "Preprocessing":
         d, t = X.shape[1], Y.shape[1]
         x_mean = X.mean(axis=0) if fit_intercept else np.zeros(d)
-        y_mean = Y.mean(axis=0) if fit_intercept else np.zeros(t)
+        y_mean = np.zeros(t)
+        if fit_intercept:
+            Y = np.asarray(Y, dtype=np.float64)
+            nan = np.isnan(Y)
+            y_mean = Y.mean(axis=0) if not nan.any() else (
+                np.where(nan, 0.0, Y).sum(axis=0) / np.maximum((~nan).sum(axis=0), 1))
         x_scale = np.ones(d)
         if standardize:
             # E[(x - m)^2] computed without an n x d temporary: E[x^2] - 2 m E[x] + m^2.
@@ -54,15 +64,18 @@ class Preprocessing:
             scale = np.sqrt(var)
             ok = scale > 1e-12 * np.maximum(1.0, np.abs(x_mean))
             x_scale = np.where(ok, scale, 1.0)
-        return cls(x_mean=x_mean, x_scale=x_scale, y_mean=y_mean)
+        return cls(x_mean=x_mean, x_scale=x_scale, y_mean=y_mean, fit_intercept=fit_intercept,
+                   standardize=standardize)
 
-    def transform_into(self, X, dtype) -> np.ndarray:
-        """A new C-ordered array (X - x_mean) / x_scale of ``dtype`` (the one n x d copy)."""
-        out = np.empty(X.shape, dtype=dtype)
+    def transform_into(self, X, dtype, rows=None) -> np.ndarray:
+        """A new C-ordered array (X[rows] - x_mean) / x_scale of ``dtype`` (the one n x d copy;
+        ``rows`` None means all rows in order)."""
+        n = X.shape[0] if rows is None else len(rows)
+        out = np.empty((n, X.shape[1]), dtype=dtype)
         step = max(1, (1 << 18) // max(1, X.shape[1]))
-        for i0 in range(0, X.shape[0], step):
-            block = (X[i0:i0 + step] - self.x_mean) / self.x_scale
-            out[i0:i0 + step] = block
+        for i0 in range(0, n, step):
+            part = X[i0:i0 + step] if rows is None else X[rows[i0:i0 + step]]
+            out[i0:i0 + step] = (part - self.x_mean) / self.x_scale
         return out
 
     def column(self, X, b, dtype) -> np.ndarray:
@@ -82,7 +95,9 @@ class GreedyPath:
     ``selected`` lists feature indices in selection order; the other lists have one entry per
     step: ``steps`` (extractor ids, feature ids, sensor ids added), ``loo_sse`` (total),
     ``loo_sse_per_target`` (t,) and ``totals`` (cumulative costs over ``costs.TOTALS``).
-    With one feature per step (plain selection) steps and features coincide.
+    With one feature per step (plain selection) steps and features coincide. ``loo_sse`` is
+    the run's criterion: LOO SSE, or leave-group-out SSE when ``criterion`` says so;
+    ``target_rows`` (t,) counts the rows each target was scored on (its observed rows).
     """
 
     lam: float
@@ -92,6 +107,8 @@ class GreedyPath:
     steps: list = field(default_factory=list)
     loo_sse_per_target: list = field(default_factory=list)
     totals: list = field(default_factory=list)
+    target_rows: list = field(default_factory=list)
+    criterion: str = "loo"
 
 
 def pick(scores: np.ndarray) -> int:
@@ -123,79 +140,34 @@ def pick_ratio(scores: np.ndarray, cost: np.ndarray, sse_now: float) -> int:
     return int(np.flatnonzero(ratio >= best - TIE_RTOL * abs(best))[0])
 
 
-class _GramStore:
-    """Within-group Grams S_g = X_g^T R_g of the groups scored at the last step, kept current.
-
-    A group seen again (same columns) reuses its Gram, downdated after each step by
-    :func:`_group_math.downdate_grams`; new groups are computed from X (a sum over rows).
-    """
-
-    def __init__(self):
-        self.by_size = {}
-
-    def lookup(self, idx: np.ndarray, compute) -> np.ndarray:
-        m = idx.shape[1]
-        keys, _, old = self.by_size.get(m, ({}, None, None))
-        rows = np.array([keys.get(tuple(r), -1) for r in idx.tolist()], dtype=np.intp)
-        S = np.empty((len(idx), m, m))
-        hit = rows >= 0
-        if hit.any():
-            S[hit] = old[rows[hit]]
-        if not hit.all():
-            S[~hit] = compute(idx[~hit])
-        self.by_size[m] = ({tuple(r): i for i, r in enumerate(idx.tolist())}, idx, S)
-        return S
-
-    def downdate(self, Rr: np.ndarray, K_inv: np.ndarray) -> None:
-        for _, idx, S in self.by_size.values():
-            gm.downdate_grams(S, idx, Rr, K_inv)
-
-
-def score_moves(R, E, h, P, sigma, lam, moves, grams: _GramStore, columns) -> np.ndarray:
-    """LOO SSE after each move, bucketed by the number m of columns it adds.
-
-    m = 1: :func:`_rls_math.candidate_loo_sse` (over all columns when the bucket covers at
-    least half of them, as in plain selection); m > 1: :func:`_group_math.group_loo_sse`, with
-    Grams from ``grams`` (``columns(cols)`` gives transformed X columns for new groups).
-    """
-    scores = np.empty(len(moves.sizes))
-    d = R.shape[1]
-    for m in np.unique(moves.sizes):
-        sel = np.flatnonzero(moves.sizes == m)
-        idx = moves.index_matrix(sel, int(m))
-        if m == 1:
-            cols = idx[:, 0]
-            if 2 * cols.size >= d:
-                scores[sel] = rm.candidate_loo_sse(R, E, h, P, sigma, lam)[cols]
-            else:
-                scores[sel] = rm.candidate_loo_sse(np.ascontiguousarray(R[:, cols]), E, h,
-                                                   P[cols], sigma[cols], lam)
-        else:
-            S = grams.lookup(idx, lambda miss: gm.block_gram(columns(miss.ravel()), R, miss))
-            scores[sel] = gm.group_loo_sse(R, E, h, P, idx, S, lam)
-    return scores
-
-
 def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
-                  progress=None, plan: CostPlan | None = None, strategy="error") -> GreedyPath:
-    """Greedy forward selection by closed-form LOO (Algorithm 2), over the moves of ``plan``.
+                  progress=None, plan: CostPlan | None = None, strategy="error",
+                  groups=None) -> GreedyPath:
+    """Greedy forward selection by a closed-form hold-out criterion (Algorithm 2), over the
+    moves of ``plan``.
 
-    Each step scores every affordable move (:func:`score_moves`), picks one by ``strategy``
-    (``"error"``: :func:`pick`, ``"cost-ratio"``: :func:`pick_ratio`) and adds its columns with
-    :func:`_rls_math.add_feature` (one column) or :func:`_group_math.add_group` (a block). It
-    stops when no affordable move is left; ``budget`` limits the number of extractors (None: no
-    limit). ``plan`` defaults to one feature per extractor (plain selection of ``budget``
+    The criterion is the LOO SSE, or with ``groups`` (one id per row) the leave-group-out SSE;
+    NaN entries of Y are left out (each target is scored on its observed rows). The caches live
+    in :class:`trainer._caches.CacheBlock` s (one per target observation mask); each step sums
+    the blocks' scores of every affordable move, picks one by ``strategy`` (``"error"``:
+    :func:`pick`, ``"cost-ratio"``: :func:`pick_ratio`) and adds its columns to every block.
+    It stops when no affordable move is left; ``budget`` limits the number of extractors (None:
+    no limit). ``plan`` defaults to one feature per extractor (plain selection of ``budget``
     features). Raises :class:`TrainerError` naming the cheapest option when nothing fits.
-    Cost per step O(n D (t + m)) for D candidate columns in groups of m.
+    Cost per step O(n D (t + m)) for D candidate columns in groups of m (groups of rows add
+    about one more pass of the same order, :mod:`trainer._holdout_math`).
     """
-    R = prep.transform_into(X, dtype)
-    Yc = np.asarray(Y, dtype=np.float64) - prep.y_mean
-    E, h, P, sigma = rm.initial_caches(R, Yc)
-    plan = (singleton_plan(R.shape[1]) if plan is None else plan).with_limit("extractors", budget)
+    blocks = make_blocks(X, Y, prep, dtype, groups)
+    t = Y.shape[1]
+    plan = (singleton_plan(X.shape[1]) if plan is None else plan).with_limit("extractors", budget)
     weights = plan.ratio_weights()
-    state, grams = plan.start(), _GramStore()
-    path = GreedyPath(lam=float(lam), strategy=strategy)
-    sse = rm.loo_sse(E, h)
+    state = plan.start()
+    rows = np.zeros(t, dtype=np.intp)
+    for b in blocks:
+        rows[b.targets] = b.n_rows
+    path = GreedyPath(lam=float(lam), strategy=strategy, target_rows=rows.tolist(),
+                      criterion="loo" if groups is None else "leave-group-out")
+    sse = sum(b.sse() for b in blocks)
     while True:
         moves = plan.moves(state)
         ok = plan.affordable(state, moves)
@@ -204,23 +176,22 @@ def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
                 raise plan.infeasible_error(moves)
             break
         moves = moves.subset(ok) if not ok.all() else moves
-        scores = score_moves(R, E, h, P, sigma, lam, moves, grams,
-                             lambda cols: prep.columns(X, cols, dtype))
+        scores = blocks[0].score(moves, lam, X)
+        for b in blocks[1:]:
+            scores += b.score(moves, lam, X)
         k = pick(scores) if strategy == "error" else pick_ratio(scores, moves.added @ weights, sse)
         J = moves.features(k)
-        if J.size == 1:
-            r, den = rm.add_feature(R, E, h, P, sigma, prep.column(X, J[0], dtype), J[0], lam)
-            Rr, K_inv = np.asarray(r, dtype=np.float64)[:, None], np.array([[1.0 / den]])
-        else:
-            Rr, K_inv = gm.add_group(R, E, h, P, sigma, prep.columns(X, J, dtype), J, lam)
-        if grams.by_size:
-            grams.downdate(Rr, K_inv)
+        for b in blocks:
+            b.add(J, lam, X)
         sensors = plan.take(state, moves.extractors[k], J)
-        sse = rm.loo_sse(E, h)
+        sse = sum(b.sse() for b in blocks)
+        per_target = np.zeros(t)
+        for b in blocks:
+            per_target[b.targets] = b.sse_per_target()
         path.selected.extend(int(j) for j in J)
         path.steps.append((tuple(moves.extractors[k]), [int(j) for j in J], sensors))
         path.loo_sse.append(sse)
-        path.loo_sse_per_target.append(rm.loo_sse_per_target(E, h))
+        path.loo_sse_per_target.append(per_target)
         path.totals.append(state.totals.copy())
         if progress is not None:
             progress(len(path.steps))
@@ -237,12 +208,13 @@ def run_strategies(plan, strategy) -> tuple:
 
 
 def select_with_lambda(X, Y, budget, lam, prep, *, dtype=np.float64, progress=None, plan=None,
-                       strategy="error"):
+                       strategy="error", groups=None):
     """Run :func:`greedy_select` at ``lam``, or at every grid value when ``lam`` is None.
 
-    With ``strategy="auto"`` both rules run at each lambda and the one with the lower final LOO
-    SSE is kept (ties to "error"). Returns (best path, {lam: final LOO SSE}); the best lambda
-    has the lowest LOO SSE at the end of its path (ties to the smaller lambda).
+    With ``strategy="auto"`` both rules run at each lambda and the one with the lower final
+    criterion (LOO, or leave-group-out with ``groups``) is kept (ties to "error"). Returns
+    (best path, {lam: final criterion SSE}); the best lambda has the lowest criterion at the
+    end of its path (ties to the smaller lambda).
     """
     grid = LAMBDA_GRID if lam is None else (float(lam),)
     rules = run_strategies(plan, strategy)
@@ -257,7 +229,7 @@ def select_with_lambda(X, Y, budget, lam, prep, *, dtype=np.float64, progress=No
                 if progress is not None:
                     progress(base + step, total)
             runs.append(greedy_select(X, Y, budget, value, prep, dtype=dtype, progress=tick,
-                                      plan=plan, strategy=rule))
+                                      plan=plan, strategy=rule, groups=groups))
         paths.append(min(runs, key=lambda p: p.loo_sse[-1]))
     finals = {p.lam: p.loo_sse[-1] for p in paths}
     best = min(paths, key=lambda p: (p.loo_sse[-1], p.lam))
@@ -266,16 +238,20 @@ def select_with_lambda(X, Y, budget, lam, prep, *, dtype=np.float64, progress=No
 
 def path_records(path: GreedyPath, plan: CostPlan, n_samples: int) -> list:
     """The path as JSON-ready dicts: per step the added features (indices), extractors and
-    sensors (names), cumulative ``costs`` of every kind, LOO MSE overall and per target."""
+    sensors (names), cumulative ``costs`` of every kind, the criterion's MSE overall and per
+    target (``loo_mse``: SSE over the scored entries; per target over its ``target_rows``,
+    ``n_samples`` when the path does not record them)."""
     out = []
+    t = len(path.loo_sse_per_target[0]) if path.loo_sse_per_target else 1
+    rows = np.asarray(path.target_rows if path.target_rows else [n_samples] * t, dtype=float)
     for step, ((ext, feats, sensors), sse, per_t, totals) in enumerate(
             zip(path.steps, path.loo_sse, path.loo_sse_per_target, path.totals), start=1):
         out.append({
             "step": step, "added": list(feats),
             "added_extractors": [plan.extractor_names[e] for e in ext],
             "added_sensors": [plan.sensor_names[s] for s in sensors],
-            "costs": plan.cost_dict(totals), "loo_mse": float(sse) / (n_samples * len(per_t)),
-            "loo_mse_per_target": [float(v) / n_samples for v in per_t]})
+            "costs": plan.cost_dict(totals), "loo_mse": float(sse) / float(rows.sum()),
+            "loo_mse_per_target": [float(v) / r for v, r in zip(per_t, rows)]})
     return out
 
 

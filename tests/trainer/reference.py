@@ -48,3 +48,27 @@ def convention_transform(X, Y, fit_intercept, standardize):
         scale[scale < 1e-12] = 1.0
         Xt /= scale
     return Xt, Yt
+
+
+def lgo_sse_bruteforce(X, Y, groups, lam):
+    """Leave-group-out SSE by one explicit ridge refit (no intercept) per group, each leaving
+    all rows of that group out and predicting them."""
+    groups = np.asarray(groups)
+    sse = 0.0
+    for g in np.unique(groups):
+        out = groups == g
+        pred = ridge(X[~out], Y[~out], lam) if X.shape[1] else np.zeros((0, Y.shape[1]))
+        sse += float(np.sum((X[out] @ pred - Y[out]) ** 2))
+    return sse
+
+
+def greedy_by_criterion(criterion, n_units, budget):
+    """Greedy forward selection by definition: each step evaluates ``criterion(units)`` (a
+    refit) for every unselected unit and keeps the lowest; ties to the lowest index."""
+    selected, path = [], []
+    for _ in range(budget):
+        scores = [np.inf if i in selected else criterion(selected + [i]) for i in range(n_units)]
+        best = int(np.argmin(scores))
+        selected.append(best)
+        path.append(scores[best])
+    return selected, np.array(path)

@@ -1,0 +1,238 @@
+"""Leave-group-out selection against its definition: one ridge refit per held-out group."""
+
+import numpy as np
+import pytest
+
+from tests.trainer.reference import (convention_transform, greedy_by_criterion,
+                                     lgo_sse_bruteforce, ridge)
+from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from trainer import _holdout_math as hm
+from trainer._caches import CacheBlock
+from trainer.bundle import bundle_contents
+from trainer.costs import build_plan
+from trainer.selection import Preprocessing
+
+
+def make_data(n, d, t, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d)) * rng.uniform(0.5, 3, size=d) + rng.normal(size=d)
+    W = np.zeros((d, t))
+    W[rng.choice(d, size=min(3, d), replace=False)] = rng.normal(size=(min(3, d), t))
+    return X, X @ W + 0.5 * rng.normal(size=(n, t)) + rng.normal(size=t)
+
+
+def make_groups(n, kind, seed=0):
+    """Group ids in shuffled order: mixed sizes with singletons, equal sizes, or two groups."""
+    rng = np.random.default_rng(seed)
+    if kind == "mixed":
+        sizes = [1, 2, 3, 1, 4, 2, 1, 3]
+    elif kind == "equal":
+        sizes = [3] * (n // 3 + 1)
+    else:
+        sizes = [n // 2, n - n // 2]
+    ids = np.repeat(np.arange(len(sizes)) * 10 + 7, sizes)[:n]
+    ids = np.concatenate([ids, np.arange(n - ids.size) + 1000])
+    return rng.permutation(ids)
+
+
+@pytest.mark.parametrize("kind", ["mixed", "equal", "two"])
+@pytest.mark.parametrize("n,d", [(17, 6), (12, 15)])
+@pytest.mark.parametrize("t", [1, 3])
+def test_candidate_scores_equal_group_refits(kind, n, d, t):
+    X, Y = make_data(n, d, t, seed=n + d + t)
+    groups = make_groups(n, kind, seed=t)
+    lam = 0.7
+    prep = Preprocessing.fit(X, Y, False, False)
+    block = CacheBlock(X, Y, prep, np.float64, groups=groups)
+    plan = build_plan(d)
+    selected = []
+    for b in (2, 4):
+        moves = plan.moves(plan.start())
+        scores = block.score(moves, lam, X)
+        for k in range(d):
+            if k not in selected:
+                ref = lgo_sse_bruteforce(X[:, selected + [k]], Y, groups, lam)
+                np.testing.assert_allclose(scores[k], ref, rtol=1e-9)
+        block.add(np.array([b]), lam, X)
+        selected.append(b)
+        np.testing.assert_allclose(block.sse(), lgo_sse_bruteforce(X[:, selected], Y, groups, lam),
+                                   rtol=1e-10)
+
+
+def test_caches_stay_equal_to_their_definition():
+    """After rank-one and block steps, B_Q = (lam G_QQ)^{-1} and U = blockdiag(B) R."""
+    X, Y = make_data(20, 8, 2, seed=5)
+    groups = make_groups(20, "mixed", seed=1)
+    lam = 0.3
+    block = CacheBlock(X, Y, Preprocessing.fit(X, Y, False, False), np.float64, groups=groups)
+    for J in ([1], [3, 5], [0]):
+        block.add(np.array(J), lam, X)
+    S = [1, 3, 5, 0]
+    Xo = X[block.rows]
+    H = lam * np.linalg.inv(Xo[:, S] @ Xo[:, S].T + lam * np.eye(20))
+    hc, n1 = block.holdout, block.n_single
+    for (m, a, b), B in zip(hc.layout.buckets, hc.B):
+        for g in range((b - a) // m):
+            rows = slice(n1 + a + g * m, n1 + a + (g + 1) * m)
+            np.testing.assert_allclose(B[g], np.linalg.inv(H[rows, rows]), rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(hc.U[a + g * m:a + (g + 1) * m],
+                                       B[g] @ block.R[rows], rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind", ["mixed", "equal"])
+@pytest.mark.parametrize("n,d,t", [(18, 7, 2), (11, 16, 1)])
+def test_greedy_equals_bruteforce_lgo_greedy(kind, n, d, t):
+    X, Y = make_data(n, d, t, seed=3 * n + d)
+    groups = make_groups(n, kind, seed=n)
+    lam, budget = 0.5, 4
+    est = GreedyRLS(budget=budget, lam=lam, fit_intercept=False, standardize=False)
+    est.fit(X, Y, groups=groups)
+    sel, sse = greedy_by_criterion(lambda s: lgo_sse_bruteforce(X[:, s], Y, groups, lam), d,
+                                   budget)
+    assert est.selected_.tolist() == sel
+    np.testing.assert_allclose(est.loo_path_, sse / Y.size, rtol=1e-9)
+    np.testing.assert_allclose(est.coef_, ridge(X[:, sel], Y, lam), rtol=1e-9, atol=1e-12)
+    assert est.criterion_ == "leave-group-out" and est.n_groups_ == np.unique(groups).size
+
+
+@pytest.mark.parametrize("fit_intercept,standardize", [(True, True), (False, True)])
+def test_intercept_and_standardize_convention(fit_intercept, standardize):
+    X, Y = make_data(16, 9, 2, seed=11)
+    groups = make_groups(16, "equal", seed=2)
+    est = GreedyRLS(budget=4, lam=0.4, fit_intercept=fit_intercept, standardize=standardize)
+    est.fit(X, Y, groups=groups)
+    Xt, Yt = convention_transform(X, Y, fit_intercept, standardize)
+    sel, sse = greedy_by_criterion(lambda s: lgo_sse_bruteforce(Xt[:, s], Yt, groups, 0.4), 9, 4)
+    assert est.selected_.tolist() == sel
+    np.testing.assert_allclose(est.loo_path_, sse / Y.size, rtol=1e-9)
+
+
+@pytest.mark.parametrize("extractors", [None, ["a", "a", "b", "c", "c", "c", "d", "e"]])
+@pytest.mark.parametrize("mode", ["joint", "separate"])
+def test_singleton_groups_are_exactly_loo(extractors, mode):
+    X, Y = make_data(15, 8, 2, seed=1)
+    kw = dict(budget=3, lam=None, extractors=extractors, mode=mode)
+    plain = GreedyRLS(**kw).fit(X, Y)
+    grouped = GreedyRLS(**kw).fit(X, Y, groups=np.arange(15))
+    np.testing.assert_array_equal(grouped.selected_, plain.selected_)
+    np.testing.assert_array_equal(grouped.loo_path_, plain.loo_path_)
+    np.testing.assert_array_equal(grouped.lam_loo_, plain.lam_loo_)
+    np.testing.assert_array_equal(grouped.coef_, plain.coef_)
+    assert plain.criterion_ == "loo" and plain.n_groups_ is None
+
+
+def test_extractor_groups_equal_bruteforce():
+    """Group moves (block Woodbury) scored by leave-group-out equal refits."""
+    X, Y = make_data(19, 9, 2, seed=8)
+    groups = make_groups(19, "mixed", seed=4)
+    names = ["e0", "e0", "e1", "e2", "e2", "e2", "e3", "e3", "e4"]
+    cols = {e: [i for i, n in enumerate(names) if n == e] for e in dict.fromkeys(names)}
+    units = list(cols)
+    lam = 0.6
+    est = GreedyRLS(budget=3, lam=lam, fit_intercept=False, standardize=False, extractors=names)
+    est.fit(X, Y, groups=groups)
+
+    def crit(s):
+        return lgo_sse_bruteforce(X[:, [c for u in s for c in cols[units[u]]]], Y, groups, lam)
+
+    sel, sse = greedy_by_criterion(crit, len(units), 3)
+    assert est.selected_extractors_ == [units[u] for u in sel]
+    np.testing.assert_allclose([e["loo_mse"] for e in est.path_], sse / Y.size, rtol=1e-9)
+
+
+def test_separate_mode_is_each_target_alone():
+    X, Y = make_data(16, 7, 2, seed=2)
+    groups = make_groups(16, "equal", seed=3)
+    est = GreedyRLS(budget=3, lam=0.5, mode="separate").fit(X, Y, groups=groups)
+    for q in range(2):
+        alone = GreedyRLS(budget=3, lam=0.5).fit(X, Y[:, q], groups=groups)
+        np.testing.assert_array_equal(est.target_selected_[q], alone.selected_)
+
+
+def test_costs_path_reports_the_criterion_of_its_prefixes():
+    X, Y = make_data(18, 6, 2, seed=9)
+    groups = make_groups(18, "mixed", seed=5)
+    costs = {f"x{i}": c for i, c in enumerate([1.0, 3.0, 1.0, 2.0, 0.5, 1.5])}
+    est = GreedyRLS(budget=None, lam=0.8, fit_intercept=False, standardize=False,
+                    extractor_costs=costs, max_cost=4.0, strategy="cost-ratio")
+    est.fit(X, Y, groups=groups)
+    assert est.costs_["price"] <= 4.0
+    for k, entry in enumerate(est.path_, start=1):
+        ref = lgo_sse_bruteforce(X[:, est.selected_[:k]], Y, groups, 0.8) / Y.size
+        np.testing.assert_allclose(entry["loo_mse"], ref, rtol=1e-9)
+
+
+def test_float32_follows_float64():
+    X, Y = make_data(40, 12, 3, seed=4)
+    groups = np.repeat(np.arange(10), 4)
+    a = GreedyRLS(budget=4, lam=1.0).fit(X, Y, groups=groups)
+    b = GreedyRLS(budget=4, lam=1.0, dtype="float32").fit(X, Y, groups=groups)
+    np.testing.assert_array_equal(a.selected_, b.selected_)
+    np.testing.assert_allclose(a.loo_path_, b.loo_path_, rtol=1e-4)
+
+
+def test_classifier_and_bundle_record_the_criterion():
+    X, _ = make_data(24, 6, 1, seed=6)
+    y = np.repeat([0, 1, 2], 8)
+    groups = np.repeat(np.arange(6), 4)
+    est = GreedyRLSClassifier(budget=2, lam=1.0).fit(X, y, groups=groups)
+    meta, _ = bundle_contents(est, X, [f"f{i}" for i in range(6)], ["0", "1", "2"],
+                              task="multiclass")
+    assert meta["criterion"] == "leave-group-out" and meta["n_groups"] == 6
+    assert meta["target_rows"] == [24, 24, 24]
+
+
+def test_layout_is_stable_and_contiguous():
+    layout = hm.group_layout(np.array(["b", "a", "b", "c", "a", "a", "d"]))
+    assert layout.n_single == 2 and layout.n_groups == 4
+    assert layout.order.tolist() == [3, 6, 0, 2, 1, 4, 5]
+    assert layout.buckets == ((2, 0, 2), (3, 2, 5))
+
+
+@pytest.mark.parametrize("groups,match", [(np.zeros(10), "at least 2"),
+                                          (np.arange(9), r"shape \(9,\)"),
+                                          (np.r_[np.arange(9), np.nan], "NaN")])
+def test_bad_groups(groups, match):
+    X, Y = make_data(10, 4, 1)
+    with pytest.raises(TrainerError, match=match):
+        GreedyRLS(budget=2).fit(X, Y, groups=groups)
+
+
+@pytest.mark.parametrize("m,t", [(2, 1), (3, 5), (6, 8), (6, 2)])
+def test_both_scoring_forms_equal_refits(m, t):
+    """Expanded form (m = 2 or m < t; BLAS product for m > 4) and F^T form both exact."""
+    n = 4 * m + 3
+    X, Y = make_data(n, 6, t, seed=m * 10 + t)
+    groups = np.r_[np.repeat(np.arange(4), m), [10, 11, 12]]
+    lam = 0.4
+    block = CacheBlock(X, Y, Preprocessing.fit(X, Y, False, False), np.float64, groups=groups)
+    block.add(np.array([5]), lam, X)
+    scores = block.score(build_plan(6).moves(build_plan(6).start()), lam, X)
+    ref = [lgo_sse_bruteforce(X[:, [5, k]], Y, groups, lam) for k in range(5)]
+    np.testing.assert_allclose(scores[:5], ref, rtol=1e-9)
+
+
+def test_wide_extractor_uses_the_eigen_solve():
+    """An extractor of 9 columns (block solve above 8) scored and added exactly."""
+    X, Y = make_data(30, 13, 2, seed=21)
+    groups = np.repeat(np.arange(6), 5)
+    names = ["wide"] * 9 + ["a", "b", "c", "d"]
+    est = GreedyRLS(budget=2, lam=0.5, fit_intercept=False, standardize=False, extractors=names)
+    est.fit(X, Y, groups=groups)
+    cols = {"wide": list(range(9)), "a": [9], "b": [10], "c": [11], "d": [12]}
+    for k, entry in enumerate(est.path_, start=1):
+        feats = [c for e in est.selected_extractors_[:k] for c in cols[e]]
+        np.testing.assert_allclose(entry["loo_mse"],
+                                   lgo_sse_bruteforce(X[:, feats], Y, groups, 0.5) / Y.size,
+                                   rtol=1e-9)
+    assert "wide" in est.selected_extractors_
+
+
+def test_spd_solve_matches_numpy():
+    rng = np.random.default_rng(0)
+    for k in (1, 3, 9):
+        A = rng.normal(size=(5, k, k))
+        M = A @ A.transpose(0, 2, 1) + 0.5 * np.eye(k)
+        Z = rng.normal(size=(5, 4, k))
+        ref = np.linalg.solve(M[:, None], Z[..., None])[..., 0]
+        np.testing.assert_allclose(hm.spd_solve(M[:, None], Z, 0.5), ref, rtol=1e-10)

@@ -1,0 +1,373 @@
+"""Leave-group-out (LGO) criterion of greedy RLS: the block hold-out identity on the caches.
+
+Notation of :mod:`trainer._rls_math`: H = lam G = lam (X_S X_S^T + lam I)^{-1} (n x n, never
+formed), R = H X, E = H Y, P = X^T E, sigma_i = x_i^T R_i. The rows come in groups Q (a
+recording, a subject, a query). Refitting ridge without the rows Q and predicting them gives
+the hold-out residuals (block hold-out identity; Pahikkala et al. 2010, publication I)
+
+    Y_Q - X_{Q,S} W_{-Q} = (G_QQ)^{-1} (G Y)_Q = (H_QQ)^{-1} E_Q =: F_Q        (m_Q x t),
+
+so LGO SSE = sum_Q ||F_Q||^2. Per group we keep B_Q = (H_QQ)^{-1} (m_Q x m_Q) and F_Q, and
+for all rows of groups with m_Q >= 2 the cache U = blockdiag(B_Q) R (publication I's U).
+A group of one row has B = 1/h_j and F = E_j / h_j: LOO is the special case of singleton
+groups, whose rows are scored by :mod:`trainer._rls_math` unchanged.
+
+One feature i (w = 1/(lam + sigma_i), r = R_{Q,i}, u = U_{Q,i}, p = P_i): H_QQ changes by
+-w r r^T, so (Sherman-Morrison) B_Q -> B_Q + c u u^T with s = r^T u, c = w / (1 - w s), and
+E_Q -> E_Q - w r p^T. Collecting terms (w + c w s = c):
+
+    F_Q -> F_Q + c u v^T,   v = F_Q^T r - p   (t,),
+    ||F_Q'||^2 = ||F_Q||^2 + 2 c (F_Q^T u) . v + c^2 ||u||^2 ||v||^2.
+
+Every term is a sum over the group's rows (s, ||u||^2, and the t-vectors F_Q^T r, F_Q^T u):
+O(n t) per candidate, O(n d t) per step as for LOO (two batched products F_Q^T R_Q, F_Q^T U_Q).
+A Schur complement gives 1 - w s >= lam w, so c is clipped there against round-off.
+
+A block of m_b columns J (an extractor group, or the chosen move) with K = lam I + X_J^T R_J,
+V = R_{Q,J}, W = U_{Q,J} = B_Q V and M_Q = K - V^T W (>= lam I, again a Schur complement):
+
+    B_Q -> B_Q + W M_Q^{-1} W^T,   F_Q -> F_Q + W M_Q^{-1} Z_Q,   Z_Q = V^T F_Q - P_J,
+    ||F_Q'||^2 = ||F_Q||^2 + 2 tr(Z^T M^{-1} W^T F_Q) + tr(Z^T M^{-1} W^T W M^{-1} Z),
+    U_Q -> U_Q + W M_Q^{-1} (W^T R_Q - Rr^T) = U_Q + W (M_Q^{-1} W^T R'_Q - K^{-1} Rr^T)
+
+with Rr = R^T X_J and R' the updated R (the last form lets the caller update R first).
+
+Rows are permuted so that groups are contiguous and bucketed by size (:func:`group_layout`);
+a bucket of g groups of m rows is then a (g, m, .) view. Every function is local to whole
+groups and the criterion is a sum over groups, so groups can be spread over workers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _rls_math as rm
+
+#: Rows per chunk of groups in the scoring pass, and columns per block.
+ROW_BLOCK = 1024
+COL_BLOCK = 256
+
+
+@dataclass(frozen=True)
+class GroupLayout:
+    """Row order making groups contiguous: singleton rows first, then groups by size.
+
+    ``order`` permutes the rows (stable: singletons keep their order, groups follow their first
+    row); rows ``[0, n_single)`` are singleton groups; ``buckets`` lists (m, start, stop) with
+    rows ``n_single + start .. n_single + stop`` holding (stop - start) / m groups of m rows.
+    """
+
+    order: np.ndarray
+    n_single: int
+    buckets: tuple
+    n_groups: int
+
+
+def group_layout(groups) -> GroupLayout:
+    """The :class:`GroupLayout` of a vector of group ids (any sortable values)."""
+    groups = np.asarray(groups)
+    n = groups.shape[0]
+    _, inverse, counts = np.unique(groups, return_inverse=True, return_counts=True)
+    inverse = inverse.ravel()
+    first = np.full(counts.size, n, dtype=np.intp)
+    np.minimum.at(first, inverse, np.arange(n))
+    size = counts[inverse]
+    order = np.lexsort((np.arange(n), first[inverse], size))
+    n_single = int(np.sum(counts == 1))
+    buckets, pos = [], 0
+    for m in np.unique(counts[counts > 1]):
+        rows = int(m) * int(np.sum(counts == m))
+        buckets.append((int(m), pos, pos + rows))
+        pos += rows
+    return GroupLayout(order, n_single, tuple(buckets), int(counts.size))
+
+
+@dataclass
+class HoldoutCaches:
+    """Caches of the rows in groups of >= 2: B (per bucket, (g, m, m)), U = blockdiag(B) R and
+    the hold-out residuals F = blockdiag(B) E (rows ``layout.n_single`` onwards)."""
+
+    layout: GroupLayout
+    B: list
+    U: np.ndarray
+    F: np.ndarray
+
+
+def init_holdout(layout: GroupLayout, R: np.ndarray, E: np.ndarray) -> HoldoutCaches:
+    """Caches for S = {} (H = I): B_Q = I, U = R, F = E on the grouped rows."""
+    n1 = layout.n_single
+    B = [np.broadcast_to(np.eye(m), ((b - a) // m, m, m)).copy() for m, a, b in layout.buckets]
+    return HoldoutCaches(layout, B, R[n1:].copy(), np.asarray(E[n1:], dtype=np.float64).copy())
+
+
+def _view(A: np.ndarray, start: int, stop: int, m: int) -> np.ndarray:
+    """Rows start..stop of A as (groups, m, columns)."""
+    return A[start:stop].reshape((stop - start) // m, m, -1)
+
+
+def _chunks(layout: GroupLayout, row_block: int):
+    """(m, start, stop) pieces of whole groups of about ``row_block`` rows, bucket by bucket."""
+    out = []
+    for m, a, b in layout.buckets:
+        step = max(m, (row_block // m) * m)
+        out += [(m, s, min(s + step, b)) for s in range(a, b, step)]
+    return out
+
+
+def holdout_sse_per_target(hc: HoldoutCaches) -> np.ndarray:
+    """sum_Q ||F_Q[:, q]||^2 for every target q (t,)."""
+    return np.einsum("ij,ij->j", hc.F, hc.F)
+
+
+def candidate_lgo_sse_partial(R3, U3, F3, Pt, w, lam):
+    """Partial LGO SSE increments of single candidates over the groups of one chunk.
+
+    ``R3``, ``U3`` (g, m, cols), ``F3`` (g, m, t), ``Pt`` = P^T of the columns (t, cols), ``w``
+    (cols,). Returns sum_Q (2 c (F_Q^T u) . v + c^2 ||u||^2 ||v||^2) per column (module notes);
+    the constant sum_Q ||F_Q||^2 is not included. Groups with fewer rows than targets (m < t,
+    or m = 2) use the expanded form of :func:`_expanded_terms` (cheaper there; same values).
+    """
+    g, m, cols = R3.shape
+    t = F3.shape[2]
+    if m == 2 or m < t:
+        s, uu, cross, vv = _expanded_terms(R3, U3, F3, Pt)
+    else:
+        Ft = F3.transpose(0, 2, 1)
+        V, FU = (b[:g * t * cols].reshape(g, t, cols) for b in rm.scratch(2, g * t * cols,
+                                                                           R3.dtype))
+        np.matmul(Ft, R3, out=V)                       # F_Q^T r           (g, t, cols)
+        np.matmul(Ft, U3, out=FU)                      # F_Q^T u
+        V -= Pt                                        # v = F^T r - p
+        cross = np.einsum("gtd,gtd->gd", FU, V)
+        vv = np.einsum("gtd,gtd->gd", V, V)
+        s = np.einsum("gmd,gmd->gd", R3, U3)           # r^T B r
+        uu = np.einsum("gmd,gmd->gd", U3, U3)          # ||u||^2
+    c = w / np.maximum(1.0 - w * s, lam * w)
+    return np.sum(c * (2.0 * cross + c * uu * vv), axis=0, dtype=np.float64)
+
+
+def _expanded_terms(R3, U3, F3, Pt):
+    """(s, ||u||^2, (F^T u) . v, ||v||^2) per group and column, for groups with m < t rows.
+
+    With M_Q = F_Q F_Q^T (m x m) and Fp = F P^T (one GEMM):
+    (F^T u) . v = u^T M r - u^T Fp_i and ||v||^2 = r^T M r - 2 r^T Fp_i + ||p_i||^2, i.e.
+    group sums of U o (N - Fp) and R o (N - 2 Fp) with N = blockdiag(M) R. Cost
+    2 n cols (m + t) flops and a few element-wise passes; no (g, t, cols) arrays.
+    """
+    g, m, cols = R3.shape
+    M = np.einsum("gat,gbt->gab", F3, F3).astype(R3.dtype)
+    N, Fp = (b[:g * m * cols].reshape(g, m, cols) for b in rm.scratch(2, g * m * cols,
+                                                                      R3.dtype))
+    _bmm(M, R3, out=N)
+    np.matmul(F3.reshape(g * m, -1), Pt, out=Fp.reshape(g * m, cols))
+    N -= Fp
+    cross = np.einsum("gmd,gmd->gd", U3, N)
+    N -= Fp
+    vv = np.einsum("gmd,gmd->gd", R3, N)
+    vv += np.einsum("td,td->d", Pt, Pt)
+    return np.einsum("gmd,gmd->gd", R3, U3), np.einsum("gmd,gmd->gd", U3, U3), cross, vv
+
+
+def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, U=None,
+                      row_block=ROW_BLOCK, col_block=COL_BLOCK):
+    """LGO SSE over the grouped rows after adding each candidate column (d,).
+
+    ``R_h`` holds the grouped rows of R (``U`` the same columns of hc.U; default hc.U), ``P``
+    and ``sigma`` the candidates' rows. Identity: sum over chunks of whole groups of
+    :func:`candidate_lgo_sse_partial`, plus sum_Q ||F_Q||^2. Chunks run on the trainer's threads.
+    """
+    U = hc.U if U is None else U
+    d = R_h.shape[1]
+    dtype = R_h.dtype
+    w = (1.0 / (lam + np.maximum(sigma, 0.0))).astype(dtype)
+    Pt = np.ascontiguousarray(np.asarray(P).T, dtype=dtype)
+    F = hc.F.astype(dtype, copy=False)
+    blocks = [slice(j, min(j + col_block, d)) for j in range(0, d, col_block)]
+
+    def part(piece):
+        m, a, b = piece
+        R3, U3, F3 = _view(R_h, a, b, m), _view(U, a, b, m), _view(F, a, b, m)
+        out = np.empty(d)
+        for J in blocks:
+            out[J] = candidate_lgo_sse_partial(R3[:, :, J], U3[:, :, J], F3, Pt[:, J], w[J], lam)
+        return out
+
+    total = np.full(d, float(holdout_sse_per_target(hc).sum()))
+    for p in _run(part, _chunks(hc.layout, row_block)):
+        total += p
+    return total
+
+
+def group_lgo_sse_partial(R3, U3, F3, K, PJ, lam):
+    """Partial LGO SSE increments of candidate groups over the sample groups of one chunk.
+
+    ``R3``, ``U3`` (g, m, c*mb): the candidate groups' columns side by side; ``K`` (c, mb, mb)
+    = lam I + S_c; ``PJ`` (c, mb, t). Returns, per candidate group, the sum over sample groups
+    of 2 tr(Z^T M^{-1} W^T F) + tr(Z^T M^{-1} W^T W M^{-1} Z) (module notes), M^{-1} Z by
+    :func:`spd_solve` (pivots clipped at lam). Arrays are kept as (g, t, c, mb).
+    """
+    g, m, _ = R3.shape
+    c, mb = K.shape[0], K.shape[1]
+    t = F3.shape[2]
+    Ft = F3.transpose(0, 2, 1)
+    Z = np.matmul(Ft, R3).reshape(g, t, c, mb)                         # V^T F
+    Z -= PJ.transpose(2, 0, 1).astype(Z.dtype, copy=False)              # Z = V^T F - P_J
+    WF = np.matmul(Ft, U3).reshape(g, t, c, mb)                        # W^T F
+    R4, U4 = R3.reshape(g, m, c, mb), U3.reshape(g, m, c, mb)
+    M = np.empty((g, c, mb, mb))
+    WW = np.empty((g, c, mb, mb), dtype=R3.dtype)
+    for a in range(mb):                                                 # sums over the rows
+        for b in range(a, mb):
+            vw = np.einsum("gmc,gmc->gc", R4[..., a], U4[..., b])
+            if b > a:
+                vw = 0.5 * (vw + np.einsum("gmc,gmc->gc", R4[..., b], U4[..., a]))
+            M[:, :, a, b] = M[:, :, b, a] = K[None, :, a, b] - vw
+            WW[:, :, a, b] = WW[:, :, b, a] = np.einsum("gmc,gmc->gc", U4[..., a], U4[..., b])
+    MZ = spd_solve(M[:, None], Z, lam)                                  # M^{-1} Z (g, t, c, mb)
+    WWMZ = WW[:, None, :, :, 0] * MZ[..., 0, None]
+    for b in range(1, mb):
+        WWMZ += WW[:, None, :, :, b] * MZ[..., b, None]
+    WWMZ += 2.0 * WF
+    return np.einsum("gtca,gtca->c", MZ, WWMZ)
+
+
+def group_lgo_sse(R_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=ROW_BLOCK,
+                  col_block=2 * COL_BLOCK):
+    """LGO SSE over the grouped rows after adding each candidate group ``idx[c]`` (c, mb),
+    given its Gram ``S[c]`` = X_J^T R_J (c, mb, mb)."""
+    n_cand, mb = idx.shape
+    K = lam * np.eye(mb) + 0.5 * (S + S.transpose(0, 2, 1))
+    PJ = np.asarray(P)[idx]
+    chunk = max(1, col_block // mb)
+    cand = [slice(c0, min(c0 + chunk, n_cand)) for c0 in range(0, n_cand, chunk)]
+    F = hc.F.astype(R_h.dtype, copy=False)
+
+    def part(piece):
+        m, a, b = piece
+        out = np.empty(n_cand)
+        for C in cand:
+            cols = idx[C].ravel()
+            out[C] = group_lgo_sse_partial(_view(R_h, a, b, m)[:, :, cols],
+                                           _view(hc.U, a, b, m)[:, :, cols],
+                                           _view(F, a, b, m), K[C], PJ[C], lam)
+        return out
+
+    total = np.full(n_cand, float(holdout_sse_per_target(hc).sum()))
+    for p in _run(part, _chunks(hc.layout, row_block)):
+        total += p
+    return total
+
+
+def spd_solve(M, Z, floor):
+    """x = M^{-1} z for every vector z along the last axis of Z; M (..., k, k) is symmetric
+    >= floor I and its batch axes broadcast against Z's (..., k).
+
+    Cholesky factorization and substitutions are loops over k on whole batches (numpy's batched
+    LAPACK calls cost more per tiny matrix); pivots are clipped at ``floor`` (a Schur
+    complement of M >= floor I is >= floor I). Above k = 8 an eigendecomposition is used.
+    """
+    k = M.shape[-1]
+    if k > 8:
+        vals, vecs = np.linalg.eigh(M)
+        y = np.matmul(np.swapaxes(vecs, -1, -2), Z[..., None])[..., 0] / np.maximum(vals, floor)
+        return np.matmul(vecs, y[..., None])[..., 0]
+    L = np.zeros_like(M)
+    for j in range(k):
+        piv = np.sqrt(np.maximum(M[..., j, j] - np.sum(L[..., j, :j] ** 2, axis=-1), floor))
+        L[..., j, j] = piv
+        for i in range(j + 1, k):
+            L[..., i, j] = (M[..., i, j] - np.sum(L[..., i, :j] * L[..., j, :j], axis=-1)) / piv
+    out = np.array(Z, dtype=np.result_type(M, Z))
+    for i in range(k):                                                  # L y = z
+        for j in range(i):
+            out[..., i] -= L[..., i, j] * out[..., j]
+        out[..., i] /= L[..., i, i]
+    for i in range(k - 1, -1, -1):                                      # L^T x = y
+        for j in range(i + 1, k):
+            out[..., i] -= L[..., j, i] * out[..., j]
+        out[..., i] /= L[..., i, i]
+    return out
+
+
+def _run(func, items) -> list:
+    """func over items, on the trainer's threads (BLAS single-threaded) when worthwhile;
+    results in item order (deterministic sums)."""
+    if len(items) > 1 and rm._WORKERS > 1:
+        with rm._blas_controller().limit(limits=1, user_api="blas"):
+            return list(rm._thread_pool().map(func, items))
+    return [func(x) for x in items]
+
+
+def holdout_save(hc: HoldoutCaches, R: np.ndarray, J) -> tuple:
+    """Before adding the columns J: W = U[:, J] and the old R[:, J] on the grouped rows."""
+    J = np.asarray(J, dtype=np.intp)
+    return (np.asarray(hc.U[:, J], dtype=np.float64),
+            np.asarray(R[hc.layout.n_single:, J], dtype=np.float64))
+
+
+def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW_BLOCK):
+    """Update B, U and F in place after the columns J were added to S (module notes).
+
+    ``R``, ``E`` are the updated caches (block rows); ``saved`` is :func:`holdout_save`'s
+    result; ``Rr`` = R^T X_J (d x mb, before the update) and ``K_inv`` = K^{-1} as returned by
+    ``add_feature`` / ``add_group``. Per chunk of groups: M = K - V^T W, B += W M^{-1} W^T,
+    U += W (M^{-1} W^T R' - K^{-1} Rr^T), F = B E. Cost O(n d mb + n m (m + t)).
+    """
+    W_all, RJ_all = saved
+    n1 = hc.layout.n_single
+    K_inv = np.atleast_2d(K_inv)
+    K = np.linalg.inv(K_inv)
+    K = 0.5 * (K + K.T)
+    mb = K.shape[0]
+    dtype = hc.U.dtype
+    KRr = (K_inv @ np.asarray(Rr, dtype=np.float64).T).astype(dtype)       # K^{-1} Rr^T
+    R_h, E_h = R[n1:], E[n1:]
+    buckets = {a: (b, B) for (m, a, b), B in zip(hc.layout.buckets, hc.B)}
+    starts = sorted(buckets)
+
+    def update(piece):
+        m, s, e = piece
+        a = max(x for x in starts if x <= s)
+        G = slice((s - a) // m, (e - a) // m)
+        B = buckets[a][1]
+        W, RJ = _view(W_all, s, e, m), _view(RJ_all, s, e, m)
+        Wt = W.transpose(0, 2, 1)
+        M = K[None] - _bmm(RJ.transpose(0, 2, 1), W)
+        if mb == 1:
+            M_inv = 1.0 / np.maximum(M, lam)
+        else:
+            M_inv = spd_solve(0.5 * (M + M.transpose(0, 2, 1))[:, None],
+                              np.broadcast_to(np.eye(mb), M.shape), lam)
+        B[G] += _bmm(_bmm(W, M_inv), Wt)
+        T = _bmm(M_inv.astype(dtype), _bmm(Wt.astype(dtype), _view(R_h, s, e, m)))
+        T -= KRr
+        U3 = _view(hc.U, s, e, m)
+        if mb == 1:                                    # U_Q += w_Q t_Q^T, one row at a time
+            Wd = W[:, :, 0].astype(dtype)
+            for r in range(m):
+                U3[:, r] += Wd[:, r, None] * T[:, 0]
+        else:
+            step = rm.scratch(1, U3.size, dtype)[0][:U3.size].reshape(U3.shape)
+            U3 += _bmm(W.astype(dtype), T, out=step)
+        E3 = _view(np.asarray(E_h[s:e], dtype=np.float64), 0, e - s, m)
+        hc.F[s:e] = _bmm(B[G], E3).reshape(e - s, -1)
+
+    _run(update, _chunks(hc.layout, row_block))
+
+
+#: Inner dimensions up to this size are multiplied as broadcast sums in :func:`_bmm`.
+SMALL_INNER = 4
+
+
+def _bmm(A, B, out=None):
+    """Batched A @ B over leading axes; inner dimensions up to ``SMALL_INNER`` are summed as
+    broadcast products (cheaper than one tiny matrix product per batch entry)."""
+    k = A.shape[-1]
+    if k > SMALL_INNER:
+        return np.matmul(A, B, out=out)
+    out = np.multiply(A[..., :, 0, None], B[..., 0, None, :], out=out)
+    for j in range(1, k):
+        out += A[..., :, j, None] * B[..., j, None, :]
+    return out
