@@ -11,6 +11,7 @@ import numpy as np
 from . import __version__
 from ._errors import CliError, handle_errors
 from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
+from .cli_groups import group_column, groups_option, resolve_groups
 
 TASKS = ("auto", "regression", "multilabel", "multiclass")
 
@@ -60,6 +61,10 @@ def _progress(total_label):
               help="A number that marks a missing value (e.g. -200).")
 @click.option("--drop-missing", is_flag=True,
               help="Drop rows with a missing/non-finite value instead of failing.")
+@click.option("--keep-missing-targets", is_flag=True,
+              help="Keep rows whose targets are partly missing: each target then trains on its "
+                   "observed rows (regression).")
+@groups_option
 @click.option("--sensors", "sensors_toml", default=None,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="sensors.toml: DATA is then recordings, windowed into candidate features.")
@@ -92,6 +97,7 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
         raise CliError("give --budget K or a cost budget (--max-cost, --max-sensors, "
                        "--max-energy, --max-time)")
     d = load_training_data(data, **load_options)
+    ids = resolve_groups(load_options["groups"], d)
     task = d["task"] if task == "auto" else task
     est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
     est.set_params(budget=budget, lam=lam, fit_intercept=not no_intercept,
@@ -108,7 +114,7 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
         fit_on_compressed_labels(est, d["X"], y, compress_labels)
         extra["label_compression"] = est.label_compression_
     else:
-        est.fit(d["X"], y, progress=_progress("selecting"))
+        est.fit(d["X"], y, groups=ids, progress=_progress("selecting"))
     if task == "multiclass":
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
         extra = {"classes": targets}
@@ -125,7 +131,7 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
 
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
-                       drop_missing, sensors_toml, window, hop):
+                       drop_missing, keep_missing_targets, groups, sensors_toml, window, hop):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
     from trainer.feature_set import FeatureSet, load_feature_set
@@ -145,14 +151,18 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
         return {"X": np.asarray(fs.X, dtype=np.float64), "Y": np.asarray(fs.Y, dtype=np.float64),
                 "features": list(fs.feature_names), "targets": list(fs.target_names),
                 "task": fs.task, "structure": fs.bundle_structure(), "source": source, "fs": fs}
+    if groups == "recording":
+        resolve_groups(groups, {"fs": None})      # raises: a table has no recordings
     table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                        decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
-                       na_value=na_value)
+                       na_value=na_value, groups=group_column(groups),
+                       keep_missing_targets=keep_missing_targets)
     if table.dropped_rows:
         click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
     return {"X": table.X, "Y": table.Y, "features": table.feature_names,
             "targets": table.target_names, "task": table.task,
-            "structure": (None, None, {}), "source": table.source, "fs": None}
+            "structure": (None, None, {}), "source": table.source, "fs": None,
+            "groups": table.groups}
 
 
 def is_feature_set(path) -> bool:
@@ -190,7 +200,7 @@ def format_path(meta: dict) -> str:
     """The selection path of a bundle as a plain-text table."""
     lines = [f"task={meta['task']}  targets={len(meta['targets'])}  lam={meta['lam']:.6g}  "
              f"features={len(meta['features'])}  selected={len(meta['selected'])}",
-             f"{'step':>4}  {'added':<32} {'LOO MSE':>12} {'cost':>8}"]
+             f"{'step':>4}  {'added':<32} {criterion_label(meta):>12} {'cost':>8}"]
     for entry in meta["path"]:
         added = ", ".join(entry["added"])
         lines.append(f"{entry['step']:>4}  {added[:32]:<32} {entry['loo_mse']:>12.6g} "
@@ -198,6 +208,11 @@ def format_path(meta: dict) -> str:
     if meta.get("required_sensors"):
         lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
     return "\n".join(lines)
+
+
+def criterion_label(meta: dict) -> str:
+    """Column title of the selection criterion (LOO or leave-group-out MSE)."""
+    return "LOGO MSE" if meta.get("criterion") == "leave-group-out" else "LOO MSE"
 
 
 @main.command("info")

@@ -36,6 +36,7 @@ class Table:
     task: str = "regression"
     source: dict = field(default_factory=dict)
     dropped_rows: int = 0
+    groups: np.ndarray | None = None
 
 
 def file_info(path: Path) -> dict:
@@ -52,8 +53,14 @@ def _check_file(path) -> Path:
     return path
 
 
-def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_value=None) -> Table:
-    """Validate shapes and values, handle missing values, check 0/1 labels; build a Table."""
+def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_value=None,
+                 groups=None, keep_missing_targets=False) -> Table:
+    """Validate shapes and values, handle missing values, check 0/1 labels; build a Table.
+
+    ``groups`` (one id per row) is filtered with the rows. With ``keep_missing_targets`` a
+    missing target value stays NaN (each target then trains on its observed rows); only rows
+    with a missing feature, or with every target missing, count as missing rows.
+    """
     X = np.asarray(X, dtype=np.float64)
     Y = np.asarray(Y, dtype=np.float64)
     if Y.ndim == 1:
@@ -65,7 +72,12 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
     if na_value is not None:
         X = np.where(X == na_value, np.nan, X)
         Y = np.where(Y == na_value, np.nan, Y)
-    bad = ~np.isfinite(X).all(axis=1) | ~np.isfinite(Y).all(axis=1)
+    if keep_missing_targets:
+        if np.isinf(Y).any():
+            raise DataError("a target holds inf; only NaN/empty marks a missing target value")
+        bad = ~np.isfinite(X).all(axis=1) | np.isnan(Y).all(axis=1)
+    else:
+        bad = ~np.isfinite(X).all(axis=1) | ~np.isfinite(Y).all(axis=1)
     dropped = int(bad.sum())
     if dropped and not drop_missing:
         row = int(np.flatnonzero(bad)[0])
@@ -73,11 +85,15 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
         raise DataError(f"missing or non-finite value in row {row + 1}, column {col!r} "
                         f"({dropped} row(s) affected); use --drop-missing to drop them")
     X, Y = X[~bad], Y[~bad]
+    if groups is not None:
+        groups = np.asarray(groups)[~bad]
+        if groups.dtype.kind in "US" and (groups == "").any():
+            raise DataError(f"the group column is empty in kept row {int(np.argmax(groups == '')) + 1}")
     if X.shape[0] < 2:
         raise DataError(f"{X.shape[0]} usable row(s); at least 2 are required")
     if task == "multilabel":
         for j, name in enumerate(targets):
-            values = np.unique(Y[:, j])
+            values = np.unique(Y[:, j][~np.isnan(Y[:, j])])
             if not np.isin(values, (0.0, 1.0)).all():
                 bad = float(values[~np.isin(values, (0.0, 1.0))][0])
                 raise DataError(f"label column {name!r} holds the value {bad!r}; labels must be 0/1")
@@ -85,7 +101,7 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
                 raise DataError(f"label column {name!r} has only one class ({values[0]:g}) in "
                                 f"{len(Y)} rows; every label needs both 0 and 1")
     return Table(X=X, Y=Y, feature_names=list(features), target_names=list(targets), task=task,
-                 source=source, dropped_rows=dropped)
+                 source=source, dropped_rows=dropped, groups=groups)
 
 
 def _first_missing_column(xrow, yrow, features, targets):
@@ -129,9 +145,11 @@ def _parse_number(text: str, decimal: str):
 
 
 def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=(),
-             drop_missing=False, na_value=None, task="regression") -> Table:
+             drop_missing=False, na_value=None, task="regression", groups=None,
+             keep_missing_targets=False) -> Table:
     """Load a CSV table with a header row. Columns with an empty name that are empty in every
-    row (trailing separators) and rows that are entirely empty are ignored."""
+    row (trailing separators) and rows that are entirely empty are ignored. ``groups`` names a
+    column of sample-group ids (any text; not a feature)."""
     path = _check_file(path)
     if labels and task == "regression":
         task = "multilabel"            # the last L columns are 0/1 labels, as in ARFF
@@ -152,8 +170,12 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     if len(set(names)) != len(names):
         dup = next(n for n in names if names.count(n) > 1)
         raise DataError(f"duplicate column name {dup!r} in {str(path)!r}")
-    fidx, tidx = split_columns(names, targets, labels, ignore)
+    fidx, tidx = split_columns(names, targets, labels, _with_group(ignore, groups, names))
     used = [keep[i] for i in fidx + tidx]
+    ids = None
+    if groups is not None:
+        g = keep[names.index(groups)]
+        ids = np.array([row[g].strip() if g < len(row) else "" for row in rows[1:]])
     values = np.empty((len(rows) - 1, len(used)))
     for r, row in enumerate(rows[1:], start=2):
         if len(row) < len(header) and len(row) <= max(used):
@@ -167,7 +189,18 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     k = len(fidx)
     return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
                         [names[i] for i in tidx], task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value)
+                        drop_missing=drop_missing, na_value=na_value, groups=ids,
+                        keep_missing_targets=keep_missing_targets)
+
+
+def _with_group(ignore, groups, names) -> tuple:
+    """The ignore list plus the group column (checked to exist), which is never a feature."""
+    if groups is None:
+        return tuple(ignore)
+    if groups not in names:
+        raise DataError(f"group column {groups!r} is not in the data (columns: "
+                        f"{', '.join(names[:8])}{', ...' if len(names) > 8 else ''})")
+    return tuple(ignore) + ((groups,) if groups not in ignore else ())
 
 
 def mulan_labels(xml_path) -> list:
@@ -184,7 +217,7 @@ def mulan_labels(xml_path) -> list:
 
 
 def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_missing=False,
-              na_value=None) -> Table:
+              na_value=None, groups=None, keep_missing_targets=False) -> Table:
     """Load a dense or sparse ARFF file (Mulan style multi-label when ``labels`` or ``xml`` is
     given; then label columns must be 0/1). Nominal {0,1} attributes are read as numbers; other
     nominal or string attributes are an error unless ignored."""
@@ -201,10 +234,14 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
         raise DataError(f"{str(path)!r} is not a readable ARFF file: {exc}") from None
     attrs = data["attributes"]
     names = [a[0] for a in attrs]
-    fidx, tidx = split_columns(names, targets, labels, ignore)
+    fidx, tidx = split_columns(names, targets, labels, _with_group(ignore, groups, names))
     rows = data["data"]
     if not rows:
         raise DataError(f"{str(path)!r} has no data rows")
+    ids = None
+    if groups is not None:
+        g = names.index(groups)
+        ids = np.array(["" if row[g] is None else str(row[g]) for row in rows])
     values = np.empty((len(rows), len(fidx) + len(tidx)))
     for c, i in enumerate(fidx + tidx):
         kind = attrs[i][1]
@@ -217,12 +254,14 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
     k = len(fidx)
     return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
                         [names[i] for i in tidx], task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value)
+                        drop_missing=drop_missing, na_value=na_value, groups=ids,
+                        keep_missing_targets=keep_missing_targets)
 
 
-def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None) -> Table:
+def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None, groups=None,
+             keep_missing_targets=False) -> Table:
     """Load ``X``, ``Y`` and optional ``feature_names``, ``target_names``, ``task`` from an NPZ
-    (``allow_pickle=False``: object arrays are refused)."""
+    (``allow_pickle=False``: object arrays are refused); ``groups`` names an array of group ids."""
     path = _check_file(path)
     try:
         with np.load(path, allow_pickle=False) as npz:
@@ -245,8 +284,17 @@ def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None
         _, tidx = split_columns(names, targets)
         Y, names = Y[:, tidx], [names[j] for j in tidx]
     task = task or (str(arrays["task"]) if "task" in arrays else "regression")
+    ids = None
+    if groups is not None:
+        if groups not in arrays:
+            raise DataError(f"group array {groups!r} is not in {str(path)!r} (arrays: "
+                            f"{', '.join(sorted(arrays))})")
+        ids = arrays[groups]
+        if ids.shape != (X.shape[0],):
+            raise DataError(f"group array {groups!r} has shape {ids.shape}; expected ({X.shape[0]},)")
     return finish_table(X, Y, features, names, task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value)
+                        drop_missing=drop_missing, na_value=na_value, groups=ids,
+                        keep_missing_targets=keep_missing_targets)
 
 
 def load_table(path, *, fmt=None, **options) -> Table:

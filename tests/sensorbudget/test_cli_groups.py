@@ -1,105 +1,117 @@
-"""--groups COLUMN|recording: option parsing, group ids aligned with the loaded rows, errors."""
+"""train --groups COLUMN|recording and --keep-missing-targets, end to end through the CLI."""
 
 from functools import partial
-from types import SimpleNamespace
+from pathlib import Path
 
-import click
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from sensorbudget._errors import CliError, handle_errors
-from sensorbudget.cli_groups import groups_ignore, groups_option, resolve_groups
+from sensorbudget.cli import main
 from trainer import GreedyRLS
-from trainer.data import load_table
+from trainer.bundle import load_bundle
 
-
-@click.command()
-@click.argument("data")
-@click.option("--ignore", multiple=True)
-@click.option("--drop-missing", is_flag=True)
-@groups_option
-@handle_errors
-def mini_train(data, ignore, drop_missing, groups):
-    """The wiring ``train`` uses: ignore the column, load, resolve, fit with groups."""
-    table = load_table(data, targets=["y"], ignore=groups_ignore(groups, ignore, data),
-                       drop_missing=drop_missing)
-    ids = resolve_groups(groups, table, data)
-    est = GreedyRLS(budget=2, lam=1.0).fit(table.X, table.Y, groups=ids)
-    click.echo(f"{est.criterion_} {est.n_groups_} {len(table.X)} {table.feature_names}")
+REPO = Path(__file__).resolve().parents[2]
+AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 
 
 @pytest.fixture
 def invoke():
-    return partial(CliRunner().invoke, mini_train, catch_exceptions=False)
+    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture
 def table(tmp_path):
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(12, 3))
-    y = X[:, 0] + 0.1 * rng.normal(size=12)
-    subjects = np.repeat(["s1", "s2", "s3", "s4"], 3)
-    lines = ["a,subject,b,c,y"] + [f"{r[0]:.5f},{s},{r[1]:.5f},{r[2]:.5f},{v:.5f}"
-                                   for r, s, v in zip(X, subjects, y)]
-    lines[5] = lines[5].replace(lines[5].split(",")[2], "")          # a missing value, row 5
-    path = tmp_path / "t.csv"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    X = rng.normal(size=(24, 4))
+    subject = np.repeat(["ann", "bob", "cy", "dee", "eve", "fay"], 4)
+    offset = {s: rng.normal() for s in subject}
+    y = X[:, 0] - X[:, 2] + np.array([offset[s] for s in subject])
+    rows = ["a,b,c,d,subject,y"] + [",".join([f"{v:.6f}" for v in x] + [s, f"{t:.6f}"])
+                                    for x, s, t in zip(X, subject, y)]
+    rows[5] = rows[5].replace(rows[5].split(",")[1], "", 1)   # a missing value in row 5
+    path = tmp_path / "g.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path, X, subject, y
 
 
-def test_option_parses_and_documents_itself():
-    ctx = mini_train.make_context("mini", ["x.csv", "--groups", "subject"])
-    assert ctx.params["groups"] == "subject"
-    assert "COLUMN|recording" in mini_train.get_help(ctx)
-
-
-def test_column_groups_end_to_end(invoke, table):
-    result = invoke([str(table), "--groups", "subject", "--drop-missing"])
+def test_column_groups_match_the_estimator(invoke, table, tmp_path):
+    path, X, subject, y = table
+    result = invoke(["train", str(path), "--target", "y", "--groups", "subject", "--drop-missing",
+                     "--budget", "2", "--lam", "1", "-o", str(tmp_path / "b")],
+                    catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert result.output.split()[:3] == ["leave-group-out", "4", "11"]
-    assert "subject" not in result.output.split(" ", 3)[3]
+    meta = load_bundle(tmp_path / "b").meta
+    assert meta["features"] == ["a", "b", "c", "d"]          # the group column is no feature
+    assert meta["criterion"] == "leave-group-out" and meta["n_groups"] == 6
+    assert "LOGO MSE" in result.output
+    keep = np.arange(24) != 4                                 # data row 5 had the missing value
+    est = GreedyRLS(budget=2, lam=1.0).fit(X[keep], y[keep], groups=subject[keep])
+    assert meta["selected_index"] == est.selected_.tolist()
+    np.testing.assert_allclose([e["loo_mse"] for e in meta["path"]], est.loo_path_, rtol=1e-6)
 
 
-def test_dropped_rows_are_dropped_from_the_groups(table):
-    t = load_table(table, targets=["y"], ignore=("subject",), drop_missing=True)
-    ids = resolve_groups("subject", t, table)
-    expected = np.repeat(["s1", "s2", "s3", "s4"], 3)
-    np.testing.assert_array_equal(ids, np.delete(expected, 3))
+SHARED = REPO.parent / "shared" / "data"
 
 
-def test_no_groups_and_recordings():
-    assert resolve_groups(None, None, "x.csv") is None
-    fs = SimpleNamespace(X=np.zeros((4, 2)), feature_names=["a", "b"], target_names=["y"],
-                         groups=np.array([0, 0, 1, 1]), window_start=np.zeros(4))
-    np.testing.assert_array_equal(resolve_groups("recording", fs, "recs"), [0, 0, 1, 1])
-    d = {"fs": fs, "X": fs.X, "features": ["a", "b"], "targets": ["y"]}
-    np.testing.assert_array_equal(resolve_groups("recording", d, "recs"), [0, 0, 1, 1])
-    assert groups_ignore("recording", ("x",)) == ("x",)
-    assert groups_ignore("subject", ("x",), "t.csv") == ("x", "subject")
-    assert groups_ignore("subject", (), "t.npz") == ()
+@pytest.mark.skipif(not (SHARED / "basic_motions").is_dir(), reason="../shared/data is not available")
+def test_recording_groups_from_recordings(invoke, tmp_path):
+    from trainer.feature_set import load_feature_set
+
+    out = tmp_path / "r"
+    toml = REPO / "examples" / "basic_motions.sensors.toml"
+    result = invoke(["train", str(SHARED / "basic_motions"), "--sensors", str(toml),
+                     "--groups", "recording", "--budget", "2", "--lam", "1", "-o", str(out)],
+                    catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    meta = load_bundle(out).meta
+    fs = load_feature_set(SHARED / "basic_motions", toml)
+    assert meta["criterion"] == "leave-group-out" and meta["n_groups"] == len(set(fs.groups))
 
 
-def test_npz_array_groups(tmp_path):
-    path = tmp_path / "t.npz"
-    X = np.arange(12.0).reshape(6, 2)
-    np.savez(path, X=X, Y=X[:, :1], day=np.array([1, 1, 2, 2, 3, 3]))
-    t = load_table(path)
-    np.testing.assert_array_equal(resolve_groups("day", t, path), [1, 1, 2, 2, 3, 3])
-    with pytest.raises(CliError, match="not an array"):
-        resolve_groups("subject", t, path)
+def test_one_recording_is_one_group(invoke, tmp_path):
+    result = invoke(["train", str(AIR), "--sensors", str(REPO / "examples" / "air_quality.sensors.toml"),
+                     "--groups", "recording", "--budget", "2", "-o", str(tmp_path / "r")])
+    assert result.exit_code == 2 and "needs at least 2" in result.output
 
 
-@pytest.mark.parametrize("value,match", [("recording", "needs recordings"),
-                                         ("nope", "not a column"),
-                                         ("a", "feature or target")])
-def test_errors(table, value, match):
-    t = load_table(table, targets=["y"], ignore=("subject",), drop_missing=True)
-    with pytest.raises(CliError, match=match):
-        resolve_groups(value, t, table)
+@pytest.mark.parametrize("args,needle", [
+    (["--groups", "nope"], "group column 'nope' is not in the data"),
+    (["--groups", "recording"], "--groups recording needs recordings"),
+])
+def test_group_errors(invoke, table, tmp_path, args, needle):
+    path = table[0]
+    result = invoke(["train", str(path), "--target", "y", "--drop-missing", "--budget", "1",
+                     *args, "-o", str(tmp_path / "x")])
+    assert result.exit_code == 2 and needle in result.output, result.output
+    assert not (tmp_path / "x").exists()
 
 
-def test_usage_error_exit_code(table):
-    result = CliRunner().invoke(mini_train, [str(table), "--groups", "recording",
-                                             "--ignore", "subject", "--drop-missing"])
-    assert result.exit_code == 2 and "needs recordings" in result.output
+def test_npz_group_array(invoke, tmp_path):
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(30, 3))
+    g = np.repeat(np.arange(10), 3)
+    y = X[:, 1] + rng.normal(size=10)[g]
+    np.savez(tmp_path / "t.npz", X=X, Y=y[:, None], subject=g)
+    result = invoke(["train", str(tmp_path / "t.npz"), "--groups", "subject", "--budget", "1",
+                     "--lam", "1", "-o", str(tmp_path / "b")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    est = GreedyRLS(budget=1, lam=1.0).fit(X, y, groups=g)
+    assert load_bundle(tmp_path / "b").meta["n_groups"] == est.n_groups_ == 10
+
+
+def test_keep_missing_targets_uses_each_targets_rows(invoke, tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    Y = np.column_stack([X[:, 0], X[:, 1] - X[:, 2]])
+    lines = ["a,b,c,u,v"]
+    for i, (x, t) in enumerate(zip(X, Y)):
+        v = "" if i % 4 == 0 else f"{t[1]:.6f}"
+        lines.append(",".join([f"{e:.6f}" for e in x] + [f"{t[0]:.6f}", v]))
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    args = ["train", str(tmp_path / "m.csv"), "--target", "u", "--target", "v", "--budget", "2",
+            "--lam", "1", "-o", str(tmp_path / "b")]
+    assert invoke(args).exit_code == 2                         # missing target: an error ...
+    result = invoke(args + ["--keep-missing-targets"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output                # ... unless kept
+    assert load_bundle(tmp_path / "b").meta["target_rows"] == [40, 30]
