@@ -1,1 +1,16 @@
-"""Replay recorded sensor streams through generated firmware and measure the prediction cost."""
+"""Replay recorded sensor streams through generated firmware and measure the prediction cost.
+
+- :mod:`~device_sim.protocol`: the framed serial protocol (spec and codec);
+  :mod:`~device_sim.link`: retries, timeouts and accounting over any pyserial-like port;
+  :mod:`~device_sim.client`: the typed commands (HELLO, PUSH_SAMPLES, STATS, BENCH, ...).
+- :mod:`~device_sim.reference`: what the device must compute, bit for bit;
+  :mod:`~device_sim.fake`: a pure-Python device; :mod:`~device_sim.transports`: in-memory, pty
+  and fault-injecting transports.
+- :mod:`~device_sim.backends`, :mod:`~device_sim.emulators`, :mod:`~device_sim.unicorn_sim`:
+  python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr and serial:URL behind one interface.
+- :mod:`~device_sim.replay`: recordings -> predictions, compared with the reference;
+  :mod:`~device_sim.costs`: target profiles, energy, deadlines, battery life;
+  :mod:`~device_sim.report`, :mod:`~device_sim.plots`, :mod:`~device_sim.compare`,
+  :mod:`~device_sim.calibrate`: report directory, comparisons, measured costs into sensors.toml.
+- :func:`device_sim.simulate.simulate` ties them together (``sensorbudget simulate``).
+"""

@@ -1,0 +1,132 @@
+"""Per-backend cost table and a link soak: BasicMotions replayed through every available backend.
+
+Usage: python benchmarks/bench_device.py [--bundle DIR] [--recordings PATH] [--quick]
+                                         [--soak-seeds N]
+
+Without --bundle, a 5-extractor bundle is trained on BasicMotions TRAIN (the shared data) and
+TEST is replayed. For each available backend and numeric format the table gives the parity
+(predictions, mismatches), the per-prediction extractor and model cost (median of the STATS
+answers, in the backend's unit), the BENCH per-run averages and the wall time. The soak replays
+the same recordings through the host firmware over a link that corrupts and drops bytes
+(FaultyTransport, several seeds) and counts delivered / retried / lost / wrong predictions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+MOTIONS = Path("/work/shared/data/basic_motions")
+PLAN = [("python", "float32"), ("host", "float32"), ("host", "q15"), ("qemu-m4f", "float32"),
+        ("qemu-m4f", "q15"), ("unicorn-m4f", "float32"), ("unicorn-m4f", "q15"),
+        ("qemu-m3", "float32"), ("qemu-m3", "q15"), ("simavr", "q15"), ("simavr", "float32")]
+
+
+def train_bundle(out: Path) -> Path:
+    cmd = [sys.executable, "-m", "sensorbudget", "train", str(MOTIONS / "BasicMotions_TRAIN.ts"),
+           "--sensors", str(ROOT / "examples" / "basic_motions.sensors.toml"), "--budget", "5",
+           "-o", str(out)]
+    subprocess.run(cmd, check=True, capture_output=True)
+    return out
+
+
+def one(spec, numeric, bundle, recordings, work, max_recordings, wrap=None, **kw):
+    from device_sim.backends import make_backend
+    from device_sim.reference import ReferenceModel
+    from device_sim.replay import replay
+    from device_sim.simulate import run_bench
+    from trainer.bundle import load_bundle
+    from trainer.recordings import load_recordings
+
+    full_scale = {"*": 64.0} if numeric != "float32" else None
+    model = ReferenceModel(load_bundle(bundle), numeric, full_scale=full_scale)
+    rset = load_recordings(recordings, model.sample_rate)
+    rset.recordings = rset.recordings[:max_recordings]
+    be = make_backend(spec, bundle_dir=bundle, model=model, workdir=work, full_scale=full_scale,
+                      wrap=wrap, **kw)
+    t0 = time.perf_counter()
+    try:
+        res = replay(be, model, rset)
+        bench = run_bench(be) if wrap is None else {}
+        be.quit()
+    finally:
+        be.close()
+    return res, bench, time.perf_counter() - t0
+
+
+def median(values):
+    v = [x for x in values if x is not None]
+    return float(np.median(v)) if v else float("nan")
+
+
+def table(args, bundle, recordings, work):
+    from device_sim.backends import available_backends
+
+    usable = available_backends()
+    rows = []
+    for spec, numeric in PLAN:
+        if usable.get(spec) is not None:
+            print(f"skip {spec}: {usable[spec]}", file=sys.stderr)
+            continue
+        n_rec = args.max_recordings if spec != "simavr" else min(args.max_recordings, 8)
+        res, bench, wall = one(spec, numeric, bundle, recordings, work / f"{spec}-{numeric}",
+                               n_rec)
+        per = {p: bench.get(p, {}).get("per_run", float("nan")) for p in ("extractors", "model")}
+        unit = (res.cost_unit or "-") + (" (estimated)" if spec == "python" else "")
+        rows.append((spec, numeric, len(res.records), res.mismatches, unit,
+                     median(r.extractors for r in res.records),
+                     median(r.model for r in res.records), per["extractors"], per["model"],
+                     wall))
+    head = ("backend", "numeric", "pred", "mism", "unit", "ext/pred", "model/pred",
+            "BENCH ext", "BENCH model", "wall s")
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in rows:
+        print("| " + " | ".join(f"{x:.6g}" if isinstance(x, float) else str(x) for x in r) + " |")
+
+
+def soak(args, bundle, recordings, work):
+    from device_sim.backends import available_backends
+    from device_sim.transports import FaultyTransport
+
+    spec = "host" if available_backends()["host"] is None else "python"
+    print(f"\nsoak: {spec} firmware, corrupt 0.1% + drop 0.1% of bytes both ways")
+    print("| seed | predictions | delivered | retried | lost | mismatches | retransmissions | "
+          "dropped frames | wall s |\n|---|---|---|---|---|---|---|---|---|")
+    for seed in range(args.soak_seeds):
+        def wrap(port, seed=seed):
+            return FaultyTransport(port, seed=seed, corrupt=0.001, drop=0.001)
+
+        res, _, wall = one(spec, "float32", bundle, recordings, work / f"soak{seed}",
+                           args.max_recordings, wrap=wrap, timeout=0.1, retries=4)
+        link = res.link
+        print(f"| {seed} | {len(res.records)} | {res.count('delivered')} | "
+              f"{res.count('retried')} | {res.count('lost')} | {res.mismatches} | "
+              f"{link['retransmissions']} | {link['dropped_frames']} | {wall:.1f} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bundle", type=Path)
+    ap.add_argument("--recordings", type=Path, default=MOTIONS / "BasicMotions_TEST.ts")
+    ap.add_argument("--quick", action="store_true", help="10 recordings, 1 soak seed")
+    ap.add_argument("--soak-seeds", type=int, default=3)
+    args = ap.parse_args()
+    args.max_recordings = 10 if args.quick else 40
+    if args.quick:
+        args.soak_seeds = 1
+    with tempfile.TemporaryDirectory(prefix="bench-device-") as tmp:
+        work = Path(tmp)
+        bundle = args.bundle or train_bundle(work / "bundle")
+        table(args, bundle, args.recordings, work)
+        soak(args, bundle, args.recordings, work)
+
+
+if __name__ == "__main__":
+    main()

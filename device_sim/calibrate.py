@@ -1,0 +1,129 @@
+"""Write measured per-extractor compute costs back into a ``sensors.toml``.
+
+The costs go into one generated block at the end of the file, between marker comments, as an
+array of ``[[calibration]]`` tables (one per extractor and target)::
+
+    # >>> sensorbudget calibrate: generated, re-running calibrate replaces this block
+    [[calibration]]
+    extractor = "acc_x.std"            # feature/extractor name, as in the bundle
+    target = "cortex-m4f"              # cost profile (device_sim.costs.PROFILES)
+    compute_instructions = 412.0       # per prediction; or compute_cycles / compute_nanoseconds
+    compute_time_s = 2.45e-06          # on the profile's clock
+    compute_energy_j = 3.24e-07        # active power x time
+    method = "measured per call (unicorn)"
+    source = "demo-out/sim/report.json (backend unicorn-m4f)"
+    # <<< sensorbudget calibrate
+
+Everything outside the block (comments included) is kept byte for byte; the file is replaced
+atomically (temporary file + ``os.replace``). A training run can then budget with
+``compute_energy_j`` / ``compute_time_s`` as each extractor's per-prediction energy and time.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+
+from .costs import PROFILES
+from .errors import DeviceError
+from .report import load_report
+
+BEGIN = "# >>> sensorbudget calibrate: generated, re-running calibrate replaces this block"
+END = "# <<< sensorbudget calibrate"
+UNIT_KEYS = {"instructions": "compute_instructions", "cycles": "compute_cycles",
+             "nanoseconds": "compute_nanoseconds"}
+
+
+def _toml_value(v) -> str:
+    if isinstance(v, str):
+        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(v, float):
+        return repr(v)
+    return str(v)
+
+
+def calibration_entries(report: dict, source: str, allow_estimated: bool = False) -> list:
+    """[[calibration]] dictionaries from one report's per-extractor costs."""
+    cost = report["cost"]
+    if not cost.get("per_extractor_measured", cost.get("measured")) and not allow_estimated:
+        raise DeviceError(f"{source}: the compute costs of backend {report['backend']!r} are "
+                          f"estimated, not measured; simulate on a measuring backend (qemu-m4f, "
+                          f"unicorn-m4f, simavr, host) or pass --allow-estimated")
+    prof = PROFILES[report["profile"]["name"]]
+    unit = cost["unit"]
+    entries = []
+    for name, value in sorted((cost.get("per_extractor") or {}).items()):
+        t = prof.seconds(float(value), unit)
+        entries.append({"extractor": name, "target": prof.name,
+                        UNIT_KEYS[unit]: float(round(float(value), 3)),
+                        "compute_time_s": float(f"{t:.6g}"),
+                        "compute_energy_j": float(f"{t * prof.active_power_w:.6g}"),
+                        "method": cost.get("per_extractor_method") or cost.get("method", ""),
+                        "source": f"{source} (backend {report['backend']})"})
+    return entries
+
+
+def render_block(entries: list) -> str:
+    lines = [BEGIN, "# Measured compute cost of each extractor per prediction (sensorbudget",
+             "# simulate); train may budget with compute_energy_j / compute_time_s."]
+    for e in entries:
+        lines.append("[[calibration]]")
+        lines += [f"{k} = {_toml_value(v)}" for k, v in e.items()]
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def strip_block(text: str) -> str:
+    """``text`` without a previous calibrate block (and the blank line before it)."""
+    start = text.find(BEGIN)
+    if start < 0:
+        return text
+    end = text.find(END, start)
+    if end < 0:
+        raise DeviceError("the sensors file has a calibrate start marker but no end marker "
+                          f"{END!r}; fix it by hand")
+    end = text.find("\n", end)
+    tail = "" if end < 0 else text[end + 1:]
+    return text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + tail
+
+
+def known_extractors(data: dict, source: str) -> set:
+    """Feature/extractor names a sensors.toml defines (its calibration block ignored)."""
+    from trainer.sensors import parse_sensor_spec
+
+    spec = parse_sensor_spec({k: v for k, v in data.items() if k != "calibration"}, source)
+    return {f.name for f in spec.features}
+
+
+def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False) -> dict:
+    """Merge the per-extractor costs of ``reports`` into ``sensors_toml`` (or ``output``).
+
+    Later reports override earlier ones for the same (extractor, target); previous calibration
+    entries for other extractors or targets are kept. Returns {"written", "entries", "skipped"}.
+    """
+    from sensorbudget._files import write_atomically
+
+    path = Path(sensors_toml)
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise DeviceError(f"{str(path)!r} is not valid TOML: {exc}") from None
+    known = known_extractors(data, str(path))
+    merged = {(e["extractor"], e["target"]): e for e in data.get("calibration", [])
+              if isinstance(e, dict) and "extractor" in e and "target" in e}
+    skipped = []
+    for rp in reports:
+        for e in calibration_entries(load_report(rp), str(rp), allow_estimated):
+            if e["extractor"] not in known:
+                skipped.append(e["extractor"])
+                continue
+            merged[(e["extractor"], e["target"])] = e
+    entries = [merged[k] for k in sorted(merged)]
+    base = strip_block(text)
+    new_text = base + ("" if base.endswith("\n") or not base else "\n") + "\n" + render_block(
+        entries)
+    tomllib.loads(new_text)     # never write a file that does not parse
+    out = Path(output) if output is not None else path
+    write_atomically(out, new_text.encode("utf-8"))
+    return {"written": str(out), "entries": entries, "skipped": sorted(set(skipped))}

@@ -1,0 +1,180 @@
+"""Typed commands of the protocol on top of a :class:`~device_sim.link.Link`.
+
+Payload layouts (little-endian) follow :class:`~device_sim.protocol.Cmd`:
+
+- ``HELLO`` -> version u8, numeric u8 (0 float32, 1 q15, 2 q31), k u16, t u16, channels u16,
+  window u16, hop u16, model name (ASCII, rest of the payload).
+- ``PUSH_SAMPLES``: count u16, then count x channels samples (float32, or Q15 int16 for q15/q31
+  firmware; sample-major: all channels of sample 0, then sample 1, ...) -> count u16
+  predictions, each window u32 (index since the last RESET) followed by t scores (float32, or
+  int32/int64 for Q15/Q31).
+- ``PREDICT``: k inputs (float32, or int16/int32 for Q15/Q31) -> t scores.
+- ``BENCH``: reps u32, part u8 (0 model, 1 extractors) -> unit u8, total u64.
+- ``STATS`` -> unit u8, extractors u32, model u32 (the last window / prediction).
+- ``RESET`` -> empty; ``QUIT``: exit code u8 -> empty.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DeviceError
+from .protocol import MAX_BODY, Cmd, ProtocolError, Unit
+
+NUMERIC_CODES = {0: "float32", 1: "q15", 2: "q31"}
+INPUT_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}
+SCORE_DTYPES = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
+SAMPLE_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i2"}
+MAX_PAYLOAD = MAX_BODY - 2
+_HELLO = struct.Struct("<BBHHHHH")
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What a device reports in its HELLO answer."""
+
+    version: int
+    numeric: str
+    k: int
+    t: int
+    channels: int
+    window: int
+    hop: int
+    name: str
+
+    @property
+    def score_dtype(self) -> np.dtype:
+        return np.dtype(SCORE_DTYPES[self.numeric])
+
+    @property
+    def sample_dtype(self) -> np.dtype:
+        return np.dtype(SAMPLE_DTYPES[self.numeric])
+
+    def max_push(self, max_request: int = MAX_PAYLOAD) -> int:
+        """Most samples one PUSH_SAMPLES request of at most ``max_request`` bytes can carry."""
+        return max(1, (max_request - 2) // (self.sample_dtype.itemsize * max(1, self.channels)))
+
+
+def parse_hello(data: bytes) -> DeviceInfo:
+    if len(data) < _HELLO.size:
+        raise ProtocolError(f"HELLO answer has {len(data)} bytes; expected >= {_HELLO.size}")
+    version, numeric, k, t, channels, window, hop = _HELLO.unpack_from(data)
+    if numeric not in NUMERIC_CODES:
+        raise ProtocolError(f"HELLO reports numeric code {numeric}; known: {NUMERIC_CODES}")
+    name = data[_HELLO.size:].decode("ascii", errors="replace")
+    return DeviceInfo(version, NUMERIC_CODES[numeric], k, t, channels, window, hop, name)
+
+
+def encode_hello(info: DeviceInfo) -> bytes:
+    code = {v: k for k, v in NUMERIC_CODES.items()}[info.numeric]
+    return _HELLO.pack(info.version, code, info.k, info.t, info.channels, info.window,
+                       info.hop) + info.name.encode("ascii")
+
+
+def encode_predictions(windows, scores, dtype) -> bytes:
+    """PUSH_SAMPLES answer: count u16, then (window u32, t scores) per prediction."""
+    out = [struct.pack("<H", len(windows))]
+    for w, s in zip(windows, scores):
+        out.append(struct.pack("<I", w) + np.asarray(s).astype(dtype).tobytes())
+    return b"".join(out)
+
+
+def decode_predictions(data: bytes, t: int, dtype) -> list:
+    """[(window index, scores array)] of a PUSH_SAMPLES answer."""
+    dtype = np.dtype(dtype)
+    if len(data) < 2:
+        raise ProtocolError(f"PUSH_SAMPLES answer of {len(data)} bytes has no count")
+    (count,) = struct.unpack_from("<H", data)
+    size = 4 + t * dtype.itemsize
+    if len(data) != 2 + count * size:
+        raise ProtocolError(f"PUSH_SAMPLES answer of {len(data)} bytes does not hold {count} "
+                            f"prediction(s) of {size} bytes")
+    out = []
+    for i in range(count):
+        off = 2 + i * size
+        (window,) = struct.unpack_from("<I", data, off)
+        out.append((window, np.frombuffer(data, dtype, t, off + 4).copy()))
+    return out
+
+
+class DeviceClient:
+    """The protocol commands of one device, over a :class:`~device_sim.link.Link`.
+
+    ``max_request`` is the device's largest request payload (PROTOCOL.md, *Limits*).
+    """
+
+    def __init__(self, link, *, max_request: int = MAX_PAYLOAD):
+        self.link = link
+        self.max_request = int(max_request)
+        self.info = None
+        self.last_retried = False
+
+    def _call(self, cmd, payload=b"") -> bytes:
+        reply = self.link.request(cmd, payload)
+        self.last_retried = reply.retried
+        return reply.payload
+
+    def hello(self) -> DeviceInfo:
+        self.info = parse_hello(self._call(Cmd.HELLO))
+        return self.info
+
+    def reset(self) -> None:
+        self._call(Cmd.RESET)
+
+    def push(self, samples) -> list:
+        """Push ``samples`` (n x channels); returns [(window, scores)] of completed windows."""
+        info = self._need_info()
+        samples = np.ascontiguousarray(samples, dtype=info.sample_dtype)
+        if samples.ndim != 2 or samples.shape[1] != info.channels:
+            raise DeviceError(f"samples have shape {samples.shape}; the device takes "
+                              f"{info.channels} channel(s)")
+        if len(samples) > info.max_push(self.max_request):
+            raise DeviceError(f"{len(samples)} samples exceed one request "
+                              f"({info.max_push(self.max_request)})")
+        data = self._call(Cmd.PUSH_SAMPLES, struct.pack("<H", len(samples)) + samples.tobytes())
+        return decode_predictions(data, info.t, info.score_dtype)
+
+    def predict(self, inputs) -> np.ndarray:
+        info = self._need_info()
+        x = np.ascontiguousarray(inputs, dtype=INPUT_DTYPES[info.numeric]).reshape(-1)
+        if x.size != info.k:
+            raise DeviceError(f"{x.size} inputs given; the model takes {info.k}")
+        data = self._call(Cmd.PREDICT, x.tobytes())
+        if len(data) != info.t * info.score_dtype.itemsize:
+            raise ProtocolError(f"PREDICT answer of {len(data)} bytes; expected {info.t} scores")
+        return np.frombuffer(data, info.score_dtype).copy()
+
+    def bench(self, reps: int, part: str) -> tuple:
+        """(unit name, total) of ``reps`` runs of the model or the extractors on the device."""
+        code = {"model": 0, "extractors": 1}[part]
+        data = self._call(Cmd.BENCH, struct.pack("<IB", reps, code))
+        if len(data) != 9:
+            raise ProtocolError(f"BENCH answer of {len(data)} bytes; expected 9")
+        unit, total = struct.unpack("<BQ", data)
+        return _unit_name(unit), total
+
+    def stats(self) -> tuple:
+        """(unit name, extractors, model) cost of the last window on the device."""
+        data = self._call(Cmd.STATS)
+        if len(data) != 9:
+            raise ProtocolError(f"STATS answer of {len(data)} bytes; expected 9")
+        unit, ext, model = struct.unpack("<BII", data)
+        return _unit_name(unit), ext, model
+
+    def quit(self, code: int = 0) -> None:
+        self._call(Cmd.QUIT, bytes([code & 0xFF]))
+
+    def _need_info(self) -> DeviceInfo:
+        if self.info is None:
+            self.hello()
+        return self.info
+
+
+def _unit_name(code: int) -> str:
+    try:
+        return Unit(code).name.lower()
+    except ValueError:
+        raise ProtocolError(f"unknown cost unit code {code}") from None

@@ -1,0 +1,120 @@
+"""Side-by-side cost/accuracy table of two simulation reports (or bundles).
+
+A bundle directory stands for its own cost estimate: its required sensors (price, energy per
+prediction), an op-count estimate of the compute on the ``cortex-m4f`` profile, and the LOO
+error of its selection path; prediction counts and device accuracy are then blank.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
+from .errors import DeviceError
+from .report import REPORT_FILE, _price, load_report
+from .simulate import DEFAULT_BATTERY_WH
+
+
+def bundle_summary(path, profile: str = "cortex-m4f", battery_wh=DEFAULT_BATTERY_WH) -> dict:
+    """A report-like dictionary of a bundle's estimated costs (no replay)."""
+    from trainer.bundle import load_bundle
+
+    from .reference import ReferenceModel
+
+    bundle = load_bundle(path)
+    meta = bundle.meta
+    model = ReferenceModel(bundle)
+    prof = PROFILES[profile]
+    est = estimate_costs(model, prof)
+    ext, mod = sum(est["extractors"].values()), est["model"]
+    sensors = sensor_costs(meta)
+    energy = energy_budget(compute_units=[ext + mod], unit=prof.unit, profile=prof,
+                           sensors=sensors, period_s=model.period_s, battery_wh=battery_wh,
+                           sample_period_s=1.0 / model.sample_rate)
+    loo = meta["path"][-1]["loo_mse"] if meta.get("path") else None
+    return {"backend": "bundle (estimate)", "numeric": "float32",
+            "bundle": {"path": str(path), "selected": meta["selected"],
+                       "required_sensors": meta.get("required_sensors", []),
+                       "price": _price(meta)},
+            "cost": {"unit": prof.unit, "measured": False, "extractors": stats3([ext]),
+                     "model": stats3([mod]), "total": stats3([ext + mod])},
+            "energy": energy, "sensors": sensors, "loo_mse": loo, "profile": prof.as_dict()}
+
+
+def load_side(path) -> dict:
+    """A report (directory or report.json) or a bundle directory."""
+    path = Path(path)
+    if path.is_file() or (path / REPORT_FILE).is_file():
+        return load_report(path)
+    if (path / "model.json").is_file():
+        return bundle_summary(path)
+    raise DeviceError(f"{str(path)!r} is neither a simulation report nor a bundle directory")
+
+
+def _acc(report: dict, who: str):
+    acc = ((report.get("accuracy") or {}).get(who)) or {}
+    for key in ("accuracy", "hamming_accuracy", "rmse"):
+        if key in acc:
+            return f"{key} {acc[key]:.4g}"
+    return None
+
+
+def _med(section):
+    return None if not section else section.get("median")
+
+
+def compare_rows(a: dict, b: dict) -> list:
+    """[(metric, value A, value B)] for two report dictionaries."""
+    def both(fn):
+        return fn(a), fn(b)
+
+    rows = [
+        ("backend", *both(lambda r: f"{r['backend']} ({r.get('numeric', '?')})")),
+        ("features", *both(lambda r: len(r["bundle"]["selected"]))),
+        ("sensors", *both(lambda r: ", ".join(r["bundle"]["required_sensors"]))),
+        ("sensor price", *both(lambda r: r["bundle"].get("price"))),
+        ("predictions", *both(lambda r: r.get("predictions"))),
+        ("mismatches", *both(lambda r: r.get("mismatches"))),
+        ("lost", *both(lambda r: r.get("lost"))),
+        ("accuracy (device)", *both(lambda r: _acc(r, "device"))),
+        ("accuracy (reference)", *both(lambda r: _acc(r, "reference"))),
+        ("LOO MSE (training)", *both(lambda r: r.get("loo_mse"))),
+        ("compute unit", *both(lambda r: r["cost"]["unit"] + (
+            "" if r["cost"]["measured"] else " (estimated)"))),
+        ("extractors / prediction", *both(lambda r: _med(r["cost"]["extractors"]))),
+        ("model / prediction", *both(lambda r: _med(r["cost"]["model"]))),
+        ("sensor energy / prediction (J)",
+         *both(lambda r: r["energy"]["energy_per_prediction_j"]["sensors"])),
+        ("compute energy / prediction (J)",
+         *both(lambda r: r["energy"]["energy_per_prediction_j"]["compute"])),
+        ("latency median (s)", *both(lambda r: _med(r["energy"]["latency_s"]))),
+        ("deadline misses", *both(lambda r: r["energy"]["deadline_misses"])),
+        ("average power (W)", *both(lambda r: r["energy"]["average_power_w"])),
+        ("battery life (days)", *both(lambda r: r["energy"]["battery_life_days"])),
+    ]
+    return rows
+
+
+def _cell(v) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    return str(v)
+
+
+def format_table(rows: list, names=("A", "B"), markdown: bool = False) -> str:
+    """The rows as a Markdown table or aligned plain text, with a B/A ratio for numbers."""
+    head = ["metric", *names, "B/A"]
+    body = []
+    for metric, va, vb in rows:
+        ratio = (f"{vb / va:.3g}x" if isinstance(va, (int, float)) and isinstance(vb, (int, float))
+                 and not isinstance(va, bool) and va not in (0, 0.0) else "")
+        body.append([metric, _cell(va), _cell(vb), ratio])
+    if markdown:
+        lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        lines += ["| " + " | ".join(r) + " |" for r in body]
+        return "\n".join(lines)
+    widths = [max(len(str(x)) for x in col) for col in zip(head, *body)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    return "\n".join(fmt.format(*r).rstrip() for r in [head, *body])

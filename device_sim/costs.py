@@ -1,0 +1,188 @@
+"""Target profiles and the per-prediction cost model: time, energy, duty cycle, battery life.
+
+Per prediction (one window, one model evaluation):
+
+- compute: extractor and model work in the backend's unit (``instructions`` on Cortex-M,
+  ``cycles`` on AVR, ``nanoseconds`` on the host). Time = cycles / clock; Cortex-M instruction
+  counts are converted with ``cpi`` cycles per instruction (1.0 assumed: Cortex-M3/M4 execute most
+  data-processing instructions in one cycle; loads, branches and divides take longer, so this is
+  a lower bound and labelled as such). Energy = active power x time.
+- sensors: ``energy_per_prediction_j`` of the required sensors (bundle, from ``sensors.toml``:
+  readings per prediction x energy per reading); read time = readings x ``read_time_s`` when the
+  sensor gives one (sensors read in parallel: the longest counts).
+- latency = compute time from the newest sample to the prediction (sensor reads overlap the
+  previous period); a deadline miss is a latency above the prediction period (hop / sample
+  rate). ``sensor_overrun`` flags a sensor whose read time exceeds the sample period.
+- duty cycle = compute time / period (MCU active); average power = (sensor + compute energy) /
+  period + sleep power x (1 - duty); battery life = capacity / average power.
+
+Profiles (typical datasheet values at 25 C; check your part):
+
+- ``cortex-m4f``: STM32F407 at 168 MHz, 3.3 V, run mode from Flash with the ART accelerator,
+  peripherals off: about 40 mA (ST DS8626, "Typical and maximum current consumption in Run mode",
+  ~238 uA/MHz); Stop mode about 0.3 mA (same datasheet, Stop mode, regulator in low-power mode,
+  order of magnitude).
+- ``cortex-m3``: STM32F103 at 72 MHz, 3.3 V, run mode from Flash, peripherals off: about 27 mA
+  (ST DS5319, "Typical current consumption in Run mode"); Stop mode about 24 uA.
+- ``avr``: ATmega328P at 16 MHz, 5 V: about 10 mA active (Atmel 8161/8271 DC characteristics give
+  5.2 mA typ at 8 MHz / 5 V; the "Active supply current vs. frequency" figure roughly doubles it at
+  16 MHz); power-down with watchdog 4.2 uA (tabulated at 3 V).
+- ``host``: a PC; power and clock are placeholders (15 W, 1 GHz), energy figures are not
+  meaningful and labelled estimated.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from trainer.extractors import KINDS
+
+
+@dataclass(frozen=True)
+class TargetProfile:
+    """Clock and power of one target, with where the numbers come from."""
+
+    name: str
+    clock_hz: float
+    supply_v: float
+    active_current_a: float
+    sleep_current_a: float
+    unit: str                 # what the backend measures: instructions | cycles | nanoseconds
+    cpi: float                # cycles per instruction used to turn instructions into time
+    source: str
+    estimated_power: bool = False
+    # op-count estimate: cost of one float op, one integer op, one divide/sqrt, one model MAC
+    float_op: float = 3.0
+    int_op: float = 2.0
+    slow_op: float = 14.0
+    mac_float: float = 9.0
+    mac_fixed: float = 4.0
+
+    @property
+    def active_power_w(self) -> float:
+        return self.supply_v * self.active_current_a
+
+    @property
+    def sleep_power_w(self) -> float:
+        return self.supply_v * self.sleep_current_a
+
+    def seconds(self, amount: float, unit: str) -> float:
+        """Time of ``amount`` units (instructions, cycles or nanoseconds) on this target."""
+        if unit == "nanoseconds":
+            return amount * 1e-9
+        if unit == "instructions":
+            return amount * self.cpi / self.clock_hz
+        return amount / self.clock_hz
+
+    def as_dict(self) -> dict:
+        d = asdict(self)
+        d.update(active_power_w=self.active_power_w, sleep_power_w=self.sleep_power_w)
+        return d
+
+
+PROFILES = {
+    "cortex-m4f": TargetProfile(
+        "cortex-m4f", 168e6, 3.3, 0.040, 0.3e-3, "instructions", 1.0,
+        "STM32F407 @ 168 MHz, 3.3 V: run mode from Flash (ART on, peripherals off) ~40 mA typ, "
+        "Stop mode ~0.3 mA (ST DS8626 supply current tables)",
+        float_op=3.0, int_op=2.0, slow_op=14.0, mac_float=9.0, mac_fixed=4.0),
+    "cortex-m3": TargetProfile(
+        "cortex-m3", 72e6, 3.3, 0.027, 24e-6, "instructions", 1.0,
+        "STM32F103 @ 72 MHz, 3.3 V: run mode from Flash (peripherals off) ~27 mA typ, Stop mode "
+        "~24 uA (ST DS5319 supply current tables)",
+        float_op=40.0, int_op=2.0, slow_op=400.0, mac_float=87.0, mac_fixed=5.0),
+    "avr": TargetProfile(
+        "avr", 16e6, 5.0, 0.010, 4.2e-6, "cycles", 1.0,
+        "ATmega328P @ 16 MHz, 5 V: ~10 mA active (datasheet DC characteristics: 5.2 mA typ at "
+        "8 MHz/5 V, doubled per the active-current-vs-frequency figure); power-down with "
+        "watchdog 4.2 uA (tabulated at 3 V)",
+        float_op=140.0, int_op=8.0, slow_op=550.0, mac_float=287.0, mac_fixed=80.0),
+    "host": TargetProfile(
+        "host", 1e9, 1.0, 15.0, 2.0, "nanoseconds", 1.0,
+        "placeholder: a PC has no meaningful per-prediction energy (15 W active, 2 W idle)",
+        estimated_power=True, float_op=0.5, int_op=0.3, slow_op=3.0, mac_float=1.0,
+        mac_fixed=0.7),
+}
+
+# Per-sample operation counts of each extractor kind: (float ops, integer ops), plus the slow
+# operations (divide, sqrt) once per window; "mag_*" also take one sqrt per sample.
+_PER_SAMPLE = {"mean": (1, 0), "std": (4, 0), "min": (1, 0), "max": (1, 0), "ptp": (2, 0),
+               "rms": (2, 0), "mad": (3, 0), "zcr": (3, 1), "energy": (2, 0), "last": (0, 0),
+               "mag_mean": (1, 0), "mag_std": (4, 0), "mag_max": (1, 0), "corr": (10, 0)}
+_PER_WINDOW_SLOW = {"mean": 1, "std": 3, "rms": 2, "mad": 1, "zcr": 2, "mag_mean": 1,
+                    "mag_std": 3, "corr": 7}
+
+
+def estimate_extractor(kind: str, window: int, n_channels: int, profile: TargetProfile) -> float:
+    """Estimated cost of one extractor on one window, in the profile's unit (op-count model)."""
+    floats, ints = _PER_SAMPLE[kind]
+    per_sample = floats * profile.float_op + (ints + 2) * profile.int_op   # + loop overhead
+    if not KINDS[kind].per_channel:
+        per_sample += n_channels * 2 * profile.float_op + (profile.slow_op if kind != "corr"
+                                                           else 0.0)
+    return window * per_sample + _PER_WINDOW_SLOW.get(kind, 0) * profile.slow_op
+
+
+def estimate_costs(model, profile: TargetProfile) -> dict:
+    """Estimated {"extractors": {name: cost}, "model": cost} of a ReferenceModel."""
+    ext = {f.name: estimate_extractor(f.kind, model.window, len(f.channels), profile)
+           for f in model.features}
+    macs = model.k * model.t
+    if model.fixed is None:
+        mcost = macs * profile.mac_float
+    else:
+        mcost = macs * profile.mac_fixed + model.k * (4 * profile.float_op + profile.slow_op)
+    return {"extractors": ext, "model": float(mcost)}
+
+
+def sensor_costs(meta: dict) -> dict:
+    """{"energy_j", "read_time_s", "per_sensor"} per prediction of the bundle's required sensors."""
+    by_name = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
+    readings = min(int(meta.get("window", 1)), int(meta.get("hop", 1)))
+    per_sensor, energy, read_time = {}, 0.0, 0.0
+    for name in meta.get("required_sensors", []):
+        s = by_name.get(name, {})
+        e = float(s.get("energy_per_prediction_j",
+                        s.get("energy_per_reading_j", 0.0) * readings))
+        rt = s.get("read_time_s")
+        per_sensor[name] = {"energy_j": e, "read_time_s": None if rt is None else float(rt)}
+        energy += e
+        if rt is not None:
+            read_time = max(read_time, float(rt))
+    return {"energy_j": energy, "read_time_s": read_time, "per_sensor": per_sensor}
+
+
+def stats3(values) -> dict | None:
+    """min / median / max / mean of a sequence (None when empty)."""
+    v = np.asarray([x for x in values if x is not None], dtype=np.float64)
+    if v.size == 0:
+        return None
+    return {"min": float(v.min()), "median": float(np.median(v)), "max": float(v.max()),
+            "mean": float(v.mean()), "n": int(v.size)}
+
+
+def energy_budget(*, compute_units: list, unit: str, profile: TargetProfile, sensors: dict,
+                  period_s: float, battery_wh: float, sample_period_s: float = 0.0) -> dict:
+    """Time, energy, deadline, duty cycle, power and battery life from per-prediction costs."""
+    times = [profile.seconds(c, unit) for c in compute_units if c is not None]
+    t_med = float(np.median(times)) if times else 0.0
+    misses = int(sum(t > period_s for t in times))
+    e_compute = profile.active_power_w * t_med
+    duty = min(1.0, t_med / period_s) if period_s > 0 else 1.0
+    e_total = sensors["energy_j"] + e_compute
+    avg_power = (e_total / period_s + profile.sleep_power_w * (1 - duty) if period_s > 0
+                 else math.inf)
+    life_h = battery_wh / avg_power if avg_power > 0 else math.inf
+    return {"compute_time_s": stats3(times), "latency_s": stats3(times),
+            "deadline_s": period_s, "deadline_misses": misses,
+            "sensor_read_time_s": sensors["read_time_s"],
+            "sensor_overrun": sensors["read_time_s"] > sample_period_s * (1 + 1e-9)
+            if sample_period_s else False,
+            "energy_per_prediction_j": {"sensors": sensors["energy_j"], "compute": e_compute,
+                                        "total": e_total},
+            "duty_cycle": duty, "average_power_w": avg_power,
+            "battery_wh": battery_wh, "battery_life_h": life_h,
+            "battery_life_days": life_h / 24}

@@ -1,0 +1,148 @@
+"""The Python reference of what a device computes, for replaying and for the fake device.
+
+The arithmetic is pinned by ``firmware_gen/PROTOCOL.md`` and implemented bit for bit by
+:mod:`firmware_gen.reference` on a :class:`firmware_gen.plan.FirmwarePlan` (the same plan the
+generated C is built from); this module wraps it for streams:
+
+- the device reads the plan's *channels* (those of the required extractors, in the order of the
+  bundle's sensors and their channels);
+- window ``m`` since the last RESET covers samples ``[m * hop, m * hop + window)``;
+- ``float32``: float32 samples, the float32 extractors of :mod:`trainer.extractors`, then
+  ``acc = b[j]; acc = acc + W[i][j] * x[i]`` in selection order, every operation rounded to
+  float32 (the C header's ``<name>_predict``);
+- ``q15`` / ``q31``: the host sends Q15 samples (``x * 32768 / full_scale``, rounded and
+  clamped), the fixed-point kinds run the integer definitions, the others float32 on the
+  dequantised samples; features are quantised and fed to the integer model of
+  :mod:`export.fixed_point`; scores are integers (``score * 2^-G``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DeviceError
+
+NUMERICS = ("float32", "q15", "q31")
+F32 = np.float32
+
+
+@dataclass(frozen=True)
+class FeatureSpec:
+    """One required extractor: its name, kind and indices into the device channels."""
+
+    name: str
+    kind: str
+    channels: tuple
+
+
+class ReferenceModel:
+    """Extractors + model of a bundle in the device's exact arithmetic.
+
+    Parameters
+    ----------
+    bundle : trainer.bundle.Bundle
+        A bundle trained from recordings.
+    numeric : {"float32", "q15", "q31"}
+    full_scale : dict, optional
+        {channel or "*": full scale} of the Q15 samples (fixed point; see ``firmware_gen``).
+    name : str
+        Model name (as the firmware reports it in HELLO).
+    """
+
+    def __init__(self, bundle, numeric: str = "float32", *, full_scale=None,
+                 name: str = "sbmodel"):
+        from firmware_gen.errors import FirmwareGenError
+        from firmware_gen.plan import make_plan
+        from firmware_gen.reference import fixed_model
+
+        if numeric not in NUMERICS:
+            raise DeviceError(f"numeric={numeric!r} is not one of {NUMERICS}")
+        try:
+            self.plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+        except FirmwareGenError as exc:
+            raise DeviceError(f"cannot simulate this bundle: {exc}") from None
+        self.bundle, self.meta, self.numeric = bundle, bundle.meta, numeric
+        self.window, self.hop = self.plan.window, self.plan.hop
+        self.sample_rate = float(bundle.meta.get("sample_rate_hz", 0.0))
+        if not self.sample_rate > 0:
+            raise DeviceError("the bundle has no sample_rate_hz: it was not trained from "
+                              "recordings (sensorbudget train RECORDINGS --sensors ...)")
+        self.channels = list(self.plan.channels)
+        self.features = [FeatureSpec(e.name, e.kind, tuple(e.channels))
+                         for e in self.plan.extractors]
+        self.fixed = fixed_model(self.plan, bundle)
+
+    @property
+    def k(self) -> int:
+        return self.plan.k
+
+    @property
+    def t(self) -> int:
+        return self.plan.t
+
+    @property
+    def period_s(self) -> float:
+        """Time between predictions (the deadline of each one)."""
+        return self.hop / self.sample_rate
+
+    @property
+    def sample_dtype(self) -> np.dtype:
+        return np.dtype("<i2" if self.plan.fixed else "<f4")
+
+    def window_starts(self, n_samples: int) -> np.ndarray:
+        return np.arange(0, max(0, n_samples - self.window + 1), self.hop)
+
+    def wire_samples(self, samples) -> np.ndarray:
+        """Samples as the host sends them: float32, or Q15 int16 for fixed-point firmware."""
+        from firmware_gen.reference import quantize_samples
+
+        if self.plan.fixed:
+            return quantize_samples(self.plan, samples)
+        return np.asarray(samples, dtype=F32)
+
+    def features_of(self, wire, starts=None) -> np.ndarray:
+        """Float32 features (windows x k) of the windows of ``wire`` samples at ``starts``
+        (default: every window of the stream)."""
+        from firmware_gen.reference import window_features
+
+        wire = np.asarray(wire)
+        X = window_features(self.plan, wire)
+        if starts is None:
+            return X
+        return X[np.asarray(starts, dtype=np.intp) // self.hop]
+
+    def inputs(self, X) -> np.ndarray:
+        """Model inputs as the device's PREDICT takes them (floats, or Q15/Q31 integers)."""
+        from firmware_gen.reference import model_inputs
+
+        return model_inputs(self.plan, self.fixed, X)
+
+    def scores(self, X) -> np.ndarray:
+        """Scores (n x t) of features X: float32, or the fixed-point integer scores."""
+        return self.scores_of_inputs(self.inputs(X))
+
+    def scores_of_inputs(self, inputs) -> np.ndarray:
+        """Scores (n x t) of model inputs (what PREDICT computes)."""
+        from firmware_gen.reference import scores
+
+        return scores(self.plan, self.bundle, self.fixed, np.asarray(inputs).reshape(-1, self.k))
+
+    def real_scores(self, S) -> np.ndarray:
+        """Scores as floats (fixed-point scores times 2^-G)."""
+        if self.fixed is None:
+            return np.asarray(S, dtype=np.float64)
+        from export.fixed_point import dequantize_scores
+
+        return dequantize_scores(self.fixed, S)
+
+    def labels(self, S) -> np.ndarray:
+        """The task's prediction from scores: class index, 0/1 labels or the scores."""
+        S = np.asarray(S)
+        task = self.meta["task"]
+        if task == "multiclass":
+            return np.argmax(S, axis=1)
+        if task == "multilabel":
+            return (S > 0).astype(int)
+        return self.real_scores(S)

@@ -1,0 +1,256 @@
+"""Replay recordings through a device backend and compare every prediction with the reference.
+
+Segments: a recording is cut at missing samples (NaN in any device channel) and at time gaps
+(:func:`trainer.recordings.time_gaps`); every piece with at least one full window is a segment.
+Each segment starts with RESET, so the device's window ``m`` (counted from the RESET) covers
+segment samples ``[m * hop, m * hop + window)``, and the reference computes the same windows from
+the same float32 samples with :class:`~device_sim.reference.ReferenceModel`.
+
+Samples go out in chunks that end where a window completes (so STATS after the chunk is the cost
+of exactly that prediction), at most one request's worth, or one sample per request when a replay
+``rate`` paces them in (simulated) real time.
+
+Accounting: every reference window ends as ``delivered`` (its PUSH answered at the first
+attempt), ``retried`` (answered after link retransmissions, or recomputed after a recovery) or
+``lost``. When a PUSH stays unanswered after all link retries, the device state is unknown: the
+replay RESETs it and resumes at the first unresolved window (``resend=True``: nothing is lost
+unless recovery fails) or at the first window after the failed chunk (``resend=False``: the
+windows in between are reported lost). More than ``max_losses`` consecutive lost requests mean
+the device stopped answering: :class:`~device_sim.errors.DeviceTimeout`.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from trainer.recordings import time_gaps
+
+from .errors import DeviceError, DeviceTimeout
+
+
+@dataclass
+class PredictionRecord:
+    """One reference window and what the device answered for it."""
+
+    recording: str
+    segment: int
+    window: int              # index within the segment
+    end_sample: int          # last sample of the window, index within the recording
+    reference: np.ndarray
+    status: str = "lost"     # delivered | retried | lost
+    scores: np.ndarray | None = None
+    extractors: float | None = None
+    model: float | None = None
+    round_trip_s: float | None = None
+
+    @property
+    def match(self) -> bool | None:
+        """Bit-exact equality with the reference (None when lost)."""
+        if self.scores is None:
+            return None
+        return same_scores(self.scores, self.reference)
+
+
+@dataclass
+class ReplayResult:
+    backend: str
+    numeric: str
+    records: list = field(default_factory=list)
+    segments: int = 0
+    samples_sent: int = 0
+    recoveries: int = 0
+    unexpected: int = 0          # predictions the reference has no window for
+    late_samples: int = 0        # paced replay: samples sent after their due time
+    cost_unit: str | None = None
+    link: dict = field(default_factory=dict)
+    bench: dict = field(default_factory=dict)
+
+    def count(self, status: str) -> int:
+        return sum(r.status == status for r in self.records)
+
+    @property
+    def mismatches(self) -> int:
+        return sum(r.match is False for r in self.records) + self.unexpected
+
+
+def same_scores(a, b) -> bool:
+    """Bit-exact equality: float32 bit patterns, or integer values."""
+    a, b = np.asarray(a), np.asarray(b)
+    if a.shape != b.shape:
+        return False
+    if a.dtype.kind == "f" or b.dtype.kind == "f":
+        return bool(np.array_equal(a.astype(np.float32).view(np.uint32),
+                                   b.astype(np.float32).view(np.uint32)))
+    return bool(np.array_equal(a.astype(np.int64), b.astype(np.int64)))
+
+
+def segments_of(rec, channels: list, sample_rate: float, window: int) -> list:
+    """[(first sample, samples (n x channels) float64)] of the usable pieces of a recording."""
+    absent = [c for c in channels if c not in rec.columns]
+    if absent:
+        raise DeviceError(f"recording {rec.name!r} has no channel {absent[0]!r} "
+                          f"(columns: {', '.join(rec.columns)})")
+    data = np.column_stack([np.asarray(rec.columns[c], dtype=np.float64) for c in channels])
+    bad = np.isnan(data).any(axis=1)
+    gaps = time_gaps(rec, sample_rate)           # gaps[i]: a gap between samples i and i+1
+    pieces, start = [], None
+
+    def close(stop):
+        if start is not None and stop - start >= window:
+            pieces.append((start, data[start:stop]))
+
+    for i in range(len(data)):
+        if bad[i]:
+            close(i)
+            start = None
+        elif start is None:
+            start = i
+        elif gaps[i - 1]:
+            close(i)
+            start = i
+    close(len(data))
+    return pieces
+
+
+class _Pacer:
+    """Sends sample g no earlier than t0 + g / rate on the injected clock."""
+
+    def __init__(self, rate, clock, sleep):
+        self.rate, self.clock, self.sleep = rate, clock, sleep
+        self.t0 = None
+        self.late = 0
+
+    def wait(self, g: int) -> None:
+        if self.rate is None:
+            return
+        now = self.clock()
+        if self.t0 is None:
+            self.t0 = now
+        due = self.t0 + g / self.rate
+        if now < due:
+            self.sleep(due - now)
+        elif now > due + 1.0 / self.rate:
+            self.late += 1
+
+
+class Replayer:
+    """Drive one backend through recordings (see the module docstring)."""
+
+    def __init__(self, backend, model, *, rate=None, stats=True, resend=True, max_losses=3,
+                 clock=time.monotonic, sleep=time.sleep):
+        self.backend, self.model = backend, model
+        self.stats, self.resend, self.max_losses = stats, resend, max_losses
+        self.clock = clock
+        self.pacer = _Pacer(rate, clock, sleep)
+        self.result = ReplayResult(backend=backend.name, numeric=model.numeric)
+        self._losses = 0
+        self._ok = 0
+
+    def run(self, recordings) -> ReplayResult:
+        try:
+            info = self.backend.open()
+        except DeviceTimeout as exc:
+            raise DeviceTimeout(f"the device does not answer (is it running the firmware?): "
+                                f"{exc}") from None
+        m = self.model
+        if (info.k, info.t, info.channels, info.window, info.hop, info.numeric) != (
+                m.k, m.t, len(m.channels), m.window, m.hop, m.numeric):
+            raise DeviceError(f"the device runs another model: k={info.k} t={info.t} channels="
+                              f"{info.channels} window={info.window} hop={info.hop} "
+                              f"{info.numeric}; the bundle needs k={m.k} t={m.t} channels="
+                              f"{len(m.channels)} window={m.window} hop={m.hop} {m.numeric}")
+        self.chunk = self.max_push = info.max_push(self.backend.max_request)
+        for rec in recordings.recordings:
+            for first, samples in segments_of(rec, m.channels, m.sample_rate, m.window):
+                self._segment(rec.name, first, samples)
+        res = self.result
+        res.late_samples = self.pacer.late
+        res.link = self.backend.link_stats()
+        return res
+
+    def _lost(self, what: str) -> None:
+        self._losses += 1
+        if self._losses > self.max_losses:
+            done = len(self.result.records) - self.result.count("lost")
+            raise DeviceTimeout(f"the device stopped answering ({what}; {self._losses} lost "
+                                f"requests in a row, {done} predictions received before)")
+
+    def _grow(self) -> None:
+        """After 16 answered pushes in a row, double the chunk again (up to one request)."""
+        self._ok += 1
+        if self._ok >= 16:
+            self.chunk, self._ok = min(self.max_push, self.chunk * 2), 0
+
+    def _reset(self) -> None:
+        while True:
+            try:
+                self.backend.reset()
+                return
+            except DeviceTimeout:
+                self._lost("RESET unanswered")
+
+    def _segment(self, name: str, first: int, samples: np.ndarray) -> None:
+        m, res = self.model, self.result
+        seg = res.segments
+        res.segments += 1
+        samples = m.wire_samples(samples)
+        starts = m.window_starts(len(samples))
+        ends = starts + m.window - 1
+        ref = m.scores(m.features_of(samples))
+        recs = [PredictionRecord(name, seg, i, first + int(e), ref[i]) for i, e in enumerate(ends)]
+        res.records.extend(recs)
+        self._reset()
+        pos, offset, recovered = 0, 0, set()
+        while pos < len(samples):
+            nxt = int(np.searchsorted(ends, pos))
+            stop = int(ends[nxt]) + 1 if nxt < len(ends) else len(samples)
+            stop = min(stop, pos + (1 if self.pacer.rate else self.chunk))
+            self.pacer.wait(res.samples_sent)
+            t0 = self.clock()
+            try:
+                preds = self.backend.push(samples[pos:stop])
+            except DeviceTimeout:
+                self._lost(f"PUSH_SAMPLES of samples {first + pos}..{first + stop - 1}")
+                self.chunk, self._ok = max(1, self.chunk // 2), 0  # small frames survive noise
+                self._reset()
+                res.recoveries += 1
+                pending = [r.window for r in recs if r.scores is None]
+                if self.resend:     # recompute the windows the lost chunk would have finished
+                    resume = pending[0] if pending else len(recs)
+                    recovered.update(w for w in pending if ends[w] < stop)
+                else:
+                    resume = int(np.searchsorted(starts, stop))
+                if resume >= len(recs):
+                    return
+                pos, offset = int(starts[resume]), resume
+                continue
+            self._losses = 0
+            self._grow()
+            res.samples_sent += stop - pos
+            status = "retried" if self.backend.last_retried else "delivered"
+            self._accept(recs, preds, offset, status, recovered, self.clock() - t0)
+            pos = stop
+
+    def _accept(self, recs, preds, offset, status, recovered, rtt) -> None:
+        got = None
+        for window, scores in preds:
+            i = offset + int(window)
+            if not 0 <= i < len(recs) or recs[i].scores is not None:
+                self.result.unexpected += 1
+                continue
+            got = recs[i]
+            got.scores, got.round_trip_s = scores, rtt
+            got.status = "retried" if i in recovered else status
+        if got is not None and self.stats:
+            cost = self.backend.stats()
+            if cost is not None:
+                self.result.cost_unit = cost[0]
+                got.extractors, got.model = float(cost[1]), float(cost[2])
+
+
+def replay(backend, model, recordings, **options) -> ReplayResult:
+    """Replay ``recordings`` (a RecordingSet) through ``backend``; see :class:`Replayer`."""
+    return Replayer(backend, model, **options).run(recordings)

@@ -1,0 +1,249 @@
+"""The simulation report: ``report.json``, ``summary.md`` and PNG plots in one directory.
+
+``report.json`` (format ``sensorbudget-sim-report`` version 1) holds at least:
+
+- ``backend``, ``numeric``, ``bundle`` (path, sha256, selected features, required sensors);
+- ``predictions`` (reference windows), ``delivered``, ``retried``, ``lost``, ``mismatches``
+  (device predictions that are not bit-identical to the reference), ``unexpected``;
+- ``cost``: ``unit`` (instructions, cycles, nanoseconds), ``measured`` (bool) and ``method``,
+  per-prediction statistics ``extractors``/``model``/``total`` (min, median, max, mean, n),
+  ``per_extractor`` (one window, per feature's extractor) and ``bench`` averages; the same
+  statistics are repeated under the unit's name (``"instructions"`` or ``"cycles"``);
+- ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
+  prediction), ``energy`` (latency, deadline misses, duty cycle, average power, battery life);
+- ``accuracy`` of the device and of the reference against the recordings' targets (when the
+  recordings carry them), and ``link`` counters.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .costs import PROFILES, energy_budget, sensor_costs, stats3
+
+FORMAT = "sensorbudget-sim-report"
+FORMAT_VERSION = 1
+REPORT_FILE = "report.json"
+SUMMARY_FILE = "summary.md"
+
+
+def ground_truth(rec, meta: dict, end_sample: int):
+    """Target vector of the window ending at ``end_sample`` of ``rec`` (None if unknown)."""
+    out = []
+    for t in meta["targets"]:
+        if t in rec.columns:
+            out.append(float(rec.columns[t][end_sample]))
+        elif "=" in t and t.split("=", 1)[0] in rec.labels:
+            key, value = t.split("=", 1)
+            out.append(float(str(rec.labels[key]) == value))
+        elif t in rec.labels:
+            out.append(float(rec.labels[t]))
+        elif len(rec.labels) == 1 and isinstance(next(iter(rec.labels.values())), str):
+            out.append(float(next(iter(rec.labels.values())) == t))
+        else:
+            return None
+    return np.array(out)
+
+
+def _accuracy(model, task: str, scores: list, truth: list) -> dict | None:
+    pairs = [(s, y) for s, y in zip(scores, truth) if s is not None and y is not None
+             and not np.isnan(y).any()]
+    if not pairs:
+        return None
+    S = model.real_scores(np.array([p[0] for p in pairs]))
+    Y = np.array([p[1] for p in pairs])
+    if task == "multiclass":
+        return {"accuracy": float(np.mean(S.argmax(axis=1) == Y.argmax(axis=1))), "n": len(pairs)}
+    if task == "multilabel":
+        return {"hamming_accuracy": float(np.mean((S > 0) == (Y > 0.5))), "n": len(pairs)}
+    rmse = np.sqrt(np.mean((S - Y) ** 2, axis=0))
+    return {"rmse": float(rmse.mean()), "rmse_per_target": rmse.tolist(),
+            "mae": float(np.mean(np.abs(S - Y))), "n": len(pairs)}
+
+
+def accuracy(result, model, recordings) -> dict:
+    """Accuracy of the device's and the reference's predictions against the targets."""
+    by_name = {r.name: r for r in recordings.recordings}
+    truth = [ground_truth(by_name[r.recording], model.meta, r.end_sample)
+             for r in result.records]
+    task = model.meta["task"]
+    return {"device": _accuracy(model, task, [r.scores for r in result.records], truth),
+            "reference": _accuracy(model, task, [r.reference for r in result.records], truth)}
+
+
+def cost_section(result, backend, model) -> dict:
+    """Per-prediction compute statistics (measured or estimated) and per-extractor costs."""
+    from .costs import estimate_costs
+
+    prof = PROFILES[backend.profile]
+    est = estimate_costs(model, prof)
+    recs = [r for r in result.records if r.extractors is not None]
+    measured = bool(backend.measured and recs)
+    if recs:
+        unit = result.cost_unit or prof.unit
+        ext, mod = stats3(r.extractors for r in recs), stats3(r.model for r in recs)
+        tot = stats3(r.extractors + r.model for r in recs)
+    else:
+        unit, e = prof.unit, sum(est["extractors"].values())
+        ext, mod, tot = stats3([e]), stats3([est["model"]]), stats3([e + est["model"]])
+    method = (getattr(backend, "cost_method", "measured on the backend") if measured
+              else f"estimated (op-count model, {prof.name} profile)")
+    per, per_method = backend.per_extractor(), getattr(backend, "per_extractor_method", "")
+    if per is None and measured:
+        share = sum(est["extractors"].values()) or 1.0
+        per = {k: ext["median"] * v / share for k, v in est["extractors"].items()}
+        per_method = "apportioned: measured extractor total split by the op-count model"
+    elif per is None:
+        per, per_method = dict(est["extractors"]), "estimated (op-count model)"
+    return {"unit": unit, "measured": measured, "method": method, "extractors": ext,
+            "model": mod, "total": tot, "per_extractor": per,
+            "per_extractor_method": per_method, "per_extractor_measured": measured,
+            "bench": result.bench}
+
+
+def build_report(result, backend, model, recordings, *, bundle_path, recordings_path,
+                 battery_wh: float) -> dict:
+    """The report.json dictionary of one replay."""
+    meta = model.meta
+    cost = cost_section(result, backend, model)
+    profile = PROFILES[backend.profile]
+    sensors = sensor_costs(meta)
+    totals = [r.extractors + r.model for r in result.records if r.extractors is not None]
+    if not totals and cost["total"]:
+        totals = [cost["total"]["median"]]
+    energy = energy_budget(compute_units=totals, unit=cost["unit"], profile=profile,
+                           sensors=sensors, period_s=model.period_s, battery_wh=battery_wh,
+                           sample_period_s=1.0 / model.sample_rate)
+    energy["estimated"] = (not cost["measured"]) or profile.estimated_power
+    report = {
+        "format": FORMAT, "format_version": FORMAT_VERSION,
+        "backend": result.backend, "numeric": result.numeric,
+        "bundle": {"path": str(bundle_path), "sha256": meta.get("weights_sha256"),
+                   "task": meta["task"], "targets": list(meta["targets"]),
+                   "selected": list(meta["selected"]),
+                   "required_sensors": list(meta.get("required_sensors", [])),
+                   "required_extractors": list(meta.get("required_extractors", [])),
+                   "channels": list(model.channels), "window": model.window, "hop": model.hop,
+                   "sample_rate_hz": model.sample_rate, "price": _price(meta)},
+        "recordings": str(recordings_path),
+        "loo_mse": meta["path"][-1]["loo_mse"] if meta.get("path") else None,
+        "predictions": len(result.records), "delivered": result.count("delivered"),
+        "retried": result.count("retried"), "lost": result.count("lost"),
+        "mismatches": result.mismatches, "unexpected": result.unexpected,
+        "segments": result.segments, "samples_sent": result.samples_sent,
+        "recoveries": result.recoveries, "late_samples": result.late_samples,
+        "round_trip_s": stats3(r.round_trip_s for r in result.records),
+        "cost": cost, cost["unit"]: {"extractors": cost["extractors"], "model": cost["model"],
+                                     "total": cost["total"], "measured": cost["measured"]},
+        "profile": profile.as_dict(), "sensors": sensors, "energy": energy,
+        "accuracy": accuracy(result, model, recordings), "link": result.link,
+    }
+    return report
+
+
+def _price(meta: dict) -> float:
+    by_name = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
+    return float(sum(by_name.get(n, {}).get("unit_price", 0.0)
+                     for n in meta.get("required_sensors", [])))
+
+
+def _fmt(x, digits=4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def summary_markdown(report: dict) -> str:
+    """A short Markdown summary of a report dictionary."""
+    c, e, b = report["cost"], report["energy"], report["bundle"]
+    label = "measured" if c["measured"] else "**estimated**"
+    lines = [f"# Simulation: {report['backend']} ({report['numeric']})", "",
+             f"Bundle `{b['path']}`: {len(b['selected'])} features "
+             f"({', '.join(b['selected'])}); sensors {', '.join(b['required_sensors'])}; "
+             f"window {b['window']}, hop {b['hop']} samples at {b['sample_rate_hz']:g} Hz.", "",
+             "| predictions | delivered | retried | lost | mismatches |", "|---|---|---|---|---|",
+             f"| {report['predictions']} | {report['delivered']} | {report['retried']} | "
+             f"{report['lost']} | {report['mismatches']} |", "",
+             f"## Compute per prediction ({c['unit']}, {label}: {c['method']})", "",
+             "| part | min | median | max |", "|---|---|---|---|"]
+    for part in ("extractors", "model", "total"):
+        s = c[part] or {}
+        lines.append(f"| {part} | {_fmt(s.get('min'))} | {_fmt(s.get('median'))} | "
+                     f"{_fmt(s.get('max'))} |")
+    for part, b in sorted((c.get("bench") or {}).items()):
+        lines.append(f"\nBENCH {part}: {b['total']} {b['unit']} over {b['reps']} runs = "
+                     f"{b['per_run']:.6g} per run")
+    p = report["profile"]
+    est = "; estimated" if e["estimated"] else ""
+    epp = e["energy_per_prediction_j"]
+    lines += ["", f"## Energy ({p['name']}: {p['clock_hz'] / 1e6:g} MHz, "
+              f"{p['active_power_w'] * 1e3:.3g} mW active{est})",
+              "", f"- source: {p['source']}",
+              f"- energy per prediction: sensors {_fmt(epp['sensors'])} J, "
+              f"compute {_fmt(epp['compute'])} J",
+              f"- latency (median) {_fmt((e['latency_s'] or {}).get('median'))} s, deadline "
+              f"{_fmt(e['deadline_s'])} s, misses {e['deadline_misses']}",
+              f"- duty cycle {_fmt(e['duty_cycle'])}, average power {_fmt(e['average_power_w'])} W,"
+              f" battery life {_fmt(e['battery_life_days'])} days on {_fmt(e['battery_wh'])} Wh"]
+    acc = report.get("accuracy") or {}
+    if acc.get("device"):
+        lines += ["", "## Accuracy", "", f"- device: {_fmt_acc(acc['device'])}",
+                  f"- reference: {_fmt_acc(acc.get('reference'))}"]
+    link = report.get("link") or {}
+    if link:
+        lines += ["", "## Link", "", ", ".join(f"{k} {v}" for k, v in link.items())]
+    lines += ["", "Plots: cost_histogram.png, cost_breakdown.png, timeline.png", ""]
+    return "\n".join(lines)
+
+
+def _fmt_acc(acc) -> str:
+    if not acc:
+        return "-"
+    return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items() if not isinstance(v, list))
+
+
+def write_report(out_dir, report: dict, result=None, model=None) -> Path:
+    """Write report.json, summary.md and (with matplotlib) the plots; returns the directory."""
+    from sensorbudget._files import write_atomically
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomically(out / REPORT_FILE, (json.dumps(report, indent=2, sort_keys=True,
+                                                    default=_json_default) + "\n").encode())
+    write_atomically(out / SUMMARY_FILE, summary_markdown(report).encode())
+    if result is not None:
+        try:
+            from .plots import write_plots
+        except ImportError:
+            return out
+        write_plots(out, report, result, model)
+    return out
+
+
+def _json_default(x):
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"{type(x).__name__} is not JSON serialisable")
+
+
+def load_report(path) -> dict:
+    """A report.json (or a directory holding one)."""
+    from .errors import DeviceError
+
+    path = Path(path)
+    if path.is_dir():
+        path = path / REPORT_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise DeviceError(f"{str(path)!r} is not a readable simulation report: {exc}") from None
+    if data.get("format") != FORMAT:
+        raise DeviceError(f"{str(path)!r} is not a {FORMAT} (format={data.get('format')!r})")
+    return data

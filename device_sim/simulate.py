@@ -1,0 +1,87 @@
+"""One call from a bundle and recordings to a replay result and its report."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+import time
+from pathlib import Path
+
+from trainer.bundle import load_bundle
+from trainer.recordings import load_recordings
+
+from .backends import best_backend, make_backend
+from .reference import ReferenceModel
+from .replay import Replayer
+
+DEFAULT_BATTERY_WH = 3.7    # a 1000 mAh, 3.7 V lithium-polymer cell
+#: BENCH work per part, in the device's unit: enough repetitions to average out the 40-instruction
+#: SysTick resolution on QEMU, few enough to finish in seconds on simavr.
+BENCH_BUDGET = {"instructions": 4e6, "cycles": 4e6, "nanoseconds": 5e7}
+MAX_REPS = 100_000
+
+
+def _nice(n: float) -> int:
+    """Largest 1, 2 or 5 times a power of ten <= n (so that reruns pick the same count)."""
+    scale = 10 ** int(math.floor(math.log10(n)))
+    return int(max(m for m in (1, 2, 5) if m * scale <= n) * scale)
+
+
+def run_bench(backend, budget=None) -> dict:
+    """Per-run averages of the device's BENCH command ({} when the backend has none).
+
+    One repetition sizes the run, then ``reps`` repetitions fill the unit's budget.
+    """
+    out = {}
+    for part in ("model", "extractors"):
+        probe = backend.bench(1, part)
+        if probe is None:
+            return out
+        unit, once = probe
+        target = (budget or BENCH_BUDGET).get(unit, 1e6)
+        reps = _nice(min(MAX_REPS, max(1, target // max(once, 1))))
+        unit, total = backend.bench(reps, part)
+        out[part] = {"unit": unit, "reps": reps, "total": total, "per_run": total / reps}
+    return out
+
+
+def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: str = "float32",
+             rate=None, report_dir=None, battery_wh: float = DEFAULT_BATTERY_WH, workdir=None,
+             bench=True, timeout=None, retries: int = 4, full_scale=None, profile=None,
+             clock=time.monotonic, sleep=time.sleep):
+    """Replay ``recordings_path`` through ``backend`` running ``bundle_dir``'s model.
+
+    Returns ``(report dict, ReplayResult)``; with ``report_dir`` the report files are written
+    there. ``timeout`` (s per answer) defaults to the backend's (0.5 python/serial, 2 host,
+    5 QEMU, 10 simavr). ``full_scale`` ({channel or "*": value}) scales the Q15 samples of
+    fixed-point firmware (``firmware_gen``). ``backend="best"`` picks
+    :func:`~device_sim.backends.best_backend`. ``profile`` is the cost profile of the python
+    and serial backends (firmware backends use their target's). ``rate`` paces the
+    replay: None (as fast as possible), a number of samples per second, or ``"recorded"``.
+    """
+    from .report import build_report, write_report
+
+    bundle = load_bundle(bundle_dir)
+    model = ReferenceModel(bundle, numeric, full_scale=full_scale)
+    recordings = load_recordings(recordings_path, model.sample_rate)
+    if backend == "best":
+        backend = best_backend()
+    if rate == "recorded":
+        rate = model.sample_rate
+    with tempfile.TemporaryDirectory(prefix="sensorbudget-sim-") as tmp:
+        work = Path(workdir) if workdir is not None else Path(tmp)
+        dev = make_backend(backend, bundle_dir=bundle_dir, model=model, workdir=work,
+                           full_scale=full_scale, profile=profile, timeout=timeout,
+                           retries=retries, clock=clock)
+        try:
+            result = Replayer(dev, model, rate=rate, clock=clock, sleep=sleep).run(recordings)
+            if bench:
+                result.bench = run_bench(dev)
+            dev.quit()
+        finally:
+            dev.close()
+    report = build_report(result, dev, model, recordings, bundle_path=bundle_dir,
+                          recordings_path=recordings_path, battery_wh=battery_wh)
+    if report_dir is not None:
+        write_report(report_dir, report, result, model)
+    return report, result

@@ -1,0 +1,203 @@
+"""``unicorn-m4f``: exact per-call instruction counts of the compiled Cortex-M4F firmware.
+
+The firmware is built for ``cortex-m4f`` (the same ELF QEMU runs). Its PT_LOAD segments are
+mapped into a unicorn Cortex-M4 (flash at 0, RAM at 0x20000000, FPU on) and the firmware's own
+functions are called directly, as ``main.c`` calls them for every pushed sample:
+
+- ``<name>_stream_add(&fw_stream, frame)`` per sample; when it returns 1 a window completed;
+- ``<name>_stream_compute(&fw_stream)``: every extractor of the window (the *extractors* cost);
+- the model kernel (``fw_model``, through ``fw_model_ptr``) on the stream's model inputs (the
+  *model* cost).
+
+Every executed instruction of those two calls is counted (a code hook), so the figures are exact
+and deterministic per call, with no 40-instruction SysTick granularity. Per extractor, the
+instructions between consecutive stores into ``fw_stream.features`` are attributed to the feature
+stored (a memory-write hook); what follows the last store (quantisation, return) is spread evenly.
+Unicorn counts conditional instructions of skipped IT blocks differently from QEMU on soft-float
+code, which is why only the hard-float M4F target is offered here.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from .backends import Backend
+from .client import SCORE_DTYPES, DeviceInfo
+from .errors import DeviceError
+
+FLASH, RAM, SIZE = 0x00000000, 0x20000000, 4 << 20
+STOP = FLASH + SIZE - 0x100          # return address (zeros; emulation stops there)
+SCRATCH = RAM + SIZE - 0x10000       # frame, inputs and scores buffers
+STACK_TOP = SCRATCH - 16
+
+
+class UnicornBackend(Backend):
+    name = "unicorn-m4f"
+    profile = "cortex-m4f"
+    measured = True
+    cost_method = ("unicorn per-call instruction count of <name>_stream_compute and the model "
+                   "kernel (Cortex-M4F ELF)")
+    per_extractor_method = ("unicorn: instructions between stores into the stream's features "
+                            "(per window, exact)")
+
+    def __init__(self, *, bundle_dir, model, workdir, full_scale=None, firmware_dir=None,
+                 **_link_options):
+        from pathlib import Path
+
+        self.model, self.bundle_dir, self.full_scale = model, bundle_dir, full_scale
+        self.out_dir = (Path(firmware_dir) if firmware_dir else
+                        Path(workdir) / f"fw-cortex-m4f-{model.numeric}")
+        self.uc = None
+        self.last = None
+        self.per_window = []
+
+    # -- setup -------------------------------------------------------------------------------
+    def open(self) -> DeviceInfo:
+        from .emulators import build_firmware, check_plan
+
+        fw = build_firmware(self.bundle_dir, "cortex-m4f", self.model.numeric, self.out_dir,
+                            self.full_scale)
+        check_plan(fw, self.model)
+        self.fw_name = fw["name"]
+        self._load(self.out_dir / "firmware.elf")
+        m = self.model
+        return DeviceInfo(1, m.numeric, m.k, m.t, len(m.channels), m.window, m.hop, fw["name"])
+
+    def _load(self, elf_path) -> None:
+        from elftools.elf.elffile import ELFFile
+        from unicorn import UC_ARCH_ARM, UC_HOOK_CODE, UC_HOOK_MEM_WRITE, UC_MODE_MCLASS, \
+            UC_MODE_THUMB, Uc
+        from unicorn.arm_const import UC_ARM_REG_FPEXC, UC_CPU_ARM_CORTEX_M4
+
+        uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
+        uc.ctl_set_cpu_model(UC_CPU_ARM_CORTEX_M4)
+        uc.mem_map(FLASH, SIZE)
+        uc.mem_map(RAM, SIZE)
+        with open(elf_path, "rb") as fh:
+            elf = ELFFile(fh)
+            for seg in elf.iter_segments():
+                if seg["p_type"] == "PT_LOAD" and seg["p_memsz"]:
+                    data = seg.data()
+                    uc.mem_write(seg["p_vaddr"], data + bytes(seg["p_memsz"] - len(data)))
+            symbols = {s.name: s for s in elf.get_section_by_name(".symtab").iter_symbols()
+                       if s.name}
+        uc.reg_write(UC_ARM_REG_FPEXC, 0x40000000)
+        self.uc, self.symbols = uc, symbols
+        p = self.fw_name
+        self.fn = {"reset": self._sym(f"{p}_stream_reset"), "add": self._sym(f"{p}_stream_add"),
+                   "compute": self._sym(f"{p}_stream_compute"), "model": self._model_fn()}
+        self.stream = self._sym("fw_stream")
+        self._layout(symbols["fw_stream"]["st_size"], symbols["fw_scores"]["st_size"])
+        self.count = 0
+        uc.hook_add(UC_HOOK_CODE, self._on_code)
+        uc.hook_add(UC_HOOK_MEM_WRITE, self._on_store, begin=self.features,
+                    end=self.features + 4 * self.model.k - 1)
+
+    def _sym(self, name: str) -> int:
+        sym = self.symbols.get(name)
+        if sym is None:
+            raise DeviceError(f"the firmware ELF has no symbol {name!r} (firmware_gen changed?)")
+        return sym["st_value"]
+
+    def _model_fn(self) -> int:
+        ptr = self.symbols.get("fw_model_ptr")
+        if ptr is not None:
+            return struct.unpack("<I", self.uc.mem_read(ptr["st_value"], 4))[0]
+        return self._sym("fw_model")
+
+    def _layout(self, stream_size: int, scores_size: int) -> None:
+        """Offsets in ``<name>_stream_t`` (buf, pos, n_seen, next_end, windows, features,
+        [inputs]) and the score type; checked against the symbol sizes."""
+        m = self.model
+        sample = m.sample_dtype.itemsize
+        head = -(-m.window * len(m.channels) * sample // 4) * 4
+        self.windows_at = self.stream + head + 12
+        self.features = self.stream + head + 16
+        in_dtype = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}[m.numeric]
+        self.input_dtype = np.dtype(in_dtype)
+        self.inputs = self.features + (0 if m.numeric == "float32" else 4 * m.k)
+        size = head + 16 + 4 * m.k + (0 if m.numeric == "float32" else
+                                       self.input_dtype.itemsize * m.k)
+        if -(-size // 4) * 4 != stream_size:
+            raise DeviceError(f"fw_stream has {stream_size} bytes; the expected layout has "
+                              f"{size} (firmware_gen changed its stream struct?)")
+        self.score_dtype = np.dtype({4: "<f4", 2: "<i2", 8: "<i8"}.get(scores_size // m.t)
+                                    if m.numeric == "float32" else
+                                    {2: "<i2", 4: "<i4", 8: "<i8"}[scores_size // m.t])
+
+    # -- execution ---------------------------------------------------------------------------
+    def _on_code(self, uc, address, size, data):
+        self.count += 1
+
+    def _on_store(self, uc, access, address, size, value, data):
+        if self._marks is not None:
+            self._marks.append(((address - self.features) // 4, self.count))
+
+    def _call(self, fn: int, *args) -> tuple:
+        """(r0, instructions) of a call to ``fn`` with integer arguments."""
+        from unicorn.arm_const import UC_ARM_REG_LR, UC_ARM_REG_R0, UC_ARM_REG_SP
+
+        uc = self.uc
+        for i, a in enumerate(args):
+            uc.reg_write(UC_ARM_REG_R0 + i, a)
+        uc.reg_write(UC_ARM_REG_SP, STACK_TOP)
+        uc.reg_write(UC_ARM_REG_LR, STOP | 1)
+        self.count = 0
+        uc.emu_start(fn | 1, STOP, count=50_000_000)
+        return uc.reg_read(UC_ARM_REG_R0), self.count
+
+    def reset(self) -> None:
+        self._marks = None
+        self._call(self.fn["reset"], self.stream)
+
+    def push(self, samples) -> list:
+        m = self.model
+        samples = np.ascontiguousarray(samples, dtype=m.sample_dtype)
+        out = []
+        for row in samples:
+            self.uc.mem_write(SCRATCH, row.tobytes())
+            self._marks = None
+            done, _ = self._call(self.fn["add"], self.stream, SCRATCH)
+            if not done:
+                continue
+            self._marks = []
+            _, ext = self._call(self.fn["compute"], self.stream)
+            self._attribute(ext)
+            self._marks = None
+            inputs = bytes(self.uc.mem_read(self.inputs, self.input_dtype.itemsize * m.k))
+            self.uc.mem_write(SCRATCH + 0x100, inputs)
+            _, model = self._call(self.fn["model"], SCRATCH + 0x100, SCRATCH + 0x400)
+            raw = bytes(self.uc.mem_read(SCRATCH + 0x400, self.score_dtype.itemsize * m.t))
+            (windows,) = struct.unpack("<I", self.uc.mem_read(self.windows_at, 4))
+            scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
+            out.append((windows - 1, scores))
+            self.last = (ext, model)
+        return out
+
+    def _attribute(self, total: int) -> None:
+        """Per-slot instruction counts of one stream_compute call (see the module docstring)."""
+        k = self.model.k
+        per, prev = np.zeros(k), 0
+        for slot, at in self._marks:
+            if 0 <= slot < k:
+                per[slot] += at - prev
+                prev = at
+        per += (total - prev) / k
+        self.per_window.append(per)
+
+    def stats(self):
+        return None if self.last is None else ("instructions", *self.last)
+
+    def per_extractor(self):
+        if not self.per_window:
+            return None
+        med = np.median(np.array(self.per_window), axis=0)
+        names = {}
+        for e in self.model.plan.extractors:
+            names[e.name] = float(sum(med[s] for s in e.slots))
+        return names
+
+    def close(self) -> None:
+        self.uc = None

@@ -1,0 +1,161 @@
+"""``sensorbudget simulate | compare | calibrate``: replay on a device, compare, feed costs back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._errors import handle_errors
+
+NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "unicorn-m4f", "simavr")
+
+
+class BackendType(click.ParamType):
+    """A backend name, or ``serial:URL`` (any pyserial URL or port)."""
+
+    name = "backend"
+
+    def convert(self, value, param, ctx):
+        if value in NAMED_BACKENDS or (value.startswith("serial:") and len(value) > 7):
+            return value
+        self.fail(f"{value!r} is not one of {', '.join(NAMED_BACKENDS)} or serial:URL", param, ctx)
+
+
+class RateType(click.ParamType):
+    """Samples per second (> 0), or ``recorded`` (the recordings' own rate)."""
+
+    name = "rate"
+
+    def convert(self, value, param, ctx):
+        if value is None or value == "recorded" or isinstance(value, float):
+            return value
+        try:
+            rate = float(value)
+        except ValueError:
+            self.fail(f"{value!r} is neither a number of samples per second nor 'recorded'",
+                      param, ctx)
+        if not rate > 0:
+            self.fail(f"--rate={value} must be > 0", param, ctx)
+        return rate
+
+
+def _parse_full_scale(ctx, param, values):
+    """("acc_x=4", "8") -> {"acc_x": 4.0, "*": 8.0} (None when not given)."""
+    out = {}
+    for v in values:
+        name, _, number = v.rpartition("=")
+        try:
+            out[name or "*"] = float(number)
+        except ValueError:
+            raise click.BadParameter(f"{v!r} is not CHANNEL=VALUE or VALUE", ctx, param) from None
+    return out or None
+
+
+@click.command("simulate")
+@click.argument("bundle_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--recordings", required=True, type=click.Path(exists=True, path_type=Path),
+              help="Recordings to replay (file or directory, as for 'features').")
+@click.option("--backend", type=BackendType(), default="python", show_default=True,
+              help="python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr, serial:URL, or best "
+                   "(the most informative one available here).")
+@click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
+              show_default=True, help="Arithmetic of the model on the device.")
+@click.option("--rate", type=RateType(), default=None,
+              help="Replay pace in samples/s, or 'recorded'; default: as fast as possible.")
+@click.option("--report", "report_dir", required=True, type=click.Path(path_type=Path),
+              help="Directory to write report.json, summary.md and the plots into.")
+@click.option("--battery-mah", type=click.FloatRange(min=0, min_open=True), default=1000.0,
+              show_default=True, help="Battery capacity for the battery-life estimate.")
+@click.option("--battery-v", type=click.FloatRange(min=0, min_open=True), default=3.7,
+              show_default=True, help="Battery voltage.")
+@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds to wait for each answer before a retry [default: 0.5 python and "
+                   "serial, 2 host, 5 QEMU, 10 simavr].")
+@click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
+              help="Retransmissions of an unanswered request before it counts as lost.")
+@click.option("--full-scale", "full_scale", multiple=True, callback=_parse_full_scale,
+              help="Fixed point: full scale of the Q15 samples, CHANNEL=VALUE or VALUE for every "
+                   "channel (repeatable; default: from the bundle's training ranges).")
+@click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host")),
+              default=None, help="Cost profile of the python (estimates) and serial backends "
+                                 "[default: cortex-m4f]; firmware backends use their target's.")
+@click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Keep the generated and compiled firmware here (default: a temporary dir).")
+@handle_errors
+def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir, battery_mah,
+                     battery_v, timeout, retries, full_scale, profile, workdir):
+    """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
+    with the Python reference, and write a cost report."""
+    from device_sim.simulate import simulate
+
+    report, _ = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
+                         report_dir=report_dir, battery_wh=battery_mah * battery_v / 1000.0,
+                         workdir=workdir, timeout=timeout, retries=retries,
+                         full_scale=full_scale, profile=profile)
+    click.echo(format_outcome(report))
+    click.echo(f"report: {report_dir / 'summary.md'}")
+    if report["mismatches"]:
+        raise click.ClickException(f"{report['mismatches']} of {report['predictions']} "
+                                   f"predictions differ from the Python reference")
+
+
+def format_outcome(report: dict) -> str:
+    c, e = report["cost"], report["energy"]
+    med = {p: (c[p] or {}).get("median") for p in ("extractors", "model")}
+    label = "measured" if c["measured"] else "estimated"
+    return (f"{report['backend']} ({report['numeric']}): {report['predictions']} predictions, "
+            f"{report['delivered']} delivered, {report['retried']} retried, {report['lost']} "
+            f"lost, {report['mismatches']} mismatches\n"
+            f"compute per prediction ({c['unit']}, {label}): extractors {_g(med['extractors'])}, "
+            f"model {_g(med['model'])}\n"
+            f"energy per prediction: sensors {_g(e['energy_per_prediction_j']['sensors'])} J, "
+            f"compute {_g(e['energy_per_prediction_j']['compute'])} J; average power "
+            f"{_g(e['average_power_w'])} W; battery life {_g(e['battery_life_days'])} days")
+
+
+def _g(x) -> str:
+    return "-" if x is None else f"{x:.4g}"
+
+
+@click.command("compare")
+@click.argument("side_a", type=click.Path(exists=True, path_type=Path))
+@click.argument("side_b", type=click.Path(exists=True, path_type=Path))
+@click.option("--markdown", is_flag=True, help="Print a Markdown table.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Also write the table to this file.")
+@handle_errors
+def compare_command(side_a, side_b, markdown, output):
+    """Side-by-side cost/accuracy table of two simulation reports (or bundle directories),
+    e.g. the full-sensor model against the budgeted one."""
+    from device_sim.compare import compare_rows, format_table, load_side
+
+    rows = compare_rows(load_side(side_a), load_side(side_b))
+    text = format_table(rows, names=(str(side_a), str(side_b)), markdown=markdown)
+    click.echo(text)
+    if output is not None:
+        from ._files import write_atomically
+
+        write_atomically(output, (text + "\n").encode())
+
+
+@click.command("calibrate")
+@click.argument("reports", nargs=-1, required=True, type=click.Path(exists=True, path_type=Path))
+@click.option("--sensors", "sensors_toml", required=True,
+              type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="sensors.toml to update with the measured costs.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Write the updated file here instead of replacing --sensors.")
+@click.option("--allow-estimated", is_flag=True,
+              help="Accept reports whose costs are estimated (python backend).")
+@handle_errors
+def calibrate_command(reports, sensors_toml, output, allow_estimated):
+    """Write the per-extractor compute costs measured in REPORTS into a sensors.toml
+    ([[calibration]] entries), so the next 'train' budgets with measured costs."""
+    from device_sim.calibrate import calibrate
+
+    done = calibrate(sensors_toml, reports, output=output, allow_estimated=allow_estimated)
+    click.echo(f"wrote {len(done['entries'])} calibration entr"
+               f"{'y' if len(done['entries']) == 1 else 'ies'} to {done['written']}")
+    if done["skipped"]:
+        click.echo("not in the sensors file (skipped): " + ", ".join(done["skipped"]), err=True)

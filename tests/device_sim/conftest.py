@@ -1,0 +1,117 @@
+"""Shared fixtures: bundles trained (through the CLI) from real and tiny recordings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+ROOT = Path(__file__).resolve().parents[2]
+AIR_QUALITY = ROOT / "data" / "air_quality_uci" / "AirQualityUCI.csv"
+AIR_SENSORS = ROOT / "examples" / "air_quality.sensors.toml"
+BASIC_MOTIONS = Path("/work/shared/data/basic_motions")
+MOTIONS_SENSORS = ROOT / "examples" / "basic_motions.sensors.toml"
+
+TINY_SENSORS = """\
+# tiny test device: a 2-axis accelerometer and a thermometer
+[window]
+length = 8
+hop = 4
+
+[[sensors]]
+name = "acc"
+channels = ["ax", "ay"]
+unit_price = 1.0
+energy_per_reading_j = 2e-6   # a comment that calibrate must keep
+sample_rate_hz = 20
+
+[[sensors]]
+name = "temp"
+channels = ["t"]
+unit_price = 0.5
+power_w = 0.001
+read_time_s = 0.01
+sample_rate_hz = 20
+
+[[features]]
+channels = ["acc", "temp"]
+extractors = ["mean", "std", "max", "mad", "energy"]
+
+[[features]]
+group = "a"
+channels = ["ax", "ay"]
+extractors = ["mag_mean"]
+"""
+
+
+def train(data, sensors, out, budget, *extra):
+    from sensorbudget.cli import main
+
+    result = CliRunner().invoke(main, ["train", str(data), "--sensors", str(sensors),
+                                       "--budget", str(budget), "-o", str(out), *extra],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def write_tiny(directory: Path, n: int = 240, seed: int = 0, nan_at=()) -> Path:
+    """A 20 Hz CSV stream with channels ax, ay, t and a target y; NaN rows at ``nan_at``."""
+    rng = np.random.default_rng(seed)
+    time = np.arange(n) / 20.0
+    ax = np.sin(time * 3) + 0.1 * rng.normal(size=n)
+    ay = np.cos(time * 2) + 0.1 * rng.normal(size=n)
+    t = 20 + np.cumsum(0.05 * rng.normal(size=n))
+    y = ax ** 2 + 0.5 * t + 0.05 * rng.normal(size=n)
+    rows = ["time,ax,ay,t,y"]
+    for i in range(n):
+        cells = [f"{time[i]:.2f}", f"{ax[i]:.6f}", f"{ay[i]:.6f}", f"{t[i]:.4f}", f"{y[i]:.6f}"]
+        if i in nan_at:
+            cells[1] = ""
+        rows.append(",".join(cells))
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "stream.csv"
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny(tmp_path_factory):
+    """(bundle dir, recordings, sensors.toml) of a small synthetic device (fast)."""
+    base = tmp_path_factory.mktemp("tiny")
+    (base / "sensors.toml").write_text(TINY_SENSORS)
+    rec = write_tiny(base / "rec", nan_at=(100,))
+    bundle = train(rec, base / "sensors.toml", base / "bundle", 4)
+    return bundle, rec, base / "sensors.toml"
+
+
+@pytest.fixture(scope="session")
+def motions(tmp_path_factory):
+    """(bundle dir trained on BasicMotions TRAIN, TEST recordings) or skip."""
+    if not (BASIC_MOTIONS / "BasicMotions_TRAIN.ts").is_file():
+        pytest.skip(f"{BASIC_MOTIONS} is missing (shared data not available)")
+    base = tmp_path_factory.mktemp("motions")
+    bundle = train(BASIC_MOTIONS / "BasicMotions_TRAIN.ts", MOTIONS_SENSORS, base / "bundle", 5)
+    return bundle, BASIC_MOTIONS / "BasicMotions_TEST.ts"
+
+
+@pytest.fixture(scope="session")
+def air(tmp_path_factory):
+    """(bundle dir trained on the Air Quality stream, the stream)."""
+    base = tmp_path_factory.mktemp("air")
+    bundle = train(AIR_QUALITY, AIR_SENSORS, base / "bundle", 4)
+    return bundle, AIR_QUALITY
+
+
+def model_of(bundle_dir, numeric="float32", **kw):
+    from device_sim.reference import ReferenceModel
+    from trainer.bundle import load_bundle
+
+    return ReferenceModel(load_bundle(bundle_dir), numeric, **kw)
+
+
+def recordings_of(path, model):
+    from trainer.recordings import load_recordings
+
+    return load_recordings(path, model.sample_rate)

@@ -1,0 +1,62 @@
+"""Cost model: unit conversion, energy, deadline, duty cycle, battery life; profiles documented."""
+
+import pytest
+
+from device_sim.costs import (PROFILES, energy_budget, estimate_costs, estimate_extractor,
+                              sensor_costs, stats3)
+
+from .conftest import model_of
+
+
+def test_profiles_are_sourced_and_consistent():
+    assert set(PROFILES) == {"cortex-m4f", "cortex-m3", "avr", "host"}
+    for p in PROFILES.values():
+        assert p.source and p.clock_hz > 0 and p.active_power_w > p.sleep_power_w > 0
+    assert PROFILES["avr"].unit == "cycles" and PROFILES["host"].estimated_power
+    assert PROFILES["avr"].active_power_w == pytest.approx(0.05)         # 10 mA at 5 V
+    assert PROFILES["cortex-m4f"].seconds(168e6, "instructions") == pytest.approx(1.0)
+    assert PROFILES["avr"].seconds(16e6, "cycles") == pytest.approx(1.0)
+    assert PROFILES["host"].seconds(1e9, "nanoseconds") == pytest.approx(1.0)
+
+
+def test_energy_budget_by_hand():
+    prof = PROFILES["avr"]
+    sensors = {"energy_j": 1e-3, "read_time_s": 0.01, "per_sensor": {}}
+    out = energy_budget(compute_units=[16000, 16000, 3.2e6], unit="cycles", profile=prof,
+                        sensors=sensors, period_s=0.1, battery_wh=1.0, sample_period_s=0.025)
+    # median compute 16000 cycles = 1 ms at 16 MHz -> 50 uJ at 50 mW; the 0.2 s call misses
+    assert out["compute_time_s"]["median"] == pytest.approx(1e-3)
+    assert out["energy_per_prediction_j"]["compute"] == pytest.approx(5e-5)
+    assert out["latency_s"]["min"] == pytest.approx(0.001) and not out["sensor_overrun"]
+    assert out["deadline_misses"] == 1 and out["duty_cycle"] == pytest.approx(0.01)
+    power = (1e-3 + 5e-5) / 0.1 + prof.sleep_power_w * 0.99
+    assert out["average_power_w"] == pytest.approx(power)
+    assert out["battery_life_h"] == pytest.approx(1.0 / power)
+
+
+def test_sensor_costs_from_the_bundle(tiny):
+    model = model_of(tiny[0])
+    got = sensor_costs(model.meta)
+    per = got["per_sensor"]
+    assert set(per) == set(model.meta["required_sensors"])
+    if "temp" in per:       # power_w x read_time_s = 10 uJ per reading, hop 4 readings
+        assert per["temp"]["energy_j"] == pytest.approx(4 * 1e-5)
+        assert got["read_time_s"] == pytest.approx(0.01)
+
+
+def test_estimates_grow_with_the_window_and_the_target():
+    m4, avr = PROFILES["cortex-m4f"], PROFILES["avr"]
+    assert estimate_extractor("std", 20, 1, m4) < estimate_extractor("std", 40, 1, m4)
+    assert estimate_extractor("mag_mean", 20, 3, m4) < estimate_extractor("mag_mean", 20, 3, avr)
+
+
+def test_estimate_of_a_model(tiny):
+    model = model_of(tiny[0])
+    est = estimate_costs(model, PROFILES["cortex-m4f"])
+    assert set(est["extractors"]) == {f.name for f in model.features}
+    assert est["model"] == model.k * model.t * PROFILES["cortex-m4f"].mac_float
+
+
+def test_stats3():
+    assert stats3([3, None, 1, 2]) == {"min": 1.0, "median": 2.0, "max": 3.0, "mean": 2.0, "n": 3}
+    assert stats3([]) is None
