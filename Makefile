@@ -34,6 +34,13 @@ demo: $(STAMP)
 	@if command -v arm-none-eabi-gcc >/dev/null; then \
 	    $(BIN)/sensorbudget firmware $(OUT)/air_bundle --target cortex-m4f --numeric float32 -o $(OUT)/fw_m4f --build; \
 	else echo "(arm-none-eabi-gcc not installed: run 'make deps-embedded' for Cortex-M and AVR builds)"; fi
+	@echo "== 6. replay the recorded stream through the firmware on the best available backend (Q15)"
+	$(BIN)/sensorbudget simulate $(OUT)/air_bundle --recordings $(AIR) --backend best --numeric q15 --report $(OUT)/sim
+	@echo "== 7. the all-sensor model against the budgeted one"
+	$(BIN)/sensorbudget train $(OUT)/air_features.npz --budget 30 --lam 1 -o $(OUT)/air_full
+	$(BIN)/sensorbudget simulate $(OUT)/air_full --recordings $(AIR) --backend best --numeric q15 --report $(OUT)/sim_full
+	$(BIN)/sensorbudget compare $(OUT)/sim_full $(OUT)/sim
+	@echo "demo done: reports in $(OUT)/sim/summary.md and $(OUT)/sim_full/summary.md"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
