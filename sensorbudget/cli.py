@@ -72,6 +72,8 @@ def _progress(total_label):
               help="Window length in samples (recordings; overrides sensors.toml).")
 @click.option("--hop", type=click.IntRange(min=1), default=None,
               help="Hop between windows in samples (recordings; overrides sensors.toml).")
+@click.option("--compute-target", default=None,
+              help="Which [[calibration]] target of sensors.toml prices extractor compute.")
 @click.option("--dtype", type=click.Choice(("float64", "float32")), default="float64",
               show_default=True, help="Precision of the working arrays.")
 @click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,
@@ -131,14 +133,16 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
 
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
-                       drop_missing, keep_missing_targets, groups, sensors_toml, window, hop):
+                       drop_missing, keep_missing_targets, groups, sensors_toml, window, hop,
+                       compute_target):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
     from trainer.feature_set import FeatureSet, load_feature_set
 
     fs = None
     if sensors_toml is not None:
-        fs = load_feature_set(data, sensors_toml, window=window, hop=hop)
+        fs = load_feature_set(data, sensors_toml, window=window, hop=hop,
+                              compute_target=compute_target)
         source = {"recordings": Path(data).name, "sensors": file_info(Path(sensors_toml))}
     elif Path(data).suffix.lower() == ".npz" and is_feature_set(data):
         fs = FeatureSet.load(data)

@@ -21,16 +21,18 @@ from ._files import write_atomically  # noqa: F401  (re-exported for other CLI m
               help="Hop between window starts in samples (default: sensors.toml, else window).")
 @click.option("--on-missing", type=click.Choice(("skip", "error")), default=None,
               help="Windows with missing samples or time gaps: skip them (default) or fail.")
+@click.option("--compute-target", default=None,
+              help="Which [[calibration]] target of sensors.toml prices extractor compute.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Feature table to write (.npz).")
 @handle_errors
-def features_command(recordings, sensors_toml, window, hop, on_missing, output):
+def features_command(recordings, sensors_toml, window, hop, on_missing, compute_target, output):
     """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
     compute the candidate features that sensors.toml describes; write them as an NPZ."""
     from trainer.feature_set import load_feature_set
 
     fs = load_feature_set(recordings, sensors_toml, window=window, hop=hop,
-                          on_missing=on_missing)
+                          on_missing=on_missing, compute_target=compute_target)
     write_atomically(output, fs.save_npz())
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in fs.skipped.items() if v)
     click.echo(f"{fs.X.shape[0]} windows x {fs.X.shape[1]} features, {len(fs.target_names)} "

@@ -84,6 +84,7 @@ class FeatureSet:
     sensors: list = field(default_factory=list)
     currency: str = "USD"
     skipped: dict = field(default_factory=dict)
+    compute_costs: dict = field(default_factory=dict)
 
     def to_arrays(self) -> dict:
         """The NPZ members (see the module docstring); no object arrays."""
@@ -96,6 +97,7 @@ class FeatureSet:
             window_start=np.asarray(self.window_start, dtype=np.int64),
             task=np.array(self.task), currency=np.array(self.currency),
             sensors_json=np.array(json.dumps(self.sensors, sort_keys=True)),
+            compute_costs_json=np.array(json.dumps(self.compute_costs, sort_keys=True)),
             format=np.array(FORMAT), format_version=np.int64(FORMAT_VERSION))
         return arrays
 
@@ -123,7 +125,9 @@ class FeatureSet:
                    hop=int(scalar["hop"]), sample_rate=float(scalar["sample_rate"]),
                    groups=arrays["groups"], window_start=arrays["window_start"],
                    task=str(scalar["task"]), currency=str(scalar["currency"]),
-                   sensors=json.loads(str(scalar["sensors_json"])), **kwargs)
+                   sensors=json.loads(str(scalar["sensors_json"])),
+                   compute_costs=json.loads(str(_scalar(arrays.get("compute_costs_json", "{}")))),
+                   **kwargs)
 
     @classmethod
     def load(cls, path) -> "FeatureSet":
@@ -169,8 +173,11 @@ class FeatureSet:
             params = {"kind": kind, "channels": chans.split("+"), "window": self.window,
                       "hop": self.hop, "sample_rate_hz": self.sample_rate,
                       "fixed_point": KINDS[kind].fixed_point, "arithmetic": ARITHMETIC}
-            extractors.append({"name": ext, "features": [name], "sensors": needed,
-                               "cost": 0.0, "params": params})
+            entry = {"name": ext, "features": [name], "sensors": needed, "cost": 0.0,
+                     "params": params}
+            if ext in self.compute_costs:
+                entry["compute"] = dict(self.compute_costs[ext])
+            extractors.append(entry)
         extra = {"window": self.window, "hop": self.hop, "sample_rate_hz": self.sample_rate,
                  "window_s": self.window / self.sample_rate, "hop_s": self.hop / self.sample_rate,
                  "feature_format": f"{FORMAT}/{FORMAT_VERSION}", "arithmetic": ARITHMETIC,
@@ -285,8 +292,9 @@ def _stream_rows(rec, starts, targets: list, window: int, skipped: dict) -> tupl
 
 
 def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=None,
-                      on_missing=None) -> FeatureSet:
-    """Window every recording, compute every feature of ``spec``, attach the targets."""
+                      on_missing=None, compute_target=None) -> FeatureSet:
+    """Window every recording, compute every feature of ``spec``, attach the targets (and the
+    calibrated per-extractor compute costs of ``compute_target``, if the spec has any)."""
     window, hop = spec.resolve_window(window, hop)
     on_missing = on_missing or spec.on_missing
     if on_missing not in ON_MISSING:
@@ -324,15 +332,18 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         window=window, hop=hop, sample_rate=spec.sample_rate_hz, groups=np.concatenate(groups),
         window_start=np.concatenate(starts).astype(np.int64),
         recording_names=[r.name for r in rset.recordings], task=spec.task or task,
-        sensors=[s.to_dict() for s in spec.sensors], currency=spec.currency, skipped=skipped)
+        sensors=[s.to_dict() for s in spec.sensors], currency=spec.currency, skipped=skipped,
+        compute_costs=spec.compute_costs(compute_target))
 
 
 def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
-                     on_missing=None) -> FeatureSet:
+                     on_missing=None, compute_target=None) -> FeatureSet:
     """Read ``sensors.toml`` and the recordings, and build their :class:`FeatureSet`.
 
-    ``window``/``hop`` (samples) and ``on_missing`` ("skip" or "error") override the file.
+    ``window``/``hop`` (samples) and ``on_missing`` ("skip" or "error") override the file;
+    ``compute_target`` picks the ``[[calibration]]`` entries to use as extractor costs.
     """
     spec = load_sensor_spec(sensors_toml_path)
     rset = load_recordings(recordings_path, spec.sample_rate_hz)
-    return build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing)
+    return build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing,
+                             compute_target=compute_target)

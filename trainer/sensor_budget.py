@@ -11,8 +11,10 @@ one greedy step chooses:
 Sensor costs per prediction, for a window of ``window`` samples: ``price = unit_price``,
 ``energy = energy_per_reading_j * window`` (J per prediction) and
 ``time = read_time_s * window`` (s of sensor read time per prediction; 0 when the sensor
-gives ``energy_per_reading_j`` only). Extractors cost nothing of their own (computation is
-not priced), so ``extractor_costs`` is left to its default.
+gives ``energy_per_reading_j`` only). Extractors have no price; their per-prediction compute
+energy and time come from the ``[[calibration]]`` entries that ``sensorbudget calibrate`` writes
+(measured on a device), summed over the extractors a selection unit contains; without them
+computation is not costed.
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
 
 
 def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
-                feature_extractors=None, unit: str = "feature") -> dict:
+                feature_extractors=None, unit: str = "feature", compute_costs=None) -> dict:
     """``extractors``, ``extractor_sensors`` and ``sensor_costs`` for GreedyRLS(…).
 
     ``feature_sensors[i]`` is a sensor name, a ``"+"``-joined string of names or a tuple;
@@ -70,10 +72,30 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
             listed += [s for s in needed if s not in listed]
     used = {s for v in ext_sensors.values() for s in v}
     costs = sensor_costs([s for s in sensors if s["name"] in used], window)
-    return {"extractors": extractors, "extractor_sensors": ext_sensors, "sensor_costs": costs}
+    kwargs = {"extractors": extractors, "extractor_sensors": ext_sensors, "sensor_costs": costs}
+    if compute_costs:
+        kwargs["extractor_costs"] = unit_compute_costs(extractors, feature_extractors,
+                                                       compute_costs)
+    return kwargs
+
+
+def unit_compute_costs(units, feature_extractors, compute_costs) -> dict:
+    """{unit: {price 0, energy, time}}: measured compute costs summed over each unit's
+    extractors (a fused many-to-many feature's compute is not attributed to a unit)."""
+    out = {}
+    for entry, ext in zip(units, feature_extractors):
+        if isinstance(entry, tuple):
+            continue
+        cost = out.setdefault(entry, {"price": 0.0, "energy": 0.0, "time": 0.0})
+        measured = compute_costs.get(str(ext))
+        if measured:
+            cost["energy"] += float(measured.get("energy", 0.0))
+            cost["time"] += float(measured.get("time", 0.0))
+    return out
 
 
 def cost_kwargs_from_feature_set(fs, unit: str = "feature") -> dict:
     """:func:`cost_kwargs` for a :class:`trainer.feature_set.FeatureSet`."""
     return cost_kwargs(fs.feature_names, fs.feature_sensors, fs.sensors, fs.window,
-                       feature_extractors=fs.feature_extractors, unit=unit)
+                       feature_extractors=fs.feature_extractors, unit=unit,
+                       compute_costs=getattr(fs, "compute_costs", None))

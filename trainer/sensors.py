@@ -49,7 +49,10 @@ from .extractors import KINDS, get_kind
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TASKS = ("regression", "multilabel", "multiclass")
 ON_MISSING = ("skip", "error")
-_TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features"}
+_TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
+_CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cycles",
+                     "compute_nanoseconds", "compute_time_s", "compute_energy_j", "method",
+                     "source"}
 _SENSOR_KEYS = {"name", "channels", "unit_price", "energy_per_reading_j", "power_w",
                 "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source"}
 _WINDOW_KEYS = {"length", "length_s", "hop", "hop_s", "on_missing"}
@@ -106,6 +109,26 @@ class SensorSpec:
     task: str | None = None
     currency: str = "USD"
     source: str = "<dict>"
+    calibration: tuple = ()
+
+    def compute_costs(self, target=None) -> dict:
+        """{extractor: {"energy": J, "time": s}} per prediction from the ``[[calibration]]``
+        entries (written by ``sensorbudget calibrate``) of one compute ``target``; ``{}`` when
+        there are none. Several targets need an explicit choice."""
+        targets = sorted({c["target"] for c in self.calibration})
+        if not targets:
+            return {}
+        if target is None:
+            if len(targets) > 1:
+                raise DataError(f"{self.source}: calibration for several targets "
+                                f"({', '.join(targets)}); choose one with --compute-target")
+            target = targets[0]
+        if target not in targets:
+            raise DataError(f"{self.source}: no calibration for compute target {target!r} "
+                            f"(calibrated: {', '.join(targets)})")
+        return {c["extractor"]: {"energy": c.get("compute_energy_j", 0.0),
+                                 "time": c.get("compute_time_s", 0.0)}
+                for c in self.calibration if c["target"] == target}
 
     @property
     def channel_sensor(self) -> dict:
@@ -321,11 +344,36 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     currency = data.get("currency", "USD")
     if not isinstance(currency, str):
         raise DataError(f"{source}: currency must be a string (got {currency!r})")
+    calibration = _parse_calibration(data.get("calibration", []), seen, source)
     where = _where(source, "[window]")
-    return SensorSpec(sensors=tuple(sensors), features=tuple(features), sample_rate_hz=rate,
+    return SensorSpec(calibration=calibration, sensors=tuple(sensors), features=tuple(features),
+                      sample_rate_hz=rate,
                       window=_window_samples(window, "length", rate, where),
                       hop=_window_samples(window, "hop", rate, where), on_missing=on_missing,
                       targets=targets, task=task, currency=currency, source=source)
+
+
+def _parse_calibration(raw, feature_names: set, source: str) -> tuple:
+    """Validated ``[[calibration]]`` entries: known extractor, a target name, costs >= 0."""
+    if not isinstance(raw, list):
+        raise DataError(f"{source}: calibration must be an array of tables ([[calibration]])")
+    entries = []
+    for i, table in enumerate(raw):
+        where = _where(source, f"[[calibration]] #{i + 1}")
+        _check_keys(table, _CALIBRATION_KEYS, where)
+        name, target = table.get("extractor"), table.get("target")
+        if name not in feature_names:
+            raise DataError(f"{where}: extractor={name!r} is not a feature of this file")
+        if not isinstance(target, str) or not target:
+            raise DataError(f"{where}: target={target!r} must name the compute target")
+        entry = {"extractor": name, "target": target}
+        for key in ("compute_instructions", "compute_cycles", "compute_nanoseconds",
+                    "compute_time_s", "compute_energy_j"):
+            value = _number(table, key, where)
+            if value is not None:
+                entry[key] = value
+        entries.append(entry)
+    return tuple(entries)
 
 
 def load_sensor_spec(path) -> SensorSpec:
