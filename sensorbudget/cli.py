@@ -137,14 +137,14 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
                        compute_target):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
-    from trainer.feature_set import FeatureSet, load_feature_set
+    from trainer.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors_toml is not None:
         fs = load_feature_set(data, sensors_toml, window=window, hop=hop,
                               compute_target=compute_target)
         source = {"recordings": Path(data).name, "sensors": file_info(Path(sensors_toml))}
-    elif Path(data).suffix.lower() == ".npz" and is_feature_set(data):
+    elif Path(data).suffix.lower() == ".npz" and is_feature_file(data):
         fs = FeatureSet.load(data)
         source = file_info(Path(data))
     elif window is not None or hop is not None:
@@ -167,17 +167,6 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
             "targets": table.target_names, "task": table.task,
             "structure": (None, None, {}), "source": table.source, "fs": None,
             "groups": table.groups}
-
-
-def is_feature_set(path) -> bool:
-    """True when an NPZ was written by ``sensorbudget features`` (it carries the structure)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return "feature_extractors.npy" in zf.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
 
 
 def estimator_for_task(task, Y, targets):

@@ -36,12 +36,12 @@ def _load(data, sensors, unit, table_options):
     """(EvalData, cost kwargs, task): a sensorbudget feature table (or recordings with
     --sensors) keeps its sensor costs and recording groups; other files via load_table."""
     from trainer.evaluation import EvalData
-    from trainer.feature_set import FeatureSet, load_feature_set
+    from trainer.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors is not None:
         fs = load_feature_set(data, sensors)
-    elif data.suffix.lower() == ".npz" and _is_feature_table(data):
+    elif data.suffix.lower() == ".npz" and is_feature_file(data):
         fs = FeatureSet.load(data)
     if fs is not None:
         from trainer.sensor_budget import cost_kwargs_from_feature_set
@@ -57,16 +57,6 @@ def _load(data, sensors, unit, table_options):
     if table.dropped_rows:
         click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
     return EvalData(table.X, table.Y, table.task, list(table.target_names)), {}, table.task
-
-
-def _is_feature_table(path) -> bool:
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return "format.npy" in zf.namelist()
-    except (OSError, zipfile.BadZipFile):
-        return False
 
 
 @click.command("evaluate", short_help="Nested cross-validation of selection methods.")

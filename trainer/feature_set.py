@@ -336,6 +336,17 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         compute_costs=spec.compute_costs(compute_target))
 
 
+def is_feature_file(path) -> bool:
+    """True when ``path`` is an NPZ written by :meth:`FeatureSet.save_npz` (it carries the
+    feature -> extractor -> sensor structure), False for any other file."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = set(zf.namelist())
+    except (OSError, zipfile.BadZipFile):
+        return False
+    return {"format.npy", "feature_extractors.npy"} <= names
+
+
 def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
                      on_missing=None, compute_target=None) -> FeatureSet:
     """Read ``sensors.toml`` and the recordings, and build their :class:`FeatureSet`.
