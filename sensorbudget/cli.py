@@ -11,6 +11,7 @@ import numpy as np
 from . import __version__
 from ._errors import CliError, handle_errors
 from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
+from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
 from .cli_groups import group_column, groups_option, resolve_groups
 
 TASKS = ("auto", "regression", "multilabel", "multiclass")
@@ -82,14 +83,16 @@ def _progress(total_label):
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Bundle directory to write (model.json + weights.npz).")
 @cost_options
+@dask_option
 @handle_errors
 def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, compress_labels,
                   output, max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
-                  **load_options):
+                  dask, **load_options):
     """Select features from DATA and write a model bundle.
 
     DATA is a feature table (CSV, ARFF or NPZ, including the NPZ written by
-    ``sensorbudget features``) or, with --sensors, recordings to window into features.
+    ``sensorbudget features``) or, with --sensors, recordings to window into features. With
+    --dask, DATA may be a glob or directory of NPZ/CSV shards with the same columns.
     """
     from trainer.bundle import bundle_contents, save_bundle
 
@@ -98,38 +101,55 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
     if budget is None and all(v is None for v in (max_sensors, max_cost, max_energy, max_time)):
         raise CliError("give --budget K or a cost budget (--max-cost, --max-sensors, "
                        "--max-energy, --max-time)")
-    d = load_training_data(data, **load_options)
-    ids = resolve_groups(load_options["groups"], d)
-    task = d["task"] if task == "auto" else task
-    est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
+    if dask is not None:
+        if compress_labels is not None:
+            raise CliError("--compress-labels does not apply with --dask")
+        d = load_shards(data, **load_options)
+        task = d["task"] if task == "auto" else task
+        est, shards, targets, extra = dask_estimator_for_task(task, d)
+    else:
+        d = load_training_data(data, **load_options)
+        task = d["task"] if task == "auto" else task
+        est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
     est.set_params(budget=budget, lam=lam, fit_intercept=not no_intercept,
                    standardize=not no_standardize, dtype=dtype,
                    **estimator_kwargs_from_options(
                        max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
                        max_time=max_time, mode=mode, strategy=strategy, unit=unit,
                        feature_set=d["fs"]))
-    if compress_labels is not None:
-        if task == "multiclass":
-            raise CliError("--compress-labels applies to regression and multi-label targets")
-        from trainer.label_compression import fit_on_compressed_labels
-
-        fit_on_compressed_labels(est, d["X"], y, compress_labels)
-        extra["label_compression"] = est.label_compression_
+    training_rows = {"X": d["X"]}
+    if dask is not None:
+        training_rows = {"X": None,
+                         **fit_on_dask(est, shards, dask, progress=_progress("selecting"))}
+    elif compress_labels is not None:
+        fit_compressed(est, d, y, task, compress_labels, extra)
     else:
-        est.fit(d["X"], y, groups=ids, progress=_progress("selecting"))
-    if task == "multiclass":
+        est.fit(d["X"], y, groups=resolve_groups(load_options["groups"], d),
+                progress=_progress("selecting"))
+    if task == "multiclass" and dask is None:
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
         extra = {"classes": targets}
     extractors, sensors, structure = d["structure"]
-    meta, arrays = bundle_contents(est, d["X"], d["features"], targets, task=task,
+    meta, arrays = bundle_contents(est, features=d["features"], targets=targets, task=task,
                                    extractors=extractors, sensors=sensors,
                                    created_by=f"sensorbudget {__version__}",
-                                   extra={**structure, **extra, "data": d["source"]})
+                                   extra={**structure, **extra, "data": d["source"]},
+                                   **training_rows)
     meta = save_bundle(output, meta, arrays)
     if plot:
         write_plot(meta["path"], plot)
     click.echo(format_path(meta))
     click.echo(f"wrote {output}" + (f" and {plot}" if plot else ""))
+
+
+def fit_compressed(est, d, y, task, energy, extra):
+    """Fit with the selection on SVD-compressed targets (``--compress-labels``)."""
+    if task == "multiclass":
+        raise CliError("--compress-labels applies to regression and multi-label targets")
+    from trainer.label_compression import fit_on_compressed_labels
+
+    fit_on_compressed_labels(est, d["X"], y, energy)
+    extra["label_compression"] = est.label_compression_
 
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,

@@ -171,15 +171,40 @@ def add_group(R, E, h, P, sigma, X_b, J, lam, *, row_block=ROW_BLOCK):
 
     (X^T R_J = Rr, so X is never needed beyond X_b). Returns (Rr, K^{-1}) for
     :func:`downdate_grams`. Cost O(n d m + n t m + d m^2). Clipping as in ``add_feature``.
+    Split for row partitions: Rr (:func:`block_products`) is a sum over rows, then
+    :func:`add_group_sums` (global P, sigma) and :func:`add_group_rows` (row-local R, E, h).
     """
-    Rr = np.asarray(R.T @ X_b, dtype=np.float64)
+    Rr = block_products(R, X_b)
+    K_inv, PJ = add_group_sums(P, sigma, Rr, J, lam)
+    add_group_rows(R, E, h, Rr, K_inv, J, PJ, row_block=row_block)
+    return Rr, K_inv
+
+
+def block_products(R, X_b) -> np.ndarray:
+    """Rr = R^T X_b (d x m, float64): a sum over rows."""
+    return np.asarray(R.T @ X_b, dtype=np.float64)
+
+
+def add_group_sums(P, sigma, Rr, J, lam):
+    """The global part of :func:`add_group` (in place) given Rr summed over all rows:
+    P <- P - Rr K^{-1} P_J, sigma <- sigma - rowsum((Rr K^{-1}) o Rr). Returns (K^{-1}, old P_J)."""
     m = len(J)
     K = lam * np.eye(m) + 0.5 * (Rr[J] + Rr[J].T)
     W = _inverse_sqrt(K[None], lam)[0]
     K_inv = W @ W.T
+    PJ = P[J].copy()
+    RrK = Rr @ K_inv
+    P -= RrK @ PJ
+    sigma -= np.einsum("ij,ij->i", RrK, Rr)
+    np.maximum(sigma, 0.0, out=sigma)
+    return K_inv, PJ
+
+
+def add_group_rows(R, E, h, Rr, K_inv, J, PJ, *, row_block=ROW_BLOCK):
+    """The row-local part of :func:`add_group` on any subset of rows (in place; h clipped > 0):
+    V = R_J K^{-1}, R <- R - V Rr^T, E <- E - V P_J, h <- h - rowsum(V o R_J)."""
     V = (R[:, J] @ K_inv).astype(R.dtype)
     RJ = R[:, J].copy()
-    PJ = P[J].copy()
     RrT = Rr.T.astype(R.dtype)
     for i0 in range(0, R.shape[0], row_block):
         rows = slice(i0, min(i0 + row_block, R.shape[0]))
@@ -187,8 +212,3 @@ def add_group(R, E, h, P, sigma, X_b, J, lam, *, row_block=ROW_BLOCK):
     E -= (V @ PJ).astype(E.dtype, copy=False)
     h -= np.einsum("ij,ij->i", V, RJ).astype(h.dtype, copy=False)
     np.maximum(h, np.finfo(h.dtype).tiny, out=h)
-    RrK = Rr @ K_inv
-    P -= RrK @ PJ
-    sigma -= np.einsum("ij,ij->i", RrK, Rr)
-    np.maximum(sigma, 0.0, out=sigma)
-    return Rr, K_inv

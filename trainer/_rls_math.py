@@ -17,7 +17,7 @@ The classical ridge identity gives the LOO residual of sample j, target q as E_j
 LOO SSE = sum_jq (E_jq / h_j)^2.
 
 Every function is either row-local (works on any subset of rows) or a sum over rows, so the rows
-can be partitioned (a later distributed backend sums the partial results).
+can be partitioned (:mod:`trainer.distributed` sums the partial results of row partitions).
 """
 
 from __future__ import annotations
@@ -41,13 +41,26 @@ def initial_caches(R: np.ndarray, Y: np.ndarray):
 
     ``R`` must already hold the (centred/scaled) candidate matrix X; it is taken over and
     updated in place by :func:`add_feature`, so the algorithm owns exactly one n x d array.
-    P and sigma are kept in float64 whatever the dtype of R. Cost O(n d t).
+    P and sigma are kept in float64 whatever the dtype of R. Cost O(n d t). Row-local part
+    :func:`initial_rows`, sums over rows :func:`initial_sums`.
     """
+    E, h = initial_rows(R, Y)
+    P, sigma = initial_sums(R, E)
+    return E, h, P, sigma
+
+
+def initial_rows(R: np.ndarray, Y: np.ndarray):
+    """The row-local caches for S = {}: E = Y (a copy in R's dtype) and h = 1."""
     E = np.array(Y, dtype=R.dtype, copy=True, order="C")
     h = np.ones(R.shape[0], dtype=R.dtype)
+    return E, h
+
+
+def initial_sums(R: np.ndarray, E: np.ndarray):
+    """The sums over rows for S = {}: P = R^T E (d x t) and sigma_i = ||R_i||^2, in float64."""
     P = np.asarray(R.T @ E, dtype=np.float64)
     sigma = np.einsum("ij,ij->j", R, R, dtype=np.float64)
-    return E, h, P, sigma
+    return P, sigma
 
 
 def loo_sse(E: np.ndarray, h: np.ndarray) -> float:
@@ -155,6 +168,14 @@ def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=ROW_BLOCK, col_block=
 _WORKERS = min(4, os.cpu_count() or 1)
 
 
+def set_threads(n: int) -> None:
+    """Use ``n`` threads for the row-block passes of this process (a Dask worker sets its own
+    thread count, so worker processes on one machine do not oversubscribe its cores)."""
+    global _WORKERS
+    _WORKERS = max(1, int(n))
+    _thread_pool.cache_clear()
+
+
 @functools.lru_cache(maxsize=1)
 def _thread_pool():
     return ThreadPoolExecutor(max_workers=_WORKERS, thread_name_prefix="greedy-rls")
@@ -201,19 +222,36 @@ def add_feature(R, E, h, P, sigma, x_b, b, lam):
     The P and sigma updates use X^T R_b = r (G is symmetric), so X is never needed beyond
     ``x_b``. Cost O(n d + n t + d t). ``sigma`` and ``h`` are clipped at their mathematical
     lower bounds (0 and > 0) against round-off. Returns (r, den) (for group Gram caches).
+
+    Split for row partitions: r is a sum over rows (:func:`residual_products`), then
+    :func:`add_feature_sums` updates the global P, sigma and :func:`add_feature_rows` the
+    row-local R, E, h with the same (r, den, P_b) on every partition.
     """
     r = residual_products(R, x_b)
+    den, Pb = add_feature_sums(P, sigma, r, b, lam)
+    add_feature_rows(R, E, h, r, den, b, Pb)
+    return r, den
+
+
+def add_feature_sums(P, sigma, r, b, lam):
+    """The global part of :func:`add_feature`: P <- P - r P_b^T / den, sigma <- sigma - r o r
+    / den (in place), given r = R^T x_b summed over all rows. Returns (den, old P_b)."""
     den = lam + max(float(sigma[b]), 0.0)
-    Rb = R[:, b].copy()
     Pb = P[b].copy()
+    P -= np.outer(r / den, Pb).astype(P.dtype, copy=False)
+    sigma -= (r * r / den).astype(sigma.dtype, copy=False)
+    np.maximum(sigma, 0.0, out=sigma)
+    return den, Pb
+
+
+def add_feature_rows(R, E, h, r, den, b, Pb):
+    """The row-local part of :func:`add_feature` on any subset of rows: R <- R - R_b r^T / den,
+    E <- E - R_b P_b^T / den, h <- h - R_b o R_b / den (in place; h clipped > 0)."""
+    Rb = R[:, b].copy()
     rank_one_update(R, -1.0 / den, Rb, r)
     E -= np.outer(Rb / den, Pb).astype(E.dtype, copy=False)
     h -= (Rb * Rb / den).astype(h.dtype, copy=False)
     np.maximum(h, np.finfo(h.dtype).tiny, out=h)
-    P -= np.outer(r / den, Pb).astype(P.dtype, copy=False)
-    sigma -= (r * r / den).astype(sigma.dtype, copy=False)
-    np.maximum(sigma, 0.0, out=sigma)
-    return r, den
 
 
 def ridge_weights(X_S: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:

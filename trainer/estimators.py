@@ -2,57 +2,23 @@
 
 from __future__ import annotations
 
-import numbers
 from dataclasses import replace
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import (check_array, check_consistent_length, check_is_fitted,
-                                      column_or_1d, validate_data)
+from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from ._caches import target_blocks
 from ._rls_math import ridge_weights
+from ._validation import (check_groups, check_params, is_distributed_input,
+                          validate_targets_allow_nan)
 from .errors import TrainerError
-from .costs import build_plan
-from .selection import (LAMBDA_GRID, STRATEGIES, Preprocessing, merge_target_paths, path_records,
+from .selection import (LAMBDA_GRID, Preprocessing, merge_target_paths, path_records,
                         select_with_lambda)
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
-MODES = ("joint", "separate")
-
-
-def check_groups(groups, n_samples: int):
-    """Validated sample group ids (n,) or None; raises :class:`TrainerError`."""
-    if groups is None:
-        return None
-    groups = np.asarray(groups)
-    if groups.ndim != 1 or groups.shape[0] != n_samples:
-        raise TrainerError(f"groups has shape {groups.shape}; expected ({n_samples},), one id "
-                           f"per sample")
-    if groups.dtype.kind == "f" and np.isnan(groups).any():
-        raise TrainerError(f"groups holds NaN in row {int(np.flatnonzero(np.isnan(groups))[0])}")
-    try:
-        n_groups = np.unique(groups).size
-    except TypeError:
-        raise TrainerError("groups must hold comparable ids (all numbers or all strings)") from None
-    if n_groups < 2:
-        raise TrainerError(f"groups has {n_groups} distinct value(s); leave-group-out needs "
-                           f"at least 2")
-    return groups
-
-
-def validate_targets_allow_nan(est, X, y):
-    """(X, y) validated as sklearn does, except that y may hold NaN (missing targets)."""
-    if y is not None:
-        y_arr = check_array(y, ensure_2d=False, ensure_all_finite="allow-nan", dtype=np.float64,
-                            input_name="y")
-        if np.isnan(y_arr).any():
-            X = validate_data(est, X, dtype=np.float64)
-            check_consistent_length(X, y_arr)
-            return X, y_arr
-    return validate_data(est, X, y, multi_output=True, y_numeric=True, dtype=np.float64)
 
 
 class _GreedyRLSBase:
@@ -61,7 +27,8 @@ class _GreedyRLSBase:
     def __init__(self, budget=10, lam=None, fit_intercept=True, standardize=True,
                  dtype="float64", extractors=None, extractor_costs=None,
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
-                 max_energy=None, max_time=None, mode="joint", strategy="auto"):
+                 max_energy=None, max_time=None, mode="joint", strategy="auto",
+                 backend="local", client=None, n_partitions=None):
         self.budget = budget
         self.lam = lam
         self.fit_intercept = fit_intercept
@@ -77,56 +44,56 @@ class _GreedyRLSBase:
         self.max_time = max_time
         self.mode = mode
         self.strategy = strategy
+        self.backend = backend
+        self.client = client
+        self.n_partitions = n_partitions
 
     def _check_params(self, n_samples, n_features):
-        names = getattr(self, "feature_names_in_", None)
-        plan = build_plan(
-            n_features, feature_names=None if names is None else list(names),
-            extractors=self.extractors, extractor_costs=self.extractor_costs,
-            extractor_sensors=self.extractor_sensors, sensor_costs=self.sensor_costs,
-            max_sensors=self.max_sensors, max_cost=self.max_cost, max_energy=self.max_energy,
-            max_time=self.max_time)
-        budget, n_ext = self.budget, plan.n_extractors
-        what = "n_extractors" if self.extractors is not None else "n_features"
-        if budget is not None:
-            if not isinstance(budget, numbers.Integral) or isinstance(budget, bool):
-                raise TrainerError(f"budget={budget!r} must be an integer number of "
-                                   f"{'extractors' if self.extractors is not None else 'features'}"
-                                   f" (or None)")
-            if budget < 1 or budget > n_ext:
-                raise TrainerError(f"budget={budget} is outside 1..{n_ext} ({what}={n_ext})")
-        if self.lam is not None:
-            if (not isinstance(self.lam, numbers.Real) or isinstance(self.lam, bool)
-                    or not np.isfinite(self.lam) or self.lam <= 0):
-                raise TrainerError(f"lam={self.lam!r} must be a finite number > 0 (or None)")
-        if self.dtype not in _DTYPES:
-            raise TrainerError(f"dtype={self.dtype!r} must be one of {sorted(_DTYPES)}")
-        if self.mode not in MODES:
-            raise TrainerError(f"mode={self.mode!r} must be one of {MODES}")
-        if self.strategy not in STRATEGIES:
-            raise TrainerError(f"strategy={self.strategy!r} must be one of {STRATEGIES}")
-        if n_samples < 2:
-            raise TrainerError(f"{n_samples} sample(s) given; at least 2 are required")
-        return plan
+        return check_params(self, n_samples, n_features)
 
     def _fit_targets(self, X, Y, progress=None, groups=None):
         """Select features for the target matrix Y (n x t, NaN = missing) and set every fitted
-        attribute; ``groups`` (n,) switches the criterion to leave-group-out."""
+        attribute; ``groups`` (n,) switches the criterion to leave-group-out. With
+        ``backend="dask"`` the rows go to Dask workers (:mod:`trainer.distributed`)."""
+        if getattr(self, "backend", "local") == "dask":
+            from .distributed import fit_on_cluster
+
+            groups = check_groups(groups, X.shape[0])
+            return fit_on_cluster(self, np.asarray(X, dtype=np.float64), Y, groups, progress)
         n, d = X.shape
         plan = self._check_params(n, d)
         groups = check_groups(groups, n)
         X = np.asarray(X, dtype=np.float64)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
-        columns = ([np.arange(Y.shape[1])] if self.mode == "joint"
-                   else [np.array([q]) for q in range(Y.shape[1])])
+        columns = self._target_columns(Y.shape[1])
         fits = [select_with_lambda(X, Y[:, c], self.budget, self.lam,
                                    replace(prep, y_mean=prep.y_mean[c]),
                                    dtype=_DTYPES[self.dtype], progress=progress, plan=plan,
                                    strategy=self.strategy, groups=groups) for c in columns]
-        records = [path_records(path, plan, n) for path, _ in fits]
+        self._set_path(plan, fits, n, None if groups is None else int(np.unique(groups).size))
+
+        def ridge(f, cols, p, lam):
+            """Per target observation mask: (targets within cols, its map, weights)."""
+            out = []
+            for rows, targets, q in target_blocks(X, Y[:, cols], p):
+                Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
+                Xs = (Xr[:, f] - q.x_mean[f]) / q.x_scale[f]
+                out.append((targets, q, ridge_weights(Xs, Yr[:, cols[targets]] - q.y_mean, lam)))
+            return out
+
+        self._set_weights(prep, columns, fits, ridge)
+        return self
+
+    def _target_columns(self, t: int) -> list:
+        """The target columns of each greedy run: all (joint) or one per run (separate)."""
+        return ([np.arange(t)] if self.mode == "joint" else [np.array([q]) for q in range(t)])
+
+    def _set_path(self, plan, fits, n_samples, n_groups) -> None:
+        """The selection attributes from the runs' paths (:func:`select_with_lambda` results)."""
+        records = [path_records(path, plan, n_samples) for path, _ in fits]
         paths = [path for path, _ in fits]
         self.criterion_ = paths[0].criterion
-        self.n_groups_ = None if groups is None else int(np.unique(groups).size)
+        self.n_groups_ = n_groups
         self.target_rows_ = np.asarray([r for p in paths for r in p.target_rows], dtype=np.intp)
         self.path_ = records[0] if self.mode == "joint" else merge_target_paths(records, plan)
         self.selected_ = np.asarray([f for e in self.path_ for f in e["added"]], dtype=np.intp)
@@ -136,32 +103,28 @@ class _GreedyRLSBase:
         self.loo_path_ = np.asarray([e["loo_mse"] for e in self.path_ for _ in e["added"]])
         self.cost_plan_ = plan
         self.strategy_ = paths[0].strategy if self.mode == "joint" else [p.strategy for p in paths]
-        self._set_weights(X, Y, prep, columns, fits)
         if self.mode == "separate":
             self.target_paths_ = records
             self.target_selected_ = [np.asarray(p.selected, dtype=np.intp) for p in paths]
             self.costs_mean_per_target_ = dict(self.path_[-1]["costs_mean_per_target"])
-        return self
 
-    def _set_weights(self, X, Y, prep, columns, fits):
+    def _set_weights(self, prep, columns, fits, ridge):
         """Ridge weights on the selected features (per target in separate mode), original units.
 
-        Each target's weights and intercept use the rows where it is observed, centred and
-        scaled as in its selection (:func:`trainer._caches.target_blocks`).
+        ``ridge(f, cols, p, lam)`` returns, for the features f and target columns cols (centred
+        and scaled by p), [(targets within cols, Preprocessing q, W)]: one entry per target
+        observation mask, each with the map of its rows (:func:`trainer._caches.target_blocks`).
         """
         sel = self.selected_
         position = {int(f): i for i, f in enumerate(sel)}
-        coef = np.zeros((sel.size, Y.shape[1]))
-        intercept = np.zeros(Y.shape[1])
+        coef = np.zeros((sel.size, prep.y_mean.size))
+        intercept = np.zeros(prep.y_mean.size)
         lams, loos = [], []
         for cols, (path, finals) in zip(columns, fits):
             f = np.asarray(path.selected, dtype=np.intp)
             at = np.array([position[i] for i in f], dtype=np.intp)
-            blocks = target_blocks(X, Y[:, cols], replace(prep, y_mean=prep.y_mean[cols]))
-            for rows, targets, p in blocks:
-                Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
-                Xs = (Xr[:, f] - p.x_mean[f]) / p.x_scale[f]
-                W = ridge_weights(Xs, Yr[:, cols[targets]] - p.y_mean, path.lam)
+            for targets, p, W in ridge(f, cols, replace(prep, y_mean=prep.y_mean[cols]),
+                                       path.lam):
                 coef[np.ix_(at, cols[targets])] = W / p.x_scale[f][:, None]
                 intercept[cols[targets]] = p.y_mean - p.x_mean[f] @ (W / p.x_scale[f][:, None])
             size = float(np.sum(path.target_rows))
@@ -174,6 +137,19 @@ class _GreedyRLSBase:
         self.x_scale_ = prep.x_scale
         self.coef_ = coef
         self.intercept_ = intercept
+
+    def __sklearn_clone__(self):
+        """Clones share a ``client`` object (a connection, which cannot be deep-copied)."""
+        client = getattr(self, "client", None)
+        if client is None or isinstance(client, str):
+            return super().__sklearn_clone__()
+        self.client = None
+        try:
+            new = super().__sklearn_clone__()
+        finally:
+            self.client = client
+        new.client = client
+        return new
 
     def _get_support_mask(self):
         check_is_fitted(self, "selected_")
@@ -241,6 +217,17 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         error: lowest LOO error; cost-ratio: largest LOO error decrease per unit of added
         (budget-weighted) cost; auto: both under the same budgets, keep the lower final LOO
         error (only "error" runs when all candidates cost the same).
+    backend : {"local", "dask"}, default="local"
+        Where the rows live: in this process, or partitioned over Dask workers
+        (:mod:`trainer.distributed`; same picks, path and weights to round-off). A Dask array
+        X or a :class:`trainer.dask_data.ShardTable` always uses Dask. Missing targets (NaN)
+        need the local backend.
+    client : distributed.Client, str or None, default=None
+        The Dask client (clones share it), a scheduler address, ``"local:N"`` (a LocalCluster
+        of N worker processes for this fit), or None for the current default client.
+    n_partitions : int or None, default=None
+        Row partitions of a NumPy X with the Dask backend (default: one per worker); a Dask
+        array has one per row chunk, a shard table one per file.
 
     Attributes
     ----------
@@ -278,6 +265,9 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     intercept_ : ndarray of shape (n_targets,)
     target_paths_, target_selected_, costs_mean_per_target_ :
         Separate mode only: each target's path and features, and the average per-target costs.
+    distributed_, selected_range_ :
+        Dask backend only: partitions (labels, workers, rows), bytes and seconds per step; the
+        (min, max) of each selected column over all rows (what a bundle records of X).
     """
 
     def fit(self, X, y, groups=None, progress=None):
@@ -286,7 +276,16 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         ``y`` may hold NaN (missing values): each target is scored and fitted on its observed
         rows. ``groups`` (one id per row: recording, subject, ...) makes the criterion the
         leave-group-out error; ``progress(done, total)`` is called after every greedy step.
+        A Dask array ``X`` (and ``y``), or a :class:`trainer.dask_data.ShardTable` (then ``y``
+        is None: the shards hold the targets), is fitted on Dask workers (see ``backend``).
         """
+        if is_distributed_input(X):
+            from .distributed import fit_on_cluster
+
+            self._y_1d = y is not None and np.ndim(y) == 1
+            if y is not None and not hasattr(y, "__dask_graph__"):
+                y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
+            return fit_on_cluster(self, X, y, groups, progress)
         X, y = validate_targets_allow_nan(self, X, y)
         Y = np.asarray(y, dtype=np.float64)
         self._y_1d = Y.ndim == 1
@@ -315,14 +314,27 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
 
     def fit(self, X, y, groups=None, progress=None):
         """Encode the labels as +1/-1 targets and select ``budget`` features for them
-        (``groups``: leave-group-out criterion, as in :meth:`GreedyRLS.fit`)."""
-        X, y = validate_data(self, X, y, multi_output=True, dtype=np.float64, y_numeric=False)
+        (``groups``: leave-group-out criterion, as in :meth:`GreedyRLS.fit`). A Dask array X
+        is fitted on Dask workers (the labels y are encoded here)."""
+        distributed = is_distributed_input(X)
+        if distributed:
+            if y is None:
+                raise TrainerError("GreedyRLSClassifier needs the labels y; for sharded tables "
+                                   "fit GreedyRLS on +1/-1 label columns")
+            y = np.asarray(y.compute() if hasattr(y, "__dask_graph__") else y)
+        else:
+            X, y = validate_data(self, X, y, multi_output=True, dtype=np.float64,
+                                 y_numeric=False)
         if type_of_target(y) == "multilabel-indicator":
             Y = self._encode_multilabel(np.asarray(y))
         else:
             y = column_or_1d(y, warn=True)
             check_classification_targets(y)
             Y = self._encode_multiclass(y)
+        if distributed:
+            from .distributed import fit_on_cluster
+
+            return fit_on_cluster(self, X, Y, groups, progress)
         return self._fit_targets(X, Y, progress, groups)
 
     def _encode_multilabel(self, y):

@@ -48,19 +48,22 @@ class Preprocessing:
 
     @classmethod
     def fit(cls, X, Y, fit_intercept: bool, standardize: bool) -> "Preprocessing":
-        d, t = X.shape[1], Y.shape[1]
-        x_mean = X.mean(axis=0) if fit_intercept else np.zeros(d)
-        y_mean = np.zeros(t)
-        if fit_intercept:
-            Y = np.asarray(Y, dtype=np.float64)
-            nan = np.isnan(Y)
-            y_mean = Y.mean(axis=0) if not nan.any() else (
-                np.where(nan, 0.0, Y).sum(axis=0) / np.maximum((~nan).sum(axis=0), 1))
+        return cls.from_sums(row_sums(X, Y), fit_intercept, standardize)
+
+    @classmethod
+    def from_sums(cls, sums: dict, fit_intercept: bool, standardize: bool) -> "Preprocessing":
+        """The map from the sums over rows of :func:`row_sums` (added over row partitions)."""
+        n = sums["n"]
+        mean = sums["x"] / n
+        d = mean.shape[0]
+        x_mean = mean if fit_intercept else np.zeros(d)
+        y_mean = (sums["y"] / np.maximum(sums["y_count"], 1) if fit_intercept
+                  else np.zeros(sums["y"].shape[0]))
         x_scale = np.ones(d)
         if standardize:
             # E[(x - m)^2] computed without an n x d temporary: E[x^2] - 2 m E[x] + m^2.
-            ms = np.einsum("ij,ij->j", X, X) / X.shape[0]
-            var = np.maximum(ms - 2 * x_mean * X.mean(axis=0) + x_mean ** 2, 0.0)
+            ms = sums["xx"] / n
+            var = np.maximum(ms - 2 * x_mean * mean + x_mean ** 2, 0.0)
             scale = np.sqrt(var)
             ok = scale > 1e-12 * np.maximum(1.0, np.abs(x_mean))
             x_scale = np.where(ok, scale, 1.0)
@@ -86,6 +89,16 @@ class Preprocessing:
         """Columns ``cols`` of the transformed X (n x len(cols))."""
         cols = np.asarray(cols, dtype=np.intp)
         return ((X[:, cols] - self.x_mean[cols]) / self.x_scale[cols]).astype(dtype)
+
+
+def row_sums(X, Y) -> dict:
+    """Sums over rows behind :class:`Preprocessing`: n, sum and sum of squares of every X
+    column, sum and count of the observed (non-NaN) values of every Y column. Additive over a
+    row partition (:mod:`trainer.distributed` adds the partitions' sums)."""
+    Y = np.asarray(Y, dtype=np.float64)
+    nan = np.isnan(Y)
+    return {"n": X.shape[0], "x": X.sum(axis=0), "xx": np.einsum("ij,ij->j", X, X),
+            "y": np.where(nan, 0.0, Y).sum(axis=0), "y_count": (~nan).sum(axis=0)}
 
 
 @dataclass
@@ -147,7 +160,10 @@ def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     moves of ``plan``.
 
     The criterion is the LOO SSE, or with ``groups`` (one id per row) the leave-group-out SSE;
-    NaN entries of Y are left out (each target is scored on its observed rows). The caches live
+    NaN entries of Y are left out (each target is scored on its observed rows). ``X`` may also be
+    a *row source* with ``Y`` None: an object holding the rows elsewhere (the partitions of
+    :mod:`trainer.distributed`) with ``shape``, ``criterion`` and ``make_blocks(prep, dtype)``
+    returning :class:`trainer._caches.CacheBlock` s over its row store. The caches live
     in :class:`trainer._caches.CacheBlock` s (one per target observation mask); each step sums
     the blocks' scores of every affordable move, picks one by ``strategy`` (``"error"``:
     :func:`pick`, ``"cost-ratio"``: :func:`pick_ratio`) and adds its columns to every block.
@@ -157,8 +173,12 @@ def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     Cost per step O(n D (t + m)) for D candidate columns in groups of m (groups of rows add
     about one more pass of the same order, :mod:`trainer._holdout_math`).
     """
-    blocks = make_blocks(X, Y, prep, dtype, groups)
-    t = Y.shape[1]
+    if Y is None:                                  # a row source holding X and Y
+        blocks, criterion = X.make_blocks(prep, dtype), X.criterion
+    else:
+        blocks = make_blocks(X, Y, prep, dtype, groups)
+        criterion = "loo" if groups is None else "leave-group-out"
+    t = prep.y_mean.shape[0]
     plan = (singleton_plan(X.shape[1]) if plan is None else plan).with_limit("extractors", budget)
     weights = plan.ratio_weights()
     state = plan.start()
@@ -166,7 +186,7 @@ def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     for b in blocks:
         rows[b.targets] = b.n_rows
     path = GreedyPath(lam=float(lam), strategy=strategy, target_rows=rows.tolist(),
-                      criterion="loo" if groups is None else "leave-group-out")
+                      criterion=criterion)
     sse = sum(b.sse() for b in blocks)
     while True:
         moves = plan.moves(state)
