@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .bundle_schema import check_meta_types
 from .errors import BundleError
 
 FORMAT = "sensorbudget-bundle"
@@ -174,7 +175,7 @@ def load_bundle(path) -> Bundle:
     try:
         with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
         raise BundleError(f"{str(wfile)!r} is not a readable npz: {exc}") from None
     check_bundle(meta, arrays)
     return Bundle(meta=meta, arrays=arrays)
@@ -185,11 +186,16 @@ def check_bundle(meta: dict, arrays: dict) -> None:
     missing = [k for k in REQUIRED_KEYS if k not in meta]
     if missing:
         raise BundleError(f"model.json lacks the key {missing[0]!r}")
+    check_meta_types(meta)
     if meta["task"] not in TASKS:
         raise BundleError(f"task={meta['task']!r} is not one of {TASKS}")
     lacking = [k for k in REQUIRED_ARRAYS if k not in arrays]
     if lacking:
         raise BundleError(f"weights.npz lacks the array {lacking[0]!r}")
+    odd = [n for n in REQUIRED_ARRAYS if np.asarray(arrays[n]).dtype not in (np.float32, np.float64)]
+    if odd:
+        raise BundleError(f"weights.npz array {odd[0]!r} has dtype "
+                          f"{np.asarray(arrays[odd[0]]).dtype}; expected float32 or float64")
     features, sel = meta["features"], meta["selected_index"]
     k, t = len(sel), len(meta["targets"])
     W, b = arrays["W"], arrays["b"]
@@ -202,8 +208,9 @@ def check_bundle(meta: dict, arrays: dict) -> None:
     for name in REQUIRED_ARRAYS[2:]:
         if arrays[name].shape != (k,):
             raise BundleError(f"{name} has shape {arrays[name].shape}; expected ({k},)")
-    if not all(np.isfinite(arrays[n]).all() for n in ("W", "b")):
-        raise BundleError("weights.npz holds NaN or inf weights")
+    bad = [n for n in REQUIRED_ARRAYS if not np.isfinite(arrays[n]).all()]
+    if bad:
+        raise BundleError(f"weights.npz holds NaN or inf values in {bad[0]!r}")
 
 
 def unit_extractors(features) -> list:
@@ -213,8 +220,12 @@ def unit_extractors(features) -> list:
 
 
 def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors=None,
-                    created_by="sensorbudget", extra=None):
+                    created_by="sensorbudget", extra=None, x_range=None, n_samples=None):
     """(model.json dict, arrays) describing a fitted :class:`GreedyRLS`-like estimator.
+
+    ``X`` (the training features) gives the selected columns' ranges and the row count; a fit
+    whose X is not at hand (distributed) passes ``X=None`` with ``x_range`` = (min, max) of the
+    selected columns and ``n_samples`` instead.
 
     ``extractors`` (list of {name, features, sensors, cost, params}) and ``sensors`` (list of
     {name, ...}) describe the device; ``extractors`` defaults to the estimator's own extractor
@@ -247,7 +258,12 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
         units = required
         owner = {f: e["name"] for e in extractors for f in e["features"]}
         required = list(dict.fromkeys(owner[features[i]] for i in sel if features[i] in owner))
-    Xs = np.asarray(X, dtype=np.float64)[:, sel]
+    if X is None:
+        x_min, x_max = (np.asarray(v, dtype=np.float64) for v in x_range)
+        n_rows = int(n_samples)
+    else:
+        Xs = np.asarray(X, dtype=np.float64)[:, sel]
+        x_min, x_max, n_rows = Xs.min(axis=0), Xs.max(axis=0), int(Xs.shape[0])
     lam = np.atleast_1d(np.asarray(est.lam_, dtype=np.float64))
     meta = {
         "created_by": created_by, "task": task, "features": features, "targets": targets,
@@ -255,14 +271,14 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
         "lam": float(np.median(lam)), "fit_intercept": bool(est.fit_intercept),
         "standardize": bool(est.standardize),
         "budget": None if est.budget is None else int(est.budget),
-        "n_samples": int(Xs.shape[0]), "path": path, "extractors": extractors,
+        "n_samples": n_rows, "path": path, "extractors": extractors,
         "sensors": [] if sensors is None else sensors,
         "required_extractors": required, "required_sensors": req_sensors,
         "costs": _cost_breakdown(est, plan, rename, path),
         "criterion": str(getattr(est, "criterion_", "loo")),
         "n_groups": _number_or_none(getattr(est, "n_groups_", None)),
         "target_rows": [int(r) for r in getattr(est, "target_rows_",
-                                                [Xs.shape[0]] * len(targets))],
+                                                [n_rows] * len(targets))],
     }
     if lam.size > 1:
         meta["lam_per_target"] = lam.tolist()
@@ -270,7 +286,7 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
         meta["selection_units"] = units
     meta.update(extra or {})
     arrays = {"W": est.coef_, "b": est.intercept_, "x_mean": est.x_mean_[sel],
-              "x_scale": est.x_scale_[sel], "x_min": Xs.min(axis=0), "x_max": Xs.max(axis=0),
+              "x_scale": est.x_scale_[sel], "x_min": x_min, "x_max": x_max,
               "loo_path": est.loo_path_}
     return meta, arrays
 
