@@ -11,7 +11,6 @@ import json
 from decimal import ROUND_CEILING, Decimal
 from dataclasses import dataclass
 
-import numpy as np
 
 from . import cgen
 from .errors import ExportError

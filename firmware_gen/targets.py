@@ -102,7 +102,7 @@ def makefile(target: Target, sources, headers, banner: str) -> str:
     strip = " -R .eeprom" if t.name == "avr" else ""
     lines += [f"all: {' '.join(outputs)}", "",
               f"{t.exe}: {deps}",
-              f"\t$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(SRCS) -o $@ $(LDFLAGS) $(LDLIBS)", ""]
+              "\t$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(SRCS) -o $@ $(LDFLAGS) $(LDLIBS)", ""]
     if t.mcu:
         lines += [f"firmware.hex: {t.exe}", f"\t$(OBJCOPY) -O ihex{strip} $< $@", "",
                   f"firmware.bin: {t.exe}", f"\t$(OBJCOPY) -O binary{strip} $< $@", ""]
