@@ -22,6 +22,7 @@ can be partitioned (:mod:`trainer.distributed` sums the partial results of row p
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import threading
@@ -155,7 +156,7 @@ def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=ROW_BLOCK, col_block=
 
     if len(blocks) > 1 and _WORKERS > 1:
         # Row blocks on worker threads (numpy releases the GIL); BLAS single-threaded meanwhile.
-        with _blas_controller().limit(limits=1, user_api="blas"):
+        with single_threaded_blas():
             parts = list(_thread_pool().map(part, blocks))
     else:
         parts = [part(rows) for rows in blocks]
@@ -184,6 +185,33 @@ def _thread_pool():
 @functools.lru_cache(maxsize=1)
 def _blas_controller():
     return ThreadpoolController()
+
+
+_blas_depth = 0
+
+
+@contextlib.contextmanager
+def single_threaded_blas():
+    """BLAS limited to one thread while the row blocks run on this module's worker threads.
+
+    Re-entrant: only the outermost call changes the BLAS thread count, so a whole greedy run
+    enters it once (switching OpenBLAS's thread count costs milliseconds, more than a step's
+    small GEMV/GER calls gain from a second thread).
+    """
+    global _blas_depth
+    if _WORKERS <= 1 or _blas_depth:
+        _blas_depth += 1
+        try:
+            yield
+        finally:
+            _blas_depth -= 1
+        return
+    with _blas_controller().limit(limits=1, user_api="blas"):
+        _blas_depth += 1
+        try:
+            yield
+        finally:
+            _blas_depth -= 1
 
 
 def residual_products(R: np.ndarray, x_b: np.ndarray) -> np.ndarray:

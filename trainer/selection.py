@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _rls_math as rm
 from ._caches import make_blocks
 from .costs import CostPlan, singleton_plan
 
@@ -75,7 +76,7 @@ class Preprocessing:
         ``rows`` None means all rows in order)."""
         n = X.shape[0] if rows is None else len(rows)
         out = np.empty((n, X.shape[1]), dtype=dtype)
-        step = max(1, (1 << 18) // max(1, X.shape[1]))
+        step = max(1, (1 << 20) // max(1, X.shape[1]))
         for i0 in range(0, n, step):
             part = X[i0:i0 + step] if rows is None else X[rows[i0:i0 + step]]
             out[i0:i0 + step] = (part - self.x_mean) / self.x_scale
@@ -156,6 +157,16 @@ def pick_ratio(scores: np.ndarray, cost: np.ndarray, sse_now: float) -> int:
 def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
                   progress=None, plan: CostPlan | None = None, strategy="error",
                   groups=None) -> GreedyPath:
+    """The greedy run of :func:`_greedy_select` with BLAS single-threaded throughout when the
+    row blocks use worker threads (see :func:`_rls_math.single_threaded_blas`)."""
+    with rm.single_threaded_blas():
+        return _greedy_select(X, Y, budget, lam, prep, dtype=dtype, progress=progress,
+                              plan=plan, strategy=strategy, groups=groups)
+
+
+def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
+                   progress=None, plan: CostPlan | None = None, strategy="error",
+                   groups=None) -> GreedyPath:
     """Greedy forward selection by a closed-form hold-out criterion (Algorithm 2), over the
     moves of ``plan``.
 
