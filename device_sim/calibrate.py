@@ -104,10 +104,10 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
     from sensorbudget._files import write_atomically
 
     path = Path(sensors_toml)
-    text = path.read_text(encoding="utf-8")
     try:
+        text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DeviceError(f"{str(path)!r} is not valid TOML: {exc}") from None
     known = known_extractors(data, str(path))
     merged = {(e["extractor"], e["target"]): e for e in data.get("calibration", [])

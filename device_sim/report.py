@@ -242,8 +242,10 @@ def load_report(path) -> dict:
         path = path / REPORT_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:       # ValueError: bad JSON or not UTF-8
         raise DeviceError(f"{str(path)!r} is not a readable simulation report: {exc}") from None
-    if data.get("format") != FORMAT:
-        raise DeviceError(f"{str(path)!r} is not a {FORMAT} (format={data.get('format')!r})")
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = (f"format={data.get('format')!r}" if isinstance(data, dict)
+                 else f"a JSON {type(data).__name__}, not an object")
+        raise DeviceError(f"{str(path)!r} is not a {FORMAT} ({found})")
     return data

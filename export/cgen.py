@@ -34,7 +34,9 @@ MAX_NAME = 40  # leaves room for suffixes within C99's 63 significant characters
 
 
 def sanitize_identifier(text: str) -> str:
-    """ASCII identifier from arbitrary text: accents stripped, other characters become '_'."""
+    """ASCII identifier characters from arbitrary text: accents stripped, other characters
+    become '_' (the result may start with a digit: it follows a prefix, or see
+    :func:`_suggest`)."""
     ascii_text = unicodedata.normalize("NFKD", str(text)).encode("ascii", "ignore").decode()
     return re.sub(r"_+", "_", re.sub(r"[^A-Za-z0-9_]", "_", ascii_text)).strip("_")
 
@@ -42,7 +44,7 @@ def sanitize_identifier(text: str) -> str:
 def check_identifier(name: str, what: str = "name") -> str:
     """Validate a user-chosen C prefix (raises :class:`ExportError` with the reason)."""
     if not isinstance(name, str) or not re.fullmatch(r"[A-Za-z][A-Za-z0-9_]*", name):
-        suggestion = sanitize_identifier(str(name)) or "sbmodel"
+        suggestion = _suggest(name)
         raise ExportError(f"{what}={name!r} is not a C identifier (letters, digits and '_', "
                           f"starting with a letter); try {suggestion!r}")
     if len(name) > MAX_NAME:
@@ -53,11 +55,25 @@ def check_identifier(name: str, what: str = "name") -> str:
     return name
 
 
+def _suggest(name) -> str:
+    """A valid prefix close to ``name`` for an error message (found by hypothesis: '0' was
+    suggested for '0')."""
+    text = sanitize_identifier(str(name)).lstrip("0123456789_")[:MAX_NAME]
+    return text if text and text.lower() not in C_RESERVED else "sbmodel"
+
+
+#: C99 5.2.4.1: significant initial characters of a macro name or internal identifier.
+SIGNIFICANT = 63
+
+
 def macro_names(prefix: str, labels) -> list:
-    """Unique upper-case macro names ``PREFIX_<LABEL>`` for labels (collisions get ``_2``, ...)."""
+    """Unique upper-case macro names ``PREFIX_<LABEL>`` for labels (collisions get ``_2``, ...),
+    at most 63 characters long so they stay distinct for any C99 compiler (labels are cut to
+    fit, leaving room for a 6-character suffix; found by hypothesis)."""
+    room = max(1, min(MAX_NAME, SIGNIFICANT - len(prefix) - 1 - 6))
     out, seen = [], set()
     for i, label in enumerate(labels):
-        base = sanitize_identifier(label).upper()[:MAX_NAME] or f"N{i}"
+        base = sanitize_identifier(label).upper()[:room].rstrip("_") or f"N{i}"
         name, n = f"{prefix}_{base}", 2
         while name in seen:
             name, n = f"{prefix}_{base}_{n}", n + 1

@@ -138,7 +138,7 @@ def _decode(props: dict) -> dict:
     for key, value in props.items():
         try:
             out[key] = json.loads(value)
-        except json.JSONDecodeError:
+        except ValueError:  # JSONDecodeError, or UnicodeDecodeError for non-UTF-8 bytes
             out[key] = value
     return out
 
@@ -157,6 +157,33 @@ def _tensor_text(vi) -> str:
     return f"{vi.name}: {_ELEM.get(tt.elem_type, '?').lower()}[{', '.join(dims)}]"
 
 
+_METADATA_TYPES = {   # key -> (check, what); values describe_onnx formats
+    "input_features": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                       "a list of strings"),
+    "selected_features": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                          "a list of strings"),
+    "targets": (lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v),
+                "a list of strings"),
+    "required_extractors": (lambda v: isinstance(v, list) and all(
+        isinstance(x, dict) and isinstance(x.get("params", {}), dict) for x in v),
+        "a list of objects"),
+    "required_sensors": (lambda v: isinstance(v, list) and all(isinstance(x, dict) for x in v),
+                         "a list of objects"),
+    "classes": (lambda v: v is None or isinstance(v, list), "a list"),
+    "costs": (lambda v: isinstance(v, dict), "an object"),
+}
+
+
+def _check_metadata(md: dict, path) -> None:
+    """ExportError when a sensorbudget metadata value has a type describe_onnx cannot show."""
+    for key, (check, what) in _METADATA_TYPES.items():
+        if key in md and not check(md[key]):
+            shown = repr(md[key])
+            shown = shown if len(shown) <= 40 else shown[:37] + "..."
+            raise ExportError(f"{str(path)!r}: sensorbudget metadata {key}={shown} must be "
+                              f"{what}")
+
+
 def describe_onnx(path) -> str:
     """Human-readable summary of an ONNX model file, including sensorbudget metadata."""
     model = load_onnx(path)
@@ -170,6 +197,7 @@ def describe_onnx(path) -> str:
         lines.append("no sensorbudget metadata")
         lines += [f"{k}: {v}" for k, v in sorted(md.items())]
         return "\n".join(lines) + "\n"
+    _check_metadata(md, path)
     lines += [f"task: {md['task']} (sensorbudget {md.get('sensorbudget_version', '?')}, bundle "
               f"sha256 {md.get('bundle_sha256', '?')})",
               f"input features ({len(md.get('input_features', []))}, inputs={md.get('inputs')}): "
@@ -184,7 +212,8 @@ def describe_onnx(path) -> str:
         lines.append(f"  {e.get('name')}: cost {e.get('cost', '?')}, sensors "
                      f"{e.get('sensors', [])}, params {params}")
     sens = md.get("required_sensors", [])
-    lines.append(f"required sensors ({len(sens)}): " + ", ".join(s.get("name", "?") for s in sens))
+    lines.append(f"required sensors ({len(sens)}): "
+                 + ", ".join(str(s.get("name", "?")) for s in sens))
     lines.append(f"targets ({len(md.get('targets', []))}): " + ", ".join(md.get("targets", [])))
     if md.get("classes") is not None:
         lines.append("classes: " + ", ".join(str(c) for c in md["classes"]))

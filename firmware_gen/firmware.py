@@ -110,6 +110,24 @@ def _manifest(plan, target, header, kernel) -> dict:
     }
 
 
+def check_buffers(plan, target) -> None:
+    """FirmwareGenError unless every answer fits the target's transmit buffer and the smallest
+    PREDICT / PUSH_SAMPLES requests fit its receive buffer (found by fuzz/: a 24-target Q31 model
+    on AVR answered PREDICT with 192 bytes into a 160-byte buffer)."""
+    sample, value, score = _WIRE[plan.numeric][:3]
+    answers = {"HELLO": 12 + len(plan.name), "PREDICT": plan.t * score,
+               "PUSH_SAMPLES": 2 + 4 + plan.t * score}
+    requests = {"PREDICT": plan.k * value, "PUSH_SAMPLES": 2 + len(plan.channels) * sample}
+    for kind, sizes, limit in (("answer", answers, target.tx_payload),
+                               ("request", requests, target.rx_payload)):
+        for command, size in sizes.items():
+            if size > limit:
+                raise FirmwareGenError(
+                    f"a {command} {kind} of this model takes {size} bytes ({plan.k} inputs, "
+                    f"{plan.t} targets, {plan.numeric}); target {target.name} holds at most "
+                    f"{limit}: select fewer features or targets, or use a smaller numeric format")
+
+
 def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = "sbmodel",
                       full_scale=None, kernel: str = "auto") -> Firmware:
     """Every source file of the firmware for ``bundle`` (a :class:`trainer.bundle.Bundle`).
@@ -136,6 +154,7 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
         raise FirmwareGenError(f"name={name!r} collides with the firmware runtime's 'sbfw_' / "
                                f"'fw_' symbols; choose another prefix")
     plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+    check_buffers(plan, tgt)
     try:
         header = c_header(bundle, name=name, numeric=numeric)
     except ExportError as exc:

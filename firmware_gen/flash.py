@@ -11,6 +11,7 @@ Cortex-M board it needs that board's linker script and UART in its HAL (``sbfw_h
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass, field
@@ -36,12 +37,20 @@ class FlashPlan:
 
 
 def _artifact(out: Path, manifest: dict, kind: str) -> Path:
-    name = manifest.get("artifacts", {}).get(kind)
+    artifacts = manifest.get("artifacts")
+    name = artifacts.get(kind) if isinstance(artifacts, dict) else None
+    if name is not None and not (isinstance(name, str) and PLAIN_NAME.fullmatch(name)):
+        # a tampered firmware.json must not make flash read (and copy) a file outside out_dir
+        raise FirmwareGenError(f"firmware.json artifact {kind}={name!r} is not a plain file "
+                               f"name in {str(out)!r}")
     path = out / name if name else None
     if path is None or not path.is_file():
         raise FirmwareGenError(f"{str(out / (name or 'firmware.' + kind))!r} is missing: build "
                                f"the firmware first (sensorbudget firmware ... --build)")
     return path
+
+
+PLAIN_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]*")
 
 
 def _need(tool: str, hint: str) -> str:

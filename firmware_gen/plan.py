@@ -91,7 +91,7 @@ def _extractor_entries(meta: dict) -> list:
                 f"(params={params!r}); firmware can only be generated for bundles trained from "
                 f"recordings with a sensors.toml (sensorbudget train RECORDINGS --sensors ...)")
         if len(entry.get("features", [])) != 1:
-            raise FirmwareGenError(f"extractor {name!r} yields {len(entry['features'])} "
+            raise FirmwareGenError(f"extractor {name!r} yields {len(entry.get('features', []))} "
                                    f"features; the firmware supports one feature per extractor")
         entries.append(entry)
     return entries

@@ -192,7 +192,8 @@ def check_bundle(meta: dict, arrays: dict) -> None:
     lacking = [k for k in REQUIRED_ARRAYS if k not in arrays]
     if lacking:
         raise BundleError(f"weights.npz lacks the array {lacking[0]!r}")
-    odd = [n for n in REQUIRED_ARRAYS if np.asarray(arrays[n]).dtype not in (np.float32, np.float64)]
+    odd = [n for n in REQUIRED_ARRAYS
+           if np.asarray(arrays[n]).dtype not in (np.float32, np.float64)]
     if odd:
         raise BundleError(f"weights.npz array {odd[0]!r} has dtype "
                           f"{np.asarray(arrays[odd[0]]).dtype}; expected float32 or float64")

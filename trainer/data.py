@@ -13,6 +13,7 @@ import csv
 import hashlib
 import io
 import math
+import re
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field
@@ -153,8 +154,9 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     path = _check_file(path)
     if labels and task == "regression":
         task = "multilabel"            # the last L columns are 0/1 labels, as in ARFF
-    if sep == decimal:
-        raise DataError(f"separator {sep!r} and decimal mark {decimal!r} must differ")
+    if len(sep) != 1 or len(decimal) != 1 or sep == decimal:
+        raise DataError(f"separator {sep!r} and decimal mark {decimal!r} must be two different "
+                        f"single characters")
     try:
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -216,6 +218,31 @@ def mulan_labels(xml_path) -> list:
     return names
 
 
+_ARFF_VALUE = r"""(?:[^\s,{}"']+|"[^"]*"|'[^']*')"""
+_ARFF_NOMINAL = re.compile(rf"\{{\s*{_ARFF_VALUE}(?:\s*,\s*{_ARFF_VALUE})*\s*\}}")
+
+
+def _check_arff_nominals(text: str, path: Path) -> None:
+    """Reject a malformed nominal declaration ``{a, b, ...}`` before liac-arff parses it: its
+    nominal regex backtracks exponentially when it fails (``{0,,,,,,,,,,,,,,,,,,,,,,,,`` takes
+    seconds, a few more commas hours). This check is linear and accepts a subset of what
+    liac-arff accepts (no empty values)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        words = line.strip().split(None, 1)
+        if not words or words[0].lower() == "@data":
+            return
+        if words[0].lower() != "@attribute" or len(words) < 2:
+            continue
+        rest = words[1]
+        if rest[:1] in "\"'" and rest[1:].find(rest[0]) >= 0:
+            type_ = rest[rest[1:].find(rest[0]) + 2:].strip()
+        else:
+            type_ = rest.split(None, 1)[1].strip() if len(rest.split(None, 1)) > 1 else ""
+        if type_.startswith("{") and not _ARFF_NOMINAL.fullmatch(type_):
+            raise DataError(f"{path.name} line {number}: malformed nominal values "
+                            f"{type_[:40]!r}; expected {{value, value, ...}}")
+
+
 def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_missing=False,
               na_value=None, groups=None, keep_missing_targets=False) -> Table:
     """Load a dense or sparse ARFF file (Mulan style multi-label when ``labels`` or ``xml`` is
@@ -228,10 +255,12 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
         targets = mulan_labels(xml)
     task = "multilabel" if (labels or xml is not None) else "regression"
     try:
-        with open(path, encoding="utf-8") as fh:
-            data = arff.load(fh, return_type=arff.DENSE)
-    except (arff.ArffException, UnicodeDecodeError, ValueError) as exc:
-        raise DataError(f"{str(path)!r} is not a readable ARFF file: {exc}") from None
+        text = path.read_text(encoding="utf-8")
+        _check_arff_nominals(text, path)
+        data = arff.loads(text, return_type=arff.DENSE)
+    except (arff.ArffException, UnicodeDecodeError, ValueError, IndexError, KeyError,
+            TypeError) as exc:  # liac-arff fails with these on some malformed headers
+        raise DataError(f"{str(path)!r} is not a readable ARFF file: {_exc_text(exc)}") from None
     attrs = data["attributes"]
     names = [a[0] for a in attrs]
     fidx, tidx = split_columns(names, targets, labels, _with_group(ignore, groups, names))
@@ -258,6 +287,15 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
                         keep_missing_targets=keep_missing_targets)
 
 
+def _exc_text(exc) -> str:
+    """``str(exc)``, or the type name when the exception cannot format itself (liac-arff's
+    ``ArffException.__str__`` applies ``%`` to a message that can hold the offending line)."""
+    try:
+        return " ".join(str(exc).split())
+    except Exception:  # noqa: BLE001 - any failure to format is replaced by the type name
+        return type(exc).__name__
+
+
 def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None, groups=None,
              keep_missing_targets=False) -> Table:
     """Load ``X``, ``Y`` and optional ``feature_names``, ``target_names``, ``task`` from an NPZ
@@ -266,7 +304,7 @@ def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError) as exc:
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, MemoryError) as exc:
         raise DataError(f"{str(path)!r} is not a readable NPZ without pickles: {exc}") from None
     for key in ("X", "Y"):
         if key not in arrays:
@@ -275,15 +313,34 @@ def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None
     if X.dtype.kind not in "biuf" or Y.dtype.kind not in "biuf":
         raise DataError(f"X and Y in {str(path)!r} must be numeric (got {X.dtype}, {Y.dtype})")
     Y = Y[:, None] if Y.ndim == 1 else Y
-    features = [str(s) for s in arrays.get("feature_names", [f"x{i}" for i in range(X.shape[1])])]
-    names = [str(s) for s in arrays.get("target_names", [f"y{j}" for j in range(Y.shape[1])])]
+    if X.ndim != 2 or Y.ndim != 2 or any(arrays[k].ndim != 1 for k in (
+            "feature_names", "target_names") if k in arrays):
+        raise DataError(f"{str(path)!r}: X must be 2-D, Y 1-D or 2-D and the name arrays 1-D "
+                        f"(got X {X.shape}, Y {Y.shape})")
+    if X.size == 0 or Y.size == 0:
+        raise DataError(f"{str(path)!r}: X {X.shape} or Y {Y.shape} holds no values")
+    for key in ("feature_names", "target_names", "task"):
+        if key in arrays and arrays[key].dtype.kind == "U" and arrays[key].size and (
+                np.ascontiguousarray(arrays[key]).reshape(-1).view(np.uint32) > 0x10FFFF).any():
+            raise DataError(f"{str(path)!r}: unreadable names or task ({key!r} holds code "
+                            f"points beyond U+10FFFF)")
+    try:    # numpy turns a unicode array with invalid code points into a SystemError
+        features = [str(s) for s in arrays.get("feature_names",
+                                               [f"x{i}" for i in range(X.shape[1])])]
+        names = [str(s) for s in arrays.get("target_names", [f"y{j}" for j in range(Y.shape[1])])]
+        file_task = str(arrays["task"]) if "task" in arrays else "regression"
+    except (SystemError, UnicodeError, ValueError) as exc:
+        raise DataError(f"{str(path)!r}: unreadable names or task ({_exc_text(exc)})") from None
     if len(features) != X.shape[1] or len(names) != Y.shape[1] or len(X) != len(Y):
         raise DataError(f"{str(path)!r}: X {X.shape}, Y {Y.shape}, {len(features)} feature "
                         f"names and {len(names)} target names do not agree")
     if targets:
         _, tidx = split_columns(names, targets)
         Y, names = Y[:, tidx], [names[j] for j in tidx]
-    task = task or (str(arrays["task"]) if "task" in arrays else "regression")
+    task = task or file_task
+    if task not in ("regression", "multilabel", "multiclass"):
+        raise DataError(f"{str(path)!r}: task={task[:40]!r} is not regression, multilabel or "
+                        f"multiclass")
     ids = None
     if groups is not None:
         if groups not in arrays:

@@ -118,7 +118,7 @@ def read_npz_stream(path) -> Recording:
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: np.asarray(npz[k]) for k in npz.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
         raise DataError(f"recording {str(path)!r} is not a readable NPZ: {exc}") from None
     _check_header(list(arrays), f"recording {str(path)!r}")
     n = arrays["time"].shape
@@ -209,6 +209,8 @@ def read_ts(path, sample_rate_hz: float) -> RecordingSet:
         cols = {n: np.array(s) for n, s in zip(names, series)}
         time = np.arange(len(series[0])) / sample_rate_hz
         recordings.append(Recording(f"{path.name}:{case}", time, cols, {"class": label}))
+    if not recordings:
+        raise DataError(f"{str(path)!r}: no cases after the @data line")
     return RecordingSet(recordings, {"class": classes})
 
 
@@ -228,6 +230,9 @@ def read_indexed_directory(directory) -> RecordingSet:
         if len(row) != len(header) or "" in row:
             raise DataError(f"{where} line {i + 2}: expected {len(header)} non-empty fields")
     files = [r[0] for r in entries]
+    outside = next((f for f in files if Path(f).is_absolute() or ".." in Path(f).parts), None)
+    if outside is not None:
+        raise DataError(f"{where}: recording {outside!r} is not a path inside {str(directory)!r}")
     duplicate = next((f for i, f in enumerate(files) if f in files[:i]), None)
     if duplicate is not None:
         raise DataError(f"{where}: recording {duplicate!r} is listed twice")

@@ -1,0 +1,151 @@
+"""Fuzz target: bundle loading (``model.json`` + ``weights.npz``, ``trainer.bundle.load_bundle``)
+and every consumer of a loaded bundle: the CLI's selection-path table, ``predict``, the C
+header (float32/Q15/Q31), ONNX export, firmware generation and the device reference model.
+
+Input: a mode byte. Mode 0: raw ``model.json`` (length-prefixed) and raw ``weights.npz``; with
+bit 1 of the mode set, ``weights_sha256`` is patched to match when model.json is a JSON object,
+so the fuzzer gets past the hash check. Mode 2: structured mutations of a real bundle (any node
+of model.json, any array of weights.npz), hash patched.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import io
+import json
+import warnings
+import zipfile
+
+from fuzz._harness import (Input, expected_errors, instrumented, mutate_tree, npy_member, run,
+                           scratch_dir)
+
+with instrumented():
+    import numpy as np
+
+    from device_sim.reference import ReferenceModel
+    from export.c_header import c_header
+    from export.onnx_bundle import bundle_to_onnx
+    from firmware_gen import generate_firmware
+    from sensorbudget.cli import format_path
+    from trainer.bundle import load_bundle, npz_bytes
+
+_DIR = None
+BASES = []          # (meta, arrays) of the real bundles
+
+
+def _load_bases(directory) -> None:
+    from fuzz._bundles import make_bundles
+
+    for path in make_bundles(directory / "bases").values():
+        b = load_bundle(path)
+        BASES.append((b.meta, b.arrays))
+
+
+def _npz(arrays: dict, raw: dict) -> bytes:
+    """weights.npz from arrays plus raw (possibly malformed) members."""
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, blob in list(raw.items()) + [(k, None) for k in arrays if k not in raw]:
+            if blob is None:
+                member = io.BytesIO()
+                np.lib.format.write_array(member, np.asarray(arrays[name]), allow_pickle=False)
+                blob = member.getvalue()
+            zf.writestr(f"{name}.npy", blob)
+    return buf.getvalue()
+
+
+def _structured(inp: Input) -> tuple:
+    meta, arrays = copy.deepcopy(inp.pick(BASES))
+    for _ in range(inp.int(0, 3)):
+        mutate_tree(meta, inp)
+    raw = {}
+    for _ in range(inp.int(0, 2)):
+        name = inp.pick(sorted(arrays))
+        if inp.int(0, 3) == 0:
+            del arrays[name]
+        else:
+            raw[name] = npy_member(inp)
+    blob = _npz(arrays, raw) if raw or inp.int(0, 1) else npz_bytes(arrays)
+    if isinstance(meta, dict):
+        meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+    text = json.dumps(meta, indent=2 if inp.int(0, 1) else None)   # NaN/inf allowed
+    return text.encode(), blob
+
+
+def _raw(inp: Input, patch: bool) -> tuple:
+    model = inp.bytes(inp.int(0, 65535))
+    blob = inp.rest()
+    if patch:
+        try:
+            meta = json.loads(model)
+        except ValueError:
+            meta = None
+        if isinstance(meta, dict):
+            meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+            model = json.dumps(meta).encode()
+    return model, blob
+
+
+def _consume(bundle, inp: Input) -> None:
+    """One consumer of the loaded bundle, chosen by the input."""
+    which = inp.int(0, 5)
+    meta = bundle.meta
+    if which == 0:
+        text = format_path(meta)
+        assert isinstance(text, str)
+    elif which == 1:
+        X = np.zeros((2, len(meta["features"])))
+        pred = bundle.predict(X)
+        assert pred.shape[0] == 2
+    elif which == 2:
+        header = c_header(bundle, name=inp.pick(["sbmodel", "m"]),
+                          numeric=inp.pick(["float32", "q15", "q31"]))
+        header.text.encode("ascii")
+    elif which == 3:
+        bundle_to_onnx(bundle, inputs=inp.pick(["all", "selected"]),
+                       dtype=inp.pick(["float32", "float64"]))
+    elif which == 4:
+        fw = generate_firmware(bundle, target=inp.pick(["host", "avr", "cortex-m4f"]),
+                               numeric=inp.pick(["float32", "q15", "q31"]))
+        for text in fw.files.values():
+            text.encode("ascii")
+    else:
+        ReferenceModel(bundle, inp.pick(["float32", "q15", "q31"]))
+
+
+def test_one_input(data: bytes) -> None:
+    inp = Input(data)
+    mode = inp.int(0, 3)
+    model, blob = _structured(inp) if mode >= 2 else _raw(inp, bool(mode & 1))
+    path = _DIR / "bundle"
+    path.mkdir(exist_ok=True)
+    (path / "model.json").write_bytes(model)
+    (path / "weights.npz").write_bytes(blob)
+    try:
+        bundle = load_bundle(path)
+    except expected_errors():
+        return
+    try:
+        _consume(bundle, inp)
+    except expected_errors():
+        pass
+
+
+def seeds() -> list:
+    return [bytes([2, 0, 0, 0]), bytes([2, 1, 1, 0, 0, 0]), bytes([3, 0, 1, 1, 2, 1]),
+            bytes([2, 0, 0, 1, 2, 1]), bytes([2, 0, 0, 1, 3, 0]), bytes([2, 0, 0, 1, 4, 1, 1]),
+            bytes([2, 0, 0, 1, 5, 2]), bytes([1, 2, 0]) + b"{}"]
+
+
+def main() -> None:
+    global _DIR
+    warnings.simplefilter("ignore")
+    with scratch_dir() as d:
+        _DIR = d
+        _load_bases(d)
+        run(test_one_input, seeds())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+"""Readable regression tests for the bugs the fuzzers and property tests found (issue 10).
+
+Each test names the input that used to crash, hang or exhaust memory and asserts the project's
+own error (or correct behaviour) instead. The raw reproducers are replayed by
+``test_regressions.py``.
+"""
+
+import io
+import json
+import time
+import zipfile
+
+import numpy as np
+import pytest
+
+from export import cgen
+from export.errors import ExportError
+from firmware_gen.errors import FirmwareGenError
+from trainer.bundle import load_bundle
+from trainer.data import load_table
+from trainer.errors import BundleError, DataError
+from trainer.recordings import load_recordings
+
+
+def _npz(path, members: dict):
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, blob in members.items():
+            zf.writestr(f"{name}.npy", blob)
+    return path
+
+
+def _npy(array=None, header=None, tail=b""):
+    buf = io.BytesIO()
+    if header is None:
+        np.lib.format.write_array(buf, np.asarray(array), allow_pickle=False)
+    else:
+        np.lib.format.write_array_header_1_0(buf, header)
+        buf.write(tail)
+    return buf.getvalue()
+
+
+@pytest.mark.parametrize("sep", ["", "ab"])
+def test_csv_separator_must_be_one_character(tmp_path, sep):
+    (tmp_path / "t.csv").write_text("a,y\n1,2\n3,4\n")
+    with pytest.raises(DataError, match="single characters"):
+        load_table(tmp_path / "t.csv", targets=["y"], sep=sep)
+
+
+def test_arff_error_whose_message_cannot_be_formatted(tmp_path):
+    # liac-arff's BadDataFormat.__str__ applies % to the offending line ("%%%%1,1 1")
+    text = ("@relation r\n@attribute a numeric\n@attribute y {e 1,1}\n@data\n"
+            "{0 %%%%%%%%%1,1 1}\n{0 2}\n")
+    (tmp_path / "t.arff").write_text(text)
+    with pytest.raises(DataError, match="not a readable ARFF file"):
+        load_table(tmp_path / "t.arff", labels=1)
+
+
+@pytest.mark.parametrize("nominal", ["{}", "{0" + "," * 40, "{" + "," * 40 + "a b}"])
+def test_malformed_arff_nominals_fail_fast(tmp_path, nominal):
+    text = f"@relation r\n@attribute a numeric\n@attribute y {nominal}\n@data\n1,0\n"
+    (tmp_path / "t.arff").write_text(text)
+    start = time.monotonic()
+    with pytest.raises(DataError, match="nominal|ARFF"):
+        load_table(tmp_path / "t.arff", labels=1)
+    assert time.monotonic() - start < 2      # liac-arff's regex took hours on the 40 commas
+
+
+def test_valid_arff_nominals_still_load(tmp_path):
+    text = ("@relation r\n@attribute a numeric\n@attribute 'b c' numeric\n"
+            "@attribute y {0, 1}\n@data\n1,2,0\n3,4,1\n5,6,1\n")
+    (tmp_path / "t.arff").write_text(text)
+    assert load_table(tmp_path / "t.arff", labels=1).Y.ravel().tolist() == [0, 1, 1]
+
+
+@pytest.mark.parametrize("members, message", [
+    ({"X": _npy(header={"descr": "<f8", "fortran_order": False, "shape": (2 ** 40, 2)}),
+      "Y": _npy(np.zeros(3))}, "not a readable NPZ"),
+    ({"X": _npy(np.zeros(3)), "Y": _npy(np.zeros(3))}, "must be 2-D"),
+    ({"X": _npy(np.zeros((2, 2))), "Y": _npy(np.zeros((0, 2 ** 31), dtype=np.int8))},
+     "holds no values"),
+    ({"X": _npy(np.zeros((2, 1))), "Y": _npy(np.zeros(2)),
+      "feature_names": _npy(np.frombuffer(b"\xff" * 20, dtype="<U5"))}, "unreadable names"),
+    ({"X": _npy(np.zeros((2, 1))), "Y": _npy(np.zeros(2)), "task": _npy(np.array("bogus"))},
+     "task='bogus'"),
+])
+def test_malformed_npz_tables_are_data_errors(tmp_path, members, message):
+    with pytest.raises(DataError, match=message):
+        load_table(_npz(tmp_path / "t.npz", members))
+
+
+def test_ts_file_without_cases_is_an_error(tmp_path):
+    (tmp_path / "r.ts").write_text("@problemName P\n@classLabel true a b\n@data\n")
+    with pytest.raises(DataError, match="no cases"):
+        load_recordings(tmp_path / "r.ts", 10.0)
+
+
+@pytest.fixture(scope="module")
+def bundle_dir(tmp_path_factory):
+    from fuzz._bundles import make_bundles
+
+    return make_bundles(tmp_path_factory.mktemp("bundles"), wide=True)
+
+
+def _rewrite(src, dst, change):
+    import hashlib
+
+    from trainer.bundle import npz_bytes
+
+    meta = json.loads((src / "model.json").read_text())
+    with np.load(src / "weights.npz") as npz:
+        arrays = {k: npz[k] for k in npz.files}
+    change(meta, arrays)
+    blob = npz_bytes(arrays)
+    meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+    dst.mkdir()
+    (dst / "model.json").write_text(json.dumps(meta))
+    (dst / "weights.npz").write_bytes(blob)
+    return dst
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m, a: m.update(path=None), "path=None"),
+    (lambda m, a: m["extractors"][0].update(cost=None), r"extractors\[0\].cost=None"),
+    (lambda m, a: m["extractors"][0].pop("features"), "lacks the key 'features'"),
+    (lambda m, a: m["path"][0].update(loo_mse="low"), "loo_mse='low'"),
+    (lambda m, a: m.update(lam=float("nan")), "lam=nan"),
+    (lambda m, a: a.update(W=a["W"].astype(np.uint16)), "dtype uint16"),
+    (lambda m, a: a.update(x_max=np.full_like(a["x_max"], np.inf)), "'x_max'"),
+])
+def test_bundle_fields_of_the_wrong_type_are_refused_at_load(bundle_dir, tmp_path, change,
+                                                             message):
+    bad = _rewrite(bundle_dir["regression"], tmp_path / "bad", change)
+    with pytest.raises(BundleError, match=message):
+        load_bundle(bad)
+
+
+def test_onnx_metadata_of_the_wrong_type_or_encoding(bundle_dir, tmp_path):
+    import onnx
+
+    from export.onnx_bundle import bundle_to_onnx, describe_onnx
+
+    model = bundle_to_onnx(load_bundle(bundle_dir["regression"]))
+    for key, value in (("input_features", "null"), ("required_sensors", '[{"name": null}]')):
+        for prop in model.metadata_props:
+            if prop.key == key:
+                prop.value = value
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    with pytest.raises(ExportError, match="input_features=None must be a list"):
+        describe_onnx(tmp_path / "m.onnx")
+    for prop in model.metadata_props:
+        if prop.key == "input_features":
+            prop.value = "[]"
+    onnx.save(model, str(tmp_path / "m.onnx"))
+    assert "required sensors (1): None" in describe_onnx(tmp_path / "m.onnx")
+    raw = (tmp_path / "m.onnx").read_bytes().replace(b'"task"', b'"\xe6ask"')
+    (tmp_path / "m.onnx").write_bytes(raw)        # a metadata value that is not UTF-8
+    describe_onnx(tmp_path / "m.onnx")
+
+
+def test_firmware_whose_answers_overflow_the_avr_buffers_is_refused(bundle_dir):
+    from firmware_gen import generate_firmware
+
+    wide = load_bundle(bundle_dir["wide"])                   # 3 inputs, 24 targets
+    with pytest.raises(FirmwareGenError, match="PREDICT answer .* 192 bytes .* at most 160"):
+        generate_firmware(wide, target="avr", numeric="q31")
+    generate_firmware(wide, target="avr", numeric="q15")     # 24 x 4 = 96 bytes fit
+    generate_firmware(wide, target="host", numeric="q31")
+
+
+def test_macro_names_stay_distinct_within_63_characters():
+    names = cgen.macro_names("A" * 40 + "_F", ["x" * 70, "x" * 70 + "y", "x" * 70])
+    assert len({n[:63] for n in names}) == 3 and max(map(len, names)) <= 63
+
+
+@pytest.mark.parametrize("bad", ["0", "9lives", " int ", "__"])
+def test_suggested_names_are_valid(bad):
+    with pytest.raises(ExportError, match="try '(?P<s>[^']*)'") as info:
+        cgen.check_identifier(bad)
+    suggestion = info.value.args[0].split("try '")[1].split("'")[0]
+    assert cgen.check_identifier(suggestion) == suggestion
