@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 OUT     := demo-out
 AIR     := data/air_quality_uci/AirQualityUCI.csv
 
-.PHONY: venv demo test bench deps-embedded clean
+.PHONY: venv demo test fuzz-smoke bench deps-embedded clean
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -44,6 +44,11 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
+	$(MAKE) fuzz-smoke
+
+# Every fuzz target briefly (about a minute); long runs: see fuzz/README.md.
+fuzz-smoke: $(STAMP)
+	$(BIN)/python -m fuzz.smoke
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_selection.py
@@ -53,7 +58,8 @@ deps-embedded:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    gcc make python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi \
-	    qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev avrdude
+	    qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev avrdude \
+	    clang libclang-rt-14-dev
 
 clean:
 	rm -rf $(OUT) build .pytest_cache
