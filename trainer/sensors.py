@@ -49,6 +49,8 @@ from .extractors import KINDS, get_kind
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 TASKS = ("regression", "multilabel", "multiclass")
 ON_MISSING = ("skip", "error")
+#: Largest window or hop in samples (the firmware indexes samples with 32-bit counters).
+MAX_WINDOW = 2 ** 31 - 1
 _TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
 _CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cycles",
                      "compute_nanoseconds", "compute_time_s", "compute_energy_j", "method",
@@ -149,8 +151,9 @@ class SensorSpec:
                             f"{self.source}")
         hop = (self.hop if self.hop is not None else window) if hop is None else hop
         for name, value in (("window", window), ("hop", hop)):
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise DataError(f"{name}={value!r} must be a whole number of samples >= 1")
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_WINDOW:
+                raise DataError(f"{name}={value!r} must be a whole number of samples in "
+                                f"1..{MAX_WINDOW}")
         for f in self.features:
             need = KINDS[f.kind].min_window
             if window < need:
@@ -384,6 +387,6 @@ def load_sensor_spec(path) -> SensorSpec:
             data = tomllib.load(fh)
     except FileNotFoundError:
         raise DataError(f"sensor description {str(path)!r} does not exist") from None
-    except tomllib.TOMLDecodeError as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise DataError(f"{str(path)!r} is not valid TOML: {exc}") from None
     return parse_sensor_spec(data, source=str(path))
