@@ -132,15 +132,19 @@ class FeatureSet:
     @classmethod
     def load(cls, path) -> "FeatureSet":
         """Read a feature NPZ written by :meth:`save_npz` (``allow_pickle=False``)."""
+        where = "<bytes>" if isinstance(path, bytes) else repr(str(path))
         try:
             data = path if isinstance(path, bytes) else Path(path).read_bytes()
             with np.load(io.BytesIO(data), allow_pickle=False) as npz:
                 arrays = {k: npz[k] for k in npz.files}
-        except (ValueError, OSError, EOFError, zipfile.BadZipFile) as exc:
-            where = "<bytes>" if isinstance(path, bytes) else repr(str(path))
-            raise DataError(f"{where} is not a readable feature NPZ: {exc}") from None
-        return cls.from_arrays(arrays, source="<bytes>" if isinstance(path, bytes)
-                               else repr(str(path)))
+            return cls.from_arrays(arrays, source=where)
+        except DataError:
+            raise
+        except (ValueError, TypeError, IndexError, KeyError, OSError, EOFError, MemoryError,
+                SystemError, zipfile.BadZipFile) as exc:
+            # members of the wrong kind (dtype, rank, shape claims, JSON) in a damaged file
+            raise DataError(f"{where} is not a readable feature NPZ: "
+                            f"{type(exc).__name__}: {exc}"[:300]) from None
 
     def bundle_structure(self, sensor_spec: SensorSpec | None = None) -> tuple:
         """(extractors, sensors, extra_meta) in the bundle's formats.
