@@ -33,8 +33,8 @@ from scipy.linalg import get_blas_funcs
 from threadpoolctl import ThreadpoolController
 
 #: Rows/columns per block of the element-wise scoring pass (keeps temporaries cache-sized).
-ROW_BLOCK = 1024
-COL_BLOCK = 512
+ROW_BLOCK = 256
+COL_BLOCK = 1024
 
 
 def initial_caches(R: np.ndarray, Y: np.ndarray):

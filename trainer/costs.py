@@ -93,7 +93,11 @@ class CostPlan:
     @property
     def static(self) -> bool:
         """Every feature needs exactly one extractor (one-to-many groups)."""
-        return all(len(n) == 1 for n in self.needs)
+        cached = self.__dict__.get("_static_cache")
+        if cached is None:
+            cached = all(len(n) == 1 for n in self.needs)
+            object.__setattr__(self, "_static_cache", cached)
+        return cached
 
     def with_limit(self, kind: str, value) -> "CostPlan":
         limits = self.limits.copy()
@@ -122,13 +126,27 @@ class CostPlan:
         """The candidate moves from ``state`` (see the module notes), with their added costs."""
         if self.static:
             ids = np.flatnonzero(~state.chosen)
-            feats = [self._ext_features[e] for e in ids]
             ext = [(int(e),) for e in ids]
+            single = self._single_feature
+            if single is not None:            # one feature per extractor: no per-move lists
+                return Moves(ext, np.ones(ids.size, dtype=np.intp), single[ids],
+                             self._added(state, ext))
+            feats = [self._ext_features[e] for e in ids]
         else:
             ext, feats = self._generic_moves(state)
         sizes = np.array([len(f) for f in feats], dtype=np.intp)
         flat = np.concatenate(feats).astype(np.intp) if feats else np.zeros(0, np.intp)
         return Moves(ext, sizes, flat, self._added(state, ext))
+
+    @property
+    def _single_feature(self):
+        """Feature index of every extractor when each yields exactly one feature, else None."""
+        if "_single_cache" not in self.__dict__:
+            lists = self._ext_features
+            single = (np.array([v[0] for v in lists], dtype=np.intp)
+                      if all(v.size == 1 for v in lists) else None)
+            object.__setattr__(self, "_single_cache", single)
+        return self.__dict__["_single_cache"]
 
     @property
     def _ext_features(self) -> list:
