@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .bundle_schema import check_meta_types
+from .bundle_schema import STRICT_JSON, check_meta_types
 from .errors import BundleError
 
 FORMAT = "sensorbudget-bundle"
@@ -158,7 +158,7 @@ def load_bundle(path) -> Bundle:
         if not f.is_file():
             raise BundleError(f"{str(f)!r} is missing; {str(path)!r} is not a bundle directory")
     try:
-        meta = json.loads(mfile.read_text(encoding="utf-8"))
+        meta = json.loads(mfile.read_text(encoding="utf-8"), **STRICT_JSON)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{str(mfile)!r} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:

@@ -107,6 +107,22 @@ SENSOR_FIELDS = {"name": (_text, "a string"), "channels": (_strings, "a list of 
                  **{k: (_number, "a finite number") for k in SENSOR_NUMBERS}}
 
 
+def _not_json(name: str):
+    raise BundleError(f"model.json holds {name}, which is not JSON (numbers must be finite)")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise BundleError(f"model.json holds the number {text[:20]}, which is not finite")
+    return value
+
+
+#: ``json.loads`` keywords for model.json: strict JSON (Python's json accepts NaN and Infinity,
+#: and 1e400 overflows to inf; either then broke the bundle hash: found by fuzz/py_bundle).
+STRICT_JSON = {"parse_constant": _not_json, "parse_float": _finite_float}
+
+
 def _fail(where: str, value, what: str):
     shown = repr(value)
     shown = shown if len(shown) <= 60 else shown[:57] + "..."

@@ -123,7 +123,7 @@ def _rewrite(src, dst, change):
     (lambda m, a: m["extractors"][0].update(cost=None), r"extractors\[0\].cost=None"),
     (lambda m, a: m["extractors"][0].pop("features"), "lacks the key 'features'"),
     (lambda m, a: m["path"][0].update(loo_mse="low"), "loo_mse='low'"),
-    (lambda m, a: m.update(lam=float("nan")), "lam=nan"),
+    (lambda m, a: m.update(lam=float("nan")), "holds NaN"),
     (lambda m, a: a.update(W=a["W"].astype(np.uint16)), "dtype uint16"),
     (lambda m, a: a.update(x_max=np.full_like(a["x_max"], np.inf)), "'x_max'"),
 ])
@@ -178,3 +178,14 @@ def test_suggested_names_are_valid(bad):
         cgen.check_identifier(bad)
     suggestion = info.value.args[0].split("try '")[1].split("'")[0]
     assert cgen.check_identifier(suggestion) == suggestion
+
+
+@pytest.mark.parametrize("token", ["NaN", "-Infinity", "1e400"])
+def test_model_json_must_be_strict_json(bundle_dir, tmp_path, token):
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "weights.npz").write_bytes((bundle_dir["regression"] / "weights.npz").read_bytes())
+    text = (bundle_dir["regression"] / "model.json").read_text()
+    (bad / "model.json").write_text(text.replace('"currency"', f'"x": {token}, "currency"', 1))
+    with pytest.raises(BundleError, match="not JSON|not finite"):
+        load_bundle(bad)
