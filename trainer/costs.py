@@ -211,7 +211,9 @@ class CostPlan:
         price is the cost.
         """
         ok = np.isfinite(self.limits) & (self.limits > 0)
-        w = np.where(ok, 1.0 / np.where(ok, self.limits, 1.0), 0.0)
+        with np.errstate(over="ignore"):              # a subnormal limit: weight capped below
+            w = np.where(ok, 1.0 / np.where(ok, self.limits, 1.0), 0.0)
+        np.minimum(w, np.finfo(np.float64).max, out=w)
         if not w.any():
             w[TOTALS.index("price")] = 1.0
         return w
@@ -238,7 +240,7 @@ class CostPlan:
     def infeasible_error(self, moves: Moves) -> TrainerError:
         """The error for a budget that admits no first move, naming the cheapest option."""
         limited = [i for i, v in enumerate(self.limits) if np.isfinite(v)]
-        with np.errstate(divide="ignore", invalid="ignore"):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             frac = moves.added[:, limited] / self.limits[limited]
         frac = np.where(moves.added[:, limited] == 0, 0.0, frac)
         k = int(np.argmin(frac.max(axis=1)))

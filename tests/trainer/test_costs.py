@@ -221,3 +221,13 @@ def test_bundle_with_sensor_units_lists_device_extractors():
     assert meta["selection_units"] == est.selected_extractors_
     assert meta["required_extractors"] == [names[i] for i in est.selected_]
     assert meta["extractors"] == device
+
+
+def test_subnormal_budget_is_a_clear_error_without_warnings():
+    import warnings
+
+    X = np.random.default_rng(0).normal(size=(20, 4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no overflow warning on the way
+        with pytest.raises(TrainerError, match="max_cost"):
+            GreedyRLS(budget=None, lam=1.0, max_cost=5e-324).fit(X, X[:, 0])
