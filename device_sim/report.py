@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .costs import PROFILES, energy_budget, sensor_costs, stats3
+from trainer.bundle import json_default
 
 FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1
@@ -214,7 +215,7 @@ def write_report(out_dir, report: dict, result=None, model=None) -> Path:
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_atomically(out / REPORT_FILE, (json.dumps(report, indent=2, sort_keys=True,
-                                                    default=_json_default) + "\n").encode())
+                                                    default=json_default) + "\n").encode())
     write_atomically(out / SUMMARY_FILE, summary_markdown(report).encode())
     if result is not None:
         try:
@@ -224,13 +225,6 @@ def write_report(out_dir, report: dict, result=None, model=None) -> Path:
         write_plots(out, report, result, model)
     return out
 
-
-def _json_default(x):
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    raise TypeError(f"{type(x).__name__} is not JSON serialisable")
 
 
 def load_report(path) -> dict:

@@ -51,6 +51,15 @@ def npz_bytes(arrays: dict) -> bytes:
     return buf.getvalue()
 
 
+def json_default(value):
+    """``json.dumps(default=...)`` for numpy scalars and arrays (anything else is an error)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    raise TypeError(f"{type(value).__name__} is not JSON serialisable")
+
+
 def json_text(meta: dict) -> str:
     """Canonical JSON text of ``meta`` (sorted keys, two-space indent, trailing newline)."""
     return json.dumps(meta, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

@@ -32,6 +32,7 @@ from .errors import TrainerError
 from .estimators import GreedyRLS
 from .metrics import MULTILABEL_MEASURES, REGRESSION_MEASURES, multilabel_scores, regression_scores
 from .selection import LAMBDA_GRID
+from .bundle import json_default
 
 PRESETS = {"low": 0.10, "med": 0.45, "high": 0.80}
 LIMIT_PARAMS = {"price": "max_cost", "energy": "max_energy", "time": "max_time",
@@ -358,7 +359,7 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
                 rows = json.loads(json.dumps(
                     [dict(r, fold=i, n_test=len(test))
                      for r in run_fold(data, method, train, test, budgets, setup)],
-                    default=_json_default))
+                    default=json_default))
                 _store(cache_dir, key, i, method.name, rows)
             records.extend(rows)
             done += 1
@@ -387,13 +388,6 @@ def _store(cache_dir, key, fold, method, rows) -> None:
     path = _cache_file(cache_dir, key, fold, method)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(rows, default=_json_default))
+    tmp.write_text(json.dumps(rows, default=json_default))
     tmp.replace(path)
 
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot serialize {type(value).__name__}")

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .metrics import LABELS, higher_is_better
+from .bundle import json_default
 
 
 def fmt(value, digits=4) -> str:
@@ -180,7 +181,7 @@ def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
         (tmp / "results.json").write_text(json.dumps(
             {"config": result.config, "methods": result.methods, "budgets": result.budgets,
              "measures": result.measures, "records": result.records}, indent=1,
-            default=_json_default), encoding="utf-8")
+            default=json_default), encoding="utf-8")
         curves_png(result, tmp / "curves.png")
         os.chmod(tmp, 0o755)
         old = None
@@ -195,10 +196,3 @@ def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
         raise
     return out_dir
 
-
-def _json_default(value):
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, np.ndarray):
-        return value.tolist()
-    raise TypeError(f"cannot serialize {type(value).__name__}")
