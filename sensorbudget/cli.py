@@ -12,6 +12,7 @@ from . import __version__
 from ._errors import CliError, handle_errors
 from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
 from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
+from .cli_features import window_options
 from .cli_groups import group_column, groups_option, resolve_groups
 
 TASKS = ("auto", "regression", "multilabel", "multiclass")
@@ -69,12 +70,7 @@ def _progress(total_label):
 @click.option("--sensors", "sensors_toml", default=None,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="sensors.toml: DATA is then recordings, windowed into candidate features.")
-@click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Window length in samples (recordings; overrides sensors.toml).")
-@click.option("--hop", type=click.IntRange(min=1), default=None,
-              help="Hop between windows in samples (recordings; overrides sensors.toml).")
-@click.option("--compute-target", default=None,
-              help="Which [[calibration]] target of sensors.toml prices extractor compute.")
+@window_options
 @click.option("--dtype", type=click.Choice(("float64", "float32")), default="float64",
               show_default=True, help="Precision of the working arrays.")
 @click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,

@@ -10,19 +10,29 @@ from ._errors import handle_errors
 from ._files import write_atomically  # noqa: F401  (re-exported for other CLI modules)
 
 
+def window_options(f):
+    """--window, --hop and --compute-target: how recordings become features (features, train)."""
+    for option in reversed((
+            click.option("--window", type=click.IntRange(min=1), default=None,
+                         help="Window length in samples (overrides [window] in sensors.toml)."),
+            click.option("--hop", type=click.IntRange(min=1), default=None,
+                         help="Hop between window starts in samples (default: sensors.toml, "
+                              "else window)."),
+            click.option("--compute-target", default=None,
+                         help="Which [[calibration]] target of sensors.toml prices extractor "
+                              "compute."))):
+        f = option(f)
+    return f
+
+
 @click.command("features", short_help="Turn recordings into a candidate feature table.")
 @click.argument("recordings", type=click.Path(exists=True, path_type=Path))
 @click.option("--sensors", "sensors_toml", required=True,
               type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="sensors.toml: sensors, costs, and the extractors per channel.")
-@click.option("--window", type=click.IntRange(min=1), default=None,
-              help="Window length in samples (overrides [window] in sensors.toml).")
-@click.option("--hop", type=click.IntRange(min=1), default=None,
-              help="Hop between window starts in samples (default: sensors.toml, else window).")
+@window_options
 @click.option("--on-missing", type=click.Choice(("skip", "error")), default=None,
               help="Windows with missing samples or time gaps: skip them (default) or fail.")
-@click.option("--compute-target", default=None,
-              help="Which [[calibration]] target of sensors.toml prices extractor compute.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Feature table to write (.npz).")
 @handle_errors
