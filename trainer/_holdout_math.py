@@ -39,6 +39,7 @@ groups and the criterion is a sum over groups, so groups can be spread over work
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +47,8 @@ import numpy as np
 from . import _rls_math as rm
 
 #: Rows per chunk of groups in the scoring pass, and columns per block.
-ROW_BLOCK = 1024
-COL_BLOCK = 256
+ROW_BLOCK = 256
+COL_BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -126,30 +127,45 @@ def candidate_lgo_sse_partial(R3, U3, F3, Pt, w, lam):
 
     ``R3``, ``U3`` (g, m, cols), ``F3`` (g, m, t), ``Pt`` = P^T of the columns (t, cols), ``w``
     (cols,). Returns sum_Q (2 c (F_Q^T u) . v + c^2 ||u||^2 ||v||^2) per column (module notes);
-    the constant sum_Q ||F_Q||^2 is not included. Groups with fewer rows than targets (m < t,
-    or m = 2) use the expanded form of :func:`_expanded_terms` (cheaper there; same values).
+    the constant sum_Q ||F_Q||^2 is not included. Groups of m < t rows use the expanded form
+    of :func:`_expanded_terms` (measured cheaper there, m = 2..41, t = 1..40; same values).
+    All (g, cols) and (g, m, cols) intermediates live in per-thread scratch buffers
+    (:func:`~trainer._rls_math.scratch`): fresh multi-MB temporaries cost more in page faults
+    than the arithmetic.
     """
     g, m, cols = R3.shape
     t = F3.shape[2]
-    if m == 2 or m < t:
-        s, uu, cross, vv = _expanded_terms(R3, U3, F3, Pt)
+    dtype = R3.dtype
+    sums = _buffers("lgo-sums", dtype, *[(g, cols)] * 4)
+    if m < t:
+        s, uu, cross, vv = _expanded_terms(R3, U3, F3, Pt, sums)
     else:
+        s, uu, cross, vv = sums
         Ft = F3.transpose(0, 2, 1)
-        V, FU = (b[:g * t * cols].reshape(g, t, cols) for b in rm.scratch(2, g * t * cols,
-                                                                           R3.dtype))
+        V, FU = _buffers("lgo-terms", dtype, (g, t, cols), (g, t, cols))
         np.matmul(Ft, R3, out=V)                       # F_Q^T r           (g, t, cols)
         np.matmul(Ft, U3, out=FU)                      # F_Q^T u
         V -= Pt                                        # v = F^T r - p
-        cross = np.einsum("gtd,gtd->gd", FU, V)
-        vv = np.einsum("gtd,gtd->gd", V, V)
-        s = np.einsum("gmd,gmd->gd", R3, U3)           # r^T B r
-        uu = np.einsum("gmd,gmd->gd", U3, U3)          # ||u||^2
-    c = w / np.maximum(1.0 - w * s, lam * w)
-    return np.sum(c * (2.0 * cross + c * uu * vv), axis=0, dtype=np.float64)
+        np.einsum("gtd,gtd->gd", FU, V, out=cross)
+        np.einsum("gtd,gtd->gd", V, V, out=vv)
+        np.einsum("gmd,gmd->gd", R3, U3, out=s)        # r^T B r
+        np.einsum("gmd,gmd->gd", U3, U3, out=uu)       # ||u||^2
+    c = s                                              # c = w / max(1 - w s, lam w), in place
+    c *= -w
+    c += 1.0
+    np.maximum(c, lam * w, out=c)
+    np.divide(w, c, out=c)
+    uu *= vv
+    uu *= c
+    cross *= 2.0
+    cross += uu
+    cross *= c                                         # c (2 cross + c uu vv)
+    return np.sum(cross, axis=0, dtype=np.float64)
 
 
-def _expanded_terms(R3, U3, F3, Pt):
-    """(s, ||u||^2, (F^T u) . v, ||v||^2) per group and column, for groups with m < t rows.
+def _expanded_terms(R3, U3, F3, Pt, out):
+    """(s, ||u||^2, (F^T u) . v, ||v||^2) per group and column, for groups with few rows
+    relative to the targets, written into ``out`` (four (g, cols) arrays).
 
     With M_Q = F_Q F_Q^T (m x m) and Fp = F P^T (one GEMM):
     (F^T u) . v = u^T M r - u^T Fp_i and ||v||^2 = r^T M r - 2 r^T Fp_i + ||p_i||^2, i.e.
@@ -157,17 +173,26 @@ def _expanded_terms(R3, U3, F3, Pt):
     2 n cols (m + t) flops and a few element-wise passes; no (g, t, cols) arrays.
     """
     g, m, cols = R3.shape
+    s, uu, cross, vv = out
     M = np.einsum("gat,gbt->gab", F3, F3).astype(R3.dtype)
-    N, Fp = (b[:g * m * cols].reshape(g, m, cols) for b in rm.scratch(2, g * m * cols,
-                                                                      R3.dtype))
-    _bmm(M, R3, out=N)
+    Fp, N = _buffers("lgo-terms", R3.dtype, (g, m, cols), (g, m, cols))
     np.matmul(F3.reshape(g * m, -1), Pt, out=Fp.reshape(g * m, cols))
+    np.matmul(M, R3, out=N)
     N -= Fp
-    cross = np.einsum("gmd,gmd->gd", U3, N)
+    np.einsum("gmd,gmd->gd", U3, N, out=cross)
     N -= Fp
-    vv = np.einsum("gmd,gmd->gd", R3, N)
+    np.einsum("gmd,gmd->gd", R3, N, out=vv)
     vv += np.einsum("td,td->d", Pt, Pt)
-    return np.einsum("gmd,gmd->gd", R3, U3), np.einsum("gmd,gmd->gd", U3, U3), cross, vv
+    np.einsum("gmd,gmd->gd", R3, U3, out=s)
+    np.einsum("gmd,gmd->gd", U3, U3, out=uu)
+    return s, uu, cross, vv
+
+
+def _buffers(tag, dtype, *shapes) -> list:
+    """Scratch arrays of the given shapes (:func:`~trainer._rls_math.scratch` under ``tag``)."""
+    sizes = [math.prod(shape) for shape in shapes]
+    bufs = rm.scratch(len(shapes), max(sizes), dtype, tag)
+    return [b[:k].reshape(shape) for b, k, shape in zip(bufs, sizes, shapes)]
 
 
 def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, U=None,
@@ -307,13 +332,21 @@ def holdout_save(hc: HoldoutCaches, R: np.ndarray, J) -> tuple:
             np.asarray(R[hc.layout.n_single:, J], dtype=np.float64))
 
 
+#: Groups of up to RECOMPUTE_U x (columns added) rows get U = B R' recomputed (2 m flops per
+#: entry) instead of the rank-mb update (4 mb flops in four passes): measured faster up to
+#: m ~ 20 mb at d = 400.
+RECOMPUTE_U = 16
+
+
 def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW_BLOCK):
     """Update B, U and F in place after the columns J were added to S (module notes).
 
     ``R``, ``E`` are the updated caches (block rows); ``saved`` is :func:`holdout_save`'s
     result; ``Rr`` = R^T X_J (d x mb, before the update) and ``K_inv`` = K^{-1} as returned by
     ``add_feature`` / ``add_group``. Per chunk of groups: M = K - V^T W, B += W M^{-1} W^T,
-    U += W (M^{-1} W^T R' - K^{-1} Rr^T), F = B E. Cost O(n d mb + n m (m + t)).
+    F = B E, and U += W (M^{-1} W^T R' - K^{-1} Rr^T), or, for groups of at most
+    ``RECOMPUTE_U`` mb rows, U = B R' (one batched product; cheaper there, and U carries no
+    accumulated round-off). Cost O(n d min(m, mb) + n m (m + t)).
     """
     W_all, RJ_all = saved
     n1 = hc.layout.n_single
@@ -341,15 +374,14 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
             M_inv = spd_solve(0.5 * (M + M.transpose(0, 2, 1))[:, None],
                               np.broadcast_to(np.eye(mb), M.shape), lam)
         B[G] += _bmm(_bmm(W, M_inv), Wt)
-        T = _bmm(M_inv.astype(dtype), _bmm(Wt.astype(dtype), _view(R_h, s, e, m)))
-        T -= KRr
-        U3 = _view(hc.U, s, e, m)
-        if mb == 1:                                    # U_Q += w_Q t_Q^T, one row at a time
-            Wd = W[:, :, 0].astype(dtype)
-            for r in range(m):
-                U3[:, r] += Wd[:, r, None] * T[:, 0]
+        R3, U3 = _view(R_h, s, e, m), _view(hc.U, s, e, m)
+        if m <= RECOMPUTE_U * mb:                      # U = blockdiag(B) R' afresh
+            np.matmul(B[G].astype(dtype), R3, out=U3)
         else:
-            step = rm.scratch(1, U3.size, dtype)[0][:U3.size].reshape(U3.shape)
+            g, _, d = R3.shape
+            WR, T, step = _buffers("lgo-update", dtype, (g, mb, d), (g, mb, d), (g, m, d))
+            _bmm(M_inv.astype(dtype), _bmm(Wt.astype(dtype), R3, out=WR), out=T)
+            T -= KRr                                   # M^{-1} W^T R' - K^{-1} Rr^T
             U3 += _bmm(W.astype(dtype), T, out=step)
         E3 = _view(np.asarray(E_h[s:e], dtype=np.float64), 0, e - s, m)
         hc.F[s:e] = _bmm(B[G], E3).reshape(e - s, -1)
@@ -357,17 +389,21 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
     _run(update, _chunks(hc.layout, row_block))
 
 
-#: Inner dimensions up to this size are multiplied as broadcast sums in :func:`_bmm`.
-SMALL_INNER = 4
+#: Inner dimensions up to this size are multiplied as broadcast sums in :func:`_bmm` (batched
+#: matmul is faster from 2 on, measured; an outer product is cheaper broadcast).
+SMALL_INNER = 1
 
 
 def _bmm(A, B, out=None):
     """Batched A @ B over leading axes; inner dimensions up to ``SMALL_INNER`` are summed as
-    broadcast products (cheaper than one tiny matrix product per batch entry)."""
+    broadcast products (cheaper than one tiny matrix product per batch entry), the products
+    going through a scratch buffer."""
     k = A.shape[-1]
     if k > SMALL_INNER:
         return np.matmul(A, B, out=out)
     out = np.multiply(A[..., :, 0, None], B[..., 0, None, :], out=out)
-    for j in range(1, k):
-        out += A[..., :, j, None] * B[..., j, None, :]
+    if k > 1:
+        tmp = _buffers("bmm", out.dtype, out.shape)[0]
+        for j in range(1, k):
+            out += np.multiply(A[..., :, j, None], B[..., j, None, :], out=tmp)
     return out

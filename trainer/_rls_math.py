@@ -119,15 +119,16 @@ def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
 _SCRATCH = threading.local()
 
 
-def scratch(count: int, size: int, dtype) -> list:
+def scratch(count: int, size: int, dtype, tag: str = "") -> list:
     """``count`` flat scratch arrays of at least ``size`` elements, cached per thread.
 
     Reused by every call on the same thread: allocating several MB per row block anew makes
     glibc map fresh pages each time (mmap threshold; heap trimming), and the page faults cost
     more than the arithmetic (measured 4-5x on a LOO step). Memory: count x size per thread.
+    Callers whose buffers are alive at the same time use different ``tag``s.
     """
     cache = _SCRATCH.__dict__.setdefault("arrays", {})
-    key = (count, np.dtype(dtype).str)
+    key = (tag, count, np.dtype(dtype).str)
     bufs = cache.get(key)
     if bufs is None or bufs[0].size < size:
         bufs = cache[key] = [np.empty(size, dtype=dtype) for _ in range(count)]
