@@ -3,7 +3,11 @@
  * mps2-an386 / mps2-an385) (sensorbudget firmware_gen). UART0 is the CMSDK APB UART at
  * 0x40004000 (polled). Costs come from SysTick on the core clock (24-bit, wraps counted in
  * SysTick_Handler), scaled by SBFW_TICK_SCALE: under QEMU -icount shift=0 one tick is 40
- * instructions. Exit: semihosting SYS_EXIT_EXTENDED (QEMU's exit status is the code).
+ * instructions. Every timed region restarts SysTick (sbfw_hal_cost_start writes SYST_CVR), so
+ * its count depends only on the instructions it executes, never on how long the firmware idled
+ * polling the UART before it: QEMU counts are identical from run to run (whole ticks: the
+ * region's instructions rounded down to a multiple of 40).
+ * Exit: semihosting SYS_EXIT_EXTENDED (QEMU's exit status is the code).
  * For a real board, build with -DSBFW_TICK_SCALE=1u -DSBFW_COST_UNIT=SBFW_UNIT_CYCLES.
  */
 #include "sbfw_hal.h"
@@ -16,6 +20,9 @@
 #define SBFW_SYST_CSR (*(volatile uint32_t *)0xE000E010u)
 #define SBFW_SYST_RVR (*(volatile uint32_t *)0xE000E014u)
 #define SBFW_SYST_CVR (*(volatile uint32_t *)0xE000E018u)
+#define SBFW_SCB_ICSR (*(volatile uint32_t *)0xE000ED04u)
+#define SBFW_ICSR_PENDSTCLR (1u << 25)
+#define SBFW_SYST_MODULUS UINT32_C(0x1000000)   /* SYST_RVR + 1: ticks per wrap */
 
 #ifndef SBFW_TICK_SCALE
 #define SBFW_TICK_SCALE 40u
@@ -30,7 +37,6 @@
 void SysTick_Handler(void);
 
 static volatile uint32_t sbfw_wraps;
-static uint32_t sbfw_w0, sbfw_v0;
 
 void SysTick_Handler(void)
 {
@@ -41,7 +47,7 @@ void sbfw_hal_init(void)
 {
     SBFW_UART_BAUDDIV = SBFW_UART_BAUDDIV_VALUE;
     SBFW_UART_CTRL = 3u;              /* TX and RX enabled */
-    SBFW_SYST_RVR = 0x00FFFFFFu;
+    SBFW_SYST_RVR = SBFW_SYST_MODULUS - 1u;
     SBFW_SYST_CVR = 0u;
     SBFW_SYST_CSR = 7u;               /* enable, interrupt, core clock */
 }
@@ -69,6 +75,7 @@ void sbfw_hal_flush(void)
     }
 }
 
+/* Wraps and SYST_CVR read as one consistent pair. */
 static void sbfw_now(uint32_t *wraps, uint32_t *value)
 {
     uint32_t w;
@@ -79,19 +86,27 @@ static void sbfw_now(uint32_t *wraps, uint32_t *value)
     *wraps = w;
 }
 
+/*
+ * Restart SysTick: a write to SYST_CVR clears it to 0 (and COUNTFLAG); it reloads SYST_RVR on
+ * the next tick and counts down from there, so k ticks after the write it reads
+ * (SBFW_SYST_MODULUS - k) mod SBFW_SYST_MODULUS, and every SBFW_SYST_MODULUS ticks the 1 -> 0
+ * step raises one SysTick interrupt (one wrap). The write itself raises none (checked on QEMU
+ * 7.2); a wrap pended just before the write is cleared (ICSR PENDSTCLR), and one taken before
+ * sbfw_wraps is zeroed does not count. The next wrap is 2^24 ticks away.
+ */
 void sbfw_hal_cost_start(void)
 {
-    sbfw_now(&sbfw_w0, &sbfw_v0);
+    SBFW_SYST_CVR = 0u;
+    SBFW_SCB_ICSR = SBFW_ICSR_PENDSTCLR;
+    sbfw_wraps = 0u;
 }
 
 uint64_t sbfw_hal_cost_stop(void)
 {
-    uint32_t w1, v1;
-    int64_t ticks;
-    sbfw_now(&w1, &v1);
-    ticks = (int64_t)(uint32_t)(w1 - sbfw_w0) * INT64_C(0x1000000)
-            + (int64_t)sbfw_v0 - (int64_t)v1;     /* SysTick counts down */
-    return ticks > 0 ? (uint64_t)ticks * SBFW_TICK_SCALE : 0u;
+    uint32_t w, v;
+    sbfw_now(&w, &v);
+    return ((uint64_t)w * SBFW_SYST_MODULUS + (v != 0u ? SBFW_SYST_MODULUS - v : 0u))
+           * SBFW_TICK_SCALE;
 }
 
 uint8_t sbfw_hal_cost_unit(void)
