@@ -15,8 +15,8 @@ from .reference import ReferenceModel
 from .replay import Replayer
 
 DEFAULT_BATTERY_WH = 3.7    # a 1000 mAh, 3.7 V lithium-polymer cell
-#: BENCH work per part, in the device's unit: enough repetitions to average out the 40-instruction
-#: SysTick resolution on QEMU, few enough to finish in seconds on simavr.
+#: BENCH work per part, in the device's unit: enough repetitions that QEMU's 40-instruction SysTick
+#: resolution is 1e-5 of the total, few enough to finish in seconds on simavr.
 BENCH_BUDGET = {"instructions": 4e6, "cycles": 4e6, "nanoseconds": 5e7}
 MAX_REPS = 100_000
 
@@ -30,7 +30,10 @@ def _nice(n: float) -> int:
 def run_bench(backend, budget=None) -> dict:
     """Per-run averages of the device's BENCH command ({} when the backend has none).
 
-    One repetition sizes the run, then ``reps`` repetitions fill the unit's budget.
+    One repetition sizes the run, then ``reps`` repetitions fill the unit's budget. Where that
+    probe is exact (QEMU icount, simavr cycles) reruns pick the same ``reps`` and get the same
+    totals; :func:`_nice` rounds it so that a noisy timer (host nanoseconds, a board) usually
+    picks the same ``reps`` too.
     """
     out = {}
     for part in ("model", "extractors"):
