@@ -225,37 +225,41 @@ def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, U=None,
     return total
 
 
-def group_lgo_sse_partial(R3, U3, F3, K, PJ, lam):
+def group_lgo_sse_partial(R4, U4, F3, K, PJ, lam):
     """Partial LGO SSE increments of candidate groups over the sample groups of one chunk.
 
-    ``R3``, ``U3`` (g, m, c*mb): the candidate groups' columns side by side; ``K`` (c, mb, mb)
-    = lam I + S_c; ``PJ`` (c, mb, t). Returns, per candidate group, the sum over sample groups
-    of 2 tr(Z^T M^{-1} W^T F) + tr(Z^T M^{-1} W^T W M^{-1} Z) (module notes), M^{-1} Z by
-    :func:`spd_solve` (pivots clipped at lam). Arrays are kept as (g, t, c, mb).
+    ``R4``, ``U4`` (g, m, mb, c): the candidate groups' columns, column position first;
+    ``K`` (mb, mb, c) = lam I + S_c; ``PJ`` (t, mb, c). Returns, per candidate group, the sum
+    over sample groups of 2 tr(Z^T M^{-1} W^T F) + tr(Z^T M^{-1} W^T W M^{-1} Z) (module
+    notes), written as 2 <M^{-1}, W^T F Z^T> + <M^{-1} W^T W, M^{-1} Z Z^T> so that the targets
+    enter only through the mb x mb Grams W^T F Z^T and Z Z^T. The Grams are einsums over
+    (g, ., c) slices; the mb x mb algebra runs on (mb, mb, g, c) float64 arrays (one
+    contiguous (g, c) plane per entry) with M^{-1} from :func:`spd_inverse`.
     """
-    g, m, _ = R3.shape
-    c, mb = K.shape[0], K.shape[1]
+    g, m, mb, c = R4.shape
     t = F3.shape[2]
     Ft = F3.transpose(0, 2, 1)
-    Z = np.matmul(Ft, R3).reshape(g, t, c, mb)                         # V^T F
-    Z -= PJ.transpose(2, 0, 1).astype(Z.dtype, copy=False)              # Z = V^T F - P_J
-    WF = np.matmul(Ft, U3).reshape(g, t, c, mb)                        # W^T F
-    R4, U4 = R3.reshape(g, m, c, mb), U3.reshape(g, m, c, mb)
-    M = np.empty((g, c, mb, mb))
-    WW = np.empty((g, c, mb, mb), dtype=R3.dtype)
-    for a in range(mb):                                                 # sums over the rows
-        for b in range(a, mb):
-            vw = np.einsum("gmc,gmc->gc", R4[..., a], U4[..., b])
-            if b > a:
-                vw = 0.5 * (vw + np.einsum("gmc,gmc->gc", R4[..., b], U4[..., a]))
-            M[:, :, a, b] = M[:, :, b, a] = K[None, :, a, b] - vw
-            WW[:, :, a, b] = WW[:, :, b, a] = np.einsum("gmc,gmc->gc", U4[..., a], U4[..., b])
-    MZ = spd_solve(M[:, None], Z, lam)                                  # M^{-1} Z (g, t, c, mb)
-    WWMZ = WW[:, None, :, :, 0] * MZ[..., 0, None]
-    for b in range(1, mb):
-        WWMZ += WW[:, None, :, :, b] * MZ[..., b, None]
-    WWMZ += 2.0 * WF
-    return np.einsum("gtca,gtca->c", MZ, WWMZ)
+    Z, Y = _buffers("lgo-group", R4.dtype, (g, t, mb, c), (g, t, mb, c))
+    np.matmul(Ft, R4.reshape(g, m, mb * c), out=Z.reshape(g, t, mb * c))   # V^T F
+    Z -= PJ.astype(Z.dtype, copy=False)                                      # Z = V^T F - P_J
+    np.matmul(Ft, U4.reshape(g, m, mb * c), out=Y.reshape(g, t, mb * c))   # W^T F
+    VW, WW, ZZ, YZ = np.empty((4, mb, mb, g, c))
+    for a in range(mb):
+        for b in range(mb):
+            np.einsum("gtc,gtc->gc", Y[:, :, a], Z[:, :, b], out=YZ[a, b])
+            if b < a:                                                   # symmetric Grams
+                for G in (VW, WW, ZZ):
+                    G[a, b] = G[b, a]
+                continue
+            np.einsum("gmc,gmc->gc", R4[:, :, a], U4[:, :, b], out=VW[a, b])  # V^T B V
+            np.einsum("gmc,gmc->gc", U4[:, :, a], U4[:, :, b], out=WW[a, b])
+            np.einsum("gtc,gtc->gc", Z[:, :, a], Z[:, :, b], out=ZZ[a, b])
+    M_inv = spd_inverse(np.subtract(K[:, :, None], VW, out=VW), lam)    # M = K - V^T W
+    A = np.einsum("akgc,kbgc->abgc", M_inv, WW, out=WW)                 # M^{-1} W^T W
+    C = np.einsum("akgc,kbgc->abgc", M_inv, ZZ, out=ZZ)                 # M^{-1} Z Z^T
+    out = 2.0 * np.einsum("abgc,abgc->c", M_inv, YZ)
+    out += np.einsum("abgc,bagc->c", A, C)
+    return out
 
 
 def group_lgo_sse(R_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=ROW_BLOCK,
@@ -263,8 +267,8 @@ def group_lgo_sse(R_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=ROW_BLOCK
     """LGO SSE over the grouped rows after adding each candidate group ``idx[c]`` (c, mb),
     given its Gram ``S[c]`` = X_J^T R_J (c, mb, mb)."""
     n_cand, mb = idx.shape
-    K = lam * np.eye(mb) + 0.5 * (S + S.transpose(0, 2, 1))
-    PJ = np.asarray(P)[idx]
+    K = (lam * np.eye(mb) + 0.5 * (S + S.transpose(0, 2, 1))).transpose(1, 2, 0)   # (mb, mb, c)
+    PJ = np.asarray(P)[idx].transpose(2, 1, 0)                                      # (t, mb, c)
     chunk = max(1, col_block // mb)
     cand = [slice(c0, min(c0 + chunk, n_cand)) for c0 in range(0, n_cand, chunk)]
     F = hc.F.astype(R_h.dtype, copy=False)
@@ -273,10 +277,11 @@ def group_lgo_sse(R_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=ROW_BLOCK
         m, a, b = piece
         out = np.empty(n_cand)
         for C in cand:
-            cols = idx[C].ravel()
-            out[C] = group_lgo_sse_partial(_view(R_h, a, b, m)[:, :, cols],
-                                           _view(hc.U, a, b, m)[:, :, cols],
-                                           _view(F, a, b, m), K[C], PJ[C], lam)
+            cols = idx[C].T.ravel()                    # column position major: (mb, c)
+            shape = (-1, m, mb, C.stop - C.start)
+            out[C] = group_lgo_sse_partial(_view(R_h, a, b, m)[:, :, cols].reshape(shape),
+                                           _view(hc.U, a, b, m)[:, :, cols].reshape(shape),
+                                           _view(F, a, b, m), K[..., C], PJ[..., C], lam)
         return out
 
     total = np.full(n_cand, float(holdout_sse_per_target(hc).sum()))
@@ -285,35 +290,40 @@ def group_lgo_sse(R_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=ROW_BLOCK
     return total
 
 
-def spd_solve(M, Z, floor):
-    """x = M^{-1} z for every vector z along the last axis of Z; M (..., k, k) is symmetric
-    >= floor I and its batch axes broadcast against Z's (..., k).
+def spd_inverse(M, floor):
+    """M^{-1} for a stack of symmetric matrices M >= floor I stored entry-major: (k, k, ...).
 
-    Cholesky factorization and substitutions are loops over k on whole batches (numpy's batched
-    LAPACK calls cost more per tiny matrix); pivots are clipped at ``floor`` (a Schur
-    complement of M >= floor I is >= floor I). Above k = 8 an eigendecomposition is used.
+    Cholesky M = L L^T and M^{-1} = L^{-T} L^{-1}, as loops over the k x k entries on whole
+    contiguous planes (numpy's batched LAPACK calls cost more per tiny matrix); pivots are
+    clipped at ``floor`` (a Schur complement of M >= floor I is >= floor I). Above k = 8 an
+    eigendecomposition with eigenvalues clipped at ``floor`` is used.
     """
-    k = M.shape[-1]
+    k = M.shape[0]
     if k > 8:
-        vals, vecs = np.linalg.eigh(M)
-        y = np.matmul(np.swapaxes(vecs, -1, -2), Z[..., None])[..., 0] / np.maximum(vals, floor)
-        return np.matmul(vecs, y[..., None])[..., 0]
-    L = np.zeros_like(M)
+        vals, vecs = np.linalg.eigh(np.moveaxis(M, (0, 1), (-2, -1)))
+        inv = np.matmul(vecs / np.maximum(vals, floor)[..., None, :], np.swapaxes(vecs, -1, -2))
+        return np.moveaxis(inv, (-2, -1), (0, 1))
+    L = np.zeros(M.shape, dtype=np.float64)
+    tmp = np.empty(M.shape[2:])
     for j in range(k):
-        piv = np.sqrt(np.maximum(M[..., j, j] - np.sum(L[..., j, :j] ** 2, axis=-1), floor))
-        L[..., j, j] = piv
-        for i in range(j + 1, k):
-            L[..., i, j] = (M[..., i, j] - np.sum(L[..., i, :j] * L[..., j, :j], axis=-1)) / piv
-    out = np.array(Z, dtype=np.result_type(M, Z))
-    for i in range(k):                                                  # L y = z
-        for j in range(i):
-            out[..., i] -= L[..., i, j] * out[..., j]
-        out[..., i] /= L[..., i, i]
-    for i in range(k - 1, -1, -1):                                      # L^T x = y
-        for j in range(i + 1, k):
-            out[..., i] -= L[..., j, i] * out[..., j]
-        out[..., i] /= L[..., i, i]
-    return out
+        for i in range(j, k):                          # L_ij = (M_ij - sum_p L_ip L_jp) / L_jj
+            Lij = L[i, j]
+            Lij[...] = M[i, j]
+            for p in range(j):
+                Lij -= np.multiply(L[i, p], L[j, p], out=tmp)
+            if i == j:
+                np.sqrt(np.maximum(Lij, floor, out=Lij), out=Lij)
+            else:
+                Lij /= L[j, j]
+    Li = np.zeros_like(L)                                               # L^{-1}, lower
+    for i in range(k):
+        np.divide(1.0, L[i, i], out=Li[i, i])
+        for j in range(i):                             # Li_ij = -sum_p L_ip Li_pj / L_ii
+            Lij = Li[i, j]
+            for p in range(j, i):
+                Lij -= np.multiply(L[i, p], Li[p, j], out=tmp)
+            Lij *= Li[i, i]
+    return np.einsum("pa...,pb...->ab...", Li, Li)
 
 
 def _run(func, items) -> list:
@@ -357,34 +367,36 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
     dtype = hc.U.dtype
     KRr = (K_inv @ np.asarray(Rr, dtype=np.float64).T).astype(dtype)       # K^{-1} Rr^T
     R_h, E_h = R[n1:], E[n1:]
-    buckets = {a: (b, B) for (m, a, b), B in zip(hc.layout.buckets, hc.B)}
-    starts = sorted(buckets)
+    M_inv = {}
+    for (m, a, b), B in zip(hc.layout.buckets, hc.B):     # per-group algebra, whole buckets
+        W, RJ = _view(W_all, a, b, m), _view(RJ_all, a, b, m)
+        M = K[None] - _bmm(RJ.transpose(0, 2, 1), W)
+        if mb == 1:
+            Mi = 1.0 / np.maximum(M, lam)
+        else:
+            Mi = spd_inverse(0.5 * (M + M.transpose(0, 2, 1)).transpose(1, 2, 0),
+                             lam).transpose(2, 0, 1)
+        B += _bmm(_bmm(W, Mi), W.transpose(0, 2, 1))
+        E3 = _view(np.asarray(E_h[a:b], dtype=np.float64), 0, b - a, m)
+        hc.F[a:b] = _bmm(B, E3).reshape(b - a, -1)
+        M_inv[a] = (b, B, Mi)
+    starts = sorted(M_inv)
 
-    def update(piece):
+    def update(piece):                                 # U on the rows of whole groups
         m, s, e = piece
         a = max(x for x in starts if x <= s)
         G = slice((s - a) // m, (e - a) // m)
-        B = buckets[a][1]
-        W, RJ = _view(W_all, s, e, m), _view(RJ_all, s, e, m)
-        Wt = W.transpose(0, 2, 1)
-        M = K[None] - _bmm(RJ.transpose(0, 2, 1), W)
-        if mb == 1:
-            M_inv = 1.0 / np.maximum(M, lam)
-        else:
-            M_inv = spd_solve(0.5 * (M + M.transpose(0, 2, 1))[:, None],
-                              np.broadcast_to(np.eye(mb), M.shape), lam)
-        B[G] += _bmm(_bmm(W, M_inv), Wt)
+        _, B, Mi = M_inv[a]
         R3, U3 = _view(R_h, s, e, m), _view(hc.U, s, e, m)
         if m <= RECOMPUTE_U * mb:                      # U = blockdiag(B) R' afresh
             np.matmul(B[G].astype(dtype), R3, out=U3)
         else:
+            W = _view(W_all, s, e, m).astype(dtype)
             g, _, d = R3.shape
             WR, T, step = _buffers("lgo-update", dtype, (g, mb, d), (g, mb, d), (g, m, d))
-            _bmm(M_inv.astype(dtype), _bmm(Wt.astype(dtype), R3, out=WR), out=T)
+            _bmm(Mi[G].astype(dtype), _bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
             T -= KRr                                   # M^{-1} W^T R' - K^{-1} Rr^T
-            U3 += _bmm(W.astype(dtype), T, out=step)
-        E3 = _view(np.asarray(E_h[s:e], dtype=np.float64), 0, e - s, m)
-        hc.F[s:e] = _bmm(B[G], E3).reshape(e - s, -1)
+            U3 += _bmm(W, T, out=step)
 
     _run(update, _chunks(hc.layout, row_block))
 

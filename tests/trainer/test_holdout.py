@@ -59,17 +59,20 @@ def test_candidate_scores_equal_group_refits(kind, n, d, t):
                                    rtol=1e-10)
 
 
-def test_caches_stay_equal_to_their_definition():
-    """After rank-one and block steps, B_Q = (lam G_QQ)^{-1} and U = blockdiag(B) R."""
-    X, Y = make_data(20, 8, 2, seed=5)
-    groups = make_groups(20, "mixed", seed=1)
+@pytest.mark.parametrize("n,kind", [(20, "mixed"), (80, "two")])
+def test_caches_stay_equal_to_their_definition(n, kind):
+    """After rank-one and block steps, B_Q = (lam G_QQ)^{-1} and U = blockdiag(B) R: small
+    groups recompute U = B R', groups of 40 rows (> RECOMPUTE_U x 2) take the rank-mb update."""
+    assert 40 > hm.RECOMPUTE_U * 2
+    X, Y = make_data(n, 8, 2, seed=5)
+    groups = make_groups(n, kind, seed=1)
     lam = 0.3
     block = CacheBlock(X, Y, Preprocessing.fit(X, Y, False, False), np.float64, groups=groups)
     for J in ([1], [3, 5], [0]):
         block.add(np.array(J), lam, X)
     S = [1, 3, 5, 0]
     Xo = X[block.rows]
-    H = lam * np.linalg.inv(Xo[:, S] @ Xo[:, S].T + lam * np.eye(20))
+    H = lam * np.linalg.inv(Xo[:, S] @ Xo[:, S].T + lam * np.eye(n))
     hc, n1 = block.holdout, block.n_single
     for (m, a, b), B in zip(hc.layout.buckets, hc.B):
         for g in range((b - a) // m):
@@ -198,9 +201,9 @@ def test_bad_groups(groups, match):
         GreedyRLS(budget=2).fit(X, Y, groups=groups)
 
 
-@pytest.mark.parametrize("m,t", [(2, 1), (3, 5), (6, 8), (6, 2)])
+@pytest.mark.parametrize("m,t", [(2, 1), (2, 2), (3, 5), (6, 8), (6, 2)])
 def test_both_scoring_forms_equal_refits(m, t):
-    """Expanded form (m = 2 or m < t; BLAS product for m > 4) and F^T form both exact."""
+    """Expanded form (m < t) and F^T form (m >= t) both exact."""
     n = 4 * m + 3
     X, Y = make_data(n, 6, t, seed=m * 10 + t)
     groups = np.r_[np.repeat(np.arange(4), m), [10, 11, 12]]
@@ -228,11 +231,24 @@ def test_wide_extractor_uses_the_eigen_solve():
     assert "wide" in est.selected_extractors_
 
 
-def test_spd_solve_matches_numpy():
+def test_spd_inverse_matches_numpy():
     rng = np.random.default_rng(0)
-    for k in (1, 3, 9):
-        A = rng.normal(size=(5, k, k))
-        M = A @ A.transpose(0, 2, 1) + 0.5 * np.eye(k)
-        Z = rng.normal(size=(5, 4, k))
-        ref = np.linalg.solve(M[:, None], Z[..., None])[..., 0]
-        np.testing.assert_allclose(hm.spd_solve(M[:, None], Z, 0.5), ref, rtol=1e-10)
+    for k in (1, 2, 3, 8, 9):
+        A = rng.normal(size=(5, 4, k, k))
+        M = A @ np.swapaxes(A, -1, -2) + 0.5 * np.eye(k)
+        got = hm.spd_inverse(np.moveaxis(M, (-2, -1), (0, 1)), 0.5)
+        np.testing.assert_allclose(np.moveaxis(got, (0, 1), (-2, -1)), np.linalg.inv(M),
+                                   rtol=1e-9, atol=1e-12)
+
+
+def test_spd_inverse_clips_pivots_at_the_floor():
+    """A pivot that round-off pushed below the floor (or below zero) is inverted as if it were
+    at the floor, instead of giving a huge or NaN inverse."""
+    floor = 0.5
+    for low in (floor - 0.1, -1e-3):
+        M = np.array([[low, 0.0], [0.0, 2.0]])[:, :, None]
+        np.testing.assert_allclose(hm.spd_inverse(M, floor)[:, :, 0], np.diag([1 / floor, 0.5]),
+                                   rtol=1e-12)
+        big = np.diag([low] + [2.0] * 8)[:, :, None]                   # eigh path, k > 8
+        np.testing.assert_allclose(hm.spd_inverse(big, floor)[:, :, 0],
+                                   np.diag([1 / floor] + [0.5] * 8), rtol=1e-12, atol=1e-15)
