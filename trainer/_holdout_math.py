@@ -30,7 +30,8 @@ V = R_{Q,J}, W = U_{Q,J} = B_Q V and M_Q = K - V^T W (>= lam I, again a Schur co
     ||F_Q'||^2 = ||F_Q||^2 + 2 tr(Z^T M^{-1} W^T F_Q) + tr(Z^T M^{-1} W^T W M^{-1} Z),
     U_Q -> U_Q + W M_Q^{-1} (W^T R_Q - Rr^T) = U_Q + W (M_Q^{-1} W^T R'_Q - K^{-1} Rr^T)
 
-with Rr = R^T X_J and R' the updated R (the last form lets the caller update R first).
+with Rr = R^T X_J and R' the updated R (the last form lets the caller update R first). For
+groups of up to ``RECOMPUTE_U`` m_b rows, U_Q = B_Q R'_Q is recomputed instead (cheaper there).
 
 Rows are permuted so that groups are contiguous and bucketed by size (:func:`group_layout`);
 a bucket of g groups of m rows is then a (g, m, .) view. Every function is local to whole
@@ -39,11 +40,11 @@ groups and the criterion is a sum over groups, so groups can be spread over work
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from . import _batched as bt
 from . import _rls_math as rm
 
 #: Rows per chunk of groups in the scoring pass, and columns per block.
@@ -136,13 +137,13 @@ def candidate_lgo_sse_partial(R3, U3, F3, Pt, w, lam):
     g, m, cols = R3.shape
     t = F3.shape[2]
     dtype = R3.dtype
-    sums = _buffers("lgo-sums", dtype, *[(g, cols)] * 4)
+    sums = bt.buffers("lgo-sums", dtype, *[(g, cols)] * 4)
     if m < t:
         s, uu, cross, vv = _expanded_terms(R3, U3, F3, Pt, sums)
     else:
         s, uu, cross, vv = sums
         Ft = F3.transpose(0, 2, 1)
-        V, FU = _buffers("lgo-terms", dtype, (g, t, cols), (g, t, cols))
+        V, FU = bt.buffers("lgo-terms", dtype, (g, t, cols), (g, t, cols))
         np.matmul(Ft, R3, out=V)                       # F_Q^T r           (g, t, cols)
         np.matmul(Ft, U3, out=FU)                      # F_Q^T u
         V -= Pt                                        # v = F^T r - p
@@ -175,7 +176,7 @@ def _expanded_terms(R3, U3, F3, Pt, out):
     g, m, cols = R3.shape
     s, uu, cross, vv = out
     M = np.einsum("gat,gbt->gab", F3, F3).astype(R3.dtype)
-    Fp, N = _buffers("lgo-terms", R3.dtype, (g, m, cols), (g, m, cols))
+    Fp, N = bt.buffers("lgo-terms", R3.dtype, (g, m, cols), (g, m, cols))
     np.matmul(F3.reshape(g * m, -1), Pt, out=Fp.reshape(g * m, cols))
     np.matmul(M, R3, out=N)
     N -= Fp
@@ -186,13 +187,6 @@ def _expanded_terms(R3, U3, F3, Pt, out):
     np.einsum("gmd,gmd->gd", R3, U3, out=s)
     np.einsum("gmd,gmd->gd", U3, U3, out=uu)
     return s, uu, cross, vv
-
-
-def _buffers(tag, dtype, *shapes) -> list:
-    """Scratch arrays of the given shapes (:func:`~trainer._rls_math.scratch` under ``tag``)."""
-    sizes = [math.prod(shape) for shape in shapes]
-    bufs = rm.scratch(len(shapes), max(sizes), dtype, tag)
-    return [b[:k].reshape(shape) for b, k, shape in zip(bufs, sizes, shapes)]
 
 
 def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, U=None,
@@ -234,12 +228,12 @@ def group_lgo_sse_partial(R4, U4, F3, K, PJ, lam):
     notes), written as 2 <M^{-1}, W^T F Z^T> + <M^{-1} W^T W, M^{-1} Z Z^T> so that the targets
     enter only through the mb x mb Grams W^T F Z^T and Z Z^T. The Grams are einsums over
     (g, ., c) slices; the mb x mb algebra runs on (mb, mb, g, c) float64 arrays (one
-    contiguous (g, c) plane per entry) with M^{-1} from :func:`spd_inverse`.
+    contiguous (g, c) plane per entry) with M^{-1} from :func:`~trainer._batched.spd_inverse`.
     """
     g, m, mb, c = R4.shape
     t = F3.shape[2]
     Ft = F3.transpose(0, 2, 1)
-    Z, Y = _buffers("lgo-group", R4.dtype, (g, t, mb, c), (g, t, mb, c))
+    Z, Y = bt.buffers("lgo-group", R4.dtype, (g, t, mb, c), (g, t, mb, c))
     np.matmul(Ft, R4.reshape(g, m, mb * c), out=Z.reshape(g, t, mb * c))   # V^T F
     Z -= PJ.astype(Z.dtype, copy=False)                                      # Z = V^T F - P_J
     np.matmul(Ft, U4.reshape(g, m, mb * c), out=Y.reshape(g, t, mb * c))   # W^T F
@@ -254,7 +248,7 @@ def group_lgo_sse_partial(R4, U4, F3, K, PJ, lam):
             np.einsum("gmc,gmc->gc", R4[:, :, a], U4[:, :, b], out=VW[a, b])  # V^T B V
             np.einsum("gmc,gmc->gc", U4[:, :, a], U4[:, :, b], out=WW[a, b])
             np.einsum("gtc,gtc->gc", Z[:, :, a], Z[:, :, b], out=ZZ[a, b])
-    M_inv = spd_inverse(np.subtract(K[:, :, None], VW, out=VW), lam)    # M = K - V^T W
+    M_inv = bt.spd_inverse(np.subtract(K[:, :, None], VW, out=VW), lam)    # M = K - V^T W
     A = np.einsum("akgc,kbgc->abgc", M_inv, WW, out=WW)                 # M^{-1} W^T W
     C = np.einsum("akgc,kbgc->abgc", M_inv, ZZ, out=ZZ)                 # M^{-1} Z Z^T
     out = 2.0 * np.einsum("abgc,abgc->c", M_inv, YZ)
@@ -288,42 +282,6 @@ def group_lgo_sse(R_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=ROW_BLOCK
     for p in _run(part, _chunks(hc.layout, row_block)):
         total += p
     return total
-
-
-def spd_inverse(M, floor):
-    """M^{-1} for a stack of symmetric matrices M >= floor I stored entry-major: (k, k, ...).
-
-    Cholesky M = L L^T and M^{-1} = L^{-T} L^{-1}, as loops over the k x k entries on whole
-    contiguous planes (numpy's batched LAPACK calls cost more per tiny matrix); pivots are
-    clipped at ``floor`` (a Schur complement of M >= floor I is >= floor I). Above k = 8 an
-    eigendecomposition with eigenvalues clipped at ``floor`` is used.
-    """
-    k = M.shape[0]
-    if k > 8:
-        vals, vecs = np.linalg.eigh(np.moveaxis(M, (0, 1), (-2, -1)))
-        inv = np.matmul(vecs / np.maximum(vals, floor)[..., None, :], np.swapaxes(vecs, -1, -2))
-        return np.moveaxis(inv, (-2, -1), (0, 1))
-    L = np.zeros(M.shape, dtype=np.float64)
-    tmp = np.empty(M.shape[2:])
-    for j in range(k):
-        for i in range(j, k):                          # L_ij = (M_ij - sum_p L_ip L_jp) / L_jj
-            Lij = L[i, j]
-            Lij[...] = M[i, j]
-            for p in range(j):
-                Lij -= np.multiply(L[i, p], L[j, p], out=tmp)
-            if i == j:
-                np.sqrt(np.maximum(Lij, floor, out=Lij), out=Lij)
-            else:
-                Lij /= L[j, j]
-    Li = np.zeros_like(L)                                               # L^{-1}, lower
-    for i in range(k):
-        np.divide(1.0, L[i, i], out=Li[i, i])
-        for j in range(i):                             # Li_ij = -sum_p L_ip Li_pj / L_ii
-            Lij = Li[i, j]
-            for p in range(j, i):
-                Lij -= np.multiply(L[i, p], Li[p, j], out=tmp)
-            Lij *= Li[i, i]
-    return np.einsum("pa...,pb...->ab...", Li, Li)
 
 
 def _run(func, items) -> list:
@@ -370,15 +328,15 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
     M_inv = {}
     for (m, a, b), B in zip(hc.layout.buckets, hc.B):     # per-group algebra, whole buckets
         W, RJ = _view(W_all, a, b, m), _view(RJ_all, a, b, m)
-        M = K[None] - _bmm(RJ.transpose(0, 2, 1), W)
+        M = K[None] - bt.bmm(RJ.transpose(0, 2, 1), W)
         if mb == 1:
             Mi = 1.0 / np.maximum(M, lam)
         else:
-            Mi = spd_inverse(0.5 * (M + M.transpose(0, 2, 1)).transpose(1, 2, 0),
+            Mi = bt.spd_inverse(0.5 * (M + M.transpose(0, 2, 1)).transpose(1, 2, 0),
                              lam).transpose(2, 0, 1)
-        B += _bmm(_bmm(W, Mi), W.transpose(0, 2, 1))
+        B += bt.bmm(bt.bmm(W, Mi), W.transpose(0, 2, 1))
         E3 = _view(np.asarray(E_h[a:b], dtype=np.float64), 0, b - a, m)
-        hc.F[a:b] = _bmm(B, E3).reshape(b - a, -1)
+        hc.F[a:b] = bt.bmm(B, E3).reshape(b - a, -1)
         M_inv[a] = (b, B, Mi)
     starts = sorted(M_inv)
 
@@ -393,29 +351,9 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
         else:
             W = _view(W_all, s, e, m).astype(dtype)
             g, _, d = R3.shape
-            WR, T, step = _buffers("lgo-update", dtype, (g, mb, d), (g, mb, d), (g, m, d))
-            _bmm(Mi[G].astype(dtype), _bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
+            WR, T, step = bt.buffers("lgo-update", dtype, (g, mb, d), (g, mb, d), (g, m, d))
+            bt.bmm(Mi[G].astype(dtype), bt.bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
             T -= KRr                                   # M^{-1} W^T R' - K^{-1} Rr^T
-            U3 += _bmm(W, T, out=step)
+            U3 += bt.bmm(W, T, out=step)
 
     _run(update, _chunks(hc.layout, row_block))
-
-
-#: Inner dimensions up to this size are multiplied as broadcast sums in :func:`_bmm` (batched
-#: matmul is faster from 2 on, measured; an outer product is cheaper broadcast).
-SMALL_INNER = 1
-
-
-def _bmm(A, B, out=None):
-    """Batched A @ B over leading axes; inner dimensions up to ``SMALL_INNER`` are summed as
-    broadcast products (cheaper than one tiny matrix product per batch entry), the products
-    going through a scratch buffer."""
-    k = A.shape[-1]
-    if k > SMALL_INNER:
-        return np.matmul(A, B, out=out)
-    out = np.multiply(A[..., :, 0, None], B[..., 0, None, :], out=out)
-    if k > 1:
-        tmp = _buffers("bmm", out.dtype, out.shape)[0]
-        for j in range(1, k):
-            out += np.multiply(A[..., :, j, None], B[..., j, None, :], out=tmp)
-    return out

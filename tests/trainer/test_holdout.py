@@ -229,26 +229,3 @@ def test_wide_extractor_uses_the_eigen_solve():
                                    lgo_sse_bruteforce(X[:, feats], Y, groups, 0.5) / Y.size,
                                    rtol=1e-9)
     assert "wide" in est.selected_extractors_
-
-
-def test_spd_inverse_matches_numpy():
-    rng = np.random.default_rng(0)
-    for k in (1, 2, 3, 8, 9):
-        A = rng.normal(size=(5, 4, k, k))
-        M = A @ np.swapaxes(A, -1, -2) + 0.5 * np.eye(k)
-        got = hm.spd_inverse(np.moveaxis(M, (-2, -1), (0, 1)), 0.5)
-        np.testing.assert_allclose(np.moveaxis(got, (0, 1), (-2, -1)), np.linalg.inv(M),
-                                   rtol=1e-9, atol=1e-12)
-
-
-def test_spd_inverse_clips_pivots_at_the_floor():
-    """A pivot that round-off pushed below the floor (or below zero) is inverted as if it were
-    at the floor, instead of giving a huge or NaN inverse."""
-    floor = 0.5
-    for low in (floor - 0.1, -1e-3):
-        M = np.array([[low, 0.0], [0.0, 2.0]])[:, :, None]
-        np.testing.assert_allclose(hm.spd_inverse(M, floor)[:, :, 0], np.diag([1 / floor, 0.5]),
-                                   rtol=1e-12)
-        big = np.diag([low] + [2.0] * 8)[:, :, None]                   # eigh path, k > 8
-        np.testing.assert_allclose(hm.spd_inverse(big, floor)[:, :, 0],
-                                   np.diag([1 / floor] + [0.5] * 8), rtol=1e-12, atol=1e-15)
