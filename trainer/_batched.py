@@ -26,21 +26,25 @@ def bmm(A, B, out=None):
     return np.matmul(A, B, out=out)
 
 
-def spd_inverse(M, floor):
+def spd_inverse(M, floor, out=None):
     """M^{-1} for a stack of symmetric matrices M >= floor I stored entry-major: (k, k, ...).
 
     Cholesky M = L L^T and M^{-1} = L^{-T} L^{-1}, as loops over the k x k entries on whole
     contiguous planes (numpy's batched LAPACK calls cost more per tiny matrix); pivots are
     clipped at ``floor`` (a Schur complement of M >= floor I is >= floor I). Above k = 8 an
-    eigendecomposition with eigenvalues clipped at ``floor`` is used.
+    eigendecomposition with eigenvalues clipped at ``floor`` is used. The factors live in
+    scratch buffers; ``out`` (float64, M's shape) receives the result.
     """
     k = M.shape[0]
     if k > 8:
         vals, vecs = np.linalg.eigh(np.moveaxis(M, (0, 1), (-2, -1)))
         inv = np.matmul(vecs / np.maximum(vals, floor)[..., None, :], np.swapaxes(vecs, -1, -2))
-        return np.moveaxis(inv, (-2, -1), (0, 1))
-    L = np.zeros(M.shape, dtype=np.float64)
-    tmp = np.empty(M.shape[2:])
+        inv = np.moveaxis(inv, (-2, -1), (0, 1))
+        if out is None:
+            return inv
+        out[...] = inv
+        return out
+    L, Li, tmp = buffers("spd", np.float64, M.shape, M.shape, M.shape[2:])
     for j in range(k):
         for i in range(j, k):                          # L_ij = (M_ij - sum_p L_ip L_jp) / L_jj
             Lij = L[i, j]
@@ -51,7 +55,7 @@ def spd_inverse(M, floor):
                 np.sqrt(np.maximum(Lij, floor, out=Lij), out=Lij)
             else:
                 Lij /= L[j, j]
-    Li = np.zeros_like(L)                                               # L^{-1}, lower
+    Li[...] = 0.0                                                       # L^{-1}, lower
     for i in range(k):
         np.divide(1.0, L[i, i], out=Li[i, i])
         for j in range(i):                             # Li_ij = -sum_p L_ip Li_pj / L_ii
@@ -59,4 +63,4 @@ def spd_inverse(M, floor):
             for p in range(j, i):
                 Lij -= np.multiply(L[i, p], Li[p, j], out=tmp)
             Lij *= Li[i, i]
-    return np.einsum("pa...,pb...->ab...", Li, Li)
+    return np.einsum("pa...,pb...->ab...", Li, Li, out=out)

@@ -46,3 +46,15 @@ def test_spd_inverse_clips_pivots_at_the_floor():
         big = np.diag([low] + [2.0] * 8)[:, :, None]                   # eigh path, k > 8
         np.testing.assert_allclose(bt.spd_inverse(big, floor)[:, :, 0],
                                    np.diag([1 / floor] + [0.5] * 8), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("k", [3, 9])
+def test_spd_inverse_writes_into_out(k):
+    rng = np.random.default_rng(k)
+    A = rng.normal(size=(k, k, 6))
+    M = np.einsum("ipn,jpn->ijn", A, A) + np.eye(k)[:, :, None]
+    out = np.empty_like(M)
+    assert bt.spd_inverse(M, 1.0, out=out) is out
+    np.testing.assert_allclose(out, bt.spd_inverse(M, 1.0), rtol=1e-12)
+    np.testing.assert_allclose(np.einsum("ijn,jkn->ikn", M, out), np.eye(k)[:, :, None] + 0 * M,
+                               atol=1e-9)

@@ -124,11 +124,15 @@ def test_singleton_groups_are_exactly_loo(extractors, mode):
     assert plain.criterion_ == "loo" and plain.n_groups_ is None
 
 
-def test_extractor_groups_equal_bruteforce():
-    """Group moves (block Woodbury) scored by leave-group-out equal refits."""
+@pytest.mark.parametrize("names", [
+    ["e0", "e0", "e1", "e2", "e2", "e2", "e3", "e3", "e4"],      # extractors side by side
+    ["e0", "e2", "e3", "e2", "e1", "e3", "e0", "e4", "e2"],      # interleaved columns
+])
+def test_extractor_groups_equal_bruteforce(names):
+    """Group moves (block Woodbury) scored by leave-group-out equal refits, whether an
+    extractor's columns are consecutive (transposed-copy gather) or scattered."""
     X, Y = make_data(19, 9, 2, seed=8)
     groups = make_groups(19, "mixed", seed=4)
-    names = ["e0", "e0", "e1", "e2", "e2", "e2", "e3", "e3", "e4"]
     cols = {e: [i for i, n in enumerate(names) if n == e] for e in dict.fromkeys(names)}
     units = list(cols)
     lam = 0.6
