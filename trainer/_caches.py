@@ -192,7 +192,8 @@ class RowBlock:
                 if n1:
                     scores[sel] = gm.group_loo_sse(single, E[:n1], h[:n1], P, idx, S, lam)
                 if self.holdout is not None:
-                    scores[sel] += hm.group_lgo_sse(R[n1:], self.holdout, P, idx, S, lam)
+                    scores[sel] += hm.group_lgo_sse(R[n1:], E[n1:], self.holdout, P, idx,
+                                                    S, lam)
         return scores
 
     def products(self, J) -> np.ndarray:

@@ -124,15 +124,26 @@ def test_singleton_groups_are_exactly_loo(extractors, mode):
     assert plain.criterion_ == "loo" and plain.n_groups_ is None
 
 
-@pytest.mark.parametrize("names", [
-    ["e0", "e0", "e1", "e2", "e2", "e2", "e3", "e3", "e4"],      # extractors side by side
-    ["e0", "e2", "e3", "e2", "e1", "e3", "e0", "e4", "e2"],      # interleaved columns
+SIDE_BY_SIDE = ["e0", "e0", "e1", "e2", "e2", "e2", "e3", "e3", "e4"]
+INTERLEAVED = ["e0", "e2", "e3", "e2", "e1", "e3", "e0", "e4", "e2"]
+
+
+@pytest.mark.parametrize("names,sizes,t", [
+    (SIDE_BY_SIDE, None, 2),              # mixed group sizes; consecutive columns
+    (INTERLEAVED, None, 2),               # scattered columns (fancy-index gather)
+    (SIDE_BY_SIDE, [2] * 10, 3),          # pairs only: the 2 x 2 row-space form
+    (INTERLEAVED, [3] * 6 + [1], 5),      # m < t: target Grams through F F^T
+    (SIDE_BY_SIDE, [4, 4, 5, 6], 2),      # m > t: target Grams through Z
 ])
-def test_extractor_groups_equal_bruteforce(names):
-    """Group moves (block Woodbury) scored by leave-group-out equal refits, whether an
-    extractor's columns are consecutive (transposed-copy gather) or scattered."""
-    X, Y = make_data(19, 9, 2, seed=8)
-    groups = make_groups(19, "mixed", seed=4)
+def test_extractor_groups_equal_bruteforce(names, sizes, t):
+    """Group moves (block Woodbury) scored by leave-group-out equal refits, on every path of
+    :func:`trainer._holdout_math.group_lgo_sse`."""
+    n = 19
+    X, Y = make_data(n, 9, t, seed=8)
+    if sizes is None:
+        groups = make_groups(n, "mixed", seed=4)
+    else:
+        groups = np.random.default_rng(4).permutation(np.repeat(np.arange(len(sizes)), sizes)[:n])
     cols = {e: [i for i, n in enumerate(names) if n == e] for e in dict.fromkeys(names)}
     units = list(cols)
     lam = 0.6
@@ -145,6 +156,37 @@ def test_extractor_groups_equal_bruteforce(names):
     sel, sse = greedy_by_criterion(crit, len(units), 3)
     assert est.selected_extractors_ == [units[u] for u in sel]
     np.testing.assert_allclose([e["loo_mse"] for e in est.path_], sse / Y.size, rtol=1e-9)
+    f32 = GreedyRLS(budget=3, lam=lam, fit_intercept=False, standardize=False, extractors=names,
+                    dtype="float32").fit(X, Y, groups=groups)
+    assert f32.selected_extractors_ == est.selected_extractors_
+    np.testing.assert_allclose(f32.loo_path_, est.loo_path_, rtol=1e-4)
+
+
+@pytest.mark.parametrize("sizes,t", [
+    ([1, 2, 3, 1, 4, 2, 1, 3, 2], 2),     # mixed sizes
+    ([2] * 10, 3),                        # pairs: the 2 x 2 row-space form
+    ([3] * 6 + [1], 5),                   # m < t: target Grams through F F^T
+    ([4, 4, 5, 6], 2),                    # m > t: target Grams through Z
+])
+def test_group_move_scores_equal_group_refits(sizes, t):
+    """Every extractor move's score equals the LGO SSE of an explicit refit, before and after
+    a block step (each path of :func:`trainer._holdout_math.group_lgo_sse`)."""
+    n, lam = 19, 0.6
+    X, Y = make_data(n, 9, t, seed=len(sizes) + t)
+    groups = np.random.default_rng(t).permutation(np.repeat(np.arange(len(sizes)), sizes)[:n])
+    plan = build_plan(9, extractors=INTERLEAVED)
+    block = CacheBlock(X, Y, Preprocessing.fit(X, Y, False, False), np.float64, groups=groups)
+    state, selected = plan.start(), []
+    for step in range(2):
+        moves = plan.moves(state)
+        scores = block.score(moves, lam, X)
+        for k in range(len(moves.sizes)):
+            ref = lgo_sse_bruteforce(X[:, selected + moves.features(k).tolist()], Y, groups, lam)
+            np.testing.assert_allclose(scores[k], ref, rtol=1e-9)
+        k = int(np.argmax(moves.sizes))                # a block move: e2 (3 columns), then 2
+        block.add(moves.features(k), lam, X)
+        selected += moves.features(k).tolist()
+        plan.take(state, moves.extractors[k], moves.features(k))
 
 
 def test_separate_mode_is_each_target_alone():
