@@ -29,6 +29,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import _group_math as gm
+from . import _holdout_blocks as hb
 from . import _holdout_math as hm
 from . import _rls_math as rm
 from .errors import TrainerError
@@ -164,7 +165,7 @@ class RowBlock:
         m = 1: :func:`_rls_math.candidate_loo_sse` (over all columns when the bucket covers at
         least half of them) on singleton rows, :func:`_holdout_math.candidate_lgo_sse` on
         grouped rows; m > 1: :func:`_group_math.group_loo_sse` and
-        :func:`_holdout_math.group_lgo_sse` with the Grams ``grams[m]`` (summed over all rows).
+        :func:`_holdout_blocks.group_lgo_sse` with the Grams ``grams[m]`` (summed over all rows).
         """
         R, E, h, n1 = self.R, self.E, self.h, self.n_single
         single = R if n1 == R.shape[0] else R[:n1]
@@ -192,7 +193,7 @@ class RowBlock:
                 if n1:
                     scores[sel] = gm.group_loo_sse(single, E[:n1], h[:n1], P, idx, S, lam)
                 if self.holdout is not None:
-                    scores[sel] += hm.group_lgo_sse(R[n1:], E[n1:], self.holdout, P, idx,
+                    scores[sel] += hb.group_lgo_sse(R[n1:], E[n1:], self.holdout, P, idx,
                                                     S, lam)
         return scores
 

@@ -137,7 +137,7 @@ INTERLEAVED = ["e0", "e2", "e3", "e2", "e1", "e3", "e0", "e4", "e2"]
 ])
 def test_extractor_groups_equal_bruteforce(names, sizes, t):
     """Group moves (block Woodbury) scored by leave-group-out equal refits, on every path of
-    :func:`trainer._holdout_math.group_lgo_sse`."""
+    :func:`trainer._holdout_blocks.group_lgo_sse`."""
     n = 19
     X, Y = make_data(n, 9, t, seed=8)
     if sizes is None:
@@ -170,7 +170,7 @@ def test_extractor_groups_equal_bruteforce(names, sizes, t):
 ])
 def test_group_move_scores_equal_group_refits(sizes, t):
     """Every extractor move's score equals the LGO SSE of an explicit refit, before and after
-    a block step (each path of :func:`trainer._holdout_math.group_lgo_sse`)."""
+    a block step (each path of :func:`trainer._holdout_blocks.group_lgo_sse`)."""
     n, lam = 19, 0.6
     X, Y = make_data(n, 9, t, seed=len(sizes) + t)
     groups = np.random.default_rng(t).permutation(np.repeat(np.arange(len(sizes)), sizes)[:n])
