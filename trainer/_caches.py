@@ -187,7 +187,7 @@ class RowBlock:
                     scores[sel] += (hm.candidate_lgo_sse(R[n1:], hc, P, sigma, lam)[cols]
                                     if full else hm.candidate_lgo_sse(
                                         R[n1:, cols], hc, P[cols], sigma[cols], lam,
-                                        U=hc.U[:, cols]))
+                                        cols=cols))
             else:
                 S = grams[int(m)]
                 if n1:

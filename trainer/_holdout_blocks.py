@@ -13,8 +13,8 @@ import numpy as np
 
 from . import _batched as bt
 from . import _group_math as gm
-from ._holdout_math import (COL_BLOCK, ROW_BLOCK, HoldoutCaches, _chunks, _run, _view,
-                            holdout_sse_per_target)
+from ._holdout_math import (COL_BLOCK, ROW_BLOCK, SMALL_GROUP, HoldoutCaches, _chunks, _run,
+                            _view, holdout_sse_per_target)
 
 
 def group_grams(R4, U4, F3, PJ, out):
@@ -199,7 +199,7 @@ def group_lgo_sse(R_h, E_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=4 * 
             grams = bt.buffers("lgo-grams", np.float64, (4, mb, mb, g, c))[0]
             for g0 in range(0, g, sub):
                 s, e = a + g0 * m, min(a + (g0 + sub) * m, b)
-                V, W = _gather(R_h, hc.U, s, e, m, idx[C])
+                V, W = _gather(hc, R_h, s, e, m, idx[C])
                 group_grams(V, W, _view(F, s, e, m), PJ[..., C], grams[:, :, :, g0:g0 + sub])
             out[C] = group_lgo_increments(grams, K[..., C], lam)
         return out
@@ -233,17 +233,27 @@ def group_lgo_sse(R_h, E_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=4 * 
     return total
 
 
-def _gather(R_h, U, s, e, m, sel):
-    """Columns ``sel`` (c, mb) of the grouped rows s..e of R and U as (g, m, mb, c) arrays,
-    column position first. Consecutive columns (extractors stored side by side, the usual
-    case) are a transposed copy into scratch buffers, 35% cheaper than a fancy-index gather."""
+def _gather(hc: HoldoutCaches, R_h, s, e, m, sel):
+    """V and W = B V: the columns ``sel`` (c, mb) of R and U on the grouped rows s..e, as
+    (g, m, mb, c) arrays, column position first. Consecutive columns (extractors stored side by
+    side, the usual case) are a transposed copy into a scratch buffer, 35% cheaper than a
+    fancy-index gather. W is formed from V for small groups, gathered from the U cache else."""
     c, mb = sel.shape
-    R3, U3 = _view(R_h, s, e, m), _view(U, s, e, m)
     lo = int(sel[0, 0])
-    if not np.array_equal(sel, lo + np.arange(c * mb).reshape(c, mb)):
-        cols = sel.T.ravel()
-        return (R3[:, :, cols].reshape(-1, m, mb, c), U3[:, :, cols].reshape(-1, m, mb, c))
-    out = bt.buffers("lgo-gather", R3.dtype, *[(R3.shape[0], m, mb, c)] * 2)
-    for A, dst in zip((R3, U3), out):
-        np.copyto(dst, A[:, :, lo:lo + c * mb].reshape(-1, m, c, mb).transpose(0, 1, 3, 2))
-    return out
+    contiguous = np.array_equal(sel, lo + np.arange(c * mb).reshape(c, mb))
+
+    def take(A3, tag):
+        if not contiguous:
+            return A3[:, :, sel.T.ravel()].reshape(-1, m, mb, c)
+        out = bt.buffers(tag, A3.dtype, (A3.shape[0], m, mb, c))[0]
+        np.copyto(out, A3[:, :, lo:lo + c * mb].reshape(-1, m, c, mb).transpose(0, 1, 3, 2))
+        return out
+
+    V = take(_view(R_h, s, e, m), "lgo-gather-v")
+    if m > SMALL_GROUP:
+        return V, take(_view(hc.U, s - hc.u_start, e - hc.u_start, m), "lgo-gather-w")
+    W = bt.buffers("lgo-gather-w", V.dtype, V.shape)[0]
+    g = V.shape[0]
+    np.matmul(hc.B_rows(s, e, m).astype(V.dtype, copy=False), V.reshape(g, m, mb * c),
+              out=W.reshape(g, m, mb * c))
+    return V, W

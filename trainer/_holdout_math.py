@@ -86,22 +86,50 @@ def group_layout(groups) -> GroupLayout:
     return GroupLayout(order, n_single, tuple(buckets), int(counts.size))
 
 
+#: Groups of up to SMALL_GROUP rows keep no U cache: U_Q = B_Q R_Q is formed where it is used
+#: (one batched product, 2 m flops per entry, no more than keeping a cache up to date costs),
+#: which saves its memory and its update. Larger groups cache U (publication I).
+SMALL_GROUP = 16
+
+
 @dataclass
 class HoldoutCaches:
-    """Caches of the rows in groups of >= 2: B (per bucket, (g, m, m)), U = blockdiag(B) R and
-    the hold-out residuals F = blockdiag(B) E (rows ``layout.n_single`` onwards)."""
+    """Caches of the rows in groups of >= 2 (rows ``layout.n_single`` onwards): B (per bucket,
+    (g, m, m)), the hold-out residuals F = blockdiag(B) E and, for the groups of more than
+    ``SMALL_GROUP`` rows (grouped rows ``u_start`` onwards), U = blockdiag(B) R."""
 
     layout: GroupLayout
     B: list
     U: np.ndarray
     F: np.ndarray
+    u_start: int
+
+    def B_rows(self, s: int, e: int, m: int) -> np.ndarray:
+        """B of the groups in grouped rows s..e (whole groups of one bucket of size m)."""
+        for (bm, a, b), B in zip(self.layout.buckets, self.B):
+            if bm == m and a <= s < b:
+                return B[(s - a) // m:(e - a) // m]
+        raise IndexError(f"rows {s}..{e} are not whole groups of {m} rows")
 
 
 def init_holdout(layout: GroupLayout, R: np.ndarray, E: np.ndarray) -> HoldoutCaches:
-    """Caches for S = {} (H = I): B_Q = I, U = R, F = E on the grouped rows."""
+    """Caches for S = {} (H = I): B_Q = I, U = R (large groups), F = E on the grouped rows."""
     n1 = layout.n_single
     B = [np.broadcast_to(np.eye(m), ((b - a) // m, m, m)).copy() for m, a, b in layout.buckets]
-    return HoldoutCaches(layout, B, R[n1:].copy(), np.asarray(E[n1:], dtype=np.float64).copy())
+    u_start = next((a for m, a, _ in layout.buckets if m > SMALL_GROUP), R.shape[0] - n1)
+    return HoldoutCaches(layout, B, R[n1 + u_start:].copy(),
+                         np.asarray(E[n1:], dtype=np.float64).copy(), u_start)
+
+
+def u_rows(hc: HoldoutCaches, R_h, U_h, s: int, e: int, m: int, tag: str) -> np.ndarray:
+    """U = blockdiag(B) R on the grouped rows s..e (whole groups of m) as (g, m, columns):
+    ``R_h`` and ``U_h`` hold the same columns of the grouped rows of R and of the U cache.
+    Small groups: formed from R into a scratch buffer under ``tag``; larger: a cache view."""
+    if m > SMALL_GROUP:
+        return _view(U_h, s - hc.u_start, e - hc.u_start, m)
+    R3 = _view(R_h, s, e, m)
+    out = bt.buffers(tag, R3.dtype, R3.shape)[0]
+    return np.matmul(hc.B_rows(s, e, m).astype(R3.dtype, copy=False), R3, out=out)
 
 
 def _view(A: np.ndarray, start: int, stop: int, m: int) -> np.ndarray:
@@ -189,15 +217,15 @@ def _expanded_terms(R3, U3, F3, Pt, out):
     return s, uu, cross, vv
 
 
-def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, U=None,
+def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, cols=None,
                       row_block=ROW_BLOCK, col_block=COL_BLOCK):
     """LGO SSE over the grouped rows after adding each candidate column (d,).
 
-    ``R_h`` holds the grouped rows of R (``U`` the same columns of hc.U; default hc.U), ``P``
-    and ``sigma`` the candidates' rows. Identity: sum over chunks of whole groups of
+    ``R_h`` holds the grouped rows of R (all columns, or the columns ``cols``), ``P`` and
+    ``sigma`` the candidates' rows. Identity: sum over chunks of whole groups of
     :func:`candidate_lgo_sse_partial`, plus sum_Q ||F_Q||^2. Chunks run on the trainer's threads.
     """
-    U = hc.U if U is None else U
+    U_h = hc.U if cols is None else hc.U[:, cols]
     d = R_h.shape[1]
     dtype = R_h.dtype
     w = (1.0 / (lam + np.maximum(sigma, 0.0))).astype(dtype)
@@ -207,7 +235,8 @@ def candidate_lgo_sse(R_h, hc: HoldoutCaches, P, sigma, lam, *, U=None,
 
     def part(piece):
         m, a, b = piece
-        R3, U3, F3 = _view(R_h, a, b, m), _view(U, a, b, m), _view(F, a, b, m)
+        R3, F3 = _view(R_h, a, b, m), _view(F, a, b, m)
+        U3 = u_rows(hc, R_h, U_h, a, b, m, "lgo-u")
         out = np.empty(d)
         for J in blocks:
             out[J] = candidate_lgo_sse_partial(R3[:, :, J], U3[:, :, J], F3, Pt[:, J], w[J], lam)
@@ -231,8 +260,13 @@ def _run(func, items) -> list:
 def holdout_save(hc: HoldoutCaches, R: np.ndarray, J) -> tuple:
     """Before adding the columns J: W = U[:, J] and the old R[:, J] on the grouped rows."""
     J = np.asarray(J, dtype=np.intp)
-    return (np.asarray(hc.U[:, J], dtype=np.float64),
-            np.asarray(R[hc.layout.n_single:, J], dtype=np.float64))
+    RJ = np.asarray(R[hc.layout.n_single:, J], dtype=np.float64)
+    W = np.empty_like(RJ)
+    for (m, a, b), B in zip(hc.layout.buckets, hc.B):
+        if m <= SMALL_GROUP:
+            np.matmul(B, _view(RJ, a, b, m), out=_view(W, a, b, m))
+    W[hc.u_start:] = hc.U[:, J]
+    return W, RJ
 
 
 #: Groups of up to RECOMPUTE_U x (columns added) rows get U = B R' recomputed (2 m flops per
@@ -246,10 +280,10 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
 
     ``R``, ``E`` are the updated caches (block rows); ``saved`` is :func:`holdout_save`'s
     result; ``Rr`` = R^T X_J (d x mb, before the update) and ``K_inv`` = K^{-1} as returned by
-    ``add_feature`` / ``add_group``. Per chunk of groups: M = K - V^T W, B += W M^{-1} W^T,
-    F = B E, and U += W (M^{-1} W^T R' - K^{-1} Rr^T), or, for groups of at most
-    ``RECOMPUTE_U`` mb rows, U = B R' (one batched product; cheaper there, and U carries no
-    accumulated round-off). Cost O(n d min(m, mb) + n m (m + t)).
+    ``add_feature`` / ``add_group``. Per bucket: M = K - V^T W, B += W M^{-1} W^T, F = B E;
+    then on the rows of the cached (large) groups U += W (M^{-1} W^T R' - K^{-1} Rr^T), or, for
+    groups of at most ``RECOMPUTE_U`` mb rows, U = B R' (one batched product; cheaper there,
+    and U carries no accumulated round-off). Cost O(n d min(m, mb) + n m (m + t)).
     """
     W_all, RJ_all = saved
     n1 = hc.layout.n_single
@@ -280,7 +314,7 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
         a = max(x for x in starts if x <= s)
         G = slice((s - a) // m, (e - a) // m)
         _, B, Mi = M_inv[a]
-        R3, U3 = _view(R_h, s, e, m), _view(hc.U, s, e, m)
+        R3, U3 = _view(R_h, s, e, m), _view(hc.U, s - hc.u_start, e - hc.u_start, m)
         if m <= RECOMPUTE_U * mb:                      # U = blockdiag(B) R' afresh
             np.matmul(B[G].astype(dtype), R3, out=U3)
         else:
@@ -291,4 +325,4 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
             T -= KRr                                   # M^{-1} W^T R' - K^{-1} Rr^T
             U3 += bt.bmm(W, T, out=step)
 
-    _run(update, _chunks(hc.layout, row_block))
+    _run(update, [p for p in _chunks(hc.layout, row_block) if p[0] > SMALL_GROUP])

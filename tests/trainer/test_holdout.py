@@ -59,13 +59,15 @@ def test_candidate_scores_equal_group_refits(kind, n, d, t):
                                    rtol=1e-10)
 
 
-@pytest.mark.parametrize("n,kind", [(20, "mixed"), (80, "two")])
-def test_caches_stay_equal_to_their_definition(n, kind):
-    """After rank-one and block steps, B_Q = (lam G_QQ)^{-1} and U = blockdiag(B) R: small
-    groups recompute U = B R', groups of 40 rows (> RECOMPUTE_U x 2) take the rank-mb update."""
-    assert 40 > hm.RECOMPUTE_U * 2
+@pytest.mark.parametrize("sizes", [[1, 2, 3, 1, 4, 2, 1, 3, 3], [40, 40], [20, 20, 3, 2, 1]])
+def test_caches_stay_equal_to_their_definition(sizes):
+    """After rank-one and block steps, B_Q = (lam G_QQ)^{-1}, F_Q = B_Q E_Q and, for groups of
+    more than SMALL_GROUP rows, the cached U = blockdiag(B) R: refreshed as B R' (groups of 20,
+    <= RECOMPUTE_U x 2 rows) or by the rank-mb update (groups of 40); small groups cache no U."""
+    assert 20 > hm.SMALL_GROUP and 20 <= hm.RECOMPUTE_U * 2 < 40
+    n = sum(sizes)
     X, Y = make_data(n, 8, 2, seed=5)
-    groups = make_groups(n, kind, seed=1)
+    groups = np.random.default_rng(1).permutation(np.repeat(np.arange(len(sizes)), sizes))
     lam = 0.3
     block = CacheBlock(X, Y, Preprocessing.fit(X, Y, False, False), np.float64, groups=groups)
     for J in ([1], [3, 5], [0]):
@@ -74,12 +76,16 @@ def test_caches_stay_equal_to_their_definition(n, kind):
     Xo = X[block.rows]
     H = lam * np.linalg.inv(Xo[:, S] @ Xo[:, S].T + lam * np.eye(n))
     hc, n1 = block.holdout, block.n_single
+    assert hc.U.shape[0] == sum(s for s in sizes if s > hm.SMALL_GROUP)
     for (m, a, b), B in zip(hc.layout.buckets, hc.B):
         for g in range((b - a) // m):
             rows = slice(n1 + a + g * m, n1 + a + (g + 1) * m)
             np.testing.assert_allclose(B[g], np.linalg.inv(H[rows, rows]), rtol=1e-9, atol=1e-12)
-            np.testing.assert_allclose(hc.U[a + g * m:a + (g + 1) * m],
-                                       B[g] @ block.R[rows], rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(hc.F[rows.start - n1:rows.stop - n1],
+                                       B[g] @ block.E[rows], rtol=1e-9, atol=1e-12)
+            if m > hm.SMALL_GROUP:
+                u = slice(rows.start - n1 - hc.u_start, rows.stop - n1 - hc.u_start)
+                np.testing.assert_allclose(hc.U[u], B[g] @ block.R[rows], rtol=1e-9, atol=1e-12)
 
 
 @pytest.mark.parametrize("kind", ["mixed", "equal"])
