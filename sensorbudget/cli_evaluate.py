@@ -8,12 +8,16 @@ from pathlib import Path
 import click
 
 from ._errors import CliError, handle_errors
+from .cli_groups import RECORDING, group_column
 
-TASKS = ("auto", "regression", "multilabel", "multiclass")
-METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso")
+TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
+METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso", "greedy-rank")
+DEFAULT_METHODS = {"ranking": ["greedy-rank", "greedy-joint"]}
 
 
 def _methods(ctx, param, value):
+    if value is None:
+        return None
     names = [m.strip() for m in value.split(",") if m.strip()]
     bad = [m for m in names if m not in METHOD_NAMES]
     if bad or not names:
@@ -32,9 +36,10 @@ def _budgets(ctx, param, value):
         raise click.BadParameter(str(exc), ctx, param) from None
 
 
-def _load(data, sensors, unit, table_options):
+def _load(data, sensors, unit, table_options, groups):
     """(EvalData, cost kwargs, task): a sensorbudget feature table (or recordings with
-    --sensors) keeps its sensor costs and recording groups; other files via load_table."""
+    --sensors) keeps its sensor costs and recording groups; other files via load_table, with
+    ``--groups COLUMN`` as the groups (recordings, subjects; query ids for ranking)."""
     from trainer.evaluation import EvalData
     from trainer.feature_set import FeatureSet, is_feature_file, load_feature_set
 
@@ -46,6 +51,9 @@ def _load(data, sensors, unit, table_options):
     if fs is not None:
         from trainer.sensor_budget import cost_kwargs_from_feature_set
 
+        if groups not in (None, RECORDING):
+            raise CliError(f"--groups {groups!r}: windows of recordings are grouped with "
+                           f"--groups recording (the default for recordings)")
         costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
         return EvalData(fs.X.astype(float), fs.Y, fs.task, list(fs.target_names),
                         groups=fs.groups), costs, fs.task
@@ -53,10 +61,15 @@ def _load(data, sensors, unit, table_options):
 
     if unit != "feature":
         raise CliError(f"--unit {unit} needs sensor information (--sensors or a feature table)")
-    table = load_table(data, **table_options)
+    if groups == RECORDING:
+        raise CliError("--groups recording needs recordings (--sensors sensors.toml) or a "
+                       "feature table written by 'sensorbudget features'; for a table, give "
+                       "the name of its group column")
+    table = load_table(data, groups=group_column(groups), **table_options)
     if table.dropped_rows:
         click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
-    return EvalData(table.X, table.Y, table.task, list(table.target_names)), {}, table.task
+    return (EvalData(table.X, table.Y, table.task, list(table.target_names), groups=table.groups),
+            {}, table.task)
 
 
 @click.command("evaluate", short_help="Nested cross-validation of selection methods.")
@@ -70,14 +83,19 @@ def _load(data, sensors, unit, table_options):
                    "the units) or cost limits (price:5, energy:0.2, time:1, sensors:2).")
 @click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True,
               help="Outer cross-validation folds.")
-@click.option("--methods", default=",".join(METHOD_NAMES), show_default=True, callback=_methods,
-              help="Comma list of methods to compare.")
+@click.option("--methods", default=None, callback=_methods,
+              help="Comma list of methods to compare (greedy-joint, greedy-separate, mtlasso, "
+                   "greedy-rank) [default: the first three; ranking: greedy-rank,greedy-joint].")
 @click.option("--target", "targets", multiple=True, help="Target column name (repeatable).")
 @click.option("--labels", type=int, default=None, help="The last L columns are 0/1 labels.")
 @click.option("--xml", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Mulan XML file naming the label columns.")
 @click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
-              help="auto = multilabel for --labels/--xml, else regression.")
+              help="auto = multilabel for --labels/--xml, else regression. ranking: --groups "
+                   "names the query ids; scored by pairwise ranking error within queries.")
+@click.option("--groups", default=None, metavar="COLUMN|recording",
+              help="Rows sharing this id stay in one fold (a CSV/ARFF column or NPZ array; "
+                   "recordings: 'recording', the default); the query ids for --task ranking.")
 @click.option("--lam", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Fixed ridge parameter; default: LOO over 2^-15..2^15 per fold and budget.")
 @click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,
@@ -101,7 +119,7 @@ def _load(data, sensors, unit, table_options):
               help="Write report.md, curves.png, summary.csv, wilcoxon.csv, results.json here.")
 @handle_errors
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml, task,
-                     lam, compress_labels, label_subset, no_intercept, no_standardize, sep,
+                     groups, lam, compress_labels, label_subset, no_intercept, no_standardize, sep,
                      decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
@@ -111,10 +129,13 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                    decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
                    na_value=na_value)
-    evdata, costs, found_task = _load(data, sensors, unit, options)
+    if task == "ranking" and groups is None:
+        raise CliError("--task ranking needs --groups COLUMN (the query id of every row)")
+    evdata, costs, found_task = _load(data, sensors, unit, options, groups)
     if task == "auto":
         task = "multilabel" if (labels or xml) else found_task
     evdata.task = task
+    methods = methods or DEFAULT_METHODS.get(task, list(METHOD_NAMES[:3]))
     bad = [f for f in only_folds if f >= folds]
     if bad:
         raise CliError(f"--fold {bad[0]} is outside 0..{folds - 1}")
@@ -131,7 +152,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                           progress=lambda done, total: bar.update(done - bar.pos))
     click.echo(summary_table(result))
     for t in wilcoxon_tests(result):
-        if t["measure"] in ("macro_auc", "mse", "hamming_loss"):
+        if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
             click.echo(f"wilcoxon {t['measure']} {t['budget']}: {t['a']} vs {t['b']} "
                        f"p={t['p_value']:.4g} better={t['better']}")
     if report is not None:
@@ -150,8 +171,9 @@ def _notes(setup, evdata, grouped) -> list:
         notes.append(f"every method learned {setup.label_subset} ML-CSSP labels; the others "
                      f"reconstructed by Y_C^+ Y")
     if grouped:
-        notes.append("folds keep the windows of one recording together (group K-fold)")
+        notes.append("folds keep the rows of one group (recording, subject or query) together "
+                     "(group K-fold)")
     elif evdata.groups is not None:
-        notes.append("fewer recordings than folds: windows of one recording are split across "
-                     "folds (neighbouring windows overlap, so scores are optimistic)")
+        notes.append("fewer groups than folds: rows of one group are split across folds "
+                     "(neighbouring windows of a recording overlap, so scores are optimistic)")
     return notes

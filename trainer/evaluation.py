@@ -8,6 +8,11 @@ Budgets are counts of selection units (features, or extractors when extractor gr
 given), fractions of the units (``low``/``med``/``high`` = 10%/45%/80%, the paper's), or cost
 limits (``price:5``, ``energy:0.2``, ``time:1``, ``sensors:2``).
 
+Ranking (``task="ranking"``): ``groups`` are the query ids; folds keep queries whole, the
+measures are the pairwise ranking error and the pairwise squared error within queries
+(:mod:`trainer.ranking_metrics`), and the method "greedy-rank" (:class:`trainer.ranking.
+GreedyRankMethod`) selects by leave-query-out error with the training fold's query ids.
+
 Greedy methods at count budgets use the nesting of the greedy path at a fixed lambda: one path
 per grid lambda to the largest budget K gives every smaller budget as a prefix; for budget k the
 lambda with the lowest LOO error after k steps is taken and ridge weights are refitted on the
@@ -19,233 +24,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from . import baselines, label_compression
-from ._rls_math import ridge_weights
-from .costs import build_plan
-from .errors import TrainerError
-from .estimators import GreedyRLS
-from .metrics import MULTILABEL_MEASURES, REGRESSION_MEASURES, multilabel_scores, regression_scores
-from .selection import LAMBDA_GRID
+from . import label_compression
 from .bundle import json_default
+from .errors import TrainerError
+from .eval_methods import (COST_KEYS, LIMIT_PARAMS, PRESETS, Budget, GreedyJoint,
+                           GreedySeparate, Model, MTLasso, Setup, _plan, get_method,
+                           parse_budgets, prefix_models, ridge_refit)
+from .metrics import MULTILABEL_MEASURES, REGRESSION_MEASURES, multilabel_scores, regression_scores
+from .ranking_metrics import RANKING_MEASURES, ranking_scores
 
-PRESETS = {"low": 0.10, "med": 0.45, "high": 0.80}
-LIMIT_PARAMS = {"price": "max_cost", "energy": "max_energy", "time": "max_time",
-                "sensors": "max_sensors"}
-COST_KEYS = ("extractors", "extractor_costs", "extractor_sensors", "sensor_costs")
-
-
-@dataclass(frozen=True)
-class Budget:
-    """One budget: ``kind`` is "count", "fraction" or a cost kind of :data:`LIMIT_PARAMS`."""
-
-    kind: str
-    value: float
-    label: str
-
-    def count(self, n_units: int):
-        """Number of units for count/fraction budgets (at least 1), None for cost budgets."""
-        if self.kind == "count":
-            return int(min(self.value, n_units))
-        if self.kind == "fraction":
-            return max(1, min(n_units, int(math.floor(self.value * n_units + 0.5))))
-        return None
-
-
-def parse_budgets(spec: str) -> list:
-    """Budgets from "low,med,high", "3,5,10" (counts), "0.1,0.5" or "10%" (fractions) or
-    "price:5,energy:0.2" (cost limits); raises :class:`TrainerError` for anything else."""
-    out = []
-    for item in (s.strip() for s in str(spec).split(",")):
-        if not item:
-            continue
-        if item in PRESETS:
-            out.append(Budget("fraction", PRESETS[item], item))
-            continue
-        kind, _, text = item.rpartition(":") if ":" in item else ("", "", item)
-        try:
-            value = float(text.rstrip("%")) / (100 if text.endswith("%") else 1)
-        except ValueError:
-            raise TrainerError(f"budget {item!r} is not a count, fraction, low/med/high or "
-                               f"KIND:VALUE with KIND in {sorted(LIMIT_PARAMS)}") from None
-        if kind:
-            if kind not in LIMIT_PARAMS or value < 0:
-                raise TrainerError(f"budget {item!r}: cost kind must be one of "
-                                   f"{sorted(LIMIT_PARAMS)} and the value >= 0")
-            out.append(Budget(kind, value, item))
-        elif text.endswith("%") or (0 < value < 1):
-            if not 0 < value <= 1:
-                raise TrainerError(f"budget {item!r}: a fraction must be in (0, 1]")
-            out.append(Budget("fraction", value, item))
-        elif value >= 1 and value == int(value):
-            out.append(Budget("count", int(value), item))
-        else:
-            raise TrainerError(f"budget {item!r} must be a positive integer count or a fraction")
-    if not out:
-        raise TrainerError(f"no budgets in {spec!r}")
-    return out
-
-
-@dataclass
-class Setup:
-    """Options shared by the methods of one evaluation."""
-
-    task: str = "multilabel"
-    fit_intercept: bool = True
-    standardize: bool = True
-    lam: float | None = None
-    dtype: str = "float64"
-    cost_kwargs: dict = field(default_factory=dict)
-    compress_energy: float | None = None
-    label_subset: int | None = None
-    seed: int = 0
-
-    def estimator_kwargs(self) -> dict:
-        return dict(fit_intercept=self.fit_intercept, standardize=self.standardize,
-                    dtype=self.dtype, **{k: v for k, v in self.cost_kwargs.items()
-                                         if k in COST_KEYS and v is not None})
-
-
-@dataclass
-class Model:
-    """A fitted model at one budget: predictions X[:, features] @ coef + intercept."""
-
-    features: list
-    coef: np.ndarray
-    intercept: np.ndarray
-    lam: object = None
-    exact: bool = True
-
-    def predict(self, X):
-        return np.asarray(X, dtype=np.float64)[:, self.features] @ self.coef + self.intercept
-
-
-def ridge_refit(X, Y, features, lam, x_mean, x_scale, fit_intercept) -> Model:
-    """Ridge on the standardized columns ``features`` (the estimator's convention), weights in
-    original units."""
-    f = np.asarray(features, dtype=np.intp)
-    y_mean = Y.mean(axis=0) if fit_intercept else np.zeros(Y.shape[1])
-    W = ridge_weights((X[:, f] - x_mean[f]) / x_scale[f], Y - y_mean, lam)
-    coef = W / x_scale[f][:, None]
-    return Model(list(map(int, f)), coef, y_mean - x_mean[f] @ coef, lam=float(lam))
-
-
-def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
-    """{k: Model} for every k in ``counts``: one greedy path per grid lambda to max(counts);
-    per k the lambda with the lowest LOO MSE after k steps (ties to the smaller lambda) and
-    ridge weights for ``Y_fit`` on its first k picks."""
-    K = max(counts)
-    grid = LAMBDA_GRID if setup.lam is None else (float(setup.lam),)
-    fits = [GreedyRLS(budget=K, lam=v, strategy="error", **setup.estimator_kwargs()).fit(X, Y_sel)
-            for v in grid]
-    out = {}
-    for k in sorted(set(counts)):
-        def loo(est, k=k):
-            return est.path_[min(k, len(est.path_)) - 1]["loo_mse"]
-        best = min(fits, key=lambda e: (loo(e), e.lam_))
-        feats = [f for entry in best.path_[:k] for f in entry["added"]]
-        out[k] = ridge_refit(X, Y_fit, feats, best.lam_, best.x_mean_, best.x_scale_,
-                             setup.fit_intercept)
-    return out
-
-
-def _cost_models(X, Y_sel, Y_fit, budget: Budget, setup: Setup, mode="joint") -> Model:
-    est = GreedyRLS(budget=None, lam=setup.lam, mode=mode, **setup.estimator_kwargs(),
-                    **{LIMIT_PARAMS[budget.kind]: budget.value}).fit(X, Y_sel)
-    if mode == "separate":
-        return Model(list(map(int, est.selected_)), est.coef_, est.intercept_,
-                     lam=est.lam_.tolist())
-    return ridge_refit(X, Y_fit, est.selected_, est.lam_, est.x_mean_, est.x_scale_,
-                       setup.fit_intercept)
-
-
-def _plan(setup: Setup, n_features: int):
-    kw = {k: setup.cost_kwargs.get(k) for k in COST_KEYS}
-    return build_plan(n_features, feature_names=setup.cost_kwargs.get("feature_names"), **kw)
-
-
-class GreedyJoint:
-    """One shared feature set for all targets (Type II); optional SVD-compressed criterion."""
-
-    name = "greedy-joint"
-
-    def fit_predict(self, X, Y, budgets, setup: Setup) -> list:
-        Y_sel = Y
-        if setup.compress_energy is not None:
-            Y_sel, _ = label_compression.compress_targets(
-                Y, setup.compress_energy, center=setup.fit_intercept)
-        n_units = _plan(setup, X.shape[1]).n_extractors
-        counts = [b.count(n_units) for b in budgets if b.count(n_units) is not None]
-        prefix = prefix_models(X, Y_sel, Y, counts, setup) if counts else {}
-        return [prefix[b.count(n_units)] if b.count(n_units) is not None
-                else _cost_models(X, Y_sel, Y, b, setup) for b in budgets]
-
-
-class _Separate(Model):
-    """Per-target models side by side (columns of the prediction)."""
-
-    def __init__(self, models):
-        self.models = models
-        feats = sorted({f for m in models for f in m.features})
-        super().__init__(feats, None, None, lam=[m.lam for m in models],
-                         exact=all(m.exact for m in models))
-
-    def predict(self, X):
-        return np.column_stack([m.predict(X) for m in self.models])
-
-
-class GreedySeparate:
-    """Each target its own feature set of the same size (Type I), single-target greedy RLS."""
-
-    name = "greedy-separate"
-
-    def fit_predict(self, X, Y, budgets, setup: Setup) -> list:
-        n_units = _plan(setup, X.shape[1]).n_extractors
-        counts = [b.count(n_units) for b in budgets if b.count(n_units) is not None]
-        per_target = [prefix_models(X, Y[:, [q]], Y[:, [q]], counts, setup) if counts else {}
-                      for q in range(Y.shape[1])]
-        return [_Separate([p[b.count(n_units)] for p in per_target])
-                if b.count(n_units) is not None
-                else _cost_models(X, Y, Y, b, setup, mode="separate") for b in budgets]
-
-
-class MTLasso:
-    """Multi-task lasso (L1,2) with alpha searched per budget (:mod:`trainer.baselines`)."""
-
-    name = "mtlasso"
-
-    def fit_predict(self, X, Y, budgets, setup: Setup) -> list:
-        ext = setup.cost_kwargs.get("extractors")
-        if ext is not None and len({str(e) for e in ext}) < len(ext):
-            raise TrainerError("mtlasso selects single features; it cannot be used with "
-                               "extractor groups (use --unit feature)")
-        out = []
-        for b in budgets:
-            k = b.count(X.shape[1])
-            if k is None:
-                raise TrainerError(f"mtlasso supports count/fraction budgets only, not {b.label!r}")
-            fit = baselines.mtlasso_to_budget(X, Y, k, fit_intercept=setup.fit_intercept,
-                                              standardize=setup.standardize)
-            out.append(Model(list(map(int, fit.selected)), fit.coef, fit.intercept,
-                             lam=fit.alpha, exact=fit.exact))
-        return out
-
-
-METHODS = {m.name: m for m in (GreedyJoint, GreedySeparate, MTLasso)}
-
-
-def get_method(name_or_method):
-    """A method instance from its registry name (or the object itself)."""
-    if not isinstance(name_or_method, str):
-        return name_or_method
-    if name_or_method not in METHODS:
-        raise TrainerError(f"unknown method {name_or_method!r}; choose from {sorted(METHODS)}")
-    return METHODS[name_or_method]()
+__all__ = ["COST_KEYS", "LIMIT_PARAMS", "PRESETS", "Budget", "EvalData", "EvaluationResult",
+           "GreedyJoint", "GreedySeparate", "MTLasso", "Model", "Setup", "encode_targets",
+           "evaluate", "get_method", "make_folds", "parse_budgets", "prefix_models",
+           "ridge_refit", "run_fold"]
 
 
 @dataclass
@@ -293,7 +89,8 @@ def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list
         cols = label_compression.mlcssp_select(T, setup.label_subset, setup.seed)
         B = label_compression.reconstruction_matrix(T, cols)
         T = T[:, cols]
-    models = method.fit_predict(X_tr, T, budgets, setup)
+    extra = {"groups": data.groups[train]} if getattr(method, "uses_groups", False) else {}
+    models = method.fit_predict(X_tr, T, budgets, setup, **extra)
     rows = []
     plan = _plan(setup, data.X.shape[1])
     for budget, model in zip(budgets, models):
@@ -301,6 +98,9 @@ def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list
         scores = scores if B is None else label_compression.reconstruct(scores, B)
         if setup.task in ("multilabel", "multiclass"):
             values = multilabel_scores(data.Y[test], scores)
+        elif setup.task == "ranking":
+            values = ranking_scores(data.Y[test], scores.reshape(data.Y[test].shape),
+                                    data.groups[test])
         else:
             values = regression_scores(data.Y[test], scores, data.target_names)
         ext = sorted({e for f in model.features for e in plan.needs[f]})
@@ -340,6 +140,7 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
     methods = [get_method(m) for m in methods]
     if data.task in ("multilabel", "multiclass") and not np.isin(data.Y, (0, 1)).all():
         raise TrainerError("multi-label evaluation needs 0/1 label columns")
+    _check_ranking(data, methods, folds)
     splits = make_folds(len(data.X), folds, setup.seed, data.groups)
     todo = [i for i in range(folds) if only_folds is None or i in set(only_folds)]
     config = {"folds": folds, "budgets": [asdict(b) for b in budgets],
@@ -366,9 +167,25 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
             if progress is not None:
                 progress(done, total)
     measures = list(MULTILABEL_MEASURES if setup.task in ("multilabel", "multiclass")
-                    else REGRESSION_MEASURES)
+                    else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
     return EvaluationResult(records, config, measures, [m.name for m in methods],
                             [b.label for b in budgets])
+
+
+def _check_ranking(data: EvalData, methods, folds: int) -> None:
+    """Ranking needs query ids, at least ``folds`` queries (folds keep them whole), and
+    methods that need query ids need a ranking task."""
+    grouped = [m.name for m in methods if getattr(m, "uses_groups", False)]
+    if data.task != "ranking":
+        if grouped:
+            raise TrainerError(f"method {grouped[0]!r} needs task 'ranking' (query ids as groups)")
+        return
+    if data.groups is None:
+        raise TrainerError("ranking evaluation needs query ids (groups)")
+    n_queries = np.unique(data.groups).size
+    if n_queries < folds:
+        raise TrainerError(f"ranking evaluation has {n_queries} queries; folds={folds} needs at "
+                           f"least {folds} (folds keep queries whole)")
 
 
 def _cache_file(cache_dir, key, fold, method) -> Path:

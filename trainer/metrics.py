@@ -37,7 +37,8 @@ REGRESSION_MEASURES = ("mse", "mae", "r2")
 HIGHER_IS_BETTER = {"accuracy": True, "macro_auc": True, "r2": True}
 LABELS = {"zero_one_loss": "0/1 loss", "hamming_loss": "Hamming loss", "accuracy": "accuracy",
           "one_error": "one-error", "coverage": "coverage", "ranking_loss": "ranking loss",
-          "macro_auc": "macro-AUC", "mse": "MSE", "mae": "MAE", "r2": "R²"}
+          "macro_auc": "macro-AUC", "mse": "MSE", "mae": "MAE", "r2": "R²",
+          "pairwise_error": "pairwise ranking error", "pairwise_sq_error": "pairwise sq. error"}
 
 
 def higher_is_better(measure: str) -> bool:

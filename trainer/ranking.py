@@ -112,9 +112,10 @@ class GreedyRankMethod:
     training fold's query ids (``groups``); for :func:`trainer.evaluation.evaluate`."""
 
     name = "greedy-rank"
+    uses_groups = True
 
     def fit_predict(self, X, Y, budgets, setup, groups=None) -> list:
-        from .evaluation import Model, _plan
+        from .eval_methods import Model, _plan
 
         n_units = _plan(setup, X.shape[1]).n_extractors
         kwargs = {k: v for k, v in setup.estimator_kwargs().items() if k != "fit_intercept"}
@@ -129,6 +130,6 @@ class GreedyRankMethod:
 
 
 def _limit_param(kind: str) -> str:
-    from .evaluation import LIMIT_PARAMS
+    from .eval_methods import LIMIT_PARAMS
 
     return LIMIT_PARAMS[kind]

@@ -74,11 +74,12 @@ def summary_table(result, measures=None) -> str:
     """Plain-text table: one line per (measure, budget), one "mean ± std" column per method."""
     summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
     measures = measures or result.measures
-    head = f"{'measure':<14}{'budget':<10}" + "".join(f"{m:>22}" for m in result.methods)
+    w = max([14] + [len(LABELS.get(m, m)) + 2 for m in measures])
+    head = f"{'measure':<{w}}{'budget':<10}" + "".join(f"{m:>22}" for m in result.methods)
     lines = [head]
     for measure, budget in itertools.product(measures, result.budgets):
         cells = [summary[(m, budget, measure)] for m in result.methods]
-        lines.append(f"{LABELS.get(measure, measure):<14}{budget:<10}" + "".join(
+        lines.append(f"{LABELS.get(measure, measure):<{w}}{budget:<10}" + "".join(
             f"{fmt(c['mean']) + ' ± ' + fmt(c['std']):>22}" for c in cells))
     return "\n".join(lines)
 

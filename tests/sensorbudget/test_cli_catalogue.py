@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -116,7 +115,7 @@ def _tampered_bundle(change):
     def prepare(w, tmp):
         import hashlib
 
-        from trainer.bundle import json_text, npz_bytes
+        from trainer.bundle import npz_bytes
         meta = json.loads((w["bundle"] / "model.json").read_text())
         with np.load(w["bundle"] / "weights.npz") as npz:
             arrays = {k: npz[k] for k in npz.files}

@@ -142,3 +142,41 @@ def test_emotions_two_folds(invoke):
     assert result.exit_code == 0, result.output
     auc = [line for line in result.output.splitlines() if line.startswith("macro-AUC")][0]
     assert 0.7 < float(auc.split()[2]) < 0.9
+
+
+@pytest.fixture
+def ranking_csv(tmp_path):
+    rng = np.random.default_rng(3)
+    qid = np.repeat(np.arange(8), 6)
+    X = rng.normal(size=(qid.size, 5))
+    rel = X[:, 0] - X[:, 2] + 0.2 * rng.normal(size=qid.size) + qid          # query offsets
+    lines = ["f0,f1,f2,f3,f4,rel,query"]
+    lines += [",".join([f"{v:.6f}" for v in x] + [f"{r:.6f}", f"q{q}"])
+              for x, r, q in zip(X, rel, qid)]
+    path = tmp_path / "rank.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_ranking_task(invoke, ranking_csv, tmp_path):
+    result = invoke([str(ranking_csv), "--target", "rel", "--groups", "query", "--task",
+                     "ranking", "--budgets", "1,2", "--folds", "4", "--report",
+                     str(tmp_path / "r")], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "pairwise_error" in result.output and "greedy-rank" in result.output
+    records = json.loads((tmp_path / "r" / "results.json").read_text())["records"]
+    rank = [r["pairwise_error"] for r in records
+            if r["method"] == "greedy-rank" and r["budget"] == "2"]
+    assert len(rank) == 4 and max(rank) < 0.2              # the two relevant features found
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--task", "ranking"], "--task ranking needs --groups COLUMN"),
+    (["--groups", "query", "--methods", "greedy-rank"], "needs task 'ranking'"),
+    (["--groups", "recording", "--task", "ranking"], "--groups recording needs recordings"),
+    (["--groups", "nope", "--task", "ranking"], "nope"),
+])
+def test_ranking_bad_inputs(invoke, ranking_csv, args, message):
+    result = invoke([str(ranking_csv), "--target", "rel", "--folds", "3", *args])
+    assert result.exit_code == 2, result.output
+    assert message in result.output and "Traceback" not in result.output

@@ -118,3 +118,43 @@ def test_evaluation_method_fits_per_budget():
 @parametrize_with_checks([GreedyRankRLS(budget=2)])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_evaluate_ranking_scores_each_fold_against_a_direct_refit():
+    """evaluate(task="ranking"): folds keep queries whole, and every greedy-rank record equals
+    GreedyRankRLS fitted on that fold's training rows (with their query ids) and scored by the
+    pairwise ranking error of the held-out queries."""
+    from trainer.evaluation import EvalData, evaluate, make_folds
+
+    X, y, qid = make_queries([6, 5, 7, 6, 8, 5], 8, seed=9)
+    data = EvalData(X, y[:, None], task="ranking", groups=qid)
+    result = evaluate(data, ["greedy-rank", "greedy-joint"], "2,4", folds=3)
+    assert result.measures == ["pairwise_error", "pairwise_sq_error"]
+    for i, (train, test) in enumerate(make_folds(len(y), 3, 0, qid)):
+        assert not set(qid[train]) & set(qid[test])
+        for k in (2, 4):
+            est = GreedyRankRLS(budget=k).fit(X[train], y[train], groups=qid[train])
+            s = est.predict(X[test])
+            rec = next(r for r in result.records if r["fold"] == i and r["budget"] == str(k)
+                       and r["method"] == "greedy-rank")
+            assert rec["pairwise_error"] == pytest.approx(
+                pairwise_ranking_error(y[test], s, qid[test]))
+            assert rec["pairwise_sq_error"] == pytest.approx(
+                pairwise_squared_error(y[test], s, qid[test]))
+    mean = {m: result.values(m, "4", "pairwise_error").mean() for m in result.methods}
+    assert mean["greedy-rank"] < 0.25
+
+
+@pytest.mark.parametrize("task,groups,methods,match", [
+    ("ranking", None, ["greedy-rank"], "needs query ids"),
+    ("regression", "q", ["greedy-rank"], "needs task 'ranking'"),
+    ("ranking", "few", ["greedy-joint"], "has 2 queries; folds=3"),
+])
+def test_evaluate_ranking_refuses(task, groups, methods, match):
+    from trainer.errors import TrainerError
+    from trainer.evaluation import EvalData, evaluate
+
+    X, y, qid = make_queries([6, 5, 7, 6], 8, seed=2)
+    g = {"q": qid, "few": qid % 2, None: None}[groups]
+    with pytest.raises(TrainerError, match=match):
+        evaluate(EvalData(X, y[:, None], task=task, groups=g), methods, "2", folds=3)
