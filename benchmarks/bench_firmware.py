@@ -57,7 +57,7 @@ def train_bundles(tmp: Path, quick: bool) -> list:
                                        extractors=extractors, sensors=sensors,
                                        extra={**structure, "classes": classes})
         save_bundle(tmp / f"cls{k}", meta, arrays)
-        out.append((f"activity (4 classes)", load_bundle(tmp / f"cls{k}")))
+        out.append(("activity (4 classes)", load_bundle(tmp / f"cls{k}")))
     acc = [i for i, s in enumerate(fs.feature_sensors) if s == "accel"]
     Y = X[:, [names.index(t) for t in GYRO_TARGETS]]
     acc_names = [names[i] for i in acc]

@@ -137,7 +137,6 @@ def test_malformed_frames_are_rejected(firmware, bm_bundle):
     from device_sim.protocol import encode_frame
 
     built = firmware(bm_bundle, "host")
-    plan = built.plan
     good = encode_frame(7, Cmd.HELLO)
     bad_crc = bytearray(encode_frame(8, Cmd.HELLO))
     bad_crc[-1] ^= 0xFF
