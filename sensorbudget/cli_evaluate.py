@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from ._errors import CliError, handle_errors
-from .cli_groups import RECORDING, group_column
+from .cli_groups import RECORDING, group_column, resolve_groups
 
 TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
 METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso", "greedy-rank")
@@ -51,9 +51,7 @@ def _load(data, sensors, unit, table_options, groups):
     if fs is not None:
         from trainer.sensor_budget import cost_kwargs_from_feature_set
 
-        if groups not in (None, RECORDING):
-            raise CliError(f"--groups {groups!r}: windows of recordings are grouped with "
-                           f"--groups recording (the default for recordings)")
+        resolve_groups(groups, {"fs": fs})          # raises for a column name
         costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
         return EvalData(fs.X.astype(float), fs.Y, fs.task, list(fs.target_names),
                         groups=fs.groups), costs, fs.task
@@ -62,9 +60,7 @@ def _load(data, sensors, unit, table_options, groups):
     if unit != "feature":
         raise CliError(f"--unit {unit} needs sensor information (--sensors or a feature table)")
     if groups == RECORDING:
-        raise CliError("--groups recording needs recordings (--sensors sensors.toml) or a "
-                       "feature table written by 'sensorbudget features'; for a table, give "
-                       "the name of its group column")
+        resolve_groups(groups, {"fs": None})        # raises: a table has no recordings
     table = load_table(data, groups=group_column(groups), **table_options)
     if table.dropped_rows:
         click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)

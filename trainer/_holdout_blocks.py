@@ -187,6 +187,26 @@ def group_lgo_sse(R_h, E_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=4 * 
     chunk = max(1, col_block // mb)
     cand = [slice(c0, min(c0 + chunk, n_cand)) for c0 in range(0, n_cand, chunk)]
     F = hc.F.astype(R_h.dtype, copy=False)
+    if any(m == 2 for m, _, _ in hc.layout.buckets):
+        T, Pw, mu = gm.group_whitening(np.asarray(S, dtype=np.float64), np.asarray(P)[idx], lam)
+        Tt = np.ascontiguousarray(T.transpose(0, 2, 1))
+
+    def pairs(a, b):
+        """Pairs a..b: sum of ||F'_Q||^2 - ||F_Q||^2 (the chunk's part of the increment)."""
+        Bq = hc.B_rows(a, b, 2)
+        det = Bq[:, 0, 0] * Bq[:, 1, 1] - Bq[:, 0, 1] ** 2                # H_QQ = B_Q^{-1}
+        H = np.stack([Bq[:, 1, 1], -Bq[:, 0, 1], -Bq[:, 0, 1], Bq[:, 0, 0]], axis=1)
+        H = (H / det[:, None]).reshape(-1, 2, 2)
+        E3 = _view(np.asarray(E_h[a:b], dtype=np.float64), 0, b - a, 2)
+        EE = np.matmul(E3, E3.transpose(0, 2, 1))
+        out, bad = np.empty(n_cand), np.zeros(n_cand, dtype=bool)
+        for C in cand:
+            out[C], bad[C] = pair_lgo_sse_partial(R_h[a:b][:, idx[C].ravel()],
+                                                  E_h[a:b].astype(R_h.dtype, copy=False), H,
+                                                  EE, Tt[C], Pw[C], mu[C])
+        out -= float(np.sum(hc.F[a:b] ** 2))
+        out[bad] = np.inf
+        return out
 
     def part(piece):
         m, a, b = piece
@@ -202,29 +222,6 @@ def group_lgo_sse(R_h, E_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=4 * 
                 V, W = _gather(hc, R_h, s, e, m, idx[C])
                 group_grams(V, W, _view(F, s, e, m), PJ[..., C], grams[:, :, :, g0:g0 + sub])
             out[C] = group_lgo_increments(grams, K[..., C], lam)
-        return out
-
-    if any(m == 2 for m, _, _ in hc.layout.buckets):
-        T, Pw, mu = gm.group_whitening(np.asarray(S, dtype=np.float64), np.asarray(P)[idx], lam)
-        Tt = np.ascontiguousarray(T.transpose(0, 2, 1))
-        pair_B = dict(zip([a for m, a, _ in hc.layout.buckets], hc.B))
-
-    def pairs(a, b):
-        """Pairs a..b: sum of ||F'_Q||^2 - ||F_Q||^2 (the chunk's part of the increment)."""
-        start = max(x for x in pair_B if x <= a)
-        Bq = pair_B[start][(a - start) // 2:(b - start) // 2]
-        det = Bq[:, 0, 0] * Bq[:, 1, 1] - Bq[:, 0, 1] ** 2                # H_QQ = B_Q^{-1}
-        H = np.stack([Bq[:, 1, 1], -Bq[:, 0, 1], -Bq[:, 0, 1], Bq[:, 0, 0]], axis=1)
-        H = (H / det[:, None]).reshape(-1, 2, 2)
-        E3 = _view(np.asarray(E_h, dtype=np.float64), a, b, 2)
-        EE = np.matmul(E3, E3.transpose(0, 2, 1))
-        out, bad = np.empty(n_cand), np.zeros(n_cand, dtype=bool)
-        for C in cand:
-            out[C], bad[C] = pair_lgo_sse_partial(R_h[a:b][:, idx[C].ravel()],
-                                                  E_h[a:b].astype(R_h.dtype, copy=False), H,
-                                                  EE, Tt[C], Pw[C], mu[C])
-        out -= float(np.sum(hc.F[a:b] ** 2))
-        out[bad] = np.inf
         return out
 
     total = np.full(n_cand, float(holdout_sse_per_target(hc).sum()))
@@ -252,8 +249,4 @@ def _gather(hc: HoldoutCaches, R_h, s, e, m, sel):
     V = take(_view(R_h, s, e, m), "lgo-gather-v")
     if m > SMALL_GROUP:
         return V, take(_view(hc.U, s - hc.u_start, e - hc.u_start, m), "lgo-gather-w")
-    W = bt.buffers("lgo-gather-w", V.dtype, V.shape)[0]
-    g = V.shape[0]
-    np.matmul(hc.B_rows(s, e, m).astype(V.dtype, copy=False), V.reshape(g, m, mb * c),
-              out=W.reshape(g, m, mb * c))
-    return V, W
+    return V, hc.times_B(s, e, m, V, "lgo-gather-w")

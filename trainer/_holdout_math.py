@@ -31,7 +31,8 @@ V = R_{Q,J}, W = U_{Q,J} = B_Q V and M_Q = K - V^T W (>= lam I, again a Schur co
     U_Q -> U_Q + W M_Q^{-1} (W^T R_Q - Rr^T) = U_Q + W (M_Q^{-1} W^T R'_Q - K^{-1} Rr^T)
 
 with Rr = R^T X_J and R' the updated R (the last form lets the caller update R first). For
-groups of up to ``RECOMPUTE_U`` m_b rows, U_Q = B_Q R'_Q is recomputed instead (cheaper there).
+groups of up to ``RECOMPUTE_U`` m_b rows, U_Q = B_Q R'_Q is recomputed instead (cheaper there);
+groups of up to ``SMALL_GROUP`` rows keep no U at all (formed from R where it is used).
 
 Rows are permuted so that groups are contiguous and bucketed by size (:func:`group_layout`);
 a bucket of g groups of m rows is then a (g, m, .) view. Every function is local to whole
@@ -104,12 +105,26 @@ class HoldoutCaches:
     F: np.ndarray
     u_start: int
 
+    def groups_of(self, s: int, e: int, m: int) -> tuple:
+        """(bucket index, slice of its groups) of the grouped rows s..e (whole groups of m)."""
+        for i, (bm, a, b) in enumerate(self.layout.buckets):
+            if bm == m and a <= s < b:
+                return i, slice((s - a) // m, (e - a) // m)
+        raise IndexError(f"rows {s}..{e} are not whole groups of {m} rows")
+
     def B_rows(self, s: int, e: int, m: int) -> np.ndarray:
         """B of the groups in grouped rows s..e (whole groups of one bucket of size m)."""
-        for (bm, a, b), B in zip(self.layout.buckets, self.B):
-            if bm == m and a <= s < b:
-                return B[(s - a) // m:(e - a) // m]
-        raise IndexError(f"rows {s}..{e} are not whole groups of {m} rows")
+        i, G = self.groups_of(s, e, m)
+        return self.B[i][G]
+
+    def times_B(self, s: int, e: int, m: int, A3: np.ndarray, tag: str) -> np.ndarray:
+        """blockdiag(B) A on the grouped rows s..e: ``A3`` (g, m, ...) holds their rows of A;
+        the product goes into a scratch buffer under ``tag``."""
+        g = A3.shape[0]
+        out = bt.buffers(tag, A3.dtype, A3.shape)[0]
+        np.matmul(self.B_rows(s, e, m).astype(A3.dtype, copy=False), A3.reshape(g, m, -1),
+                  out=out.reshape(g, m, -1))
+        return out
 
 
 def init_holdout(layout: GroupLayout, R: np.ndarray, E: np.ndarray) -> HoldoutCaches:
@@ -127,9 +142,7 @@ def u_rows(hc: HoldoutCaches, R_h, U_h, s: int, e: int, m: int, tag: str) -> np.
     Small groups: formed from R into a scratch buffer under ``tag``; larger: a cache view."""
     if m > SMALL_GROUP:
         return _view(U_h, s - hc.u_start, e - hc.u_start, m)
-    R3 = _view(R_h, s, e, m)
-    out = bt.buffers(tag, R3.dtype, R3.shape)[0]
-    return np.matmul(hc.B_rows(s, e, m).astype(R3.dtype, copy=False), R3, out=out)
+    return hc.times_B(s, e, m, _view(R_h, s, e, m), tag)
 
 
 def _view(A: np.ndarray, start: int, stop: int, m: int) -> np.ndarray:
@@ -294,7 +307,7 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
     dtype = hc.U.dtype
     KRr = (K_inv @ np.asarray(Rr, dtype=np.float64).T).astype(dtype)       # K^{-1} Rr^T
     R_h, E_h = R[n1:], E[n1:]
-    M_inv = {}
+    M_inv = []
     for (m, a, b), B in zip(hc.layout.buckets, hc.B):     # per-group algebra, whole buckets
         W, RJ = _view(W_all, a, b, m), _view(RJ_all, a, b, m)
         M = K[None] - bt.bmm(RJ.transpose(0, 2, 1), W)
@@ -302,26 +315,23 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
             Mi = 1.0 / np.maximum(M, lam)
         else:
             Mi = bt.spd_inverse(0.5 * (M + M.transpose(0, 2, 1)).transpose(1, 2, 0),
-                             lam).transpose(2, 0, 1)
+                                lam).transpose(2, 0, 1)
         B += bt.bmm(bt.bmm(W, Mi), W.transpose(0, 2, 1))
         E3 = _view(np.asarray(E_h[a:b], dtype=np.float64), 0, b - a, m)
         hc.F[a:b] = bt.bmm(B, E3).reshape(b - a, -1)
-        M_inv[a] = (b, B, Mi)
-    starts = sorted(M_inv)
+        M_inv.append(Mi)
 
     def update(piece):                                 # U on the rows of whole groups
         m, s, e = piece
-        a = max(x for x in starts if x <= s)
-        G = slice((s - a) // m, (e - a) // m)
-        _, B, Mi = M_inv[a]
+        i, G = hc.groups_of(s, e, m)
         R3, U3 = _view(R_h, s, e, m), _view(hc.U, s - hc.u_start, e - hc.u_start, m)
         if m <= RECOMPUTE_U * mb:                      # U = blockdiag(B) R' afresh
-            np.matmul(B[G].astype(dtype), R3, out=U3)
+            np.matmul(hc.B[i][G].astype(dtype), R3, out=U3)
         else:
             W = _view(W_all, s, e, m).astype(dtype)
             g, _, d = R3.shape
             WR, T, step = bt.buffers("lgo-update", dtype, (g, mb, d), (g, mb, d), (g, m, d))
-            bt.bmm(Mi[G].astype(dtype), bt.bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
+            bt.bmm(M_inv[i][G].astype(dtype), bt.bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
             T -= KRr                                   # M^{-1} W^T R' - K^{-1} Rr^T
             U3 += bt.bmm(W, T, out=step)
 

@@ -104,6 +104,9 @@ def test_cost_budgets_with_sensors(invoke, tmp_path):
     records = json.loads((tmp_path / "r" / "results.json").read_text())["records"]
     assert all(r["cost_price"] <= 1.0 for r in records if r["budget"] == "price:1")
     assert all(r["cost_sensors"] == 1 for r in records if r["budget"] == "1")
+    column = invoke([str(tmp_path / "rec.csv"), "--sensors", str(tmp_path / "sensors.toml"),
+                     "--groups", "gx", "--folds", "3"])
+    assert column.exit_code == 2 and "grouped with --groups recording" in column.output
 
 
 @pytest.mark.parametrize("args, message", [

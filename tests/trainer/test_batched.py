@@ -56,5 +56,5 @@ def test_spd_inverse_writes_into_out(k):
     out = np.empty_like(M)
     assert bt.spd_inverse(M, 1.0, out=out) is out
     np.testing.assert_allclose(out, bt.spd_inverse(M, 1.0), rtol=1e-12)
-    np.testing.assert_allclose(np.einsum("ijn,jkn->ikn", M, out), np.eye(k)[:, :, None] + 0 * M,
-                               atol=1e-9)
+    np.testing.assert_allclose(np.einsum("ijn,jkn->ikn", M, out),
+                               np.broadcast_to(np.eye(k)[:, :, None], M.shape), atol=1e-9)
