@@ -94,7 +94,7 @@ def run_dask(args) -> dict:
     import distributed
 
     from trainer import GreedyRLS
-    from trainer.dask_data import ShardTable
+    from trainer.distributed.dask_data import ShardTable
 
     if args.scheduler:
         client = distributed.Client(args.scheduler)
@@ -119,10 +119,10 @@ def run_dask(args) -> dict:
 
 def round_trip_seconds(client, repeats=20) -> float:
     """Median time of one round of the store: tiny pinned tasks on every worker, gathered."""
-    from trainer.distributed import DaskRowStore, PartitionSpec
-    from trainer import _partition as wp
+    from trainer.distributed.row_store import DaskRowStore, PartitionSpec
+    from trainer.distributed import partition
 
-    specs = [PartitionSpec(f"p{i}", wp.arrays_loader, (np.zeros((2, 1)), np.zeros((2, 1))))
+    specs = [PartitionSpec(f"p{i}", partition.arrays_loader, (np.zeros((2, 1)), np.zeros((2, 1))))
              for i in range(len(client.scheduler_info()["workers"]))]
     times = []
     with DaskRowStore(client, specs) as store:
@@ -141,9 +141,10 @@ def run_partition(args) -> dict:
     """Single-thread time per step on n/P rows (one partition's share of a step)."""
     from threadpoolctl import threadpool_limits
 
-    from trainer import GreedyRLS, _rls_math as rm
+    from trainer import GreedyRLS
+    from trainer.selection import rls_math
 
-    rm.set_threads(1)
+    rls_math.set_threads(1)
     rng = np.random.default_rng(args.parts)
     X = rng.standard_normal((args.n // args.parts, args.d))
     Y = X[:, :args.t] + rng.standard_normal((X.shape[0], args.t))

@@ -42,8 +42,8 @@ def one(spec, numeric, bundle, recordings, work, max_recordings, wrap=None, **kw
     from device_sim.reference import ReferenceModel
     from device_sim.replay import replay
     from device_sim.simulate import run_bench
-    from trainer.bundle import load_bundle
-    from trainer.recordings import load_recordings
+    from trainer.bundle.model import load_bundle
+    from trainer.sensing.recordings import load_recordings
 
     full_scale = {"*": 64.0} if numeric != "float32" else None
     model = ReferenceModel(load_bundle(bundle), numeric, full_scale=full_scale)

@@ -40,8 +40,8 @@ float32 3.0 instr/MAC on M4F. Targets: M4F float32 <= 3.2 instr/MAC, AVR q15 <= 
 def train_bundles(tmp: Path, quick: bool) -> list:
     """[(label, bundle)] on BasicMotions: classification (t=4) and acc -> gyro regression (t=6)."""
     from trainer import GreedyRLS
-    from trainer.bundle import bundle_contents, load_bundle, save_bundle
-    from trainer.feature_set import load_feature_set
+    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from trainer.sensing.feature_set import load_feature_set
     from sensorbudget.cli import estimator_for_task
 
     fs = load_feature_set(DATA, ROOT / "examples" / "basic_motions.sensors.toml")
@@ -119,7 +119,7 @@ def main(argv=None) -> int:
         print(f"skipped: {DATA} is missing")
         return 0
     from firmware_gen.build import build_simavr_harness
-    from trainer.recordings import load_recordings
+    from trainer.sensing.recordings import load_recordings
 
     targets = [t for t in args.targets.split(",") if t]
     need = {"cortex-m4f": ["arm-none-eabi-gcc", "qemu-system-arm"],

@@ -31,8 +31,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trainer import GreedyRLSClassifier  # noqa: E402
-from trainer.costs import build_plan  # noqa: E402
-from trainer.selection import Preprocessing, greedy_select  # noqa: E402
+from trainer.selection.costs import build_plan  # noqa: E402
+from trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
 
 CASES = [(5000, 400, 5, 10, 30)]
 QUICK = [(1000, 100, 5, 5, 8)]
@@ -103,8 +103,8 @@ def print_speed(cases, full_refit):
 
 # -- BasicMotions -------------------------------------------------------------------------------
 def basic_motions(directory: Path):
-    from trainer.feature_set import load_feature_set
-    from trainer.sensor_budget import cost_kwargs_from_feature_set
+    from trainer.sensing.feature_set import load_feature_set
+    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
     toml = ROOT / "examples" / "basic_motions.sensors.toml"
     train = load_feature_set(directory / "BasicMotions_TRAIN.ts", toml)

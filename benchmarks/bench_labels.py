@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trainer.label_compression import compress_targets  # noqa: E402
-from trainer.selection import Preprocessing, greedy_select  # noqa: E402
+from trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
 
 ENERGIES = (None, 0.9, 0.99, 1.0)
 

@@ -20,8 +20,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from trainer.data import load_table  # noqa: E402
-from trainer.evaluation import EvalData, evaluate  # noqa: E402
-from trainer.report import fmt, summarize, write_report  # noqa: E402
+from trainer.evaluation.protocol import EvalData, evaluate  # noqa: E402
+from trainer.evaluation.report import fmt, summarize, write_report  # noqa: E402
 
 #: Paper Table 2 (low, med, high): macro-AUC of ML-gRLS and MT-lasso, Hamming loss of ML-gRLS.
 PAPER = {

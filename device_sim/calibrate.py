@@ -24,6 +24,9 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+from trainer.bundle import write_atomically
+from trainer.sensing.sensors import parse_sensor_spec
+
 from .costs import PROFILES
 from .errors import DeviceError
 from .report import load_report
@@ -89,8 +92,6 @@ def strip_block(text: str) -> str:
 
 def known_extractors(data: dict, source: str) -> set:
     """Feature/extractor names a sensors.toml defines (its calibration block ignored)."""
-    from trainer.sensors import parse_sensor_spec
-
     spec = parse_sensor_spec({k: v for k, v in data.items() if k != "calibration"}, source)
     return {f.name for f in spec.features}
 
@@ -101,8 +102,6 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
     Later reports override earlier ones for the same (extractor, target); previous calibration
     entries for other extractors or targets are kept. Returns {"written", "entries", "skipped"}.
     """
-    from sensorbudget._files import write_atomically
-
     path = Path(sensors_toml)
     try:
         text = path.read_text(encoding="utf-8")

@@ -17,7 +17,7 @@ from .simulate import DEFAULT_BATTERY_WH
 
 def bundle_summary(path, profile: str = "cortex-m4f", battery_wh=DEFAULT_BATTERY_WH) -> dict:
     """A report-like dictionary of a bundle's estimated costs (no replay)."""
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     from .reference import ReferenceModel
 

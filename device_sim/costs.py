@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from trainer.extractors import KINDS
+from trainer.sensing.extractors import KINDS
 
 
 @dataclass(frozen=True)

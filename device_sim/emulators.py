@@ -38,7 +38,7 @@ def build_firmware(bundle_dir, target: str, numeric: str, out_dir, full_scale=No
     returns its manifest (firmware.json). Build failures raise FirmwareGenError."""
     from firmware_gen.firmware import generate_firmware
     from firmware_gen.build import build, build_simavr_harness, write_firmware
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric,
                            full_scale=full_scale)

@@ -7,7 +7,7 @@ generated C is built from); this module wraps it for streams:
 - the device reads the plan's *channels* (those of the required extractors, in the order of the
   bundle's sensors and their channels);
 - window ``m`` since the last RESET covers samples ``[m * hop, m * hop + window)``;
-- ``float32``: float32 samples, the float32 extractors of :mod:`trainer.extractors`, then
+- ``float32``: float32 samples, the float32 extractors of :mod:`trainer.sensing.extractors`, then
   ``acc = b[j]; acc = acc + W[i][j] * x[i]`` in selection order, every operation rounded to
   float32 (the C header's ``<name>_predict``);
 - ``q15`` / ``q31``: the host sends Q15 samples (``x * 32768 / full_scale``, rounded and
@@ -42,7 +42,7 @@ class ReferenceModel:
 
     Parameters
     ----------
-    bundle : trainer.bundle.Bundle
+    bundle : trainer.bundle.model.Bundle
         A bundle trained from recordings.
     numeric : {"float32", "q15", "q31"}
     full_scale : dict, optional

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .costs import PROFILES, energy_budget, sensor_costs, stats3
-from trainer.bundle import json_default
+from trainer.bundle.files import json_default, write_atomically
 
 FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1
@@ -210,8 +210,6 @@ def _fmt_acc(acc) -> str:
 
 def write_report(out_dir, report: dict, result=None, model=None) -> Path:
     """Write report.json, summary.md and (with matplotlib) the plots; returns the directory."""
-    from sensorbudget._files import write_atomically
-
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     write_atomically(out / REPORT_FILE, (json.dumps(report, indent=2, sort_keys=True,

@@ -7,8 +7,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from trainer.bundle import load_bundle
-from trainer.recordings import load_recordings
+from trainer.bundle.model import load_bundle
+from trainer.sensing.recordings import load_recordings
 
 from .backends import best_backend, make_backend
 from .reference import ReferenceModel

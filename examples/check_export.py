@@ -25,7 +25,7 @@ import numpy as np
 from export.c_header import stated_bound
 from export.fixed_point import dequantize_scores, predict_int, quantize_inputs, quantize_model
 from export.onnx_bundle import OnnxModel
-from trainer.bundle import load_bundle
+from trainer.bundle.model import load_bundle
 
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",
           "-Wconversion", "-ffp-contract=off", "-O2"]

@@ -12,6 +12,7 @@ from decimal import ROUND_CEILING, Decimal
 from dataclasses import dataclass
 
 
+from trainer.version import package_version
 from . import cgen
 from .errors import ExportError
 from .fixed_point import FORMATS, FixedPointModel, float32_down, float32_up, quantize_model
@@ -47,10 +48,6 @@ def stated_bound(x: float) -> str:
     return f"{value:.1e}"
 
 
-def _version() -> str:
-    from sensorbudget import __version__
-    return __version__
-
 
 def required_inputs(meta: dict):
     """(required extractor dicts, required sensor dicts) in the bundle's order."""
@@ -77,7 +74,7 @@ def _banner(bundle, name, numeric) -> str:
     extractors, sensors = required_inputs(meta)
     ext_index = feature_extractor_index(meta)
     arrays, task = bundle.arrays, meta["task"]
-    lines = [f"{name}.h: sparse linear model exported by sensorbudget {_version()} "
+    lines = [f"{name}.h: sparse linear model exported by sensorbudget {package_version()} "
              "(sensorbudget export c-header). Generated file, do not edit.",
              f"Header format version {HEADER_FORMAT_VERSION}; "
              f"bundle sha256 {bundle.bundle_sha256()}.",
@@ -330,7 +327,7 @@ def _labels_part(task, name, numeric) -> str:
 
 
 def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> CHeader:
-    """Generate the C99 header for ``bundle`` (a :class:`trainer.bundle.Bundle`).
+    """Generate the C99 header for ``bundle`` (a :class:`trainer.bundle.model.Bundle`).
 
     Parameters
     ----------

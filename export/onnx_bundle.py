@@ -17,6 +17,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from trainer.version import package_version
 from .c_header import required_inputs
 from .errors import ExportError
 from .onnx_convert import linear_nodes, op_version
@@ -30,10 +31,6 @@ METADATA_KEYS = ("task", "inputs", "input_features", "selected_features", "requi
                  "required_sensors", "targets", "classes", "costs", "bundle_sha256",
                  "sensorbudget_version")
 
-
-def _version() -> str:
-    from sensorbudget import __version__
-    return __version__
 
 
 def output_names(task: str) -> list:
@@ -63,7 +60,7 @@ def onnx_metadata(bundle, inputs: str = "all") -> dict:
         "required_extractors": extractors, "required_sensors": sensors,
         "targets": list(meta["targets"]), "classes": meta.get("classes"),
         "costs": costs(meta), "bundle_sha256": bundle.bundle_sha256(),
-        "sensorbudget_version": _version(),
+        "sensorbudget_version": package_version(),
     }
     return {k: json.dumps(v, sort_keys=True, ensure_ascii=False) for k, v in values.items()
             if v is not None}
@@ -82,7 +79,7 @@ def _check_options(inputs, dtype, opset):
 
 def bundle_to_onnx(bundle, *, inputs: str = "all", dtype: str = "float32",
                    opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
-    """Build and check the ONNX model of a :class:`trainer.bundle.Bundle`."""
+    """Build and check the ONNX model of a :class:`trainer.bundle.model.Bundle`."""
     _check_options(inputs, dtype, opset)
     meta, arrays = bundle.meta, bundle.arrays
     np_dtype, proto = DTYPES[dtype]
@@ -109,7 +106,7 @@ def bundle_to_onnx(bundle, *, inputs: str = "all", dtype: str = "float32",
     used = max(op_version(op, opset) for op, *_ in nodes)
     opsets = [helper.make_opsetid("", used)]
     model = helper.make_model(graph, opset_imports=opsets, producer_name="sensorbudget",
-                              producer_version=_version(), model_version=1,
+                              producer_version=package_version(), model_version=1,
                               ir_version=helper.find_min_ir_version_for(opsets),
                               doc_string=f"sensorbudget {task} model, bundle "
                                          f"{bundle.bundle_sha256()}")

@@ -89,7 +89,7 @@ def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, 
         Unroll the weighted sum into the bundle's reference order (``acc = b``; then for each
         selected feature i in order ``acc = acc + x_i * W_i``, each a separately rounded Mul and
         Add) instead of one MatMul, so the result is bit-identical to
-        :meth:`trainer.bundle.Bundle.decision_scores` and the C header's float order.
+        :meth:`trainer.bundle.model.Bundle.decision_scores` and the C header's float order.
 
     Returns
     -------

@@ -13,6 +13,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from trainer.bundle import write_atomically
+
 from .errors import FirmwareGenError
 from .firmware import MANIFEST, MANIFEST_FORMAT, template
 from .targets import get_target
@@ -28,8 +30,6 @@ _INSTALL_HINT = ("install the toolchains with 'make deps-embedded' (Debian: gcc-
 
 def write_firmware(firmware, out_dir) -> Path:
     """Write every generated file into ``out_dir`` (created; each file replaced atomically)."""
-    from sensorbudget.cli_export import write_atomically
-
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise FirmwareGenError(f"output {str(out)!r} exists and is not a directory")

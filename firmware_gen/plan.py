@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from trainer.extractors import KINDS
+from trainer.sensing.extractors import KINDS
 
 from .errors import FirmwareGenError
 

@@ -70,7 +70,7 @@ def _links_fuzzer(cc: str) -> bool:
 
 def _generate(bundle_dir: Path, config: Config, out: Path) -> None:
     from firmware_gen import generate_firmware
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     fw = generate_firmware(load_bundle(bundle_dir), target="host", numeric=config.numeric,
                            name="sbmodel")

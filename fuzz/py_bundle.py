@@ -1,4 +1,4 @@
-"""Fuzz target: bundle loading (``model.json`` + ``weights.npz``, ``trainer.bundle.load_bundle``)
+"""Fuzz target: bundle loading (``model.json`` + ``weights.npz``, ``trainer.bundle.model.load_bundle``)
 and every consumer of a loaded bundle: the CLI's selection-path table, ``predict``, the C
 header (float32/Q15/Q31), ONNX export, firmware generation and the device reference model.
 

@@ -98,7 +98,7 @@ def main() -> None:
 
     from device_sim.reference import ReferenceModel
     from fuzz._bundles import make_bundles
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     with tempfile.TemporaryDirectory() as d:
         bundle = load_bundle(make_bundles(Path(d))["regression"])

@@ -18,7 +18,7 @@ with instrumented():
     import onnx
 
     from export.onnx_bundle import METADATA_KEYS, bundle_to_onnx, describe_onnx, read_metadata
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
 _DIR = None
 BASES = []          # serialized real models

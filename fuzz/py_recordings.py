@@ -1,5 +1,5 @@
 """Fuzz target: recordings loaders (CSV/NPZ streams, sktime .ts, Air Quality UCI CSV, a directory
-with ``index.csv`` or of plain streams) via ``trainer.recordings.load_recordings``, then
+with ``index.csv`` or of plain streams) via ``trainer.sensing.recordings.load_recordings``, then
 ``time_gaps`` on every recording.
 
 Input: a layout byte, a sample-rate choice, then the content. Directory layouts split the
@@ -13,7 +13,7 @@ from fuzz._harness import Input, expected_errors, instrumented, npz_blob, run, s
 with instrumented():
     import numpy as np
 
-    from trainer.recordings import load_recordings, time_gaps
+    from trainer.sensing.recordings import load_recordings, time_gaps
 
 LAYOUTS = ["csv", "npz", "ts", "air", "index", "streams", "txt"]
 RATES = [1.0, 20.0, 1 / 3600, 1e9, 1e-300, 0.5]

@@ -16,7 +16,7 @@ with instrumented():
     import numpy as np
 
     from trainer.data import load_table, mulan_labels
-    from trainer.feature_set import FeatureSet
+    from trainer.sensing.feature_set import FeatureSet
 
 FORMATS = ["csv", "arff", "npz", "txt", "xml"]
 SEPS = [",", ";", "\t", " ", "|", ".", "", "ab", "\"", "\n"]

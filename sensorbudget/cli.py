@@ -90,7 +90,7 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
     ``sensorbudget features``) or, with --sensors, recordings to window into features. With
     --dask, DATA may be a glob or directory of NPZ/CSV shards with the same columns.
     """
-    from trainer.bundle import bundle_contents, save_bundle
+    from trainer.bundle.model import bundle_contents, save_bundle
 
     if budget is not None and budget <= 0:
         raise CliError(f"--budget={budget} must be at least 1")
@@ -153,7 +153,7 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
                        compute_target):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
-    from trainer.feature_set import FeatureSet, is_feature_file, load_feature_set
+    from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors_toml is not None:
@@ -235,7 +235,7 @@ def info_command(path, plot):
 
         click.echo(export.describe_onnx(path))
         return
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     meta = load_bundle(path).meta
     click.echo(format_path(meta))

@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from trainer.bundle import write_atomically
 
 _OPTIONS = (
     click.option("--max-sensors", type=click.IntRange(min=0), default=None,
@@ -56,15 +57,15 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
                                   unit="feature", feature_set=None, **_ignored) -> dict:
     """GreedyRLS keyword arguments from the parsed options (and the feature table's sensors).
 
-    With a :class:`trainer.feature_set.FeatureSet` that knows its sensors (built from a
+    With a :class:`trainer.sensing.feature_set.FeatureSet` that knows its sensors (built from a
     ``sensors.toml``), extractors, shared sensors and their prices/energies are added (see
-    :mod:`trainer.sensor_budget`). Budgets on sensors, energy or time without that information
+    :mod:`trainer.sensing.sensor_budget`). Budgets on sensors, energy or time without that information
     are a :class:`click.UsageError`. Any other keyword (e.g. ``plot``) is ignored.
     """
     kwargs = {"max_sensors": max_sensors, "max_cost": max_cost, "max_energy": max_energy,
               "max_time": max_time, "mode": mode, "strategy": strategy}
     if feature_set is not None and getattr(feature_set, "sensors", None):
-        from trainer.sensor_budget import cost_kwargs_from_feature_set
+        from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
         kwargs.update(cost_kwargs_from_feature_set(feature_set, unit=unit))
     else:
@@ -81,7 +82,5 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
 def write_plot(path_entries, out) -> None:
     """Write the Pareto PNG of a bundle path to ``out`` (matplotlib imported lazily)."""
     from trainer.plots import pareto_png
-
-    from ._files import write_atomically
 
     write_atomically(out, pareto_png(path_entries))

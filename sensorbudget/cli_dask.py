@@ -64,7 +64,7 @@ dask_option = click.option(
 @contextlib.contextmanager
 def dask_client(value):
     """A ``distributed.Client`` for ``--dask value`` (closed on exit if created here)."""
-    from trainer.dask_data import open_client
+    from trainer.distributed.dask_data import open_client
 
     with open_client(value) as client:
         yield client
@@ -74,7 +74,7 @@ def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=No
                 na_value=None, drop_missing=False, keep_missing_targets=False, groups=None,
                 sensors_toml=None, window=None, hop=None, compute_target=None) -> dict:
     """The ``load_training_data`` dict for ``--dask``: ``X`` is a
-    :class:`trainer.dask_data.ShardTable` (read on the workers), ``Y`` None.
+    :class:`trainer.distributed.dask_data.ShardTable` (read on the workers), ``Y`` None.
 
     Names and task come from the first shard (for NPZ only its small arrays are read here);
     ``--labels L`` becomes the names of the last L columns, so the workers read labels as
@@ -82,7 +82,7 @@ def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=No
     ``--groups`` value: a column/array name, or ``recording`` for feature NPZ files (recording
     numbers are made unique per shard).
     """
-    from trainer.dask_data import ShardTable, shard_header, shard_paths
+    from trainer.distributed.dask_data import ShardTable, shard_header, shard_paths
 
     if any(v is not None for v in (sensors_toml, window, hop, compute_target)):
         raise CliError("--dask trains on feature tables: window the recordings first with "

@@ -28,7 +28,7 @@ def _methods(ctx, param, value):
 
 def _budgets(ctx, param, value):
     from trainer.errors import TrainerError
-    from trainer.evaluation import parse_budgets
+    from trainer.evaluation.protocol import parse_budgets
 
     try:
         return parse_budgets(value)
@@ -40,8 +40,8 @@ def _load(data, sensors, unit, table_options, groups):
     """(EvalData, cost kwargs, task): a sensorbudget feature table (or recordings with
     --sensors) keeps its sensor costs and recording groups; other files via load_table, with
     ``--groups COLUMN`` as the groups (recordings, subjects; query ids for ranking)."""
-    from trainer.evaluation import EvalData
-    from trainer.feature_set import FeatureSet, is_feature_file, load_feature_set
+    from trainer.evaluation.protocol import EvalData
+    from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors is not None:
@@ -49,7 +49,7 @@ def _load(data, sensors, unit, table_options, groups):
     elif data.suffix.lower() == ".npz" and is_feature_file(data):
         fs = FeatureSet.load(data)
     if fs is not None:
-        from trainer.sensor_budget import cost_kwargs_from_feature_set
+        from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
         resolve_groups(groups, {"fs": fs})          # raises for a column name
         costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
@@ -119,8 +119,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                      decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
-    from trainer.evaluation import Setup, evaluate
-    from trainer.report import summary_table, wilcoxon_tests, write_report
+    from trainer.evaluation.protocol import Setup, evaluate
+    from trainer.evaluation.report import summary_table, wilcoxon_tests, write_report
 
     options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                    decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,

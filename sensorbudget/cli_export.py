@@ -6,7 +6,7 @@ from __future__ import annotations
 import click
 
 from ._errors import handle_errors
-from ._files import write_atomically  # noqa: F401  (re-exported for other CLI modules)
+from trainer.bundle import write_atomically
 
 BUNDLE_ARG = click.Path(exists=True, file_okay=False, dir_okay=True)
 OUTPUT_OPT = click.Path(dir_okay=False, writable=True)
@@ -31,7 +31,7 @@ def export_group():
 def onnx_command(bundle_dir, output, inputs, dtype, opset):
     """Write BUNDLE_DIR as an ONNX model with its required extractors and sensors as metadata."""
     from export.onnx_bundle import bundle_to_onnx, output_names
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
     model = bundle_to_onnx(bundle, inputs=inputs, dtype=dtype, opset=opset)
@@ -55,7 +55,7 @@ def onnx_command(bundle_dir, output, inputs, dtype, opset):
 def c_header_command(bundle_dir, output, name, numeric):
     """Write BUNDLE_DIR as a self-contained C99 header (static weights, predict functions)."""
     from export.c_header import c_header
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
     header = c_header(bundle, name=name, numeric=numeric)

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ._errors import handle_errors
-from ._files import write_atomically  # noqa: F401  (re-exported for other CLI modules)
+from trainer.bundle import write_atomically
 
 
 def window_options(f):
@@ -39,7 +39,7 @@ def window_options(f):
 def features_command(recordings, sensors_toml, window, hop, on_missing, compute_target, output):
     """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
     compute the candidate features that sensors.toml describes; write them as an NPZ."""
-    from trainer.feature_set import load_feature_set
+    from trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(recordings, sensors_toml, window=window, hop=hop,
                           on_missing=on_missing, compute_target=compute_target)

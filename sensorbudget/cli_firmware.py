@@ -7,9 +7,10 @@ import shlex
 from pathlib import Path
 
 import click
+from trainer.bundle import write_atomically
 
 from ._errors import CliError, handle_errors
-from .cli_export import BUNDLE_ARG, write_atomically
+from .cli_export import BUNDLE_ARG
 
 TARGET_NAMES = ("host", "cortex-m4f", "cortex-m3", "avr")
 NUMERIC_NAMES = ("float32", "q15", "q31")
@@ -68,7 +69,7 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     """Generate firmware for BUNDLE_DIR: the model header, streaming extractors, a main loop
     speaking the framed serial protocol, the target's startup/HAL and a Makefile."""
     from firmware_gen import generate_firmware
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     _check_output(out_dir)
     fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric, name=name,

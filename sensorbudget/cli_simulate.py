@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from trainer.bundle import write_atomically
 
 from ._errors import handle_errors
 
@@ -134,8 +135,6 @@ def compare_command(side_a, side_b, markdown, output):
     text = format_table(rows, names=(str(side_a), str(side_b)), markdown=markdown)
     click.echo(text)
     if output is not None:
-        from ._files import write_atomically
-
         write_atomically(output, (text + "\n").encode())
 
 

@@ -14,3 +14,8 @@ class DataError(TrainerError):
 
 class BundleError(TrainerError):
     """A model bundle is missing, corrupt, tampered with or of an unknown version."""
+
+
+class OutputError(TrainerError):
+    """An output path that must not be written: not a directory, or a folder the tool did not
+    write."""

@@ -10,13 +10,13 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from ._caches import target_blocks
-from ._rls_math import ridge_weights
-from ._validation import (check_groups, check_params, is_distributed_input,
-                          validate_targets_allow_nan)
+from .selection.caches import target_blocks
+from .selection.rls_math import ridge_weights
+from .selection.validation import (check_groups, check_params, is_distributed_input,
+                                   validate_targets_allow_nan)
 from .errors import TrainerError
-from .selection import (LAMBDA_GRID, Preprocessing, merge_target_paths, path_records,
-                        select_with_lambda)
+from .selection.loop import (LAMBDA_GRID, Preprocessing, merge_target_paths, path_records,
+                             select_with_lambda)
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 
@@ -54,9 +54,9 @@ class _GreedyRLSBase:
     def _fit_targets(self, X, Y, progress=None, groups=None):
         """Select features for the target matrix Y (n x t, NaN = missing) and set every fitted
         attribute; ``groups`` (n,) switches the criterion to leave-group-out. With
-        ``backend="dask"`` the rows go to Dask workers (:mod:`trainer.distributed`)."""
+        ``backend="dask"`` the rows go to Dask workers (:mod:`trainer.distributed.row_store`)."""
         if getattr(self, "backend", "local") == "dask":
-            from .distributed import fit_on_cluster
+            from .distributed.row_store import fit_on_cluster
 
             groups = check_groups(groups, X.shape[0])
             return fit_on_cluster(self, np.asarray(X, dtype=np.float64), Y, groups, progress)
@@ -113,7 +113,7 @@ class _GreedyRLSBase:
 
         ``ridge(f, cols, p, lam)`` returns, for the features f and target columns cols (centred
         and scaled by p), [(targets within cols, Preprocessing q, W)]: one entry per target
-        observation mask, each with the map of its rows (:func:`trainer._caches.target_blocks`).
+        observation mask, each with the map of its rows (:func:`trainer.selection.caches.target_blocks`).
         """
         sel = self.selected_
         position = {int(f): i for i, f in enumerate(sel)}
@@ -187,7 +187,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     lam : float or None, default=None
         Ridge parameter; None chooses it by LOO error at the full budget over 2^-15 ... 2^15.
     fit_intercept : bool, default=True
-        Centre X and Y with training means (see :class:`trainer.selection.Preprocessing`).
+        Centre X and Y with training means (see :class:`trainer.selection.loop.Preprocessing`).
     standardize : bool, default=True
         Scale each feature to unit standard deviation before selection; weights are reported
         in original feature units either way.
@@ -219,8 +219,8 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         error (only "error" runs when all candidates cost the same).
     backend : {"local", "dask"}, default="local"
         Where the rows live: in this process, or partitioned over Dask workers
-        (:mod:`trainer.distributed`; same picks, path and weights to round-off). A Dask array
-        X or a :class:`trainer.dask_data.ShardTable` always uses Dask. Missing targets (NaN)
+        (:mod:`trainer.distributed.row_store`; same picks, path and weights to round-off). A Dask array
+        X or a :class:`trainer.distributed.dask_data.ShardTable` always uses Dask. Missing targets (NaN)
         need the local backend.
     client : distributed.Client, str or None, default=None
         The Dask client (clones share it), a scheduler address, ``"local:N"`` (a LocalCluster
@@ -250,7 +250,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         when ``groups`` was given) over all scored entries after the step that added it.
     criterion_ : {"loo", "leave-group-out"}
         The selection criterion: LOO, or with ``fit(..., groups=...)`` the leave-group-out
-        squared error (each group held out in turn; exact, :mod:`trainer._holdout_math`).
+        squared error (each group held out in turn; exact, :mod:`trainer.selection.holdout_math`).
     n_groups_ : int or None
         Number of sample groups (None without groups).
     target_rows_ : ndarray of shape (n_targets,)
@@ -276,11 +276,11 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         ``y`` may hold NaN (missing values): each target is scored and fitted on its observed
         rows. ``groups`` (one id per row: recording, subject, ...) makes the criterion the
         leave-group-out error; ``progress(done, total)`` is called after every greedy step.
-        A Dask array ``X`` (and ``y``), or a :class:`trainer.dask_data.ShardTable` (then ``y``
+        A Dask array ``X`` (and ``y``), or a :class:`trainer.distributed.dask_data.ShardTable` (then ``y``
         is None: the shards hold the targets), is fitted on Dask workers (see ``backend``).
         """
         if is_distributed_input(X):
-            from .distributed import fit_on_cluster
+            from .distributed.row_store import fit_on_cluster
 
             self._y_1d = y is not None and np.ndim(y) == 1
             if y is not None and not hasattr(y, "__dask_graph__"):
@@ -332,7 +332,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
             check_classification_targets(y)
             Y = self._encode_multiclass(y)
         if distributed:
-            from .distributed import fit_on_cluster
+            from .distributed.row_store import fit_on_cluster
 
             return fit_on_cluster(self, X, Y, groups, progress)
         return self._fit_targets(X, Y, progress, groups)

@@ -31,6 +31,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from .errors import TrainerError
+from .selection.refit import ridge_refit
 
 
 def _check_matrix(Y) -> np.ndarray:
@@ -156,8 +157,6 @@ def fit_on_compressed_labels(estimator, X, Y, energy: float = 0.999):
     LOO errors are not available). Adds ``label_compression_`` = {energy, rank, n_labels}.
     Returns the estimator.
     """
-    from .evaluation import ridge_refit
-
     if getattr(estimator, "mode", "joint") != "joint":
         raise TrainerError("label compression applies to the joint criterion (mode='joint')")
     Y = _check_matrix(np.asarray(Y, dtype=np.float64).reshape(len(Y), -1))

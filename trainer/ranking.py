@@ -14,8 +14,8 @@ so the loss is the ridge loss of the *query-wise centred* rows scaled by sqrt(m_
 Holding a whole query Q out, training on the others and scoring Q's pairs gives exactly the
 leave-group-out residual of the ridge on (X~, y~) with groups = queries: the hold-out residual
 of Q is sqrt(m_Q) C_Q (y_Q - f_Q), whose squared norm is Q's pairwise loss. So greedy RankRLS
-is the greedy RLS loop (:func:`trainer.selection.greedy_select`) on (X~, y~) with the
-leave-group-out criterion (:mod:`trainer._holdout_math`), O(n d) per step and candidate set.
+is the greedy RLS loop (:func:`trainer.selection.loop.greedy_select`) on (X~, y~) with the
+leave-group-out criterion (:mod:`trainer.selection.holdout_math`), O(n d) per step and candidate set.
 """
 
 from __future__ import annotations
@@ -105,31 +105,3 @@ class GreedyRankRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
         return tags
-
-
-class GreedyRankMethod:
-    """Evaluation method "greedy-rank": :class:`GreedyRankRLS` per budget, fitted with the
-    training fold's query ids (``groups``); for :func:`trainer.evaluation.evaluate`."""
-
-    name = "greedy-rank"
-    uses_groups = True
-
-    def fit_predict(self, X, Y, budgets, setup, groups=None) -> list:
-        from .eval_methods import Model, _plan
-
-        n_units = _plan(setup, X.shape[1]).n_extractors
-        kwargs = {k: v for k, v in setup.estimator_kwargs().items() if k != "fit_intercept"}
-        out = []
-        for b in budgets:
-            k = b.count(n_units)
-            limit = {} if k is not None else {_limit_param(b.kind): b.value}
-            est = GreedyRankRLS(budget=k, lam=setup.lam, **kwargs, **limit).fit(X, Y, groups)
-            out.append(Model(list(map(int, est.selected_)), est.coef_, est.intercept_,
-                             lam=float(est.lam_)))
-        return out
-
-
-def _limit_param(kind: str) -> str:
-    from .eval_methods import LIMIT_PARAMS
-
-    return LIMIT_PARAMS[kind]

@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 from click.testing import CliRunner
+from tests.paths import REPO, SHARED
 
-ROOT = Path(__file__).resolve().parents[2]
-AIR_QUALITY = ROOT / "data" / "air_quality_uci" / "AirQualityUCI.csv"
-AIR_SENSORS = ROOT / "examples" / "air_quality.sensors.toml"
-BASIC_MOTIONS = Path("/work/shared/data/basic_motions")
-MOTIONS_SENSORS = ROOT / "examples" / "basic_motions.sensors.toml"
+AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
+AIR_SENSORS = REPO / "examples" / "air_quality.sensors.toml"
+BASIC_MOTIONS = SHARED / "basic_motions"
+MOTIONS_SENSORS = REPO / "examples" / "basic_motions.sensors.toml"
 
 TINY_SENSORS = """\
 # tiny test device: a 2-axis accelerometer and a thermometer
@@ -106,12 +106,12 @@ def air(tmp_path_factory):
 
 def model_of(bundle_dir, numeric="float32", **kw):
     from device_sim.reference import ReferenceModel
-    from trainer.bundle import load_bundle
+    from trainer.bundle.model import load_bundle
 
     return ReferenceModel(load_bundle(bundle_dir), numeric, **kw)
 
 
 def recordings_of(path, model):
-    from trainer.recordings import load_recordings
+    from trainer.sensing.recordings import load_recordings
 
     return load_recordings(path, model.sample_rate)

@@ -6,8 +6,8 @@ import pytest
 from device_sim.backends import PythonBackend
 from device_sim.replay import replay, same_scores, segments_of
 from device_sim.transports import FakeClock
-from trainer.bundle import load_bundle
-from trainer.feature_set import load_feature_set
+from trainer.bundle.model import load_bundle
+from trainer.sensing.feature_set import load_feature_set
 
 from .conftest import AIR_SENSORS, MOTIONS_SENSORS, model_of, recordings_of, write_tiny
 

@@ -5,15 +5,15 @@ from __future__ import annotations
 import functools
 import shutil
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle import bundle_contents, load_bundle, save_bundle
+from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+from tests.paths import SHARED
 
-DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+DATA = SHARED
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",
           "-Wconversion", "-ffp-contract=off", "-O2"]
 MULAN = {"yeast": 14, "emotions": 6}

@@ -101,7 +101,7 @@ def test_fixed_point_edge_cases(tmp_path, numeric, task, kw):
 
 def test_constant_feature_and_zero_weights(tmp_path):
     from tests.export.helpers import synthetic
-    from trainer.bundle import load_bundle, save_bundle
+    from trainer.bundle.model import load_bundle, save_bundle
     est, X, meta, arrays = synthetic("regression", t=2, budget=3)
     col = meta["selected_index"][1]
     X[:, col] = 2.5

@@ -137,7 +137,7 @@ def test_metadata_round_trip(tmp_path):
                   for i in range(8)]
     sensors = [{"name": "imu", "cost": 3.0, "rate_hz": 100}, {"name": "mic", "cost": 7.0}]
     _, X, meta, arrays = synthetic("multiclass", t=3, budget=4, extractors=extractors, sensors=sensors)
-    from trainer.bundle import load_bundle, save_bundle
+    from trainer.bundle.model import load_bundle, save_bundle
     save_bundle(tmp_path / "b", meta, arrays)
     bundle = load_bundle(tmp_path / "b")
     path = tmp_path / "m.onnx"

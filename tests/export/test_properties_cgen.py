@@ -27,7 +27,7 @@ from export import cgen
 from export.c_header import c_header
 from export.errors import ExportError
 from trainer import GreedyRLS
-from trainer.bundle import bundle_contents, load_bundle, save_bundle
+from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
 EXPLORE = int(os.environ.get("SB_HYPOTHESIS_EXAMPLES", "0"))
 SETTINGS = settings(max_examples=EXPLORE or 60, deadline=None, derandomize=not EXPLORE,

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from tests.paths import REPO, SHARED
 
-ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = SHARED
 BASIC_MOTIONS = DATA / "basic_motions"
-AIR_QUALITY = ROOT / "data" / "air_quality_uci" / "AirQualityUCI.csv"
+AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 #: one feature of every extractor kind, spread over the channels
 KIND_FEATURES = ["acc_x.mean", "acc_y.std", "acc_z.min", "gyro_x.max", "gyro_y.ptp",
                  "gyro_z.rms", "acc_x.mad", "acc_y.zcr", "acc_z.energy", "gyro_x.last",
@@ -23,7 +23,7 @@ KIND_FEATURES = ["acc_x.mean", "acc_y.std", "acc_z.min", "gyro_x.max", "gyro_y.p
 def train(fs, out, budget, columns=None):
     """A bundle like ``sensorbudget train RECORDINGS --sensors``, optionally on a subset."""
     from sensorbudget.cli import estimator_for_task
-    from trainer.bundle import bundle_contents, load_bundle, save_bundle
+    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     X = np.asarray(fs.X, dtype=np.float64)
     names = list(fs.feature_names)
@@ -50,14 +50,14 @@ def train(fs, out, budget, columns=None):
 def bm_features():
     if not BASIC_MOTIONS.is_dir():
         pytest.skip(f"{BASIC_MOTIONS} is missing (shared data not available)")
-    from trainer.feature_set import load_feature_set
+    from trainer.sensing.feature_set import load_feature_set
 
-    return load_feature_set(BASIC_MOTIONS, ROOT / "examples" / "basic_motions.sensors.toml")
+    return load_feature_set(BASIC_MOTIONS, REPO / "examples" / "basic_motions.sensors.toml")
 
 
 @pytest.fixture(scope="session")
 def bm_recordings(bm_features):
-    from trainer.recordings import load_recordings
+    from trainer.sensing.recordings import load_recordings
 
     return load_recordings(BASIC_MOTIONS, bm_features.sample_rate)
 
@@ -79,9 +79,9 @@ def kinds_bundle(bm_features, tmp_path_factory):
 def aq_features():
     if not AIR_QUALITY.is_file():
         pytest.skip(f"{AIR_QUALITY} is missing")
-    from trainer.feature_set import load_feature_set
+    from trainer.sensing.feature_set import load_feature_set
 
-    return load_feature_set(AIR_QUALITY, ROOT / "examples" / "air_quality.sensors.toml")
+    return load_feature_set(AIR_QUALITY, REPO / "examples" / "air_quality.sensors.toml")
 
 
 @pytest.fixture(scope="session")

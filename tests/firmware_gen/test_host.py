@@ -47,7 +47,7 @@ def test_float32_equals_the_trainers_features_and_numpy(firmware, bm_bundle, bm_
         features, scores = check_stream(built, bm_recordings.recordings[r].columns)
         rows = bm_features.groups == r
         trainer_X = bm_features.X[rows][:, sel]
-        assert same_bits(features, trainer_X)          # C extractors == trainer.extractors
+        assert same_bits(features, trainer_X)          # C extractors == trainer.sensing.extractors
         assert same_bits(scores, float32_sequential(bm_bundle.W, bm_bundle.b, trainer_X))
 
 
@@ -60,7 +60,7 @@ def clean_segment(columns, channels, length):
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 def test_air_quality_stream(firmware, aq_bundle, aq_features, numeric):
-    from trainer.recordings import load_recordings
+    from trainer.sensing.recordings import load_recordings
 
     columns = load_recordings(AIR_QUALITY, aq_features.sample_rate).recordings[0].columns
     built = firmware(aq_bundle, "host", numeric)

@@ -16,10 +16,10 @@ import pytest
 from export import cgen
 from export.errors import ExportError
 from firmware_gen.errors import FirmwareGenError
-from trainer.bundle import load_bundle
+from trainer.bundle.model import load_bundle
 from trainer.data import load_table
 from trainer.errors import BundleError, DataError
-from trainer.recordings import load_recordings
+from trainer.sensing.recordings import load_recordings
 
 
 def _npz(path, members: dict):

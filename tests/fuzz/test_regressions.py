@@ -7,14 +7,13 @@ fuzzer must run it without a sanitizer report.
 
 import importlib
 import subprocess
-from pathlib import Path
 
 import pytest
 
 import fuzz._harness as harness
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
-REGRESSIONS = ROOT / "fuzz" / "regressions"
+REGRESSIONS = REPO / "fuzz" / "regressions"
 PY_CASES = sorted(p for p in REGRESSIONS.glob("py_*/*") if p.is_file())
 C_CASES = sorted(p for p in REGRESSIONS.glob("c_*/*") if p.is_file())
 

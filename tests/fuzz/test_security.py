@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from tests.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("trainer", "export", "firmware_gen", "device_sim", "sensorbudget")
-SOURCES = sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+SOURCES = sorted(p for pkg in PACKAGES for p in (REPO / pkg).rglob("*.py"))
 
 
 def _calls(tree):
@@ -29,7 +29,7 @@ def _calls(tree):
             yield node, owner, name
 
 
-@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(REPO)))
 def test_no_unsafe_calls(path):
     tree = ast.parse(path.read_text(encoding="utf-8"))
     for node in ast.walk(tree):
@@ -37,7 +37,7 @@ def test_no_unsafe_calls(path):
             names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
             assert not {"marshal", "shelve", "dill", "cloudpickle"} & set(names), path
     for node, owner, name in _calls(tree):
-        where = f"{path.relative_to(ROOT)}:{node.lineno}"
+        where = f"{path.relative_to(REPO)}:{node.lineno}"
         assert name not in ("eval", "exec", "system", "popen") or owner not in ("", "os"), where
         assert not (owner == "pickle" and name in ("load", "loads", "Unpickler")), where
         for kw in node.keywords:
@@ -56,7 +56,7 @@ def test_no_unsafe_calls(path):
 def test_bandit_finds_no_high_severity_issue():
     exe = shutil.which("bandit") or str(Path(sys.executable).parent / "bandit")
     done = subprocess.run([exe, "-q", "-r", *PACKAGES, "-f", "json", "--severity-level", "high"],
-                          cwd=ROOT, capture_output=True, text=True, check=False)
+                          cwd=REPO, capture_output=True, text=True, check=False)
     report = json.loads(done.stdout)
     high = [f"{r['filename']}:{r['line_number']} {r['test_id']} {r['issue_text']}"
             for r in report["results"] if r["issue_severity"] == "HIGH"]

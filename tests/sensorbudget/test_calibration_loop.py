@@ -4,16 +4,15 @@ import json
 import shutil
 import tomllib
 from functools import partial
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli import main
 from trainer.errors import DataError
-from trainer.sensors import load_sensor_spec
+from trainer.sensing.sensors import load_sensor_spec
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 
 

@@ -2,7 +2,6 @@
 
 import json
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,9 +9,9 @@ from click.testing import CliRunner
 
 from sensorbudget.cli import main
 from trainer import GreedyRLS
-from trainer.bundle import load_bundle
+from trainer.bundle.model import load_bundle
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 AIR_ARGS = ["--sep", ";", "--decimal", ",", "--target", "CO(GT)", "--target", "NO2(GT)",
             "--ignore", "Date", "--ignore", "Time", "--ignore", "NMHC(GT)", "--ignore", "NOx(GT)",
@@ -139,7 +138,7 @@ def test_train_from_recordings_fills_the_structure(invoke, tmp_path):
 
 def test_train_multiclass_from_one_hot_feature_table(invoke, tmp_path):
     from trainer import GreedyRLSClassifier
-    from trainer.feature_set import load_feature_set
+    from trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(AIR, REPO / "examples" / "air_quality.sensors.toml")
     rng = np.random.default_rng(0)

@@ -1,6 +1,5 @@
 """``--dask``: the option, shard loading, and the train wiring end to end on a local cluster."""
 
-from pathlib import Path
 
 import click
 import numpy as np
@@ -11,11 +10,11 @@ from sensorbudget._errors import CliError
 from sensorbudget.cli import main
 from sensorbudget.cli_dask import dask_estimator_for_task, fit_on_dask, load_shards
 from trainer import GreedyRLS
-from trainer.bundle import load_bundle
+from trainer.bundle.model import load_bundle
 from trainer.errors import DataError
+from tests.paths import REPO, SHARED
 
 distributed = pytest.importorskip("distributed")
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -111,9 +110,9 @@ def test_recordings_as_feature_files_with_sensor_costs(tmp_path, scheduler):
     import dataclasses
 
     from sensorbudget.cli_costs import estimator_kwargs_from_options
-    from trainer.feature_set import load_feature_set
+    from trainer.sensing.feature_set import load_feature_set
 
-    recordings = Path("/work/shared/data/basic_motions")
+    recordings = SHARED / "basic_motions"
     if not recordings.is_dir():
         pytest.skip("shared BasicMotions recordings not available")
     fs = load_feature_set(recordings, REPO / "examples" / "basic_motions.sensors.toml")

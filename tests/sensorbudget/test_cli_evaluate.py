@@ -2,7 +2,6 @@
 
 import json
 from functools import partial
-from pathlib import Path
 
 import click
 import numpy as np
@@ -10,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli_evaluate import evaluate_command
+from tests.paths import SHARED
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
 
 SPEC = """
 [window]

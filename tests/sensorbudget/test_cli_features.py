@@ -1,17 +1,16 @@
 """``sensorbudget features``: recordings + sensors.toml -> NPZ, and its error reporting."""
 
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli_features import features_command
+from tests.paths import REPO, SHARED
 
-ROOT = Path(__file__).resolve().parents[2]
-AIR_QUALITY = ROOT / "data" / "air_quality_uci" / "AirQualityUCI.csv"
-BASIC_MOTIONS = Path("/work/shared/data/basic_motions")
+AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
+BASIC_MOTIONS = SHARED / "basic_motions"
 
 SPEC = """
 [window]
@@ -119,7 +118,7 @@ def test_registered_in_main_cli():
 def test_air_quality_example(invoke, tmp_path):
     out = tmp_path / "aq.npz"
     result = invoke([str(AIR_QUALITY), "--sensors",
-                     str(ROOT / "examples" / "air_quality.sensors.toml"), "-o", str(out)],
+                     str(REPO / "examples" / "air_quality.sensors.toml"), "-o", str(out)],
                     catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "x 61 features, 4 target(s) (regression)" in result.output
@@ -130,7 +129,7 @@ def test_air_quality_example(invoke, tmp_path):
 def test_basic_motions_example(invoke, tmp_path):
     out = tmp_path / "bm.npz"
     result = invoke([str(BASIC_MOTIONS), "--sensors",
-                     str(ROOT / "examples" / "basic_motions.sensors.toml"), "-o", str(out)],
+                     str(REPO / "examples" / "basic_motions.sensors.toml"), "-o", str(out)],
                     catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "720 windows x 69 features, 4 target(s) (multiclass) from 80 recording(s)" in \

@@ -1,7 +1,6 @@
 """train --groups COLUMN|recording and --keep-missing-targets, end to end through the CLI."""
 
 from functools import partial
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -9,9 +8,9 @@ from click.testing import CliRunner
 
 from sensorbudget.cli import main
 from trainer import GreedyRLS
-from trainer.bundle import load_bundle
+from trainer.bundle.model import load_bundle
+from tests.paths import REPO, SHARED
 
-REPO = Path(__file__).resolve().parents[2]
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 
 
@@ -51,12 +50,11 @@ def test_column_groups_match_the_estimator(invoke, table, tmp_path):
     np.testing.assert_allclose([e["loo_mse"] for e in meta["path"]], est.loo_path_, rtol=1e-6)
 
 
-SHARED = REPO.parent / "shared" / "data"
 
 
 @pytest.mark.skipif(not (SHARED / "basic_motions").is_dir(), reason="../shared/data is not available")
 def test_recording_groups_from_recordings(invoke, tmp_path):
-    from trainer.feature_set import load_feature_set
+    from trainer.sensing.feature_set import load_feature_set
 
     out = tmp_path / "r"
     toml = REPO / "examples" / "basic_motions.sensors.toml"

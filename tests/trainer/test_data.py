@@ -1,15 +1,13 @@
 """Feature-table loaders: CSV, ARFF (dense, sparse, Mulan XML), NPZ, and their errors."""
 
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from trainer.data import load_table
 from trainer.errors import DataError
+from tests.paths import REPO, SHARED
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
-REPO = Path(__file__).resolve().parents[2]
 
 
 def write(tmp_path, name, text):

@@ -7,7 +7,7 @@ from sklearn.linear_model import Ridge
 from tests.trainer.reference import (convention_transform, greedy_by_criterion,
                                      lgo_sse_bruteforce, loo_sse_bruteforce)
 from trainer import GreedyRLS, TrainerError
-from trainer.bundle import bundle_contents
+from trainer.bundle.model import bundle_contents
 
 
 def make_data(n, d, t, seed=0, missing=(0.0, 0.3, 0.3, 0.5)):

@@ -8,9 +8,10 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from tests.trainer.reference import greedy_by_criterion
 from trainer import GreedyRankRLS
-from trainer.ranking import GreedyRankMethod, query_laplacian_transform
-from trainer.ranking_metrics import (pairwise_ranking_error, pairwise_squared_error,
-                                     ranking_scores)
+from trainer.evaluation.methods import GreedyRankMethod
+from trainer.ranking import query_laplacian_transform
+from trainer.evaluation.ranking_metrics import (pairwise_ranking_error, pairwise_squared_error,
+                                                ranking_scores)
 
 
 def make_queries(sizes, d, seed=0):
@@ -106,7 +107,7 @@ def test_pairwise_measures_by_definition():
 
 
 def test_evaluation_method_fits_per_budget():
-    from trainer.evaluation import Setup, parse_budgets
+    from trainer.evaluation.protocol import Setup, parse_budgets
 
     X, y, qid = make_queries([6, 5, 7, 6], 8, seed=5)
     models = GreedyRankMethod().fit_predict(X, y[:, None], parse_budgets("2,4"),
@@ -124,7 +125,7 @@ def test_evaluate_ranking_scores_each_fold_against_a_direct_refit():
     """evaluate(task="ranking"): folds keep queries whole, and every greedy-rank record equals
     GreedyRankRLS fitted on that fold's training rows (with their query ids) and scored by the
     pairwise ranking error of the held-out queries."""
-    from trainer.evaluation import EvalData, evaluate, make_folds
+    from trainer.evaluation.protocol import EvalData, evaluate, make_folds
 
     X, y, qid = make_queries([6, 5, 7, 6, 8, 5], 8, seed=9)
     data = EvalData(X, y[:, None], task="ranking", groups=qid)
@@ -152,7 +153,7 @@ def test_evaluate_ranking_scores_each_fold_against_a_direct_refit():
 ])
 def test_evaluate_ranking_refuses(task, groups, methods, match):
     from trainer.errors import TrainerError
-    from trainer.evaluation import EvalData, evaluate
+    from trainer.evaluation.protocol import EvalData, evaluate
 
     X, y, qid = make_queries([6, 5, 7, 6], 8, seed=2)
     g = {"q": qid, "few": qid % 2, None: None}[groups]

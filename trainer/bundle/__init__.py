@@ -1,0 +1,15 @@
+"""The model bundle (``model.json`` + ``weights.npz``) and the project's output files.
+
+- :mod:`~trainer.bundle.model`: the bundle: contents from a fitted estimator, save, load, checks;
+- :mod:`~trainer.bundle.schema`: types of the ``model.json`` fields consumers read;
+- :mod:`~trainer.bundle.files`: canonical bytes (NPZ, JSON) and all-or-nothing writing of every
+  output file or folder.
+"""
+
+from .files import json_default, json_text, npz_bytes, write_atomically, write_folder_atomically
+from .model import (FORMAT, FORMAT_VERSION, MODEL_FILE, WEIGHTS_FILE, Bundle, bundle_contents,
+                    check_bundle, load_bundle, save_bundle)
+
+__all__ = ["Bundle", "load_bundle", "save_bundle", "bundle_contents", "check_bundle", "FORMAT",
+           "FORMAT_VERSION", "MODEL_FILE", "WEIGHTS_FILE", "npz_bytes", "json_default",
+           "json_text", "write_atomically", "write_folder_atomically"]

@@ -1,0 +1,209 @@
+"""Nested cross-validation of budgeted selection methods (the paper's protocol).
+
+Outer K-fold: for each fold, every method sees the training rows only -- feature selection,
+the LOO choice of lambda, standardization, label compression and label-subset choice all happen
+inside the training fold -- and is scored on the held-out rows at every budget.
+
+Budgets are counts of selection units (features, or extractors when extractor groups are
+given), fractions of the units (``low``/``med``/``high`` = 10%/45%/80%, the paper's), or cost
+limits (``price:5``, ``energy:0.2``, ``time:1``, ``sensors:2``).
+
+Ranking (``task="ranking"``): ``groups`` are the query ids; folds keep queries whole, the
+measures are the pairwise ranking error and the pairwise squared error within queries
+(:mod:`trainer.evaluation.ranking_metrics`), and the method "greedy-rank" (:class:`trainer.ranking.
+GreedyRankMethod`) selects by leave-query-out error with the training fold's query ids.
+
+Greedy methods at count budgets use the nesting of the greedy path at a fixed lambda: one path
+per grid lambda to the largest budget K gives every smaller budget as a prefix; for budget k the
+lambda with the lowest LOO error after k steps is taken and ridge weights are refitted on the
+first k picks (exactly what ``GreedyRLS(budget=k, lam=best)`` returns; these runs use the
+plain "error" rule, whose paths are nested). Cost budgets run one estimator per budget.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import label_compression
+from ..bundle.files import json_default
+from ..errors import TrainerError
+from .methods import (COST_KEYS, LIMIT_PARAMS, PRESETS, Budget, GreedyJoint, GreedySeparate, Model,
+                      MTLasso, Setup, _plan, get_method, parse_budgets, prefix_models, ridge_refit)
+from .metrics import MULTILABEL_MEASURES, REGRESSION_MEASURES, multilabel_scores, regression_scores
+from .ranking_metrics import RANKING_MEASURES, ranking_scores
+
+__all__ = ["COST_KEYS", "LIMIT_PARAMS", "PRESETS", "Budget", "EvalData", "EvaluationResult",
+           "GreedyJoint", "GreedySeparate", "MTLasso", "Model", "Setup", "encode_targets",
+           "evaluate", "get_method", "make_folds", "parse_budgets", "prefix_models",
+           "ridge_refit", "run_fold"]
+
+
+@dataclass
+class EvalData:
+    """The table to evaluate on; ``groups`` (e.g. recording ids) keep rows together in folds."""
+
+    X: np.ndarray
+    Y: np.ndarray
+    task: str = "multilabel"
+    target_names: list | None = None
+    groups: np.ndarray | None = None
+
+    def fingerprint(self) -> str:
+        h = hashlib.sha256()
+        for a in (self.X, self.Y) + (() if self.groups is None else (self.groups,)):
+            h.update(np.ascontiguousarray(a).tobytes())
+        return h.hexdigest()[:16]
+
+
+def make_folds(n: int, n_folds: int, seed: int, groups=None) -> list:
+    """[(train_idx, test_idx)]: shuffled K-fold, or group K-fold when ``groups`` has at least
+    ``n_folds`` distinct values (rows of one group never straddle train and test)."""
+    from sklearn.model_selection import GroupKFold, KFold
+
+    if not 2 <= n_folds <= n:
+        raise TrainerError(f"folds={n_folds} must be in 2..{n} (the number of rows)")
+    if groups is not None and np.unique(groups).size >= n_folds:
+        splitter = GroupKFold(n_splits=n_folds)
+        return [(tr, te) for tr, te in splitter.split(np.zeros(n), groups=groups)]
+    return list(KFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n)))
+
+
+def encode_targets(Y, task: str) -> np.ndarray:
+    """Training targets: labels 0/1 -> -1/+1 (scores > 0 mean "on"), regression as is."""
+    Y = np.asarray(Y, dtype=np.float64)
+    return 2.0 * Y - 1.0 if task in ("multilabel", "multiclass") else Y
+
+
+def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list:
+    """Fit ``method`` on the rows ``train`` and score it on ``test`` at every budget."""
+    T = encode_targets(data.Y[train], setup.task)
+    X_tr, X_te = data.X[train], data.X[test]
+    B = None
+    if setup.label_subset is not None:
+        cols = label_compression.mlcssp_select(T, setup.label_subset, setup.seed)
+        B = label_compression.reconstruction_matrix(T, cols)
+        T = T[:, cols]
+    extra = {"groups": data.groups[train]} if getattr(method, "uses_groups", False) else {}
+    models = method.fit_predict(X_tr, T, budgets, setup, **extra)
+    rows = []
+    plan = _plan(setup, data.X.shape[1])
+    for budget, model in zip(budgets, models):
+        scores = model.predict(X_te)
+        scores = scores if B is None else label_compression.reconstruct(scores, B)
+        if setup.task in ("multilabel", "multiclass"):
+            values = multilabel_scores(data.Y[test], scores)
+        elif setup.task == "ranking":
+            values = ranking_scores(data.Y[test], scores.reshape(data.Y[test].shape),
+                                    data.groups[test])
+        else:
+            values = regression_scores(data.Y[test], scores, data.target_names)
+        ext = sorted({e for f in model.features for e in plan.needs[f]})
+        row = {"method": method.name, "budget": budget.label, "n_features": len(model.features),
+               "lam": model.lam, "exact": bool(model.exact),
+               **{f"cost_{k}": v for k, v in plan.cost_dict(plan.totals_of(ext)).items()},
+               **values}
+        rows.append(row)
+    return rows
+
+
+@dataclass
+class EvaluationResult:
+    """Per-fold records (one per fold x method x budget) and the configuration."""
+
+    records: list
+    config: dict
+    measures: list
+    methods: list
+    budgets: list
+
+    def values(self, method, budget, measure) -> np.ndarray:
+        """The per-fold values of ``measure`` in fold order."""
+        rows = sorted((r for r in self.records if r["method"] == method and r["budget"] == budget),
+                      key=lambda r: r["fold"])
+        return np.array([np.nan if r.get(measure) is None else r[measure] for r in rows], float)
+
+
+def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None = None,
+             only_folds=None, cache_dir=None, progress=None) -> EvaluationResult:
+    """Nested K-fold evaluation of ``methods`` (names or objects) at ``budgets`` (a spec string
+    or :class:`Budget` list). ``only_folds`` runs a subset of the folds; ``cache_dir`` stores each
+    (fold, method) result and reuses it on a re-run with the same configuration; ``progress`` is
+    called as ``progress(done, total)``."""
+    setup = setup or Setup(task=data.task)
+    budgets = parse_budgets(budgets) if isinstance(budgets, str) else list(budgets)
+    methods = [get_method(m) for m in methods]
+    if data.task in ("multilabel", "multiclass") and not np.isin(data.Y, (0, 1)).all():
+        raise TrainerError("multi-label evaluation needs 0/1 label columns")
+    _check_ranking(data, methods, folds)
+    splits = make_folds(len(data.X), folds, setup.seed, data.groups)
+    todo = [i for i in range(folds) if only_folds is None or i in set(only_folds)]
+    config = {"folds": folds, "budgets": [asdict(b) for b in budgets],
+              "setup": {k: v for k, v in asdict(setup).items() if k != "cost_kwargs"},
+              "costs": hashlib.sha256(json.dumps(setup.cost_kwargs, sort_keys=True,
+                                                 default=str).encode()).hexdigest()[:16],
+              "data": data.fingerprint(),
+              "shape": list(data.X.shape) + [data.Y.shape[1]], "grouped": bool(
+                  data.groups is not None and np.unique(data.groups).size >= folds)}
+    key = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    records, done, total = [], 0, len(todo) * len(methods)
+    for i in todo:
+        train, test = splits[i]
+        for method in methods:
+            rows = _cached(cache_dir, key, i, method.name)
+            if rows is None:
+                rows = json.loads(json.dumps(
+                    [dict(r, fold=i, n_test=len(test))
+                     for r in run_fold(data, method, train, test, budgets, setup)],
+                    default=json_default))
+                _store(cache_dir, key, i, method.name, rows)
+            records.extend(rows)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+    measures = list(MULTILABEL_MEASURES if setup.task in ("multilabel", "multiclass")
+                    else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
+    return EvaluationResult(records, config, measures, [m.name for m in methods],
+                            [b.label for b in budgets])
+
+
+def _check_ranking(data: EvalData, methods, folds: int) -> None:
+    """Ranking needs query ids, at least ``folds`` queries (folds keep them whole), and
+    methods that need query ids need a ranking task."""
+    grouped = [m.name for m in methods if getattr(m, "uses_groups", False)]
+    if data.task != "ranking":
+        if grouped:
+            raise TrainerError(f"method {grouped[0]!r} needs task 'ranking' (query ids as groups)")
+        return
+    if data.groups is None:
+        raise TrainerError("ranking evaluation needs query ids (groups)")
+    n_queries = np.unique(data.groups).size
+    if n_queries < folds:
+        raise TrainerError(f"ranking evaluation has {n_queries} queries; folds={folds} needs at "
+                           f"least {folds} (folds keep queries whole)")
+
+
+def _cache_file(cache_dir, key, fold, method) -> Path:
+    return Path(cache_dir) / key / f"fold{fold}-{method}.json"
+
+
+def _cached(cache_dir, key, fold, method):
+    if cache_dir is None:
+        return None
+    path = _cache_file(cache_dir, key, fold, method)
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _store(cache_dir, key, fold, method, rows) -> None:
+    if cache_dir is None:
+        return
+    path = _cache_file(cache_dir, key, fold, method)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(rows, default=json_default))
+    tmp.replace(path)
+

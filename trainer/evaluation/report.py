@@ -1,0 +1,185 @@
+"""Summaries of an :class:`trainer.evaluation.protocol.EvaluationResult`: tables, tests, curves, files.
+
+Every number is formatted by one function (:func:`fmt`), so the text the CLI prints and the
+Markdown report carry identical strings. Means and standard deviations are over the outer folds
+(sample standard deviation, ddof=1). Methods are compared per measure and budget by a two-sided
+Wilcoxon signed-rank test on the paired per-fold values (scipy; exact distribution for small
+samples); when every paired difference is 0 the p-value is 1. matplotlib is imported lazily with
+the Agg backend.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .metrics import LABELS, higher_is_better
+from ..bundle.files import json_default, write_folder_atomically
+
+
+def fmt(value, digits=4) -> str:
+    """A number as printed everywhere (``nan`` for undefined values)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "nan"
+    return f"{value:.{digits}f}"
+
+
+def summarize(result) -> list:
+    """Rows {method, budget, measure, mean, std, n, n_features} over the folds."""
+    rows = []
+    for method, budget, measure in itertools.product(result.methods, result.budgets,
+                                                     result.measures):
+        v = result.values(method, budget, measure)
+        v = v[~np.isnan(v)]
+        feats = result.values(method, budget, "n_features")
+        rows.append({"method": method, "budget": budget, "measure": measure,
+                     "mean": float(v.mean()) if v.size else float("nan"),
+                     "std": float(v.std(ddof=1)) if v.size > 1 else float("nan"),
+                     "n": int(v.size), "n_features": float(np.mean(feats)) if feats.size else 0.0})
+    return rows
+
+
+def wilcoxon_tests(result) -> list:
+    """Rows {measure, budget, a, b, n, p_value, better} for every pair of methods."""
+    from scipy.stats import wilcoxon
+
+    rows = []
+    for a, b in itertools.combinations(result.methods, 2):
+        for budget, measure in itertools.product(result.budgets, result.measures):
+            x, y = result.values(a, budget, measure), result.values(b, budget, measure)
+            ok = ~(np.isnan(x) | np.isnan(y))
+            x, y = x[ok], y[ok]
+            diff = x - y
+            if x.size == 0:
+                p = float("nan")
+            elif np.all(diff == 0):
+                p = 1.0
+            else:
+                p = float(wilcoxon(x, y).pvalue)
+            sign = np.mean(diff) * (1 if higher_is_better(measure) else -1) if x.size else 0
+            rows.append({"measure": measure, "budget": budget, "a": a, "b": b, "n": int(x.size),
+                         "p_value": p, "better": a if sign > 0 else b if sign < 0 else "tie"})
+    return rows
+
+
+def summary_table(result, measures=None) -> str:
+    """Plain-text table: one line per (measure, budget), one "mean ± std" column per method."""
+    summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
+    measures = measures or result.measures
+    w = max([14] + [len(LABELS.get(m, m)) + 2 for m in measures])
+    head = f"{'measure':<{w}}{'budget':<10}" + "".join(f"{m:>22}" for m in result.methods)
+    lines = [head]
+    for measure, budget in itertools.product(measures, result.budgets):
+        cells = [summary[(m, budget, measure)] for m in result.methods]
+        lines.append(f"{LABELS.get(measure, measure):<{w}}{budget:<10}" + "".join(
+            f"{fmt(c['mean']) + ' ± ' + fmt(c['std']):>22}" for c in cells))
+    return "\n".join(lines)
+
+
+def markdown_report(result, title="Evaluation", notes=()) -> str:
+    """The Markdown report: setup, mean ± std tables, features used, Wilcoxon tests, notes."""
+    cfg = result.config
+    summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
+    grouped = "grouped " if cfg.get("grouped") else ""
+    out = [f"# {title}", "",
+           f"{cfg['folds']}-fold nested cross-validation ({grouped}outer folds; selection, "
+           f"lambda and preprocessing inside each training fold). "
+           f"Data: {cfg['shape'][0]} rows x {cfg['shape'][1]} features, {cfg['shape'][2]} "
+           f"target(s). Values are mean ± std over folds (ddof=1).", ""]
+    header = "| measure | budget | " + " | ".join(result.methods) + " |"
+    out += [header, "|" + "---|" * (2 + len(result.methods))]
+    for measure, budget in itertools.product(result.measures, result.budgets):
+        cells = [summary[(m, budget, measure)] for m in result.methods]
+        out.append(f"| {LABELS.get(measure, measure)} | {budget} | " + " | ".join(
+            f"{fmt(c['mean'])} ± {fmt(c['std'])}" for c in cells) + " |")
+    out += ["", "Mean number of features used per budget:", "",
+            "| budget | " + " | ".join(result.methods) + " |",
+            "|" + "---|" * (1 + len(result.methods))]
+    for budget in result.budgets:
+        out.append(f"| {budget} | " + " | ".join(
+            fmt(summary[(m, budget, result.measures[0])]["n_features"], 1)
+            for m in result.methods) + " |")
+    tests = wilcoxon_tests(result)
+    if tests:
+        out += ["", "Wilcoxon signed-rank tests (two-sided, paired over folds):", "",
+                "| measure | budget | methods | p-value | better |", "|---|---|---|---|---|"]
+        out += [f"| {LABELS.get(t['measure'], t['measure'])} | {t['budget']} | {t['a']} vs "
+                f"{t['b']} | {fmt(t['p_value'])} | {t['better']} |" for t in tests]
+    skipped = _auc_skips(result)
+    if skipped:
+        out += ["", f"macro-AUC skipped {skipped} (fold, label) case(s) where a label had a "
+                    f"single class in the test fold."]
+    inexact = sum(1 for r in result.records if not r.get("exact", True))
+    if inexact:
+        out += ["", f"{inexact} model(s) did not hit the budget exactly by the alpha search "
+                    f"(support cut to the budget, see trainer.evaluation.baselines)."]
+    out += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
+    out += ["![curves](curves.png)", ""]
+    return "\n".join(out)
+
+
+def _auc_skips(result) -> int:
+    return sum(len(r.get("auc_skipped_labels") or []) for r in result.records
+               if r["method"] == result.methods[0] and r["budget"] == result.budgets[0])
+
+
+def curves_png(result, path) -> None:
+    """Mean ± std of every measure against the mean number of features, one line per method."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
+    n = len(result.measures)
+    cols = min(4, n)
+    rows = (n + cols - 1) // cols
+    fig, axes = plt.subplots(rows, cols, figsize=(4 * cols, 3.2 * rows), squeeze=False)
+    for ax, measure in zip(axes.ravel(), result.measures):
+        for method in result.methods:
+            cells = [summary[(method, b, measure)] for b in result.budgets]
+            x = [c["n_features"] for c in cells]
+            ax.errorbar(x, [c["mean"] for c in cells], yerr=[c["std"] for c in cells],
+                        marker="o", capsize=3, label=method)
+        ax.set_title(LABELS.get(measure, measure))
+        ax.set_xlabel("features used")
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
+    axes.ravel()[0].legend(fontsize="small")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _csv(rows) -> str:
+    buf = io.StringIO()
+    if rows:
+        writer = csv.DictWriter(buf, fieldnames=list(rows[0]), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    return buf.getvalue()
+
+
+REPORT_FILES = ("report.md", "summary.csv", "wilcoxon.csv", "results.json", "curves.png")
+
+
+def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
+    """Write report.md, curves.png, summary.csv, wilcoxon.csv and results.json as the folder
+    ``out_dir``, all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); an
+    existing ``out_dir`` is replaced only if it holds nothing but those files."""
+    records = {"config": result.config, "methods": result.methods, "budgets": result.budgets,
+               "measures": result.measures, "records": result.records}
+    files = {"report.md": markdown_report(result, title, notes).encode(),
+             "summary.csv": _csv(summarize(result)).encode(),
+             "wilcoxon.csv": _csv(wilcoxon_tests(result)).encode(),
+             "results.json": json.dumps(records, indent=1, default=json_default).encode()}
+    curves = io.BytesIO()
+    curves_png(result, curves)
+    files["curves.png"] = curves.getvalue()
+    write_folder_atomically(out_dir, files, replaceable=REPORT_FILES, what="an evaluation report")
+    return Path(out_dir)

@@ -1,0 +1,395 @@
+"""The cost model of budgeted selection: extractors, the sensors they need, budgets, moves.
+
+Selection units are *extractors*. Feature column i needs the extractors ``needs[i]`` (one for a
+one-to-many group, several for a "fusion" feature such as a Cartesian pair); it enters the
+model as soon as all of them are chosen. An extractor has its own costs (``price`` paid once per
+device, ``energy`` and ``time`` paid per prediction) and needs sensors; a sensor's costs are
+paid once, when the first extractor needing it is chosen (shared sensors are paid once).
+Totals of a chosen set E with sensors U(E) (``TOTALS``)::
+
+    extractors = |E|,  sensors = |U(E)|,
+    kind = sum_{e in E} cost_e[kind] + sum_{s in U(E)} cost_s[kind]
+
+for kind in price, energy, time. Budgets limit any of the five totals (hard constraints).
+
+A *move* is one greedy step: a single extractor that makes at least one new feature available,
+or, when no single extractor does (the first step of the Cartesian case), a smallest set of
+extractors that does. Moves are ordered by their lowest feature index (ties in the greedy go
+to the first move), so one feature per extractor reproduces plain feature selection exactly.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import TrainerError
+
+KINDS = ("price", "energy", "time")
+TOTALS = ("extractors", "sensors") + KINDS
+#: The estimator parameter that limits each total.
+LIMIT_PARAMS = {"extractors": "budget", "sensors": "max_sensors", "price": "max_cost",
+                "energy": "max_energy", "time": "max_time"}
+
+
+@dataclass
+class State:
+    """Mutable selection state: chosen extractors, paid sensors, available features, totals."""
+
+    chosen: np.ndarray
+    paid: np.ndarray
+    taken: np.ndarray
+    totals: np.ndarray
+
+
+@dataclass
+class Moves:
+    """Candidate moves of one step: extractor ids, feature ids (CSR) and added costs (k x 5)."""
+
+    extractors: list
+    sizes: np.ndarray
+    flat: np.ndarray
+    added: np.ndarray
+    ptr: np.ndarray = field(init=False)
+
+    def __post_init__(self):
+        self.ptr = np.concatenate([[0], np.cumsum(self.sizes)]).astype(np.intp)
+
+    def features(self, k: int) -> np.ndarray:
+        return self.flat[self.ptr[k]:self.ptr[k + 1]]
+
+    def index_matrix(self, sel: np.ndarray, m: int) -> np.ndarray:
+        """Feature ids of the moves ``sel`` (all of size m) as a (len(sel), m) array."""
+        return self.flat[self.ptr[sel][:, None] + np.arange(m)]
+
+    def subset(self, keep: np.ndarray) -> "Moves":
+        sel = np.flatnonzero(keep)
+        flat = [self.features(k) for k in sel]
+        return Moves([self.extractors[k] for k in sel], self.sizes[sel],
+                     np.concatenate(flat) if flat else np.zeros(0, np.intp), self.added[sel])
+
+
+@dataclass(frozen=True)
+class CostPlan:
+    """Extractor structure, costs and budgets (``limits`` over ``TOTALS``; inf = no limit)."""
+
+    extractor_names: tuple
+    needs: tuple
+    extractor_cost: np.ndarray
+    uses: np.ndarray
+    sensor_names: tuple
+    sensor_cost: np.ndarray
+    limits: np.ndarray
+    named_extractors: bool = False
+
+    @property
+    def n_extractors(self) -> int:
+        return len(self.extractor_names)
+
+    @property
+    def static(self) -> bool:
+        """Every feature needs exactly one extractor (one-to-many groups)."""
+        cached = self.__dict__.get("_static_cache")
+        if cached is None:
+            cached = all(len(n) == 1 for n in self.needs)
+            object.__setattr__(self, "_static_cache", cached)
+        return cached
+
+    def with_limit(self, kind: str, value) -> "CostPlan":
+        limits = self.limits.copy()
+        limits[TOTALS.index(kind)] = np.inf if value is None else float(value)
+        return replace(self, limits=limits)
+
+    def start(self) -> State:
+        return State(np.zeros(self.n_extractors, bool), np.zeros(len(self.sensor_names), bool),
+                     np.zeros(len(self.needs), bool), np.zeros(len(TOTALS)))
+
+    def totals_of(self, ext_ids) -> np.ndarray:
+        """The five totals of the extractor set ``ext_ids``."""
+        ids = np.asarray(sorted(set(int(e) for e in ext_ids)), dtype=np.intp)
+        sensors = self.uses[ids].any(axis=0) if ids.size else np.zeros(len(self.sensor_names), bool)
+        out = np.zeros(len(TOTALS))
+        out[0], out[1] = ids.size, sensors.sum()
+        out[2:] = self.extractor_cost[ids].sum(axis=0) + self.sensor_cost[sensors].sum(axis=0)
+        return out
+
+    def cost_dict(self, totals) -> dict:
+        return {k: (int(v) if k in ("extractors", "sensors") else float(v))
+                for k, v in zip(TOTALS, totals)}
+
+    # -- moves ------------------------------------------------------------------------------
+    def moves(self, state: State) -> Moves:
+        """The candidate moves from ``state`` (see the module notes), with their added costs."""
+        if self.static:
+            ids = np.flatnonzero(~state.chosen)
+            ext = [(int(e),) for e in ids]
+            single = self._single_feature
+            if single is not None:            # one feature per extractor: no per-move lists
+                return Moves(ext, np.ones(ids.size, dtype=np.intp), single[ids],
+                             self._added(state, ext))
+            feats = [self._ext_features[e] for e in ids]
+        else:
+            ext, feats = self._generic_moves(state)
+        sizes = np.array([len(f) for f in feats], dtype=np.intp)
+        flat = np.concatenate(feats).astype(np.intp) if feats else np.zeros(0, np.intp)
+        return Moves(ext, sizes, flat, self._added(state, ext))
+
+    @property
+    def _single_feature(self):
+        """Feature index of every extractor when each yields exactly one feature, else None."""
+        if "_single_cache" not in self.__dict__:
+            lists = self._ext_features
+            single = (np.array([v[0] for v in lists], dtype=np.intp)
+                      if all(v.size == 1 for v in lists) else None)
+            object.__setattr__(self, "_single_cache", single)
+        return self.__dict__["_single_cache"]
+
+    @property
+    def _ext_features(self) -> list:
+        cached = self.__dict__.get("_ext_features_cache")
+        if cached is None:
+            lists = [[] for _ in self.extractor_names]
+            for i, need in enumerate(self.needs):
+                lists[need[0]].append(i)
+            cached = [np.asarray(v, dtype=np.intp) for v in lists]
+            object.__setattr__(self, "_ext_features_cache", cached)
+        return cached
+
+    def _generic_moves(self, state: State):
+        groups = {}
+        for i in np.flatnonzero(~state.taken):
+            miss = tuple(e for e in self.needs[i] if not state.chosen[e])
+            groups.setdefault(miss, []).append(int(i))
+        if not groups:
+            return [], []
+        size = min(len(k) for k in groups)
+        keys = sorted((k for k in groups if len(k) == size), key=lambda k: groups[k][0])
+        return keys, [np.asarray(groups[k], dtype=np.intp) for k in keys]
+
+    def _added(self, state: State, ext: list) -> np.ndarray:
+        added = np.zeros((len(ext), len(TOTALS)))
+        if not ext:
+            return added
+        if all(len(e) == 1 for e in ext):
+            ids = np.fromiter((e[0] for e in ext), dtype=np.intp, count=len(ext))
+            new = self.uses[ids] & ~state.paid
+            added[:, 0] = 1
+            added[:, 2:] = self.extractor_cost[ids]
+        else:
+            new = np.array([self.uses[list(e)].any(axis=0) for e in ext]) & ~state.paid
+            added[:, 0] = [len(e) for e in ext]
+            added[:, 2:] = [self.extractor_cost[list(e)].sum(axis=0) for e in ext]
+        added[:, 1] = new.sum(axis=1)
+        added[:, 2:] += new.astype(float) @ self.sensor_cost
+        return added
+
+    def affordable(self, state: State, moves: Moves) -> np.ndarray:
+        """Moves whose totals after the move stay within every limit (relative slack 1e-9)."""
+        slack = 1e-9 * np.maximum(1.0, np.abs(np.where(np.isfinite(self.limits), self.limits, 0)))
+        return ((state.totals + moves.added) <= self.limits + slack).all(axis=1)
+
+    def take(self, state: State, ext: tuple, features) -> list:
+        """Apply a move; returns the ids of the sensors it adds."""
+        ids = list(ext)
+        new = np.flatnonzero(self.uses[ids].any(axis=0) & ~state.paid)
+        state.chosen[ids] = True
+        state.paid[new] = True
+        state.taken[np.asarray(features, dtype=np.intp)] = True
+        state.totals = self.totals_of(np.flatnonzero(state.chosen))
+        return [int(s) for s in new]
+
+    # -- strategies ---------------------------------------------------------------------------
+    def ratio_weights(self) -> np.ndarray:
+        """Weights turning an added-cost vector into one number: 1 / limit of each limited total.
+
+        The cost-ratio strategy divides the LOO error decrease by ``added @ weights`` (the
+        fraction of the budgets a move uses up). Without any finite positive limit the unit
+        price is the cost.
+        """
+        ok = np.isfinite(self.limits) & (self.limits > 0)
+        with np.errstate(over="ignore"):              # a subnormal limit: weight capped below
+            w = np.where(ok, 1.0 / np.where(ok, self.limits, 1.0), 0.0)
+        np.minimum(w, np.finfo(np.float64).max, out=w)
+        if not w.any():
+            w[TOTALS.index("price")] = 1.0
+        return w
+
+    def uniform(self) -> bool:
+        """True when every move of a step has the same weighted cost (cost-ratio = error).
+
+        Moves of one step always have the same number of extractors, so this holds when
+        sensors add nothing to the weighted cost and every extractor weighs the same.
+        """
+        w = self.ratio_weights()
+        per_ext = self.extractor_cost @ w[2:]
+        per_sensor = self.sensor_cost @ w[2:] + w[1]
+        sensors_free = not self.uses.any() or np.allclose(per_sensor, 0.0)
+        return bool(sensors_free and np.allclose(per_ext, per_ext[0]))
+
+    # -- messages -----------------------------------------------------------------------------
+    def describe_move(self, ext: tuple) -> str:
+        names = " + ".join(repr(self.extractor_names[e]) for e in ext)
+        sensors = [self.sensor_names[s] for s in np.flatnonzero(self.uses[list(ext)].any(0))]
+        what = "extractor" if len(ext) == 1 else "extractors"
+        return f"{what} {names}" + (f" (sensors: {', '.join(sensors)})" if sensors else "")
+
+    def infeasible_error(self, moves: Moves) -> TrainerError:
+        """The error for a budget that admits no first move, naming the cheapest option."""
+        limited = [i for i, v in enumerate(self.limits) if np.isfinite(v)]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            frac = moves.added[:, limited] / self.limits[limited]
+        frac = np.where(moves.added[:, limited] == 0, 0.0, frac)
+        k = int(np.argmin(frac.max(axis=1)))
+        costs = ", ".join(f"{name}={_fmt(v)}" for name, v in zip(TOTALS, moves.added[k]))
+        over = [(TOTALS[i], moves.added[k, i]) for i in limited
+                if moves.added[k, i] > self.limits[i] * (1 + 1e-9)]
+        raise_to = "; ".join(f"raise {LIMIT_PARAMS[kind]} to at least {_fmt(v)}"
+                             for kind, v in over)
+        limits = ", ".join(f"{LIMIT_PARAMS[TOTALS[i]]}={_fmt(self.limits[i])}" for i in limited)
+        return TrainerError(f"no extractor fits the budget ({limits}): the cheapest option is "
+                            f"{self.describe_move(moves.extractors[k])} with {costs}; {raise_to}")
+
+
+def _fmt(v) -> str:
+    return f"{float(v):g}"
+
+
+# -- building a plan from estimator parameters --------------------------------------------------
+def _cost_vector(value, where: str) -> np.ndarray:
+    """A price number, or a {price, energy, time} mapping (absent kinds are 0), checked."""
+    if isinstance(value, Mapping):
+        unknown = sorted(set(value) - set(KINDS))
+        if unknown:
+            raise TrainerError(f"{where}: unknown cost kind {unknown[0]!r} (kinds: "
+                               f"{', '.join(KINDS)})")
+        items = [(k, value.get(k, 0.0)) for k in KINDS]
+    else:
+        items = [("price", value), ("energy", 0.0), ("time", 0.0)]
+    out = []
+    for kind, v in items:
+        if (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)
+                or v < 0):
+            raise TrainerError(f"{where}: {kind}={v!r} must be a finite number >= 0")
+        out.append(float(v))
+    return np.asarray(out)
+
+
+def _limit(value, name: str):
+    if value is None:
+        return np.inf
+    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
+            or not math.isfinite(value) or value < 0):
+        raise TrainerError(f"{name}={value!r} must be a finite number >= 0 (or None)")
+    return float(value)
+
+
+def _structure(n_features: int, extractors, feature_names):
+    """(extractor names in order of first appearance, per-feature tuples of extractor ids)."""
+    if extractors is None:
+        names = [str(f) for f in feature_names]
+        return tuple(names), tuple((i,) for i in range(n_features))
+    if isinstance(extractors, (str, bytes)) or not hasattr(extractors, "__len__"):
+        raise TrainerError(f"extractors must be a sequence of {n_features} names (one per "
+                           f"feature column); got {type(extractors).__name__}")
+    if len(extractors) != n_features:
+        raise TrainerError(f"extractors has {len(extractors)} entries; X has {n_features} "
+                           f"feature columns")
+    index, needs = {}, []
+    for i, entry in enumerate(extractors):
+        parts = (entry,) if isinstance(entry, (str, np.str_)) else entry
+        if (isinstance(parts, (bytes, Mapping)) or not hasattr(parts, "__iter__")
+                or not all(isinstance(p, (str, np.str_)) for p in parts) or not len(parts)):
+            raise TrainerError(f"extractors[{i}]={entry!r} must be a name or a non-empty tuple "
+                               f"of names")
+        needs.append(tuple(dict.fromkeys(index.setdefault(str(p), len(index)) for p in parts)))
+    return tuple(index), tuple(needs)
+
+
+def _sensors(names, extractor_sensors, sensor_costs):
+    """(sensor names, uses (n_ext x n_sens), sensor costs (n_sens x 3))."""
+    position = {n: i for i, n in enumerate(names)}
+    if extractor_sensors is None:
+        if sensor_costs is not None:
+            raise TrainerError("sensor_costs is given but extractor_sensors is not: say which "
+                               "sensors each extractor needs")
+        return (), np.zeros((len(names), 0), bool), np.zeros((0, len(KINDS)))
+    if not isinstance(extractor_sensors, Mapping):
+        raise TrainerError("extractor_sensors must be a dict {extractor: [sensor, ...]}")
+    sensor_index, pairs = {}, []
+    for ext, sensors in extractor_sensors.items():
+        if ext not in position:
+            raise TrainerError(f"extractor_sensors names {ext!r}, which is not an extractor "
+                               f"(extractors: {_listing(names)})")
+        sensors = [sensors] if isinstance(sensors, str) else sensors
+        if not all(isinstance(s, str) for s in sensors):
+            raise TrainerError(f"extractor_sensors[{ext!r}]={sensors!r} must be a list of "
+                               f"sensor names")
+        pairs += [(position[ext], sensor_index.setdefault(s, len(sensor_index))) for s in sensors]
+    sensor_names = tuple(sensor_index)
+    uses = np.zeros((len(names), len(sensor_names)), bool)
+    for e, s in pairs:
+        uses[e, s] = True
+    cost = np.zeros((len(sensor_names), len(KINDS)))
+    if sensor_costs is not None:
+        if not isinstance(sensor_costs, Mapping):
+            raise TrainerError("sensor_costs must be a dict {sensor: price or {price, energy, "
+                               "time}}")
+        unknown = [s for s in sensor_costs if s not in sensor_index]
+        if unknown:
+            raise TrainerError(f"sensor_costs names {unknown[0]!r}, which no extractor uses "
+                               f"(sensors in extractor_sensors: {_listing(sensor_names)})")
+        for s, i in sensor_index.items():
+            if s not in sensor_costs:
+                raise TrainerError(f"sensor_costs has no entry for sensor {s!r}")
+            cost[i] = _cost_vector(sensor_costs[s], f"sensor_costs[{s!r}]")
+    return sensor_names, uses, cost
+
+
+def _listing(names, limit=8) -> str:
+    names = list(names)
+    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
+    return ", ".join(repr(n) for n in names[:limit]) + more
+
+
+def build_plan(n_features: int, *, feature_names=None, extractors=None, extractor_costs=None,
+               extractor_sensors=None, sensor_costs=None, budget=None, max_sensors=None,
+               max_cost=None, max_energy=None, max_time=None) -> CostPlan:
+    """Validate the cost parameters of the estimators and build the :class:`CostPlan`.
+
+    ``extractor_costs`` defaults to a unit price of 1 per extractor without ``sensor_costs``
+    and 0 with them (the sensors carry the price); when given it must cover every extractor.
+    Raises :class:`TrainerError` naming the offending entry.
+    """
+    if feature_names is None:
+        feature_names = [f"x{i}" for i in range(n_features)]
+    names, needs = _structure(n_features, extractors, feature_names)
+    sensor_names, uses, sensor_cost = _sensors(names, extractor_sensors, sensor_costs)
+    ext_cost = np.zeros((len(names), len(KINDS)))
+    if extractor_costs is None:
+        ext_cost[:, 0] = 1.0 if sensor_costs is None else 0.0
+    else:
+        if not isinstance(extractor_costs, Mapping):
+            raise TrainerError("extractor_costs must be a dict {extractor: price or {price, "
+                               "energy, time}}")
+        unknown = [e for e in extractor_costs if e not in names]
+        if unknown:
+            raise TrainerError(f"extractor_costs names {unknown[0]!r}, which is not an "
+                               f"extractor (extractors: {_listing(names)})")
+        for i, e in enumerate(names):
+            if e not in extractor_costs:
+                raise TrainerError(f"extractor_costs has no entry for extractor {e!r}")
+            ext_cost[i] = _cost_vector(extractor_costs[e], f"extractor_costs[{e!r}]")
+    limits = np.array([np.inf, _limit(max_sensors, "max_sensors"), _limit(max_cost, "max_cost"),
+                       _limit(max_energy, "max_energy"), _limit(max_time, "max_time")])
+    plan = CostPlan(names, needs, ext_cost, uses, sensor_names, sensor_cost, limits,
+                    named_extractors=extractors is not None)
+    return plan.with_limit("extractors", budget)
+
+
+def singleton_plan(n_features: int) -> CostPlan:
+    """One unit-price extractor per feature, no sensors, no limits (plain feature selection)."""
+    return build_plan(n_features)

@@ -1,0 +1,33 @@
+"""A sparse linear model at one budget, and ridge refitted on a chosen feature set."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .rls_math import ridge_weights
+
+
+@dataclass
+class Model:
+    """A fitted model at one budget: predictions X[:, features] @ coef + intercept."""
+
+    features: list
+    coef: np.ndarray
+    intercept: np.ndarray
+    lam: object = None
+    exact: bool = True
+
+    def predict(self, X):
+        return np.asarray(X, dtype=np.float64)[:, self.features] @ self.coef + self.intercept
+
+
+def ridge_refit(X, Y, features, lam, x_mean, x_scale, fit_intercept) -> Model:
+    """Ridge on the standardized columns ``features`` (the estimator's convention), weights in
+    original units."""
+    f = np.asarray(features, dtype=np.intp)
+    y_mean = Y.mean(axis=0) if fit_intercept else np.zeros(Y.shape[1])
+    W = ridge_weights((X[:, f] - x_mean[f]) / x_scale[f], Y - y_mean, lam)
+    coef = W / x_scale[f][:, None]
+    return Model(list(map(int, f)), coef, y_mean - x_mean[f] @ coef, lam=float(lam))

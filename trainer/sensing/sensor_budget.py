@@ -1,0 +1,101 @@
+"""From ``sensors.toml`` (via a feature table) to the estimators' cost keyword arguments.
+
+A feature ``<channel-or-group>.<kind>`` needs its sensors. The *selection unit* decides what
+one greedy step chooses:
+
+- ``"feature"``: each feature is its own extractor (finest; shared sensors are paid once);
+- ``"channel"``: all features of one channel (or multi-channel group) form one extractor;
+- ``"sensor"``: all single-sensor features of a sensor form one extractor; a feature that
+  fuses several sensors needs all of their extractors (many-to-many).
+
+Sensor costs per prediction, for a window of ``window`` samples: ``price = unit_price``,
+``energy = energy_per_reading_j * window`` (J per prediction) and
+``time = read_time_s * window`` (s of sensor read time per prediction; 0 when the sensor
+gives ``energy_per_reading_j`` only). Extractors have no price; their per-prediction compute
+energy and time come from the ``[[calibration]]`` entries that ``sensorbudget calibrate`` writes
+(measured on a device), summed over the extractors a selection unit contains; without them
+computation is not costed.
+"""
+
+from __future__ import annotations
+
+from ..errors import TrainerError
+
+UNITS = ("feature", "channel", "sensor")
+
+
+def sensor_costs(sensors, window: int) -> dict:
+    """{sensor: {price, energy, time}} from bundle-style sensor dicts (``Sensor.to_dict``)."""
+    out = {}
+    for s in sensors:
+        read_time = s.get("read_time_s") or 0.0
+        out[s["name"]] = {"price": float(s["unit_price"]),
+                          "energy": float(s.get("energy_per_reading_j", 0.0)) * window,
+                          "time": float(read_time) * window}
+    return out
+
+
+def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
+    if unit == "feature":
+        return extractor
+    if unit == "channel":
+        return name.rsplit(".", 1)[0]
+    return sensors[0] if len(sensors) == 1 else tuple(sensors)
+
+
+def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
+                feature_extractors=None, unit: str = "feature", compute_costs=None) -> dict:
+    """``extractors``, ``extractor_sensors`` and ``sensor_costs`` for GreedyRLS(…).
+
+    ``feature_sensors[i]`` is a sensor name, a ``"+"``-joined string of names or a tuple;
+    ``feature_extractors`` defaults to the feature names. Only sensors some feature needs are
+    priced. Raises :class:`TrainerError` for an unknown unit or an undeclared sensor.
+    """
+    if unit not in UNITS:
+        raise TrainerError(f"unit={unit!r} must be one of {UNITS}")
+    feature_extractors = feature_names if feature_extractors is None else feature_extractors
+    declared = {s["name"] for s in sensors}
+    extractors, ext_sensors = [], {}
+    for name, ext, needed in zip(feature_names, feature_extractors, feature_sensors):
+        needed = tuple(needed.split("+")) if isinstance(needed, str) else tuple(needed)
+        unknown = [s for s in needed if s not in declared]
+        if unknown:
+            raise TrainerError(f"feature {name!r} needs sensor {unknown[0]!r}, which the "
+                               f"sensor description does not declare")
+        entry = _unit_of(str(name), str(ext), needed, unit)
+        extractors.append(entry)
+        if isinstance(entry, tuple):
+            for s in entry:
+                ext_sensors.setdefault(s, [s])
+        else:
+            listed = ext_sensors.setdefault(entry, [])
+            listed += [s for s in needed if s not in listed]
+    used = {s for v in ext_sensors.values() for s in v}
+    costs = sensor_costs([s for s in sensors if s["name"] in used], window)
+    kwargs = {"extractors": extractors, "extractor_sensors": ext_sensors, "sensor_costs": costs}
+    if compute_costs:
+        kwargs["extractor_costs"] = unit_compute_costs(extractors, feature_extractors,
+                                                       compute_costs)
+    return kwargs
+
+
+def unit_compute_costs(units, feature_extractors, compute_costs) -> dict:
+    """{unit: {price 0, energy, time}}: measured compute costs summed over each unit's
+    extractors (a fused many-to-many feature's compute is not attributed to a unit)."""
+    out = {}
+    for entry, ext in zip(units, feature_extractors):
+        if isinstance(entry, tuple):
+            continue
+        cost = out.setdefault(entry, {"price": 0.0, "energy": 0.0, "time": 0.0})
+        measured = compute_costs.get(str(ext))
+        if measured:
+            cost["energy"] += float(measured.get("energy", 0.0))
+            cost["time"] += float(measured.get("time", 0.0))
+    return out
+
+
+def cost_kwargs_from_feature_set(fs, unit: str = "feature") -> dict:
+    """:func:`cost_kwargs` for a :class:`trainer.sensing.feature_set.FeatureSet`."""
+    return cost_kwargs(fs.feature_names, fs.feature_sensors, fs.sensors, fs.window,
+                       feature_extractors=fs.feature_extractors, unit=unit,
+                       compute_costs=getattr(fs, "compute_costs", None))

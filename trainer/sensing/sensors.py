@@ -1,0 +1,392 @@
+"""``sensors.toml``: the candidate sensors, their costs, and the features computed from them.
+
+Schema (every key is checked; unknown keys are errors, so typos do not pass silently)::
+
+    currency = "USD"              # optional, informational (unit_price currency)
+    targets = ["co_gt", "no2_gt"] # optional: target columns/labels to use (default: all)
+    task = "regression"           # optional: regression | multilabel | multiclass
+
+    [window]                      # optional here; --window/--hop override it
+    length = 20                   # samples  (or length_s = 2.0, seconds)
+    hop = 10                      # samples  (or hop_s = 1.0; default: hop = length)
+    on_missing = "skip"           # skip (default) | error: windows with missing samples or gaps
+
+    [[sensors]]
+    name = "accel"                # identifier: [A-Za-z_][A-Za-z0-9_]*
+    channels = ["acc_x", "acc_y", "acc_z"]   # column names in the recordings, unique overall
+    unit_price = 0.9              # >= 0, price per device (bill of materials)
+    energy_per_reading_j = 4e-6   # >= 0, one reading of all channels ...
+    # power_w = 0.015             # ... or power while reading (W) and
+    # read_time_s = 0.1           #     time per reading (s): energy = power_w * read_time_s
+    sample_rate_hz = 10           # > 0 (or sample_period_s = 3600); equal for all sensors
+    part = "LIS3DH"               # optional free text
+    source = "datasheet ..."      # optional: where the numbers come from
+
+    [[features]]                  # per-channel extractors: features "<channel>.<extractor>"
+    channels = ["acc_x", "gyro"]  # channel names, or sensor names (= all their channels)
+    extractors = ["mean", "std"]
+
+    [[features]]                  # multi-channel extractors: features "<group>.<extractor>"
+    group = "acc"
+    channels = ["acc_x", "acc_y", "acc_z"]
+    extractors = ["mag_mean"]
+
+Features are listed in file order: block by block, then channel by channel (per-channel
+blocks), then extractor by extractor.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import DataError
+from .extractors import KINDS, get_kind
+
+IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+TASKS = ("regression", "multilabel", "multiclass")
+ON_MISSING = ("skip", "error")
+#: Largest window or hop in samples (the firmware indexes samples with 32-bit counters).
+MAX_WINDOW = 2 ** 31 - 1
+_TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
+_CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cycles",
+                     "compute_nanoseconds", "compute_time_s", "compute_energy_j", "method",
+                     "source"}
+_SENSOR_KEYS = {"name", "channels", "unit_price", "energy_per_reading_j", "power_w",
+                "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source"}
+_WINDOW_KEYS = {"length", "length_s", "hop", "hop_s", "on_missing"}
+_FEATURE_KEYS = {"group", "channels", "extractors"}
+
+
+@dataclass(frozen=True)
+class Sensor:
+    """One candidate sensor: its channels and what it costs."""
+
+    name: str
+    channels: tuple
+    unit_price: float
+    energy_per_reading_j: float
+    sample_rate_hz: float
+    power_w: float | None = None
+    read_time_s: float | None = None
+    part: str = ""
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        """The bundle's sensor entry (JSON-ready); ``power_w``/``read_time_s`` only if given."""
+        out = {"name": self.name, "channels": list(self.channels),
+               "unit_price": self.unit_price, "energy_per_reading_j": self.energy_per_reading_j,
+               "sample_rate_hz": self.sample_rate_hz,
+               "average_power_w": self.energy_per_reading_j * self.sample_rate_hz}
+        if self.power_w is not None:
+            out.update(power_w=self.power_w, read_time_s=self.read_time_s)
+        out.update({k: v for k, v in (("part", self.part), ("source", self.source)) if v})
+        return out
+
+
+@dataclass(frozen=True)
+class FeatureDef:
+    """One candidate feature: ``name = "<channel-or-group>.<kind>"`` and what it needs."""
+
+    name: str
+    kind: str
+    channels: tuple
+    sensors: tuple
+
+
+@dataclass(frozen=True)
+class SensorSpec:
+    """A validated ``sensors.toml``."""
+
+    sensors: tuple
+    features: tuple
+    sample_rate_hz: float
+    window: int | None = None
+    hop: int | None = None
+    on_missing: str = "skip"
+    targets: tuple | None = None
+    task: str | None = None
+    currency: str = "USD"
+    source: str = "<dict>"
+    calibration: tuple = ()
+
+    def compute_costs(self, target=None) -> dict:
+        """{extractor: {"energy": J, "time": s}} per prediction from the ``[[calibration]]``
+        entries (written by ``sensorbudget calibrate``) of one compute ``target``; ``{}`` when
+        there are none. Several targets need an explicit choice."""
+        targets = sorted({c["target"] for c in self.calibration})
+        if not targets:
+            return {}
+        if target is None:
+            if len(targets) > 1:
+                raise DataError(f"{self.source}: calibration for several targets "
+                                f"({', '.join(targets)}); choose one with --compute-target")
+            target = targets[0]
+        if target not in targets:
+            raise DataError(f"{self.source}: no calibration for compute target {target!r} "
+                            f"(calibrated: {', '.join(targets)})")
+        return {c["extractor"]: {"energy": c.get("compute_energy_j", 0.0),
+                                 "time": c.get("compute_time_s", 0.0)}
+                for c in self.calibration if c["target"] == target}
+
+    @property
+    def channel_sensor(self) -> dict:
+        """{channel name: sensor name}."""
+        return {c: s.name for s in self.sensors for c in s.channels}
+
+    @property
+    def used_channels(self) -> list:
+        """Channels some feature needs, in declaration order."""
+        used = {c for f in self.features for c in f.channels}
+        return [c for s in self.sensors for c in s.channels if c in used]
+
+    def resolve_window(self, window=None, hop=None) -> tuple:
+        """(window, hop) in samples: arguments override the file; hop defaults to window."""
+        window = self.window if window is None else window
+        if window is None:
+            raise DataError(f"no window length: give --window or [window] length in "
+                            f"{self.source}")
+        hop = (self.hop if self.hop is not None else window) if hop is None else hop
+        for name, value in (("window", window), ("hop", hop)):
+            if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= MAX_WINDOW:
+                raise DataError(f"{name}={value!r} must be a whole number of samples in "
+                                f"1..{MAX_WINDOW}")
+        for f in self.features:
+            need = KINDS[f.kind].min_window
+            if window < need:
+                raise DataError(f"feature {f.name!r}: extractor {f.kind!r} needs window >= "
+                                f"{need} samples (window={window})")
+        return window, hop
+
+
+def _where(source: str, what: str) -> str:
+    return f"{source}: {what}"
+
+
+def _check_keys(table, allowed: set, where: str) -> None:
+    if not isinstance(table, dict):
+        raise DataError(f"{where} must be a table")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise DataError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
+
+
+def _number(table: dict, key: str, where: str, positive=False):
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise DataError(f"{where}: {key}={value!r} must be a finite number")
+    if value < 0 or (positive and value == 0):
+        raise DataError(f"{where}: {key}={value!r} must be {'> 0' if positive else '>= 0'}")
+    return float(value)
+
+
+def _names(value, key: str, where: str) -> tuple:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
+        raise DataError(f"{where}: {key} must be a non-empty list of strings (got {value!r})")
+    for v in value:
+        if not IDENTIFIER.match(v):
+            raise DataError(f"{where}: {key} entry {v!r} is not a name of the form "
+                            f"[A-Za-z_][A-Za-z0-9_]*")
+    duplicate = next((v for i, v in enumerate(value) if v in value[:i]), None)
+    if duplicate is not None:
+        raise DataError(f"{where}: {key} lists {duplicate!r} twice")
+    return tuple(value)
+
+
+def _parse_sensor(table, index: int, source: str) -> Sensor:
+    where = _where(source, f"sensors[{index}]")
+    _check_keys(table, _SENSOR_KEYS, where)
+    name = table.get("name")
+    if not isinstance(name, str) or not IDENTIFIER.match(name):
+        raise DataError(f"{where}: name={name!r} must be a name of the form [A-Za-z_][A-Za-z0-9_]*")
+    where = _where(source, f"sensor {name!r}")
+    channels = _names(table.get("channels"), "channels", where)
+    price = _number(table, "unit_price", where)
+    if price is None:
+        raise DataError(f"{where}: unit_price is required")
+    energy = _number(table, "energy_per_reading_j", where)
+    power, read_time = _number(table, "power_w", where), _number(table, "read_time_s", where)
+    if energy is not None and (power is not None or read_time is not None):
+        raise DataError(f"{where}: give energy_per_reading_j or power_w + read_time_s, not both")
+    if energy is None:
+        if power is None or read_time is None:
+            raise DataError(f"{where}: needs energy_per_reading_j, or both power_w and read_time_s")
+        energy = power * read_time
+    rate, period = _number(table, "sample_rate_hz", where, True), _number(
+        table, "sample_period_s", where, True)
+    if (rate is None) == (period is None):
+        raise DataError(f"{where}: give exactly one of sample_rate_hz and sample_period_s")
+    rate = rate if rate is not None else 1.0 / period
+    texts = {k: table.get(k, "") for k in ("part", "source")}
+    for key, value in texts.items():
+        if not isinstance(value, str):
+            raise DataError(f"{where}: {key} must be a string (got {value!r})")
+    return Sensor(name=name, channels=channels, unit_price=price, energy_per_reading_j=energy,
+                  sample_rate_hz=rate, power_w=power, read_time_s=read_time, **texts)
+
+
+def _check_sensors(sensors: list, source: str) -> float:
+    """Unique sensor and channel names, one sample rate; returns that rate."""
+    seen = {}
+    for s in sensors:
+        # A sensor may share its name with its own channel (a one-channel sensor such as "t").
+        for name in dict.fromkeys((s.name, *s.channels)):
+            if name in seen:
+                raise DataError(f"{source}: duplicate name {name!r} (used by {seen[name]} and "
+                                f"by sensor {s.name!r})")
+            seen[name] = f"sensor {s.name!r}"
+    rates = [s.sample_rate_hz for s in sensors]
+    if max(rates) - min(rates) > 1e-9 * max(rates):
+        listing = ", ".join(f"{s.name}={s.sample_rate_hz:g} Hz" for s in sensors)
+        raise DataError(f"{source}: sensors have different sample rates ({listing}); the "
+                        f"recordings must share one rate (resample them first)")
+    return sensors[0].sample_rate_hz
+
+
+def _expand_channels(names: tuple, sensors: list, where: str) -> list:
+    by_sensor = {s.name: s.channels for s in sensors}
+    known = [c for s in sensors for c in s.channels]
+    out = []
+    for name in names:
+        if name in by_sensor:
+            out.extend(c for c in by_sensor[name] if c not in out)
+        elif name in known:
+            if name not in out:
+                out.append(name)
+        else:
+            raise DataError(f"{where}: unknown channel {name!r} (channels: {', '.join(known)}; "
+                            f"sensors: {', '.join(by_sensor)})")
+    return out
+
+
+def _parse_features(table, index: int, sensors: list, source: str) -> list:
+    where = _where(source, f"features[{index}]")
+    _check_keys(table, _FEATURE_KEYS, where)
+    channels = _expand_channels(_names(table.get("channels"), "channels", where), sensors, where)
+    kinds = []
+    for name in _names(table.get("extractors"), "extractors", where):
+        if name not in KINDS:
+            raise DataError(f"{where}: unknown extractor {name!r} (known: {', '.join(KINDS)})")
+        kinds.append(get_kind(name))
+    owner = {c: s.name for s in sensors for c in s.channels}
+    group = table.get("group")
+    multi = [k.name for k in kinds if not k.per_channel]
+    if multi and len(multi) != len(kinds):
+        raise DataError(f"{where}: mixes per-channel and multi-channel extractors; put "
+                        f"{multi[0]!r} in its own [[features]] block with a group name")
+    if not multi:
+        if group is not None:
+            raise DataError(f"{where}: group={group!r} is only for multi-channel extractors")
+        return [FeatureDef(f"{c}.{k.name}", k.name, (c,), (owner[c],))
+                for c in channels for k in kinds]
+    if not isinstance(group, str) or not IDENTIFIER.match(group):
+        raise DataError(f"{where}: multi-channel extractors need group = a name of the form "
+                        f"[A-Za-z_][A-Za-z0-9_]* (got {group!r})")
+    for k in kinds:
+        if (k.arity == "2" and len(channels) != 2) or len(channels) < 2:
+            raise DataError(f"{where}: extractor {k.name!r} takes {k.arity} channels; "
+                            f"group {group!r} has {len(channels)}")
+    needed = tuple(dict.fromkeys(owner[c] for c in channels))
+    return [FeatureDef(f"{group}.{k.name}", k.name, tuple(channels), needed) for k in kinds]
+
+
+def _window_samples(table: dict, key: str, rate: float, where: str):
+    samples, seconds = table.get(key), table.get(f"{key}_s")
+    if samples is not None and seconds is not None:
+        raise DataError(f"{where}: give {key} (samples) or {key}_s (seconds), not both")
+    if samples is not None:
+        if isinstance(samples, bool) or not isinstance(samples, int) or samples < 1:
+            raise DataError(f"{where}: {key}={samples!r} must be a whole number of samples >= 1")
+        return samples
+    if seconds is None:
+        return None
+    value = _number(table, f"{key}_s", where, positive=True)
+    count = round(value * rate)
+    if count < 1 or abs(value * rate - count) > 1e-6 * max(1.0, count):
+        raise DataError(f"{where}: {key}_s={value:g} s is not a whole number of samples at "
+                        f"{rate:g} Hz ({value * rate:g})")
+    return count
+
+
+def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
+    """Validate a parsed ``sensors.toml`` (a dict) and return the :class:`SensorSpec`."""
+    _check_keys(data, _TOP_KEYS, source)
+    raw_sensors = data.get("sensors")
+    if not isinstance(raw_sensors, list) or not raw_sensors:
+        raise DataError(f"{source}: no [[sensors]] tables")
+    sensors = [_parse_sensor(t, i, source) for i, t in enumerate(raw_sensors)]
+    rate = _check_sensors(sensors, source)
+    raw_features = data.get("features")
+    if not isinstance(raw_features, list) or not raw_features:
+        raise DataError(f"{source}: no [[features]] tables")
+    features = [f for i, t in enumerate(raw_features)
+                for f in _parse_features(t, i, sensors, source)]
+    seen = set()
+    for f in features:
+        if f.name in seen:
+            raise DataError(f"{source}: duplicate feature name {f.name!r}")
+        seen.add(f.name)
+    window = data.get("window", {})
+    _check_keys(window, _WINDOW_KEYS, _where(source, "[window]"))
+    on_missing = window.get("on_missing", "skip")
+    if on_missing not in ON_MISSING:
+        raise DataError(f"{source}: on_missing={on_missing!r} must be one of {ON_MISSING}")
+    task = data.get("task")
+    if task is not None and task not in TASKS:
+        raise DataError(f"{source}: task={task!r} must be one of {TASKS}")
+    targets = data.get("targets")
+    if targets is not None:
+        if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
+            raise DataError(f"{source}: targets must be a list of strings (got {targets!r})")
+        targets = tuple(targets)
+    currency = data.get("currency", "USD")
+    if not isinstance(currency, str):
+        raise DataError(f"{source}: currency must be a string (got {currency!r})")
+    calibration = _parse_calibration(data.get("calibration", []), seen, source)
+    where = _where(source, "[window]")
+    return SensorSpec(calibration=calibration, sensors=tuple(sensors), features=tuple(features),
+                      sample_rate_hz=rate,
+                      window=_window_samples(window, "length", rate, where),
+                      hop=_window_samples(window, "hop", rate, where), on_missing=on_missing,
+                      targets=targets, task=task, currency=currency, source=source)
+
+
+def _parse_calibration(raw, feature_names: set, source: str) -> tuple:
+    """Validated ``[[calibration]]`` entries: known extractor, a target name, costs >= 0."""
+    if not isinstance(raw, list):
+        raise DataError(f"{source}: calibration must be an array of tables ([[calibration]])")
+    entries = []
+    for i, table in enumerate(raw):
+        where = _where(source, f"[[calibration]] #{i + 1}")
+        _check_keys(table, _CALIBRATION_KEYS, where)
+        name, target = table.get("extractor"), table.get("target")
+        if name not in feature_names:
+            raise DataError(f"{where}: extractor={name!r} is not a feature of this file")
+        if not isinstance(target, str) or not target:
+            raise DataError(f"{where}: target={target!r} must name the compute target")
+        entry = {"extractor": name, "target": target}
+        for key in ("compute_instructions", "compute_cycles", "compute_nanoseconds",
+                    "compute_time_s", "compute_energy_j"):
+            value = _number(table, key, where)
+            if value is not None:
+                entry[key] = value
+        entries.append(entry)
+    return tuple(entries)
+
+
+def load_sensor_spec(path) -> SensorSpec:
+    """Read and validate a ``sensors.toml`` file."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise DataError(f"sensor description {str(path)!r} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise DataError(f"{str(path)!r} is not valid TOML: {exc}") from None
+    return parse_sensor_spec(data, source=str(path))
