@@ -36,8 +36,8 @@ PROFILE_OF = {"host": "host", "cortex-m4f": "cortex-m4f", "cortex-m3": "cortex-m
 def build_firmware(bundle_dir, target: str, numeric: str, out_dir, full_scale=None) -> dict:
     """Generate and compile the firmware (and the simavr harness for AVR) into ``out_dir``;
     returns its manifest (firmware.json). Build failures raise FirmwareGenError."""
-    from firmware_gen.firmware import generate_firmware
     from firmware_gen.build import build, build_simavr_harness, write_firmware
+    from firmware_gen.firmware import generate_firmware
     from trainer.bundle.model import load_bundle
 
     fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric,

@@ -16,6 +16,8 @@ import struct
 
 import numpy as np
 
+from export.cgen import DEFAULT_NAME
+
 from .client import INPUT_DTYPES, SCORE_DTYPES, DeviceInfo, encode_hello, encode_predictions
 from .protocol import Cmd, Err, FrameDecoder, Unit, encode_frame
 from .reference import ReferenceModel
@@ -39,7 +41,7 @@ class FakeDevice:
     """
 
     def __init__(self, model: ReferenceModel, *, costs=(0, 0), unit=Unit.INSTRUCTIONS,
-                 stop_after=None, name: str = "sbmodel", max_request: int = 1024,
+                 stop_after=None, name: str = DEFAULT_NAME, max_request: int = 1024,
                  max_response: int = 1024):
         self.model = model
         self.costs = tuple(int(c) for c in costs)

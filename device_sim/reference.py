@@ -22,9 +22,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from export.cgen import DEFAULT_NAME, NUMERICS
+
 from .errors import DeviceError
 
-NUMERICS = ("float32", "q15", "q31")
 F32 = np.float32
 
 
@@ -52,7 +53,7 @@ class ReferenceModel:
     """
 
     def __init__(self, bundle, numeric: str = "float32", *, full_scale=None,
-                 name: str = "sbmodel"):
+                 name: str = DEFAULT_NAME):
         from firmware_gen.errors import FirmwareGenError
         from firmware_gen.plan import make_plan
         from firmware_gen.reference import fixed_model

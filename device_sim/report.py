@@ -22,8 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from .costs import PROFILES, energy_budget, sensor_costs, stats3
 from trainer.bundle.files import json_default, write_atomically
+
+from .costs import PROFILES, energy_budget, sensor_costs, stats3
 
 FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1

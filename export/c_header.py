@@ -8,18 +8,17 @@ so it can be included from several ``.c`` files; it needs ``<stddef.h>`` and ``<
 from __future__ import annotations
 
 import json
-from decimal import ROUND_CEILING, Decimal
 from dataclasses import dataclass
-
+from decimal import ROUND_CEILING, Decimal
 
 from trainer.version import package_version
+
 from . import cgen
+from .cgen import DEFAULT_NAME, NUMERICS
 from .errors import ExportError
 from .fixed_point import FORMATS, FixedPointModel, float32_down, float32_up, quantize_model
 
 HEADER_FORMAT_VERSION = 1
-NUMERICS = ("float32", "q15", "q31")
-DEFAULT_NAME = "sbmodel"
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,11 @@ import numpy as np
 
 from .errors import ExportError
 
+#: Numeric formats of the generated model code: float32, or the fixed-point Q15 / Q31 integers.
+NUMERICS = ("float32", "q15", "q31")
+#: Prefix of every generated C symbol unless the user names the model.
+DEFAULT_NAME = "sbmodel"
+
 #: C89-C23 keywords, C++ keywords (headers end up in Arduino/C++ builds) and names of the standard
 #: library that a generated symbol must not shadow.
 C_RESERVED = frozenset("""
@@ -59,7 +64,7 @@ def _suggest(name) -> str:
     """A valid prefix close to ``name`` for an error message (found by hypothesis: '0' was
     suggested for '0')."""
     text = sanitize_identifier(str(name)).lstrip("0123456789_")[:MAX_NAME]
-    return text if text and text.lower() not in C_RESERVED else "sbmodel"
+    return text if text and text.lower() not in C_RESERVED else DEFAULT_NAME
 
 
 #: C99 5.2.4.1: significant initial characters of a macro name or internal identifier.

@@ -18,6 +18,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from trainer.version import package_version
+
 from .c_header import required_inputs
 from .errors import ExportError
 from .onnx_convert import linear_nodes, op_version

@@ -24,8 +24,12 @@ import numpy as np
 import onnx
 from onnx import TensorProto
 from skl2onnx import update_registered_converter
-from skl2onnx.common.data_types import (DoubleTensorType, FloatTensorType, Int64TensorType,
-                                        StringTensorType)
+from skl2onnx.common.data_types import (
+    DoubleTensorType,
+    FloatTensorType,
+    Int64TensorType,
+    StringTensorType,
+)
 
 from trainer import GreedyRLS, GreedyRLSClassifier
 

@@ -11,8 +11,8 @@ buffer of the last ``window`` samples of every channel); nothing is allocated.
 
 from __future__ import annotations
 
-from trainer.version import package_version
 from export import cgen
+from trainer.version import package_version
 
 from .plan import FORMAT_VERSION
 

@@ -12,9 +12,10 @@ import json
 from dataclasses import dataclass
 from importlib import resources
 
-from trainer.version import package_version
 from export import cgen
 from export.c_header import HEADER_FORMAT_VERSION, c_header
+from export.cgen import DEFAULT_NAME
+from trainer.version import package_version
 
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
@@ -124,7 +125,7 @@ def check_buffers(plan, target) -> None:
                     f"{limit}: select fewer features or targets, or use a smaller numeric format")
 
 
-def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = "sbmodel",
+def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAULT_NAME,
                       full_scale=None, kernel: str = "auto") -> Firmware:
     """Every source file of the firmware for ``bundle`` (a :class:`trainer.bundle.model.Bundle`).
 

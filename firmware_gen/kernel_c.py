@@ -11,8 +11,8 @@ kernels call the header's functions.
 
 from __future__ import annotations
 
-from trainer.version import package_version
 from export import cgen
+from trainer.version import package_version
 
 from .errors import FirmwareGenError
 from .plan import FORMAT_VERSION

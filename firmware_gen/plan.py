@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from export.cgen import NUMERICS
 from trainer.sensing.extractors import KINDS
 
 from .errors import FirmwareGenError
 
-NUMERICS = ("float32", "q15", "q31")
 NUMERIC_CODES = {"float32": 0, "q15": 1, "q31": 2}
 FORMAT_VERSION = 1        # of the generated sources; main.c checks every part against it
 PROTOCOL_VERSION = 1

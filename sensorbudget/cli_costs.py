@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from trainer.bundle import write_atomically
 
 _OPTIONS = (

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-
 import click
 
-from ._errors import handle_errors
+from export.cgen import DEFAULT_NAME
 from trainer.bundle import write_atomically
+
+from ._errors import handle_errors
 
 BUNDLE_ARG = click.Path(exists=True, file_okay=False, dir_okay=True)
 OUTPUT_OPT = click.Path(dir_okay=False, writable=True)
@@ -46,7 +47,7 @@ def onnx_command(bundle_dir, output, inputs, dtype, opset):
 @export_group.command("c-header")
 @click.argument("bundle_dir", type=BUNDLE_ARG)
 @click.option("-o", "--output", required=True, type=OUTPUT_OPT, help="C header file to write.")
-@click.option("--name", default="sbmodel", show_default=True,
+@click.option("--name", default=DEFAULT_NAME, show_default=True,
               help="Prefix of every C symbol (<name>_predict, <NAME>_N_FEATURES).")
 @click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
               show_default=True, help="Arithmetic: float32, or fixed point with int16/int32 "

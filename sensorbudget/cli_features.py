@@ -6,8 +6,9 @@ from pathlib import Path
 
 import click
 
-from ._errors import handle_errors
 from trainer.bundle import write_atomically
+
+from ._errors import handle_errors
 
 
 def window_options(f):

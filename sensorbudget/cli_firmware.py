@@ -7,6 +7,8 @@ import shlex
 from pathlib import Path
 
 import click
+
+from export.cgen import DEFAULT_NAME
 from trainer.bundle import write_atomically
 
 from ._errors import CliError, handle_errors
@@ -52,7 +54,7 @@ def _check_output(out: Path) -> None:
 @click.option("-o", "--output", "out_dir", required=True,
               type=click.Path(file_okay=False, path_type=Path),
               help="Directory for the sources (and, with --build, the binaries).")
-@click.option("--name", default="sbmodel", show_default=True,
+@click.option("--name", default=DEFAULT_NAME, show_default=True,
               help="Prefix of every generated C symbol.")
 @click.option("--full-scale", multiple=True, callback=parse_full_scale,
               metavar="[CHANNEL=]VALUE",

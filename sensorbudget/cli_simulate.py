@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+
 from trainer.bundle import write_atomically
 
 from ._errors import handle_errors

@@ -10,13 +10,22 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
-from .selection.caches import target_blocks
-from .selection.rls_math import ridge_weights
-from .selection.validation import (check_groups, check_params, is_distributed_input,
-                                   validate_targets_allow_nan)
 from .errors import TrainerError
-from .selection.loop import (LAMBDA_GRID, Preprocessing, merge_target_paths, path_records,
-                             select_with_lambda)
+from .selection.caches import target_blocks
+from .selection.loop import (
+    LAMBDA_GRID,
+    Preprocessing,
+    merge_target_paths,
+    path_records,
+    select_with_lambda,
+)
+from .selection.rls_math import ridge_weights
+from .selection.validation import (
+    check_groups,
+    check_params,
+    is_distributed_input,
+    validate_targets_allow_nan,
+)
 
 _DTYPES = {"float64": np.float64, "float32": np.float32}
 

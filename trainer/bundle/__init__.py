@@ -7,8 +7,17 @@
 """
 
 from .files import json_default, json_text, npz_bytes, write_atomically, write_folder_atomically
-from .model import (FORMAT, FORMAT_VERSION, MODEL_FILE, WEIGHTS_FILE, Bundle, bundle_contents,
-                    check_bundle, load_bundle, save_bundle)
+from .model import (
+                    FORMAT,
+                    FORMAT_VERSION,
+                    MODEL_FILE,
+                    WEIGHTS_FILE,
+                    Bundle,
+                    bundle_contents,
+                    check_bundle,
+                    load_bundle,
+                    save_bundle,
+)
 
 __all__ = ["Bundle", "load_bundle", "save_bundle", "bundle_contents", "check_bundle", "FORMAT",
            "FORMAT_VERSION", "MODEL_FILE", "WEIGHTS_FILE", "npz_bytes", "json_default",

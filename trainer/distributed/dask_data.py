@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import DataError, TrainerError
 from . import partition
 from .row_store import PartitionSpec
-from ..errors import DataError, TrainerError
 
 SHARD_SUFFIXES = (".npz", ".csv")
 _LOCAL = re.compile(r"^local(?::(\d+))?$")

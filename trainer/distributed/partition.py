@@ -18,9 +18,9 @@ import threading
 
 import numpy as np
 
+from ..errors import TrainerError
 from ..selection import rls_math
 from ..selection.caches import RowBlock
-from ..errors import TrainerError
 from ..selection.loop import row_sums
 
 _REGISTRY: dict = {}

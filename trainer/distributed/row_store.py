@@ -36,10 +36,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import partition
-from ..selection.caches import CacheBlock, total
 from ..errors import TrainerError
+from ..selection.caches import CacheBlock, total
 from ..selection.loop import Preprocessing
+from . import partition
 
 #: Seconds between checks that the workers holding partitions are alive, while waiting.
 POLL_SECONDS = 1.0
@@ -322,9 +322,8 @@ def fit_on_cluster(est, X, Y, groups=None, progress=None):
     no NaN) is NumPy or Dask; ``groups`` (n,) NumPy or Dask. Sets the same fitted attributes
     as a local fit, plus ``distributed_`` (partitions, workers, bytes per step).
     """
-    from .dask_data import ShardTable, array_specs, dask_specs, open_client
-
     from ..selection.validation import check_groups
+    from .dask_data import ShardTable, array_specs, dask_specs, open_client
 
     if groups is not None and hasattr(groups, "__dask_graph__"):
         groups = groups.compute()

@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import baselines
 from .. import label_compression
-from ..selection.costs import build_plan
 from ..errors import TrainerError
 from ..estimators import GreedyRLS
 from ..ranking import GreedyRankRLS
+from ..selection.costs import build_plan
 from ..selection.loop import LAMBDA_GRID
 from ..selection.refit import Model, ridge_refit
+from . import baselines
 
 PRESETS = {"low": 0.10, "med": 0.45, "high": 0.80}
 LIMIT_PARAMS = {"price": "max_cost", "energy": "max_energy", "time": "max_time",

@@ -32,8 +32,22 @@ import numpy as np
 from .. import label_compression
 from ..bundle.files import json_default
 from ..errors import TrainerError
-from .methods import (COST_KEYS, LIMIT_PARAMS, PRESETS, Budget, GreedyJoint, GreedySeparate, Model,
-                      MTLasso, Setup, _plan, get_method, parse_budgets, prefix_models, ridge_refit)
+from .methods import (
+    COST_KEYS,
+    LIMIT_PARAMS,
+    PRESETS,
+    Budget,
+    GreedyJoint,
+    GreedySeparate,
+    Model,
+    MTLasso,
+    Setup,
+    _plan,
+    get_method,
+    parse_budgets,
+    prefix_models,
+    ridge_refit,
+)
 from .metrics import MULTILABEL_MEASURES, REGRESSION_MEASURES, multilabel_scores, regression_scores
 from .ranking_metrics import RANKING_MEASURES, ranking_scores
 

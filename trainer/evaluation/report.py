@@ -18,8 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .metrics import LABELS, higher_is_better
 from ..bundle.files import json_default, write_folder_atomically
+from .metrics import LABELS, higher_is_better
 
 
 def fmt(value, digits=4) -> str:

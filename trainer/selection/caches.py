@@ -28,11 +28,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import group_math
-from . import holdout_blocks
-from . import holdout_math
-from . import rls_math
 from ..errors import TrainerError
+from . import group_math, holdout_blocks, holdout_math, rls_math
 
 
 class GramStore:

@@ -11,10 +11,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import batched
-from . import group_math
-from .holdout_math import (COL_BLOCK, ROW_BLOCK, SMALL_GROUP, HoldoutCaches, _chunks, _run, _view,
-                           holdout_sse_per_target)
+from . import batched, group_math
+from .holdout_math import (
+    COL_BLOCK,
+    ROW_BLOCK,
+    SMALL_GROUP,
+    HoldoutCaches,
+    _chunks,
+    _run,
+    _view,
+    holdout_sse_per_target,
+)
 
 
 def group_grams(R4, U4, F3, PJ, out):

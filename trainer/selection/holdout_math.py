@@ -45,8 +45,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import batched
-from . import rls_math
+from . import batched, rls_math
 
 #: Rows per chunk of groups in the scoring pass, and columns per block.
 ROW_BLOCK = 256

@@ -7,8 +7,8 @@ import numbers
 import numpy as np
 from sklearn.utils.validation import check_array, check_consistent_length, validate_data
 
-from .costs import build_plan
 from ..errors import TrainerError
+from .costs import build_plan
 from .loop import STRATEGIES
 
 DTYPES = ("float64", "float32")
