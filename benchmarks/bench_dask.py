@@ -119,8 +119,9 @@ def run_dask(args) -> dict:
 
 def round_trip_seconds(client, repeats=20) -> float:
     """Median time of one round of the store: tiny pinned tasks on every worker, gathered."""
-    from trainer.distributed.row_store import DaskRowStore, PartitionSpec
     from trainer.distributed import partition
+    from trainer.distributed.partition import PartitionSpec
+    from trainer.distributed.row_store import DaskRowStore
 
     specs = [PartitionSpec(f"p{i}", partition.arrays_loader, (np.zeros((2, 1)), np.zeros((2, 1))))
              for i in range(len(client.scheduler_info()["workers"]))]

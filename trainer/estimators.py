@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -11,7 +12,6 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .errors import TrainerError
-from .selection.caches import target_blocks
 from .selection.loop import (
     LAMBDA_GRID,
     Preprocessing,
@@ -19,7 +19,7 @@ from .selection.loop import (
     path_records,
     select_with_lambda,
 )
-from .selection.rls_math import ridge_weights
+from .selection.refit import observed_ridge
 from .selection.validation import (
     check_groups,
     check_params,
@@ -63,35 +63,54 @@ class _GreedyRLSBase:
     def _fit_targets(self, X, Y, progress=None, groups=None):
         """Select features for the target matrix Y (n x t, NaN = missing) and set every fitted
         attribute; ``groups`` (n,) switches the criterion to leave-group-out. With
-        ``backend="dask"`` the rows go to Dask workers (:mod:`trainer.distributed.row_store`)."""
+        ``backend="dask"`` the rows go to Dask workers (:meth:`_fit_on_cluster`)."""
         if getattr(self, "backend", "local") == "dask":
-            from .distributed.row_store import fit_on_cluster
-
             groups = check_groups(groups, X.shape[0])
-            return fit_on_cluster(self, np.asarray(X, dtype=np.float64), Y, groups, progress)
+            return self._fit_on_cluster(np.asarray(X, dtype=np.float64), Y, groups, progress)
         n, d = X.shape
         plan = self._check_params(n, d)
         groups = check_groups(groups, n)
         X = np.asarray(X, dtype=np.float64)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
-        columns = self._target_columns(Y.shape[1])
-        fits = [select_with_lambda(X, Y[:, c], self.budget, self.lam,
+        n_groups = None if groups is None else int(np.unique(groups).size)
+        self._select_and_refit(plan, prep, lambda c: (X, Y[:, c]), Y.shape, n_groups,
+                               partial(observed_ridge, X, Y), progress, groups)
+        return self
+
+    def _fit_on_cluster(self, X, Y, groups=None, progress=None):
+        """:meth:`_fit_targets` with the rows on Dask workers
+        (:class:`trainer.distributed.row_store.ClusterRows`); adds ``distributed_`` and
+        ``selected_range_``."""
+        # dask is an optional dependency (sensorbudget[dask]): imported for this backend only
+        from .distributed.row_store import ClusterRows
+
+        if not isinstance(X, np.ndarray):
+            self.__dict__.pop("feature_names_in_", None)          # names of an earlier fit
+        with ClusterRows(X, Y, groups, client=getattr(self, "client", None),
+                         n_partitions=self.n_partitions) as rows:
+            n, d = rows.shape
+            self.n_features_in_ = d
+            plan = self._check_params(n, d)
+            prep = rows.preprocessing(self.fit_intercept, self.standardize)
+            self._select_and_refit(plan, prep, lambda c: (rows.source(c), None),
+                                   (n, rows.n_targets), rows.n_groups, rows.ridge, progress)
+            self.selected_range_ = rows.selected_range(self.selected_)
+            self.distributed_ = rows.info()
+        return self
+
+    def _select_and_refit(self, plan, prep, data_of, n_t, n_groups, ridge, progress,
+                          groups=None):
+        """The greedy run(s) on ``data_of(columns)`` (the rows and targets of each run), then
+        the path attributes and the ridge weights (``ridge``, see :meth:`_set_weights`);
+        ``n_t`` = (rows, targets)."""
+        n, t = n_t
+        columns = self._target_columns(t)
+        fits = [select_with_lambda(*data_of(c), self.budget, self.lam,
                                    replace(prep, y_mean=prep.y_mean[c]),
                                    dtype=_DTYPES[self.dtype], progress=progress, plan=plan,
                                    strategy=self.strategy, groups=groups) for c in columns]
-        self._set_path(plan, fits, n, None if groups is None else int(np.unique(groups).size))
-
-        def ridge(f, cols, p, lam):
-            """Per target observation mask: (targets within cols, its map, weights)."""
-            out = []
-            for rows, targets, q in target_blocks(X, Y[:, cols], p):
-                Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
-                Xs = (Xr[:, f] - q.x_mean[f]) / q.x_scale[f]
-                out.append((targets, q, ridge_weights(Xs, Yr[:, cols[targets]] - q.y_mean, lam)))
-            return out
-
+        self._set_path(plan, fits, n, n_groups)
         self._set_weights(prep, columns, fits, ridge)
-        return self
 
     def _target_columns(self, t: int) -> list:
         """The target columns of each greedy run: all (joint) or one per run (separate)."""
@@ -289,12 +308,10 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         is None: the shards hold the targets), is fitted on Dask workers (see ``backend``).
         """
         if is_distributed_input(X):
-            from .distributed.row_store import fit_on_cluster
-
             self._y_1d = y is not None and np.ndim(y) == 1
             if y is not None and not hasattr(y, "__dask_graph__"):
                 y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
-            return fit_on_cluster(self, X, y, groups, progress)
+            return self._fit_on_cluster(X, y, groups, progress)
         X, y = validate_targets_allow_nan(self, X, y)
         Y = np.asarray(y, dtype=np.float64)
         self._y_1d = Y.ndim == 1
@@ -341,9 +358,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
             check_classification_targets(y)
             Y = self._encode_multiclass(y)
         if distributed:
-            from .distributed.row_store import fit_on_cluster
-
-            return fit_on_cluster(self, X, Y, groups, progress)
+            return self._fit_on_cluster(X, Y, groups, progress)
         return self._fit_targets(X, Y, progress, groups)
 
     def _encode_multilabel(self, y):

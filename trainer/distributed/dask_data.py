@@ -1,6 +1,6 @@
 """Data for the Dask backend: row partitions of arrays, Dask arrays and files; the client.
 
-A partition is described by a :class:`trainer.distributed.row_store.PartitionSpec`: a loader that runs
+A partition is described by a :class:`trainer.distributed.partition.PartitionSpec`: a loader that runs
 on the worker that will hold the rows, and its arguments. For in-memory arrays the arguments
 are the partition's rows (scattered straight to that worker); for a Dask array they are the
 array's row blocks (computed on that worker); for files (:class:`ShardTable`) they are a path
@@ -24,7 +24,6 @@ import numpy as np
 
 from ..errors import DataError, TrainerError
 from . import partition
-from .row_store import PartitionSpec
 
 SHARD_SUFFIXES = (".npz", ".csv")
 _LOCAL = re.compile(r"^local(?::(\d+))?$")
@@ -93,7 +92,7 @@ def array_specs(X, Y, groups, n_parts) -> list:
     for rows in row_split(X.shape[0], n_parts, groups):
         label = (f"rows {rows.start}..{rows.stop - 1}" if isinstance(rows, slice)
                  else f"{rows.size} rows from {rows[0]}")
-        out.append(PartitionSpec(label, partition.arrays_loader,
+        out.append(partition.PartitionSpec(label, partition.arrays_loader,
                                  functools.partial(_take_rows, X, Y, groups, rows)))
     return out
 
@@ -142,7 +141,7 @@ def dask_specs(X, Y, groups) -> list:
     for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         y = Y.blocks[i] if hasattr(Y, "__dask_graph__") else Y[a:b]
         g = None if groups is None else np.asarray(groups)[a:b]
-        out.append(PartitionSpec(f"rows {a}..{b - 1}", partition.arrays_loader, (X.blocks[i], y, g)))
+        out.append(partition.PartitionSpec(f"rows {a}..{b - 1}", partition.arrays_loader, (X.blocks[i], y, g)))
     return out
 
 
@@ -169,7 +168,7 @@ class ShardTable:
     check: str | None = None
 
     def partition_specs(self) -> list:
-        return [PartitionSpec(Path(p).name, load_shard, (str(p), self.options, self.target_map,
+        return [partition.PartitionSpec(Path(p).name, load_shard, (str(p), self.options, self.target_map,
                                                          self.shard_groups, self.check))
                 for p in self.paths]
 

@@ -15,6 +15,7 @@ instead of silently computing on stale caches.
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,6 +25,19 @@ from ..selection.caches import RowBlock
 from ..selection.loop import row_sums
 
 _REGISTRY: dict = {}
+
+
+@dataclass
+class PartitionSpec:
+    """How one partition gets its rows on a worker: ``loader(*args)`` -> (X, Y, groups[,
+    meta]). ``args`` may be a function returning them (called when the partition is sent).
+    NumPy arrays among them are scattered to the worker, Dask collections computed there."""
+
+    label: str
+    loader: object
+    args: tuple = ()
+
+
 _LOCK = threading.Lock()
 
 

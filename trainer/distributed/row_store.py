@@ -39,7 +39,9 @@ import numpy as np
 from ..errors import TrainerError
 from ..selection.caches import CacheBlock, total
 from ..selection.loop import Preprocessing
+from ..selection.validation import check_groups
 from . import partition
+from .dask_data import ShardTable, array_specs, dask_specs, open_client
 
 #: Seconds between checks that the workers holding partitions are alive, while waiting.
 POLL_SECONDS = 1.0
@@ -47,17 +49,6 @@ POLL_SECONDS = 1.0
 
 class WorkerLostError(TrainerError):
     """A Dask worker holding row partitions was lost (or restarted) during a fit."""
-
-
-@dataclass
-class PartitionSpec:
-    """How one partition gets its rows on a worker: ``loader(*args)`` -> (X, Y, groups[,
-    meta]). ``args`` may be a function returning them (called when the partition is sent).
-    NumPy arrays among them are scattered to the worker, Dask collections computed there."""
-
-    label: str
-    loader: object
-    args: tuple = ()
 
 
 @dataclass
@@ -313,69 +304,75 @@ def ridge_on_store(store: DaskRowStore, features, targets, prep, lam) -> tuple:
     return W, np.min([p[2] for p in parts], axis=0), np.max([p[3] for p in parts], axis=0)
 
 
-def fit_on_cluster(est, X, Y, groups=None, progress=None):
-    """Fit ``est`` (a :class:`trainer.GreedyRLS`-like estimator) with its rows on Dask workers.
+class ClusterRows:
+    """The rows of one fit on Dask workers, as the estimators fit through them (a context
+    manager around the client and the :class:`DaskRowStore`).
 
-    ``X`` is a NumPy array (split into ``est.n_partitions`` partitions, default one per
-    worker), a Dask array (one partition per row chunk) or a
-    :class:`trainer.distributed.dask_data.ShardTable` (one partition per file; ``Y`` None). ``Y`` (n x t,
-    no NaN) is NumPy or Dask; ``groups`` (n,) NumPy or Dask. Sets the same fitted attributes
-    as a local fit, plus ``distributed_`` (partitions, workers, bytes per step).
+    ``X`` is a NumPy array (split into ``n_partitions`` partitions, default one per worker), a
+    Dask array (one partition per row chunk) or a :class:`trainer.distributed.dask_data.ShardTable`
+    (one partition per file; ``Y`` None). ``Y`` (n x t, no NaN) is NumPy or Dask; ``groups``
+    (n,) NumPy or Dask. What a fit needs: :attr:`shape`, :attr:`n_targets`, :attr:`n_groups`,
+    :meth:`preprocessing`, :meth:`source` (the row source of
+    :func:`trainer.selection.loop.select_with_lambda`), :meth:`ridge`; afterwards
+    :meth:`selected_range` and :meth:`info`.
     """
-    from ..selection.validation import check_groups
-    from .dask_data import ShardTable, array_specs, dask_specs, open_client
 
-    if groups is not None and hasattr(groups, "__dask_graph__"):
-        groups = groups.compute()
-    if groups is not None and not isinstance(X, ShardTable):
-        groups = check_groups(groups, X.shape[0])
-    if not isinstance(X, np.ndarray):
-        est.__dict__.pop("feature_names_in_", None)          # names of an earlier fit
-    with open_client(getattr(est, "client", None)) as client:
-        if isinstance(X, ShardTable):
-            specs = X.partition_specs()
-        elif hasattr(X, "__dask_graph__"):
-            specs = dask_specs(X, Y, groups)
-        else:
-            n_parts = est.n_partitions or len(client.scheduler_info()["workers"])
-            specs = array_specs(X, Y, groups, n_parts)
-        with DaskRowStore(client, specs) as store:
-            summary = store.summary()
-            _fit_store(est, store, summary, progress)
-            est.distributed_ = {"partitions": list(store.labels),
-                                "workers": list(store.workers), "rows": list(store.rows),
-                                "bytes_per_step": store.traffic.per_step(), "runs": store.runs}
-    return est
+    def __init__(self, X, Y, groups=None, *, client=None, n_partitions=None):
+        if groups is not None and hasattr(groups, "__dask_graph__"):
+            groups = groups.compute()
+        if groups is not None and not isinstance(X, ShardTable):
+            groups = check_groups(groups, X.shape[0])
+        self._stack = contextlib.ExitStack()
+        try:
+            client = self._stack.enter_context(open_client(client))
+            if isinstance(X, ShardTable):
+                specs = X.partition_specs()
+            elif hasattr(X, "__dask_graph__"):
+                specs = dask_specs(X, Y, groups)
+            else:
+                n_parts = n_partitions or len(client.scheduler_info()["workers"])
+                specs = array_specs(X, Y, groups, n_parts)
+            self.store = self._stack.enter_context(DaskRowStore(client, specs))
+            self.summary = self.store.summary()
+        except BaseException:
+            self._stack.close()
+            raise
+        self.shape = tuple(self.summary["shape"])
+        self.n_targets = self.summary["n_targets"]
+        self.n_groups = self.summary["groups"]
+        self._ranges = []
 
+    def __enter__(self):
+        return self
 
-def _fit_store(est, store, summary, progress) -> None:
-    """The estimator's selection and weights over the store's partitions."""
-    from dataclasses import replace
+    def __exit__(self, *exc):
+        self._stack.close()
 
-    from ..estimators import _DTYPES
-    from ..selection.loop import select_with_lambda
+    def preprocessing(self, fit_intercept: bool, standardize: bool) -> Preprocessing:
+        return preprocessing(self.summary, fit_intercept, standardize)
 
-    n, d = summary["shape"]
-    est.n_features_in_ = d
-    plan = est._check_params(n, d)
-    prep = preprocessing(summary, est.fit_intercept, est.standardize)
-    columns = est._target_columns(summary["n_targets"])
-    fits = [select_with_lambda(RunSource(store, summary, c), None, est.budget, est.lam,
-                               replace(prep, y_mean=prep.y_mean[c]), dtype=_DTYPES[est.dtype],
-                               progress=progress, plan=plan, strategy=est.strategy)
-            for c in columns]
-    est._set_path(plan, fits, n, summary["groups"])
-    ranges = []
+    def source(self, targets) -> RunSource:
+        return RunSource(self.store, self.summary, targets)
 
-    def ridge(f, cols, p, lam):
-        W, lo, hi = ridge_on_store(store, f, cols, p, lam)
-        ranges.append((f, lo, hi))
-        return [(np.arange(len(cols)), p, W)]
+    def ridge(self, features, targets, prep, lam) -> list:
+        """[(all of ``targets``, ``prep``, W)]: ridge weights on the partitions' sums (one
+        observation mask: no NaN targets here); records the features' ranges."""
+        W, lo, hi = ridge_on_store(self.store, features, targets, prep, lam)
+        self._ranges.append((features, lo, hi))
+        return [(np.arange(len(targets)), prep, W)]
 
-    est._set_weights(prep, columns, fits, ridge)
-    lo, hi = np.zeros(est.selected_.size), np.zeros(est.selected_.size)
-    position = {int(f): i for i, f in enumerate(est.selected_)}
-    for f, a, b in ranges:
-        at = [position[int(i)] for i in f]
-        lo[at], hi[at] = a, b
-    est.selected_range_ = (lo, hi)
+    def selected_range(self, selected) -> tuple:
+        """(min, max) over all rows of each column of ``selected`` (from :meth:`ridge` calls)."""
+        lo, hi = np.zeros(len(selected)), np.zeros(len(selected))
+        position = {int(f): i for i, f in enumerate(selected)}
+        for f, a, b in self._ranges:
+            at = [position[int(i)] for i in f]
+            lo[at], hi[at] = a, b
+        return lo, hi
+
+    def info(self) -> dict:
+        """Partitions (labels, workers, rows), bytes per step and the greedy runs made."""
+        store = self.store
+        return {"partitions": list(store.labels), "workers": list(store.workers),
+                "rows": list(store.rows), "bytes_per_step": store.traffic.per_step(),
+                "runs": store.runs}

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .caches import target_blocks
 from .rls_math import ridge_weights
 
 
@@ -31,3 +32,16 @@ def ridge_refit(X, Y, features, lam, x_mean, x_scale, fit_intercept) -> Model:
     W = ridge_weights((X[:, f] - x_mean[f]) / x_scale[f], Y - y_mean, lam)
     coef = W / x_scale[f][:, None]
     return Model(list(map(int, f)), coef, y_mean - x_mean[f] @ coef, lam=float(lam))
+
+
+def observed_ridge(X, Y, features, cols, prep, lam) -> list:
+    """Ridge weights of the targets ``cols`` of ``Y`` (NaN = missing) on the columns
+    ``features`` of ``X``, per target observation mask (:func:`~trainer.selection.caches.
+    target_blocks`): [(targets within cols, that mask's preprocessing, W)], each W fitted on
+    the mask's rows, centred and scaled by its preprocessing."""
+    out = []
+    for rows, targets, q in target_blocks(X, Y[:, cols], prep):
+        Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
+        Xs = (Xr[:, features] - q.x_mean[features]) / q.x_scale[features]
+        out.append((targets, q, ridge_weights(Xs, Yr[:, cols[targets]] - q.y_mean, lam)))
+    return out
