@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from export.fixed_point import predict_int, quantize_inputs, quantize_model
 from trainer.sensing.extractors import extract, extract_q15
 
 F32 = np.float32
@@ -76,8 +77,6 @@ def fixed_model(plan, bundle):
     """The header's :class:`~export.fixed_point.FixedPointModel` (None for float32)."""
     if not plan.fixed:
         return None
-    from export.fixed_point import quantize_model
-
     a = bundle.arrays
     return quantize_model(a["W"], a["b"], a["x_min"], a["x_max"], plan.numeric)
 
@@ -86,8 +85,6 @@ def model_inputs(plan, fixed, features) -> np.ndarray:
     """What PREDICT takes: the features (float32) or their quantised integers."""
     if fixed is None:
         return np.asarray(features, dtype=F32)
-    from export.fixed_point import quantize_inputs
-
     return quantize_inputs(fixed, np.asarray(features, dtype=F32))
 
 
@@ -95,8 +92,6 @@ def scores(plan, bundle, fixed, inputs) -> np.ndarray:
     """Scores of model inputs (n x k): float32 in the header's order, or integer scores."""
     inputs = np.asarray(inputs)
     if fixed is not None:
-        from export.fixed_point import predict_int
-
         return predict_int(fixed, inputs.astype(np.int64))
     W, b = np.asarray(bundle.W, dtype=F32), np.asarray(bundle.b, dtype=F32)
     acc = np.repeat(b[None, :], len(inputs), axis=0)

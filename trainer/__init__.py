@@ -1,8 +1,35 @@
-"""Budgeted multi-target feature selection with greedy regularized least squares (greedy RLS)."""
+"""Budgeted multi-target feature selection with greedy regularized least squares (greedy RLS).
+
+- :mod:`~trainer.estimators`: :class:`GreedyRLS`, :class:`GreedyRLSClassifier` (scikit-learn
+  estimators); :mod:`~trainer.ranking`: :class:`GreedyRankRLS`;
+- :mod:`~trainer.selection`: the one greedy loop, the cost model and the closed-form math;
+- :mod:`~trainer.sensing`: recordings, ``sensors.toml``, extractors, feature tables;
+- :mod:`~trainer.evaluation`: nested cross-validation, methods, baselines, metrics, reports;
+- :mod:`~trainer.distributed`: the same selection with the rows on Dask workers;
+- :mod:`~trainer.bundle`: the model bundle and all-or-nothing output files;
+- :mod:`~trainer.data` (feature tables from CSV/ARFF/NPZ), :mod:`~trainer.label_compression`
+  (many labels), :mod:`~trainer.plots` (Pareto plot), :mod:`~trainer.errors`,
+  :mod:`~trainer.version`.
+"""
+
+from importlib import import_module
 
 from .errors import BundleError, DataError, TrainerError
-from .estimators import GreedyRLS, GreedyRLSClassifier
-from .ranking import GreedyRankRLS
+
+# The estimators import scikit-learn (about 0.9 s): they load on first use, so that importing a
+# light module such as trainer.bundle (the CLI, firmware_gen) does not pay for it.
+_LAZY = {"GreedyRLS": "estimators", "GreedyRLSClassifier": "estimators",
+         "GreedyRankRLS": "ranking"}
 
 __all__ = ["GreedyRLS", "GreedyRLSClassifier", "GreedyRankRLS", "TrainerError", "DataError",
            "BundleError"]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))

@@ -22,7 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
+from ..data import load_table, split_columns
 from ..errors import DataError, TrainerError
+from ..sensing.feature_set import FeatureSet
 from . import partition
 
 SHARD_SUFFIXES = (".npz", ".csv")
@@ -194,8 +196,6 @@ def load_shard(path, options, target_map=None, shard_groups=False, check=None):
     """Loader run on a worker: one shard -> (X, Y, groups, column names) with
     :func:`trainer.data.load_table`. NPZ targets are read as plain numbers (a label column
     need not hold both classes in every shard)."""
-    from ..data import load_table
-
     opts = dict(options)
     if Path(path).suffix.lower() == ".npz":
         opts.setdefault("task", "regression")
@@ -235,8 +235,6 @@ def shard_header(path, options) -> dict:
     yields its :class:`trainer.sensing.feature_set.FeatureSet` structure with empty X and Y, under
     ``feature_set``); CSV: the shard is parsed with the loader's options.
     """
-    from ..data import load_table, split_columns
-
     path = Path(path)
     if path.suffix.lower() != ".npz":
         table = load_table(path, **options)
@@ -256,8 +254,6 @@ def shard_header(path, options) -> dict:
         targets = [targets[j] for j in tidx]
     fs = None
     if "feature_extractors" in small:
-        from ..sensing.feature_set import FeatureSet
-
         fs = FeatureSet.from_arrays({**small, "X": X, "Y": Y}, source=repr(str(path)))
     task = str(small["task"]) if "task" in small else "regression"
     return {"features": features, "targets": targets, "task": task, "feature_set": fs}

@@ -1,0 +1,14 @@
+"""Greedy RLS selection: the one greedy loop and the closed-form math it runs on.
+
+- :mod:`~trainer.selection.loop`: the one greedy selection loop, preprocessing, the choice of
+  lambda by the criterion, path records;
+- :mod:`~trainer.selection.costs`: the cost model (extractors, sensors, budgets) as a plan of
+  moves;
+- :mod:`~trainer.selection.caches`: the caches of one run in blocks of rows x targets;
+- :mod:`~trainer.selection.rls_math` (LOO), :mod:`~trainer.selection.group_math` (rank-m moves),
+  :mod:`~trainer.selection.holdout_math` and :mod:`~trainer.selection.holdout_blocks`
+  (leave-group-out), :mod:`~trainer.selection.batched` (small batched algebra): the step math
+  as pure numpy functions, each docstring stating its identity (derivations: docs/method.md);
+- :mod:`~trainer.selection.validation`: parameter and input checks of the estimators;
+- :mod:`~trainer.selection.refit`: ridge refitted on a chosen feature set.
+"""

@@ -1,0 +1,9 @@
+"""From recordings to candidate features: what sensors and extractors a product can have.
+
+- :mod:`~trainer.sensing.recordings`: sensor streams as recorded (CSV files or a folder);
+- :mod:`~trainer.sensing.sensors`: ``sensors.toml``, the candidate sensors, costs and features;
+- :mod:`~trainer.sensing.extractors`: the window statistics, with exact float32 / Q15
+  definitions the generated C follows;
+- :mod:`~trainer.sensing.feature_set`: recordings + ``sensors.toml`` -> the feature table;
+- :mod:`~trainer.sensing.sensor_budget`: a feature table's sensors as the estimators' costs.
+"""

@@ -1,0 +1,6 @@
+"""Former location of :mod:`trainer.distributed.dask_data` (documented as
+``trainer.dask_data.ShardTable``); re-exports its public names."""
+
+from .distributed.dask_data import ShardTable, open_client, shard_paths
+
+__all__ = ["ShardTable", "open_client", "shard_paths"]
