@@ -1,6 +1,6 @@
 """Greedy RLS with the rows on Dask workers: the one selection loop over partitioned rows.
 
-Every cache of greedy RLS is row-local (``../shared/notes/method.md``, "Row-partitioned view"),
+Every cache of greedy RLS is row-local (``docs/method.md``, "Row-partitioned view"),
 and a step needs only sums over rows of size O(d t). So the rows are split into *partitions*
 that stay in Dask worker processes for the whole fit (:mod:`trainer.distributed.partition`), and the
 driver runs the same :func:`trainer.selection.loop.greedy_select` loop: its

@@ -13,7 +13,7 @@ a run on its observed rows alone. Memory: one n_p x d array R per distinct mask 
 grouped rows), i.e. O(d * sum_p n_p); without NaNs there is one block over all rows and the
 computation is the plain algorithm's, operation for operation.
 
-Rows and sums (``../shared/notes/method.md``, "Row-partitioned view"). A block is split in two:
+Rows and sums (``docs/method.md``, "Row-partitioned view"). A block is split in two:
 a :class:`RowBlock` holds the row-local caches (R, E, h, hold-out caches) of the rows one
 process holds, and returns *partials* (sums over its rows: candidate scores, Grams, R^T X_J,
 SSE); :class:`CacheBlock` holds the global O(d t) state (P, sigma, Grams) and reaches its rows

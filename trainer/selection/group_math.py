@@ -7,7 +7,7 @@ h = lam diag G, P = X^T E). A candidate group g is a set J of m feature columns 
     G' = G - G X_g (I_m + X_g^T G X_g)^{-1} X_g^T G,
 
 which, with S_g = X_g^T R_g (m x m, the within-group Gram of X against R; a sum over rows) and
-K_g = lam I_m + S_g, reads in the scaled caches (``../shared/notes/method.md``, "Group")
+K_g = lam I_m + S_g, reads in the scaled caches (``docs/method.md``, "Groups of features")
 
     R' = R - R_g K_g^{-1} (X_g^T R),   E' = E - R_g K_g^{-1} P_J,
     h' = h - rowsum((R_g K_g^{-1}) o R_g).

@@ -1,6 +1,6 @@
 """Closed-form leave-one-out (LOO) greedy RLS: the step math as pure numpy functions.
 
-Notation (``../shared/notes/method.md``; Naula et al. 2014, Algorithm 2). X (n x d) are the
+Notation (``docs/method.md``; Naula et al. 2014, Algorithm 2). X (n x d) are the
 candidate features, Y (n x t) the targets, S the selected set, lam > 0 the ridge parameter and
 G = (X_S X_S^T + lam I)^{-1}. The paper keeps A = G Y, g = diag(G), C = G X. We keep the same
 caches multiplied by lam, which removes every 1/lam factor (no overflow for tiny lam, usable in
