@@ -19,6 +19,6 @@ from .onnx_bundle import OnnxModel, bundle_to_onnx, describe_onnx, onnx_metadata
 
 __all__ = [
     "ExportError", "bundle_to_onnx", "describe_onnx", "onnx_metadata", "read_metadata",
-    "OnnxModel", "c_header", "CHeader", "NUMERICS", "DEFAULT_NAME", "HEADER_FORMAT_VERSION", "FixedPointModel",
-    "quantize_model", "quantize_inputs", "predict_int", "dequantize_scores",
+    "OnnxModel", "c_header", "CHeader", "NUMERICS", "DEFAULT_NAME", "HEADER_FORMAT_VERSION",
+    "FixedPointModel", "quantize_model", "quantize_inputs", "predict_int", "dequantize_scores",
 ]

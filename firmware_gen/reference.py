@@ -1,9 +1,9 @@
 """What the generated firmware computes, in numpy, bit for bit (the oracle of the C code).
 
-Float32 firmware: every extractor is the float32 definition of :mod:`trainer.sensing.extractors` on the
-float32 samples. Fixed-point firmware (q15/q31) receives Q15 samples (:func:`quantize_samples`);
-the kinds with a fixed-point definition run :func:`trainer.sensing.extractors.extract_q15` and are turned
-into float32 real values, the float-only kinds run the float32 definitions on the samples
+Float32 firmware: every extractor is the float32 definition of :mod:`trainer.sensing.extractors` on
+the float32 samples. Fixed-point firmware (q15/q31) receives Q15 samples (:func:`quantize_samples`);
+the kinds with a fixed-point definition run :func:`trainer.sensing.extractors.extract_q15` and are
+turned into float32 real values, the float-only kinds run the float32 definitions on the samples
 ``(float)q * (full_scale / 32768)``; the features are then quantised by the header's quantiser
 (:func:`export.fixed_point.quantize_inputs`) and fed to the integer model
 (:func:`export.fixed_point.predict_int`). See PROTOCOL.md.

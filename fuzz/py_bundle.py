@@ -1,6 +1,7 @@
-"""Fuzz target: bundle loading (``model.json`` + ``weights.npz``, ``trainer.bundle.model.load_bundle``)
-and every consumer of a loaded bundle: the CLI's selection-path table, ``predict``, the C
-header (float32/Q15/Q31), ONNX export, firmware generation and the device reference model.
+"""Fuzz target: bundle loading (``model.json`` + ``weights.npz``,
+``trainer.bundle.model.load_bundle``) and every consumer of a loaded bundle: the CLI's
+selection-path table, ``predict``, the C header (float32/Q15/Q31), ONNX export, firmware generation
+and the device reference model.
 
 Input: a mode byte. Mode 0: raw ``model.json`` (length-prefixed) and raw ``weights.npz``; with
 bit 1 of the mode set, ``weights_sha256`` is patched to match when model.json is a JSON object,

@@ -1,5 +1,5 @@
-"""Fuzz target: ``sensors.toml`` parsing (``trainer.sensing.sensors``), then windowing a small recording
-with the parsed description (``trainer.sensing.feature_set.build_feature_set``).
+"""Fuzz target: ``sensors.toml`` parsing (``trainer.sensing.sensors``), then windowing a small
+recording with the parsed description (``trainer.sensing.feature_set.build_feature_set``).
 
 Input: a mode byte, then either raw TOML text (mode 0) or structured mutations (mode 1) of a
 valid description, applied to the parsed dict: each mutation replaces or deletes one node

@@ -60,8 +60,8 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
 
     With a :class:`trainer.sensing.feature_set.FeatureSet` that knows its sensors (built from a
     ``sensors.toml``), extractors, shared sensors and their prices/energies are added (see
-    :mod:`trainer.sensing.sensor_budget`). Budgets on sensors, energy or time without that information
-    are a :class:`click.UsageError`. Any other keyword (e.g. ``plot``) is ignored.
+    :mod:`trainer.sensing.sensor_budget`). Budgets on sensors, energy or time without that
+    information are a :class:`click.UsageError`. Any other keyword (e.g. ``plot``) is ignored.
     """
     kwargs = {"max_sensors": max_sensors, "max_cost": max_cost, "max_energy": max_energy,
               "max_time": max_time, "mode": mode, "strategy": strategy}

@@ -141,7 +141,8 @@ class _GreedyRLSBase:
 
         ``ridge(f, cols, p, lam)`` returns, for the features f and target columns cols (centred
         and scaled by p), [(targets within cols, Preprocessing q, W)]: one entry per target
-        observation mask, each with the map of its rows (:func:`trainer.selection.caches.target_blocks`).
+        observation mask, each with the map of its rows
+        (:func:`trainer.selection.caches.target_blocks`).
         """
         sel = self.selected_
         position = {int(f): i for i, f in enumerate(sel)}
@@ -247,9 +248,9 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         error (only "error" runs when all candidates cost the same).
     backend : {"local", "dask"}, default="local"
         Where the rows live: in this process, or partitioned over Dask workers
-        (:mod:`trainer.distributed.row_store`; same picks, path and weights to round-off). A Dask array
-        X or a :class:`trainer.distributed.dask_data.ShardTable` always uses Dask. Missing targets (NaN)
-        need the local backend.
+        (:mod:`trainer.distributed.row_store`; same picks, path and weights to round-off). A Dask
+        array X or a :class:`trainer.distributed.dask_data.ShardTable` always uses Dask. Missing
+        targets (NaN) need the local backend.
     client : distributed.Client, str or None, default=None
         The Dask client (clones share it), a scheduler address, ``"local:N"`` (a LocalCluster
         of N worker processes for this fit), or None for the current default client.
@@ -304,8 +305,8 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         ``y`` may hold NaN (missing values): each target is scored and fitted on its observed
         rows. ``groups`` (one id per row: recording, subject, ...) makes the criterion the
         leave-group-out error; ``progress(done, total)`` is called after every greedy step.
-        A Dask array ``X`` (and ``y``), or a :class:`trainer.distributed.dask_data.ShardTable` (then ``y``
-        is None: the shards hold the targets), is fitted on Dask workers (see ``backend``).
+        A Dask array ``X`` (and ``y``), or a :class:`trainer.distributed.dask_data.ShardTable` (then
+        ``y`` is None: the shards hold the targets), is fitted on Dask workers (see ``backend``).
         """
         if is_distributed_input(X):
             self._y_1d = y is not None and np.ndim(y) == 1

@@ -15,7 +15,8 @@ Holding a whole query Q out, training on the others and scoring Q's pairs gives 
 leave-group-out residual of the ridge on (X~, y~) with groups = queries: the hold-out residual
 of Q is sqrt(m_Q) C_Q (y_Q - f_Q), whose squared norm is Q's pairwise loss. So greedy RankRLS
 is the greedy RLS loop (:func:`trainer.selection.loop.greedy_select`) on (X~, y~) with the
-leave-group-out criterion (:mod:`trainer.selection.holdout_math`), O(n d) per step and candidate set.
+leave-group-out criterion (:mod:`trainer.selection.holdout_math`), O(n d) per step and candidate
+set.
 """
 
 from __future__ import annotations

@@ -71,7 +71,8 @@ class Bundle:
         return self.meta["task"]
 
     def bundle_sha256(self) -> str:
-        """Hash of the whole bundle: sha256 over canonical model.json (it holds the weights hash)."""
+        """Hash of the whole bundle: sha256 over canonical model.json (it holds the weights
+        hash)."""
         return hashlib.sha256(json_text(self.meta).encode()).hexdigest()
 
     def decision_scores(self, X) -> np.ndarray:

@@ -1,7 +1,7 @@
 """Data for the Dask backend: row partitions of arrays, Dask arrays and files; the client.
 
-A partition is described by a :class:`trainer.distributed.partition.PartitionSpec`: a loader that runs
-on the worker that will hold the rows, and its arguments. For in-memory arrays the arguments
+A partition is described by a :class:`trainer.distributed.partition.PartitionSpec`: a loader that
+runs on the worker that will hold the rows, and its arguments. For in-memory arrays the arguments
 are the partition's rows (scattered straight to that worker); for a Dask array they are the
 array's row blocks (computed on that worker); for files (:class:`ShardTable`) they are a path
 and the reading options, so only file names travel and each worker reads its own shards.
@@ -143,7 +143,8 @@ def dask_specs(X, Y, groups) -> list:
     for i, (a, b) in enumerate(zip(bounds[:-1], bounds[1:])):
         y = Y.blocks[i] if hasattr(Y, "__dask_graph__") else Y[a:b]
         g = None if groups is None else np.asarray(groups)[a:b]
-        out.append(partition.PartitionSpec(f"rows {a}..{b - 1}", partition.arrays_loader, (X.blocks[i], y, g)))
+        out.append(partition.PartitionSpec(f"rows {a}..{b - 1}", partition.arrays_loader,
+                                           (X.blocks[i], y, g)))
     return out
 
 
@@ -170,8 +171,9 @@ class ShardTable:
     check: str | None = None
 
     def partition_specs(self) -> list:
-        return [partition.PartitionSpec(Path(p).name, load_shard, (str(p), self.options, self.target_map,
-                                                         self.shard_groups, self.check))
+        return [partition.PartitionSpec(Path(p).name, load_shard,
+                                        (str(p), self.options, self.target_map, self.shard_groups,
+                                         self.check))
                 for p in self.paths]
 
 

@@ -1,11 +1,11 @@
 """Worker side of the distributed backend: row partitions kept in a Dask worker process.
 
 A :class:`RowPartition` holds some rows of the data (X, Y, group ids) in its worker process,
-across greedy steps and lambda runs, and the :class:`trainer.selection.caches.RowBlock` s of the current
-run built from them. Partitions are kept in a per-process registry (``_REGISTRY``, keyed by
+across greedy steps and lambda runs, and the :class:`trainer.selection.caches.RowBlock` s of the
+current run built from them. Partitions are kept in a per-process registry (``_REGISTRY``, keyed by
 session and partition number) and reached through the task functions below, which the driver
-(:mod:`trainer.distributed.row_store`) submits pinned to the worker holding the partition. Only small
-arguments and results travel: the O(d t) global terms and the partial sums.
+(:mod:`trainer.distributed.row_store`) submits pinned to the worker holding the partition. Only
+small arguments and results travel: the O(d t) global terms and the partial sums.
 
 Every call names the number of calls the partition has served (``expected``): a partition that
 was lost and rebuilt, or a call that ran twice, fails loudly (:class:`PartitionLostError`)

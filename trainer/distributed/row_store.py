@@ -5,8 +5,8 @@ and a step needs only sums over rows of size O(d t). So the rows are split into 
 that stay in Dask worker processes for the whole fit (:mod:`trainer.distributed.partition`), and the
 driver runs the same :func:`trainer.selection.loop.greedy_select` loop: its
 :class:`trainer.selection.caches.CacheBlock` s reach the rows through :class:`DaskRowStore`, whose
-``map`` runs one :class:`trainer.selection.caches.RowBlock` method on every partition and returns the
-results in partition order; the driver adds them in that order. Per step the driver sends the
+``map`` runs one :class:`trainer.selection.caches.RowBlock` method on every partition and returns
+the results in partition order; the driver adds them in that order. Per step the driver sends the
 global terms (P^T, sigma: O(d t)) and receives partial scores, R^T x_b and SSEs (O(d + t)) from
 each partition; X is never sent again after the partitions are built.
 

@@ -1,4 +1,5 @@
-"""Budgets, the shared setup and the selection methods compared by :mod:`trainer.evaluation.protocol`.
+"""Budgets, the shared setup and the selection methods compared by
+:mod:`trainer.evaluation.protocol`.
 
 A method has a ``name`` and ``fit_predict(X, Y, budgets, setup)`` returning one :class:`Model`
 per budget (with ``uses_groups = True`` it also gets the training rows' ``groups``). Greedy
@@ -179,7 +180,8 @@ class GreedySeparate:
 
 
 class MTLasso:
-    """Multi-task lasso (L1,2) with alpha searched per budget (:mod:`trainer.evaluation.baselines`)."""
+    """Multi-task lasso (L1,2) with alpha searched per budget
+    (:mod:`trainer.evaluation.baselines`)."""
 
     name = "mtlasso"
 

@@ -1,4 +1,5 @@
-"""Summaries of an :class:`trainer.evaluation.protocol.EvaluationResult`: tables, tests, curves, files.
+"""Summaries of an :class:`trainer.evaluation.protocol.EvaluationResult`: tables, tests, curves,
+files.
 
 Every number is formatted by one function (:func:`fmt`), so the text the CLI prints and the
 Markdown report carry identical strings. Means and standard deviations are over the outer folds

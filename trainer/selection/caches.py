@@ -1,10 +1,11 @@
 """The caches of one greedy run, split into blocks of rows x targets, and their step operations.
 
-A :class:`CacheBlock` holds the lam-scaled caches (R, E, h, P, sigma; :mod:`trainer.selection.rls_math`)
-of one set of rows and the targets observed on all of them, plus, with sample groups, the
-hold-out caches of :mod:`trainer.selection.holdout_math`. The greedy criterion is the sum of the blocks'
-criteria, and adding a feature updates every block the same way, so the one selection loop
-(:func:`trainer.selection.loop.greedy_select`) only sums scores over blocks.
+A :class:`CacheBlock` holds the lam-scaled caches (R, E, h, P, sigma;
+:mod:`trainer.selection.rls_math`) of one set of rows and the targets observed on all of them, plus,
+with sample groups, the hold-out caches of :mod:`trainer.selection.holdout_math`. The greedy
+criterion is the sum of the blocks' criteria, and adding a feature updates every block the same way,
+so the one selection loop (:func:`trainer.selection.loop.greedy_select`) only sums scores over
+blocks.
 
 Missing targets (NaN in Y; publication III, multi-task RLS with different samples per task):
 targets with the same observation mask share one block over their observed rows, with its own
@@ -96,8 +97,8 @@ class RowBlock:
     """Row-local greedy RLS caches of the rows ``rows`` (None: all) of ``X`` for ``targets``.
 
     Holds R, E, h and, with ``groups`` (ids of the rows), the hold-out caches of
-    :mod:`trainer.selection.holdout_math` (rows reordered by :func:`holdout_math.group_layout`; rows of
-    singleton groups are scored by the LOO formulas). ``X`` is kept by reference for the
+    :mod:`trainer.selection.holdout_math` (rows reordered by :func:`holdout_math.group_layout`; rows
+    of singleton groups are scored by the LOO formulas). ``X`` is kept by reference for the
     columns of added features. Every method is row-local or returns a sum over these rows;
     the global P and sigma come in as arguments. ``check_groups`` raises for fewer than 2
     groups (off on a partition: the count is then checked over all partitions).
@@ -190,8 +191,8 @@ class RowBlock:
                 if n1:
                     scores[sel] = group_math.group_loo_sse(single, E[:n1], h[:n1], P, idx, S, lam)
                 if self.holdout is not None:
-                    scores[sel] += holdout_blocks.group_lgo_sse(R[n1:], E[n1:], self.holdout, P, idx,
-                                                    S, lam)
+                    scores[sel] += holdout_blocks.group_lgo_sse(R[n1:], E[n1:], self.holdout,
+                                                                P, idx, S, lam)
         return scores
 
     def products(self, J) -> np.ndarray:

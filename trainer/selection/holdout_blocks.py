@@ -96,7 +96,8 @@ def group_lgo_increments(grams, K, lam):
     2 tr(Z^T M^{-1} W^T F) + tr(Z^T M^{-1} W^T W M^{-1} Z) (module notes), written as
     2 <M^{-1}, W^T F Z^T> + <M^{-1} W^T W, M^{-1} Z Z^T> so that the targets enter only through
     the Grams of :func:`group_grams` (``grams`` (4, mb, mb, g, c), overwritten); ``K``
-    (mb, mb, c) = lam I + S_c. M = K - V^T W; M^{-1} by :func:`~trainer.selection.batched.spd_inverse`.
+    (mb, mb, c) = lam I + S_c. M = K - V^T W; M^{-1} by
+    :func:`~trainer.selection.batched.spd_inverse`.
     """
     VW, WW, ZZ, YZ = grams
     M_inv = batched.buffers("lgo-inverse", np.float64, VW.shape)[0]
@@ -195,7 +196,8 @@ def group_lgo_sse(R_h, E_h, hc: HoldoutCaches, P, idx, S, lam, *, row_block=4 * 
     cand = [slice(c0, min(c0 + chunk, n_cand)) for c0 in range(0, n_cand, chunk)]
     F = hc.F.astype(R_h.dtype, copy=False)
     if any(m == 2 for m, _, _ in hc.layout.buckets):
-        T, Pw, mu = group_math.group_whitening(np.asarray(S, dtype=np.float64), np.asarray(P)[idx], lam)
+        T, Pw, mu = group_math.group_whitening(np.asarray(S, dtype=np.float64),
+                                               np.asarray(P)[idx], lam)
         Tt = np.ascontiguousarray(T.transpose(0, 2, 1))
 
     def pairs(a, b):

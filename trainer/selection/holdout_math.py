@@ -1,7 +1,7 @@
 """Leave-group-out (LGO) criterion of greedy RLS: the block hold-out identity on the caches.
 
-Notation of :mod:`trainer.selection.rls_math`: H = lam G = lam (X_S X_S^T + lam I)^{-1} (n x n, never
-formed), R = H X, E = H Y, P = X^T E, sigma_i = x_i^T R_i. The rows come in groups Q (a
+Notation of :mod:`trainer.selection.rls_math`: H = lam G = lam (X_S X_S^T + lam I)^{-1} (n x n,
+never formed), R = H X, E = H Y, P = X^T E, sigma_i = x_i^T R_i. The rows come in groups Q (a
 recording, a subject, a query). Refitting ridge without the rows Q and predicting them gives
 the hold-out residuals (block hold-out identity; Pahikkala et al. 2010, publication I)
 
@@ -171,8 +171,8 @@ def candidate_lgo_sse_partial(R3, U3, F3, Pt, w, lam):
     the constant sum_Q ||F_Q||^2 is not included. Groups of m < t rows use the expanded form
     of :func:`_expanded_terms` (measured cheaper there, m = 2..41, t = 1..40; same values).
     All (g, cols) and (g, m, cols) intermediates live in per-thread scratch buffers
-    (:func:`~trainer.selection.rls_math.scratch`): fresh multi-MB temporaries cost more in page faults
-    than the arithmetic.
+    (:func:`~trainer.selection.rls_math.scratch`): fresh multi-MB temporaries cost more in page
+    faults than the arithmetic.
     """
     g, m, cols = R3.shape
     t = F3.shape[2]
@@ -330,7 +330,8 @@ def holdout_add(hc: HoldoutCaches, R, E, saved, Rr, K_inv, lam, *, row_block=ROW
             W = _view(W_all, s, e, m).astype(dtype)
             g, _, d = R3.shape
             WR, T, step = batched.buffers("lgo-update", dtype, (g, mb, d), (g, mb, d), (g, m, d))
-            batched.bmm(M_inv[i][G].astype(dtype), batched.bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
+            batched.bmm(M_inv[i][G].astype(dtype),
+                        batched.bmm(W.transpose(0, 2, 1), R3, out=WR), out=T)
             T -= KRr                                   # M^{-1} W^T R' - K^{-1} Rr^T
             U3 += batched.bmm(W, T, out=step)
 

@@ -1,14 +1,16 @@
 """The one greedy selection loop, data preparation and the choice of lambda by the criterion.
 
-The loop selects *moves* of a :class:`trainer.selection.costs.CostPlan` (single features, extractor groups,
-Cartesian rows/columns) under its budgets. Single-column moves are scored by the Sherman-Morrison
-pass of :mod:`trainer.selection.rls_math`, groups of m columns by the block Woodbury pass of
+The loop selects *moves* of a :class:`trainer.selection.costs.CostPlan` (single features, extractor
+groups, Cartesian rows/columns) under its budgets. Single-column moves are scored by the
+Sherman-Morrison pass of :mod:`trainer.selection.rls_math`, groups of m columns by the block
+Woodbury pass of
 :mod:`trainer.selection.group_math` (moves bucketed by size). The criterion is the LOO SSE, or with
-sample ``groups`` the leave-group-out SSE (:mod:`trainer.selection.holdout_math`); targets with missing
-values are scored on their observed rows (:mod:`trainer.selection.caches`), and the criterion sums over
-targets. Two choice rules: ``"error"`` (lowest criterion, Algorithm 2) and ``"cost-ratio"``
-(largest criterion decrease per unit of weighted added cost, :meth:`CostPlan.ratio_weights`);
-``"auto"`` runs both under the same budget and keeps the lower final criterion (best-of-two).
+sample ``groups`` the leave-group-out SSE (:mod:`trainer.selection.holdout_math`); targets with
+missing values are scored on their observed rows (:mod:`trainer.selection.caches`), and the
+criterion sums over targets. Two choice rules: ``"error"`` (lowest criterion, Algorithm 2) and
+``"cost-ratio"`` (largest criterion decrease per unit of weighted added cost,
+:meth:`CostPlan.ratio_weights`); ``"auto"`` runs both under the same budget and keeps the lower
+final criterion (best-of-two).
 """
 
 from __future__ import annotations
@@ -173,9 +175,10 @@ def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     The criterion is the LOO SSE, or with ``groups`` (one id per row) the leave-group-out SSE;
     NaN entries of Y are left out (each target is scored on its observed rows). ``X`` may also be
     a *row source* with ``Y`` None: an object holding the rows elsewhere (the partitions of
-    :mod:`trainer.distributed.row_store`) with ``shape``, ``criterion`` and ``make_blocks(prep, dtype)``
-    returning :class:`trainer.selection.caches.CacheBlock` s over its row store. The caches live
-    in :class:`trainer.selection.caches.CacheBlock` s (one per target observation mask); each step sums
+    :mod:`trainer.distributed.row_store`) with ``shape``, ``criterion`` and ``make_blocks(prep,
+    dtype)`` returning :class:`trainer.selection.caches.CacheBlock` s over its row store. The caches
+    live in :class:`trainer.selection.caches.CacheBlock` s (one per target observation mask); each
+    step sums
     the blocks' scores of every affordable move, picks one by ``strategy`` (``"error"``:
     :func:`pick`, ``"cost-ratio"``: :func:`pick_ratio`) and adds its columns to every block.
     It stops when no affordable move is left; ``budget`` limits the number of extractors (None:

@@ -17,7 +17,8 @@ The classical ridge identity gives the LOO residual of sample j, target q as E_j
 LOO SSE = sum_jq (E_jq / h_j)^2.
 
 Every function is either row-local (works on any subset of rows) or a sum over rows, so the rows
-can be partitioned (:mod:`trainer.distributed.row_store` sums the partial results of row partitions).
+can be partitioned (:mod:`trainer.distributed.row_store` sums the partial results of row
+partitions).
 """
 
 from __future__ import annotations

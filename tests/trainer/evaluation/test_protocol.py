@@ -6,12 +6,20 @@ import numpy as np
 import pytest
 
 import trainer.evaluation.baselines
-import trainer.label_compression as lc
 import trainer.selection.loop
-from trainer import GreedyRLS
+from trainer import GreedyRLS, label_compression
 from trainer.errors import TrainerError
-from trainer.evaluation.protocol import (Budget, EvalData, GreedyJoint, Setup, encode_targets,
-                                         evaluate, make_folds, parse_budgets, prefix_models)
+from trainer.evaluation.protocol import (
+    Budget,
+    EvalData,
+    GreedyJoint,
+    Setup,
+    encode_targets,
+    evaluate,
+    make_folds,
+    parse_budgets,
+    prefix_models,
+)
 from trainer.evaluation.report import markdown_report, summary_table, wilcoxon_tests, write_report
 
 
@@ -87,10 +95,12 @@ class RowSpy:
         self.x_rows = {row.tobytes(): i for i, row in enumerate(data.X)}
         self.y_rows = {row.tobytes(): i for i, row in enumerate(data.Y)}
         self.seen = set()
-        for owner, name, arg in [(GreedyRLS, "fit", 1), (trainer.selection.loop, "greedy_select", 0),
+        for owner, name, arg in [(GreedyRLS, "fit", 1),
+                                 (trainer.selection.loop, "greedy_select", 0),
                                  (trainer.evaluation.baselines, "mtlasso_to_budget", 0),
-                                 (lc, "compress_targets", None), (lc, "mlcssp_select", None),
-                                 (lc, "reconstruction_matrix", None)]:
+                                 (label_compression, "compress_targets", None),
+                                 (label_compression, "mlcssp_select", None),
+                                 (label_compression, "reconstruction_matrix", None)]:
             monkeypatch.setattr(owner, name, self.wrap(getattr(owner, name), arg))
         original = trainer.selection.loop.Preprocessing.fit.__func__
         monkeypatch.setattr(trainer.selection.loop.Preprocessing, "fit", classmethod(
