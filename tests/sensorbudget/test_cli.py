@@ -8,9 +8,9 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli import main
+from tests.paths import REPO
 from trainer import GreedyRLS
 from trainer.bundle.model import load_bundle
-from tests.paths import REPO
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 AIR_ARGS = ["--sep", ";", "--decimal", ",", "--target", "CO(GT)", "--target", "NO2(GT)",

@@ -24,43 +24,9 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli import main
+from tests.fixtures import TINY_SENSORS, write_stream
 
-SENSORS = """\
-[window]
-length = 8
-hop = 4
-
-[[sensors]]
-name = "acc"
-channels = ["ax", "ay"]
-unit_price = 1.0
-energy_per_reading_j = 2e-6
-sample_rate_hz = 20
-
-[[sensors]]
-name = "temp"
-channels = ["t"]
-unit_price = 0.5
-energy_per_reading_j = 1e-6
-sample_rate_hz = 20
-
-[[features]]
-channels = ["acc", "temp"]
-extractors = ["mean", "std", "max", "energy"]
-"""
-
-
-def _stream(path: Path, n: int = 160, seed: int = 0) -> Path:
-    rng = np.random.default_rng(seed)
-    t = np.arange(n) / 20.0
-    ax, ay = np.sin(3 * t) + 0.1 * rng.normal(size=n), np.cos(2 * t)
-    temp = 20 + np.cumsum(0.05 * rng.normal(size=n))
-    y = ax ** 2 + 0.5 * temp
-    rows = ["time,ax,ay,t,y"] + [f"{t[i]:.2f},{ax[i]:.5f},{ay[i]:.5f},{temp[i]:.4f},{y[i]:.5f}"
-                                 for i in range(n)]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("\n".join(rows) + "\n")
-    return path
+SENSORS = TINY_SENSORS          # the shared tiny device; the cases below edit its text
 
 
 def _run(*args):
@@ -73,7 +39,8 @@ def _run(*args):
 def world(tmp_path_factory):
     """Valid inputs every case starts from: {name: path}."""
     base = tmp_path_factory.mktemp("world")
-    w = {"base": base, "sensors": base / "sensors.toml", "rec": _stream(base / "rec" / "s.csv")}
+    w = {"base": base, "sensors": base / "sensors.toml",
+         "rec": write_stream(base / "rec" / "s.csv")}
     w["sensors"].write_text(SENSORS)
     rng = np.random.default_rng(1)
     X = rng.normal(size=(30, 4))

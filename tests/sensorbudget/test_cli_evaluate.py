@@ -9,32 +9,14 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli_evaluate import evaluate_command
+from tests.fixtures import ACCEL, sensor_spec, sensors_toml, write_stream
 from tests.paths import SHARED
 
-
-SPEC = """
-[window]
-length = 4
-hop = 2
-
-[[sensors]]
-name = "accel"
-channels = ["ax"]
-unit_price = 1.0
-energy_per_reading_j = 1e-6
-sample_rate_hz = 10
-
-[[sensors]]
-name = "gyro"
-channels = ["gx"]
-unit_price = 3.0
-energy_per_reading_j = 1e-5
-sample_rate_hz = 10
-
-[[features]]
-channels = ["accel", "gyro"]
-extractors = ["mean", "std"]
-"""
+SPEC = sensors_toml(sensor_spec(
+    [{**ACCEL, "channels": ["ax"]},
+     {"name": "gyro", "channels": ["gx"], "unit_price": 3.0, "energy_per_reading_j": 1e-5}],
+    [{"channels": ["accel", "gyro"], "extractors": ["mean", "std"]}],
+    window=4, hop=2, rate_hz=10))
 
 
 @pytest.fixture
@@ -86,13 +68,7 @@ def test_single_fold_with_cache_and_label_options(invoke, labels_csv, tmp_path):
 
 
 def test_cost_budgets_with_sensors(invoke, tmp_path):
-    rng = np.random.default_rng(1)
-    t = np.arange(240) / 10
-    ax, gx = rng.normal(size=240), rng.normal(size=240)
-    y = np.convolve(ax, np.ones(4) / 4, mode="full")[:240] + 0.1 * rng.normal(size=240)
-    rows = ["time,ax,gx,y"] + [f"{a:.1f},{b:.5f},{c:.5f},{d:.5f}" for a, b, c, d
-                               in zip(t, ax, gx, y)]
-    (tmp_path / "rec.csv").write_text("\n".join(rows) + "\n")
+    write_stream(tmp_path / "rec.csv", rate_hz=10, channels=("ax", "gx"))
     (tmp_path / "sensors.toml").write_text(SPEC)
     result = invoke([str(tmp_path / "rec.csv"), "--sensors", str(tmp_path / "sensors.toml"),
                      "--budgets", "price:1,price:4,1", "--folds", "3", "--methods",

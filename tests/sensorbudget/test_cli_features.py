@@ -7,32 +7,17 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli_features import features_command
+from tests.fixtures import ACCEL, sensor_spec, sensors_toml, write_stream
 from tests.paths import REPO, SHARED
 
 AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 BASIC_MOTIONS = SHARED / "basic_motions"
 
-SPEC = """
-[window]
-length = 4
-hop = 2
-
-[[sensors]]
-name = "accel"
-channels = ["ax", "ay"]
-unit_price = 1.0
-energy_per_reading_j = 1e-6
-sample_rate_hz = 10
-
-[[features]]
-channels = ["accel"]
-extractors = ["mean", "std", "zcr"]
-
-[[features]]
-group = "acc"
-channels = ["ax", "ay"]
-extractors = ["mag_mean"]
-"""
+SPEC = sensors_toml(sensor_spec(
+    [ACCEL],
+    [{"channels": ["accel"], "extractors": ["mean", "std", "zcr"]},
+     {"group": "acc", "channels": ["ax", "ay"], "extractors": ["mag_mean"]}],
+    window=4, hop=2, rate_hz=10))
 
 
 @pytest.fixture
@@ -42,9 +27,7 @@ def invoke():
 
 @pytest.fixture
 def files(tmp_path):
-    t = np.arange(20) / 10
-    rows = ["time,ax,ay,y"] + [f"{a},{np.sin(a)},{np.cos(a)},{2 * a}" for a in t]
-    (tmp_path / "rec.csv").write_text("\n".join(rows) + "\n")
+    write_stream(tmp_path / "rec.csv", n=20, rate_hz=10, channels=("ax", "ay"))
     (tmp_path / "sensors.toml").write_text(SPEC)
     return tmp_path
 

@@ -7,9 +7,9 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli import main
+from tests.paths import REPO, SHARED
 from trainer import GreedyRLS
 from trainer.bundle.model import load_bundle
-from tests.paths import REPO, SHARED
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 

@@ -10,12 +10,12 @@ import os
 import numpy as np
 import pytest
 
+from tests.paths import EXAMPLES, SHARED
 from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from trainer.data import load_table
 from trainer.distributed import partition
 from trainer.distributed.dask_data import ShardTable, group_bounds, row_split, shard_paths
-from trainer.data import load_table
 from trainer.distributed.row_store import WorkerLostError
-from tests.paths import EXAMPLES, SHARED
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")

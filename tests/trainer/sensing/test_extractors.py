@@ -4,8 +4,14 @@ import numpy as np
 import pytest
 
 from trainer.errors import DataError
-from trainer.sensing.extractors import (KINDS, extract, extract_q15, get_kind, q15_to_real,
-                                        window_view)
+from trainer.sensing.extractors import (
+    KINDS,
+    extract,
+    extract_q15,
+    get_kind,
+    q15_to_real,
+    window_view,
+)
 
 f32 = np.float32
 PER_CHANNEL = [k for k, e in KINDS.items() if e.per_channel]

@@ -5,13 +5,19 @@ import io
 import numpy as np
 import pytest
 
+from tests.fixtures import ACCEL, sensor_spec, write_sensors_toml
+from tests.paths import REPO, SHARED
 from trainer.errors import DataError
 from trainer.sensing.extractors import extract, window_view
 from trainer.sensing.feature_set import FeatureSet, build_feature_set, load_feature_set
-from trainer.sensing.recordings import (Recording, RecordingSet, load_recordings, read_air_quality,
-                                        time_gaps)
+from trainer.sensing.recordings import (
+    Recording,
+    RecordingSet,
+    load_recordings,
+    read_air_quality,
+    time_gaps,
+)
 from trainer.sensing.sensors import parse_sensor_spec
-from tests.paths import REPO, SHARED
 
 AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 BASIC_MOTIONS = SHARED / "basic_motions"
@@ -19,18 +25,14 @@ RATE = 10.0
 
 
 def make_spec(window=4, hop=2, targets=None, on_missing="skip", features=None):
-    data = {
-        "window": {"length": window, "hop": hop, "on_missing": on_missing},
-        "sensors": [
-            {"name": "accel", "channels": ["ax", "ay"], "unit_price": 1.0,
-             "energy_per_reading_j": 1e-6, "sample_rate_hz": RATE},
-            {"name": "gyro", "channels": ["gx"], "unit_price": 2.5,
-             "energy_per_reading_j": 1e-3, "sample_rate_hz": RATE}],
-        "features": features or [
+    data = sensor_spec(
+        [ACCEL, {"name": "gyro", "channels": ["gx"], "unit_price": 2.5,
+                 "energy_per_reading_j": 1e-3}],
+        features or [
             {"channels": ["ax", "gx"], "extractors": ["mean", "last"]},
             {"group": "acc", "channels": ["ax", "ay"], "extractors": ["mag_max"]},
             {"group": "ax_gx", "channels": ["ax", "gx"], "extractors": ["corr"]}],
-    }
+        window=window, hop=hop, rate_hz=RATE, on_missing=on_missing)
     if targets is not None:
         data["targets"] = targets
     return parse_sensor_spec(data, source="test.toml")
@@ -228,11 +230,10 @@ def test_indexed_directory_numeric_labels_and_errors(tmp_path):
 
 
 def _write_spec(tmp_path):
-    path = tmp_path.parent / f"{tmp_path.name}.sensors.toml"
-    path.write_text('[[sensors]]\nname = "accel"\nchannels = ["ax", "ay"]\nunit_price = 1\n'
-                    'energy_per_reading_j = 1e-6\nsample_rate_hz = 10\n'
-                    '[[features]]\nchannels = ["ax"]\nextractors = ["mean", "std"]\n')
-    return path
+    """An accelerometer-only sensors.toml without [window], beside the recordings directory."""
+    spec = sensor_spec([ACCEL], [{"channels": ["ax"], "extractors": ["mean", "std"]}],
+                       window=None, rate_hz=10)
+    return write_sensors_toml(tmp_path.parent / f"{tmp_path.name}.sensors.toml", spec)
 
 
 TS = """# a comment

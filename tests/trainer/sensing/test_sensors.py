@@ -4,25 +4,18 @@ import copy
 
 import pytest
 
+from tests.fixtures import ACCEL, sensor_spec
+from tests.paths import EXAMPLES
 from trainer.errors import DataError, TrainerError
 from trainer.sensing.sensors import load_sensor_spec, parse_sensor_spec
-from tests.paths import EXAMPLES
 
-
-BASE = {
-    "window": {"length": 4, "hop": 2},
-    "sensors": [
-        {"name": "accel", "channels": ["ax", "ay"], "unit_price": 1.0,
-         "energy_per_reading_j": 1e-6, "sample_rate_hz": 10},
-        {"name": "gyro", "channels": ["gx"], "unit_price": 2.5, "power_w": 0.015,
-         "read_time_s": 0.1, "sample_rate_hz": 10},
-    ],
-    "features": [
-        {"channels": ["accel", "gx"], "extractors": ["mean", "std"]},
-        {"group": "acc", "channels": ["ax", "ay"], "extractors": ["mag_mean"]},
-        {"group": "ax_gx", "channels": ["ax", "gx"], "extractors": ["corr"]},
-    ],
-}
+BASE = sensor_spec(
+    [ACCEL, {"name": "gyro", "channels": ["gx"], "unit_price": 2.5, "power_w": 0.015,
+             "read_time_s": 0.1}],
+    [{"channels": ["accel", "gx"], "extractors": ["mean", "std"]},
+     {"group": "acc", "channels": ["ax", "ay"], "extractors": ["mag_mean"]},
+     {"group": "ax_gx", "channels": ["ax", "gx"], "extractors": ["corr"]}],
+    window=4, hop=2, rate_hz=10)
 
 
 def spec_with(**changes):
