@@ -49,8 +49,7 @@ def one(spec, numeric, bundle, recordings, work, max_recordings, wrap=None, **kw
     model = ReferenceModel(load_bundle(bundle), numeric, full_scale=full_scale)
     rset = load_recordings(recordings, model.sample_rate)
     rset.recordings = rset.recordings[:max_recordings]
-    be = make_backend(spec, bundle_dir=bundle, model=model, workdir=work, full_scale=full_scale,
-                      wrap=wrap, **kw)
+    be = make_backend(spec, model=model, workdir=work, wrap=wrap, **kw)
     t0 = time.perf_counter()
     try:
         res = replay(be, model, rset)

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import struct
 import sys
 import tempfile
 from pathlib import Path
@@ -39,10 +38,10 @@ float32 3.0 instr/MAC on M4F. Targets: M4F float32 <= 3.2 instr/MAC, AVR q15 <= 
 
 def train_bundles(tmp: Path, quick: bool) -> list:
     """[(label, bundle)] on BasicMotions: classification (t=4) and acc -> gyro regression (t=6)."""
+    from sensorbudget.cli import estimator_for_task
     from trainer import GreedyRLS
     from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
     from trainer.sensing.feature_set import load_feature_set
-    from sensorbudget.cli import estimator_for_task
 
     fs = load_feature_set(DATA, ROOT / "examples" / "basic_motions.sensors.toml")
     X = np.asarray(fs.X, dtype=np.float64)
@@ -81,9 +80,11 @@ def full_scale(recordings) -> dict:
 
 
 def measure(bundle, target, numeric, kernel, work: Path, recording, scales, harness) -> dict:
-    from firmware_gen import generate_firmware, reference, runners
+    from device_sim.backends.firmware import launch
+    from device_sim.client import DeviceClient
+    from device_sim.link import Link
+    from firmware_gen import generate_firmware, reference
     from firmware_gen.build import build, write_firmware
-
     from firmware_gen.plan import make_plan
 
     channels = make_plan(bundle, name="sbmodel", numeric="float32").channels
@@ -95,16 +96,17 @@ def measure(bundle, target, numeric, kernel, work: Path, recording, scales, harn
     X = np.column_stack([recording.columns[c] for c in plan.channels])[:plan.window]
     samples = reference.quantize_samples(plan, X) if plan.fixed else X.astype("<f4")
     model_reps, ext_reps = REPS[target]
-    with runners.start(out, harness=harness) as dev:
+    with launch(out, harness=harness) as dev:
+        client = DeviceClient(Link(dev.port, timeout=600, retries=0),
+                              max_request=fw.manifest["max_request_payload"])
         done = 0
         for i in range(0, len(samples), 8):        # AVR requests carry <= 256 bytes
-            chunk = np.ascontiguousarray(samples[i:i + 8], dtype="<i2" if plan.fixed else "<f4")
-            answer = dev.call(0x02, struct.pack("<H", len(chunk)) + chunk.tobytes())
-            done += struct.unpack_from("<H", answer)[0]
+            done += len(client.push(samples[i:i + 8]))
         assert done == 1
-        _, model = dev.bench(model_reps, 0, timeout=600)
-        _, ext = dev.bench(ext_reps, 1, timeout=600)
-        dev.quit(0)
+        _, model = client.bench(model_reps, "model")
+        _, ext = client.bench(ext_reps, "extractors")
+        client.quit(0)
+        dev.wait()
     return {"k": plan.k, "t": plan.t, "model": model / model_reps, "ext": ext / ext_reps,
             "kernel": fw.manifest["kernel"], "flash": fp["flash_bytes"], "ram": fp["ram_bytes"]}
 

@@ -6,8 +6,9 @@
 - :mod:`~device_sim.reference`: what the device must compute, bit for bit;
   :mod:`~device_sim.fake`: a pure-Python device; :mod:`~device_sim.transports`: in-memory, pty
   and fault-injecting transports.
-- :mod:`~device_sim.backends`, :mod:`~device_sim.emulators`, :mod:`~device_sim.unicorn_sim`:
-  python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr and serial:URL behind one interface.
+- :mod:`~device_sim.backends`: python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr and
+  serial:URL behind one interface (``base``, ``local``, ``firmware``: build and launch the
+  firmware, ``unicorn``), and the factory ``make_backend``.
 - :mod:`~device_sim.replay`: recordings -> predictions, compared with the reference;
   :mod:`~device_sim.costs`: target profiles, energy, deadlines, battery life;
   :mod:`~device_sim.report`, :mod:`~device_sim.plots`, :mod:`~device_sim.compare`,

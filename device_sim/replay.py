@@ -1,7 +1,8 @@
 """Replay recordings through a device backend and compare every prediction with the reference.
 
 Segments: a recording is cut at missing samples (NaN in any device channel) and at time gaps
-(:func:`trainer.sensing.recordings.time_gaps`); every piece with at least one full window is a segment.
+(:func:`trainer.sensing.recordings.time_gaps`); every piece with at least one full window is a
+segment.
 Each segment starts with RESET, so the device's window ``m`` (counted from the RESET) covers
 segment samples ``[m * hop, m * hop + window)``, and the reference computes the same windows from
 the same float32 samples with :class:`~device_sim.reference.ReferenceModel`.

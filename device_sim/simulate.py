@@ -13,6 +13,7 @@ from trainer.sensing.recordings import load_recordings
 from .backends import best_backend, make_backend
 from .reference import ReferenceModel
 from .replay import Replayer
+from .report import build_report, write_report
 
 DEFAULT_BATTERY_WH = 3.7    # a 1000 mAh, 3.7 V lithium-polymer cell
 #: BENCH work per part, in the device's unit: enough repetitions that QEMU's 40-instruction SysTick
@@ -61,9 +62,10 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     :func:`~device_sim.backends.best_backend`. ``profile`` is the cost profile of the python
     and serial backends (firmware backends use their target's). ``rate`` paces the
     replay: None (as fast as possible), a number of samples per second, or ``"recorded"``.
-    """
-    from .report import build_report, write_report
 
+    The bundle is loaded once and its plan made once (:class:`ReferenceModel`); the firmware
+    backends generate their firmware from that model.
+    """
     bundle = load_bundle(bundle_dir)
     model = ReferenceModel(bundle, numeric, full_scale=full_scale)
     recordings = load_recordings(recordings_path, model.sample_rate)
@@ -73,9 +75,8 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
         rate = model.sample_rate
     with tempfile.TemporaryDirectory(prefix="sensorbudget-sim-") as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
-        dev = make_backend(backend, bundle_dir=bundle_dir, model=model, workdir=work,
-                           full_scale=full_scale, profile=profile, timeout=timeout,
-                           retries=retries, clock=clock)
+        dev = make_backend(backend, model=model, workdir=work, profile=profile,
+                           timeout=timeout, retries=retries, clock=clock)
         try:
             result = Replayer(dev, model, rate=rate, clock=clock, sleep=sleep).run(recordings)
             if bench:

@@ -15,6 +15,7 @@ from importlib import resources
 from export import cgen
 from export.c_header import HEADER_FORMAT_VERSION, c_header
 from export.cgen import DEFAULT_NAME
+from export.errors import ExportError
 from trainer.version import package_version
 
 from .errors import FirmwareGenError
@@ -126,7 +127,7 @@ def check_buffers(plan, target) -> None:
 
 
 def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAULT_NAME,
-                      full_scale=None, kernel: str = "auto") -> Firmware:
+                      full_scale=None, kernel: str = "auto", plan=None) -> Firmware:
     """Every source file of the firmware for ``bundle`` (a :class:`trainer.bundle.model.Bundle`).
 
     Parameters
@@ -139,9 +140,11 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
         {channel or "*": full scale} of the Q15 samples (q15/q31 only); see PROTOCOL.md.
     kernel : {"auto", "loop", "unrolled"}
         Model kernel: straight-line code with constant weights, or the header's loop.
+    plan : FirmwarePlan, optional
+        The plan of ``bundle`` already made by :func:`~firmware_gen.plan.make_plan` (with this
+        ``name`` and ``numeric``; its full scales replace ``full_scale``), so that a caller
+        holding one (``device_sim``'s reference model) generates firmware from that same plan.
     """
-    from export.errors import ExportError
-
     tgt = get_target(target)
     try:
         cgen.check_identifier(name, "name")
@@ -150,7 +153,13 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
     if name.lower().startswith("sbfw") or name.lower() == "fw":
         raise FirmwareGenError(f"name={name!r} collides with the firmware runtime's 'sbfw_' / "
                                f"'fw_' symbols; choose another prefix")
-    plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+    if plan is None:
+        plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+    elif (plan.name, plan.numeric, plan.bundle_sha256) != (name, numeric, bundle.bundle_sha256()):
+        raise FirmwareGenError(f"the plan (name {plan.name!r}, {plan.numeric}) is not the plan of "
+                               f"this bundle for name={name!r}, numeric={numeric!r}")
+    elif full_scale is not None:
+        raise FirmwareGenError("give full_scale to make_plan, not with a plan")
     check_buffers(plan, tgt)
     try:
         header = c_header(bundle, name=name, numeric=numeric)

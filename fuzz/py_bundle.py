@@ -18,8 +18,15 @@ import json
 import warnings
 import zipfile
 
-from fuzz._harness import (Input, expected_errors, instrumented, mutate_tree, npy_member, run,
-                           scratch_dir)
+from fuzz._harness import (
+    Input,
+    expected_errors,
+    instrumented,
+    mutate_tree,
+    npy_member,
+    run,
+    scratch_dir,
+)
 
 with instrumented():
     import numpy as np

@@ -12,8 +12,7 @@ import copy
 import datetime
 import tomllib
 
-from fuzz._harness import (Input, expected_errors, instrumented, mutate_tree, run,
-                           scratch_dir)
+from fuzz._harness import Input, expected_errors, instrumented, mutate_tree, run, scratch_dir
 
 with instrumented():
     import numpy as np

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import re
 
-from fuzz._harness import (Input, expected_errors, instrumented, npz_blob, run,
-                           scratch_dir)
+from fuzz._harness import Input, expected_errors, instrumented, npz_blob, run, scratch_dir
 
 with instrumented():
     import numpy as np

@@ -89,9 +89,8 @@ def run_python(target: str, work: Path, artifacts: Path, seconds: float) -> Outc
 
 
 def run_c(config, exe: Path, build: Path, work: Path, artifacts: Path, seconds: float) -> Outcome:
-    from fuzz.c_targets import seeds
-
     from fuzz._harness import write_seeds
+    from fuzz.c_targets import seeds
 
     corpus = work / "corpus" / f"c_{config.name}"
     write_seeds(corpus, seeds(config, build))

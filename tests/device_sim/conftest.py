@@ -4,46 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 from click.testing import CliRunner
+
+from tests.fixtures import TINY_SENSORS, write_stream
 from tests.paths import REPO, SHARED
 
 AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 AIR_SENSORS = REPO / "examples" / "air_quality.sensors.toml"
 BASIC_MOTIONS = SHARED / "basic_motions"
 MOTIONS_SENSORS = REPO / "examples" / "basic_motions.sensors.toml"
-
-TINY_SENSORS = """\
-# tiny test device: a 2-axis accelerometer and a thermometer
-[window]
-length = 8
-hop = 4
-
-[[sensors]]
-name = "acc"
-channels = ["ax", "ay"]
-unit_price = 1.0
-energy_per_reading_j = 2e-6   # a comment that calibrate must keep
-sample_rate_hz = 20
-
-[[sensors]]
-name = "temp"
-channels = ["t"]
-unit_price = 0.5
-power_w = 0.001
-read_time_s = 0.01
-sample_rate_hz = 20
-
-[[features]]
-channels = ["acc", "temp"]
-extractors = ["mean", "std", "max", "mad", "energy"]
-
-[[features]]
-group = "a"
-channels = ["ax", "ay"]
-extractors = ["mag_mean"]
-"""
 
 
 def train(data, sensors, out, budget, *extra):
@@ -58,22 +28,7 @@ def train(data, sensors, out, budget, *extra):
 
 def write_tiny(directory: Path, n: int = 240, seed: int = 0, nan_at=()) -> Path:
     """A 20 Hz CSV stream with channels ax, ay, t and a target y; NaN rows at ``nan_at``."""
-    rng = np.random.default_rng(seed)
-    time = np.arange(n) / 20.0
-    ax = np.sin(time * 3) + 0.1 * rng.normal(size=n)
-    ay = np.cos(time * 2) + 0.1 * rng.normal(size=n)
-    t = 20 + np.cumsum(0.05 * rng.normal(size=n))
-    y = ax ** 2 + 0.5 * t + 0.05 * rng.normal(size=n)
-    rows = ["time,ax,ay,t,y"]
-    for i in range(n):
-        cells = [f"{time[i]:.2f}", f"{ax[i]:.6f}", f"{ay[i]:.6f}", f"{t[i]:.4f}", f"{y[i]:.6f}"]
-        if i in nan_at:
-            cells[1] = ""
-        rows.append(",".join(cells))
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "stream.csv"
-    path.write_text("\n".join(rows) + "\n")
-    return path
+    return write_stream(directory / "stream.csv", n=n, seed=seed, nan_at=nan_at)
 
 
 @pytest.fixture(scope="session")

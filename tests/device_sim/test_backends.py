@@ -5,9 +5,13 @@ import numpy as np
 import pytest
 
 from device_sim.backends import available_backends, best_backend, make_backend
+from device_sim.backends.firmware import launch
+from device_sim.errors import DeviceError
 from device_sim.replay import replay
 from device_sim.simulate import run_bench
 from device_sim.transports import FaultyTransport
+from firmware_gen import FirmwareGenError, generate_firmware
+from firmware_gen.build import write_firmware
 
 from .conftest import model_of, recordings_of
 
@@ -27,8 +31,7 @@ def run(spec, bundle, recs, numeric, tmp_path, max_recordings=None, bench=False,
     rset = recordings_of(recs, model)
     if max_recordings:
         rset.recordings = rset.recordings[:max_recordings]
-    be = make_backend(spec, bundle_dir=bundle, model=model, workdir=tmp_path,
-                      full_scale=full_scale, **kw)
+    be = make_backend(spec, model=model, workdir=tmp_path, **kw)
     try:
         res = replay(be, model, rset)
         if bench:
@@ -151,3 +154,29 @@ def test_simavr_parity_on_a_stream_with_missing_samples(tiny, tmp_path):
 
 def test_best_backend_is_available():
     assert AVAILABLE[best_backend()] is None
+
+
+def test_firmware_is_generated_from_the_reference_models_plan(tiny):
+    """One bundle and one plan per simulation: the backends pass the model's plan to
+    generate_firmware, which gives the same files as planning afresh, and refuses a plan made
+    for another name or numeric format, or full scales given beside the plan."""
+    model = model_of(tiny[0], "q15", full_scale={"*": 4.0})
+    shared = generate_firmware(model.bundle, target="avr", numeric="q15", plan=model.plan)
+    fresh = generate_firmware(model.bundle, target="avr", numeric="q15", full_scale={"*": 4.0})
+    assert shared.plan is model.plan and shared.files == fresh.files
+    with pytest.raises(FirmwareGenError, match="not the plan"):
+        generate_firmware(model.bundle, target="host", numeric="q31", plan=model.plan)
+    with pytest.raises(FirmwareGenError, match="not the plan"):
+        generate_firmware(model.bundle, target="host", numeric="q15", name="other",
+                          plan=model.plan)
+    with pytest.raises(FirmwareGenError, match="full_scale"):
+        generate_firmware(model.bundle, target="host", numeric="q15", full_scale={"*": 2.0},
+                          plan=model.plan)
+
+
+def test_launch_needs_a_built_firmware(tiny, tmp_path):
+    model = model_of(tiny[0])
+    fw = generate_firmware(model.bundle, target="host", plan=model.plan)
+    out = write_firmware(fw, tmp_path / "fw")
+    with pytest.raises(DeviceError, match="build the firmware first"):
+        launch(out)

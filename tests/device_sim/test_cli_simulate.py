@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from device_sim.backends import available_backends
-from sensorbudget.cli_simulate import (calibrate_command, compare_command, simulate_command)
+from sensorbudget.cli_simulate import calibrate_command, compare_command, simulate_command
 
 from .conftest import TINY_SENSORS
 

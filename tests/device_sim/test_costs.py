@@ -2,8 +2,14 @@
 
 import pytest
 
-from device_sim.costs import (PROFILES, energy_budget, estimate_costs, estimate_extractor,
-                              sensor_costs, stats3)
+from device_sim.costs import (
+    PROFILES,
+    energy_budget,
+    estimate_costs,
+    estimate_extractor,
+    sensor_costs,
+    stats3,
+)
 
 from .conftest import model_of
 

@@ -8,6 +8,7 @@ import subprocess
 import pytest
 
 from device_sim.backends import available_backends
+from device_sim.backends.unicorn import CortexM4
 
 # Every instruction is numbered with its place in the executed sequence; a count is the number of
 # instructions on the path taken, whether their IT condition holds or not.
@@ -122,8 +123,6 @@ def cpu(tmp_path_factory):
     reason = available_backends()["unicorn-m4f"]
     if reason is not None:
         pytest.skip(f"backend unicorn-m4f: {reason}")
-    from device_sim.unicorn_sim import CortexM4
-
     base = tmp_path_factory.mktemp("it")
     (base / "it.s").write_text(SOURCE)
     subprocess.run(["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",

@@ -9,9 +9,9 @@ import subprocess
 import numpy as np
 import pytest
 
+from tests.paths import SHARED
 from trainer import GreedyRLS, GreedyRLSClassifier
 from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-from tests.paths import SHARED
 
 DATA = SHARED
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",

@@ -9,8 +9,13 @@ import pytest
 from export import ExportError, c_header, dequantize_scores, predict_int, quantize_inputs
 from export.c_header import stated_bound
 from export.cgen import c_comment
-from tests.export.helpers import (CModel, compile_c, float32_sequential, mulan_bundle,
-                                  synthetic_bundle)
+from tests.export.helpers import (
+    CModel,
+    compile_c,
+    float32_sequential,
+    mulan_bundle,
+    synthetic_bundle,
+)
 
 
 def selected(bundle, X):

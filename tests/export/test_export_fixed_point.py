@@ -5,8 +5,14 @@ import numpy as np
 import pytest
 
 from export import ExportError, dequantize_scores, predict_int, quantize_inputs, quantize_model
-from export.cgen import (c_comment, c_float, c_string, check_identifier, macro_names,
-                         sanitize_identifier)
+from export.cgen import (
+    c_comment,
+    c_float,
+    c_string,
+    check_identifier,
+    macro_names,
+    sanitize_identifier,
+)
 from export.fixed_point import FORMATS, round_half_away
 
 CASES = {

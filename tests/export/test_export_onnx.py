@@ -5,8 +5,8 @@ import json
 
 import numpy as np
 import onnx
-from onnx import numpy_helper
 import pytest
+from onnx import numpy_helper
 from onnx.reference import ReferenceEvaluator
 from skl2onnx import to_onnx
 from sklearn.pipeline import make_pipeline

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+
+from tests.firmware_gen.helpers import Session
 from tests.paths import REPO, SHARED
 
 DATA = SHARED
@@ -108,9 +110,7 @@ class Built:
     harness: Path | None = None
 
     def start(self):
-        from firmware_gen import runners
-
-        return runners.start(self.out, harness=self.harness)
+        return Session(self.out, harness=self.harness)
 
     @property
     def plan(self):

@@ -1,15 +1,94 @@
-"""Protocol helpers for the firmware tests: push recordings, decode answers, reference scores."""
+"""Protocol helpers for the firmware tests: a raw-frame session, push recordings, decode answers,
+reference scores."""
 
 from __future__ import annotations
 
 import struct
+import time
 
 import numpy as np
+import serial
 
-from device_sim.protocol import Cmd, Err
+from device_sim.backends.firmware import launch
+from device_sim.errors import DeviceError, DeviceTimeout
+from device_sim.protocol import Cmd, Err, FrameDecoder, encode_frame
 
 SCORE = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
 INPUT = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}
+
+
+class Session:
+    """Raw frames to and from a firmware started by :func:`device_sim.backends.firmware.launch`
+    (no retries, explicit ``seq``, malformed bytes allowed: what the firmware tests need;
+    :mod:`device_sim.link` is the full client)."""
+
+    def __init__(self, out_dir, *, harness=None):
+        self.process = launch(out_dir, harness=harness, poll=0.005)
+        self.port, self.name = self.process.port, self.process.name
+        self.decoder = FrameDecoder()
+        self.pending = []
+        self.seq = 0
+
+    def write(self, data: bytes) -> None:
+        self.port.write(data)
+        self.port.flush()
+
+    def frames(self, timeout: float = 5.0, count: int = 1) -> list:
+        """Wait until ``count`` frames have arrived (or the timeout); returns those received."""
+        deadline = time.monotonic() + timeout
+        while len(self.pending) < count and time.monotonic() < deadline:
+            try:
+                # a socket port reports 1 when readable; reading more could lose data at EOF
+                data = self.port.read(max(1, self.port.in_waiting))
+            except (serial.SerialException, OSError):
+                break                       # the device has exited (EIO on a pty)
+            if data:
+                self.pending += self.decoder.feed(data)
+            elif self.process.proc.poll() is not None:
+                break
+        out, self.pending = self.pending[:count], self.pending[count:]
+        return out
+
+    def request(self, cmd: int, payload: bytes = b"", *, seq: int | None = None,
+                timeout: float = 10.0) -> tuple:
+        """Send one request; returns the answer ``(cmd, payload)`` (raises on a timeout)."""
+        if seq is None:
+            seq, self.seq = self.seq, (self.seq + 1) & 0xFF
+        self.write(encode_frame(seq, cmd, payload))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for rseq, rcmd, rpayload in self.frames(deadline - time.monotonic()):
+                if rseq == seq:
+                    return rcmd, rpayload
+        raise DeviceTimeout(f"{self.name}: no answer to command 0x{cmd:02x} (seq {seq}) "
+                            f"within {timeout} s")
+
+    def call(self, cmd: int, payload: bytes = b"", **kw) -> bytes:
+        """Like :meth:`request`, but returns the payload and raises on an ERROR answer."""
+        rcmd, data = self.request(cmd, payload, **kw)
+        if rcmd != (cmd | 0x80):
+            raise DeviceError(f"{self.name}: command 0x{cmd:02x} answered 0x{rcmd:02x} "
+                              f"{data.hex()}")
+        return data
+
+    def bench(self, reps: int, part: int, timeout: float = 120.0) -> tuple:
+        """(unit code, total) of ``reps`` repetitions of part 0 (model) or 1 (extractors)."""
+        return struct.unpack("<BQ", self.call(Cmd.BENCH, struct.pack("<IB", reps, part),
+                                              timeout=timeout))
+
+    def quit(self, code: int = 0, timeout: float = 10.0) -> int | None:
+        """Send QUIT; returns the process exit status."""
+        self.call(Cmd.QUIT, bytes([code]))
+        return self.process.wait(timeout)
+
+    def close(self) -> None:
+        self.process.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
 
 def device_samples(plan, columns) -> np.ndarray:

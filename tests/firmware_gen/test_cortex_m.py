@@ -9,8 +9,13 @@ import pytest
 from device_sim.protocol import Cmd, Err, Unit, encode_frame
 from firmware_gen import reference
 from tests.firmware_gen.conftest import bm_full_scale, need_tools
-from tests.firmware_gen.helpers import (device_samples, expect_error, predict, push_samples,
-                                        same_bits)
+from tests.firmware_gen.helpers import (
+    device_samples,
+    expect_error,
+    predict,
+    push_samples,
+    same_bits,
+)
 
 
 @pytest.fixture(autouse=True)

@@ -10,8 +10,13 @@ from device_sim.protocol import Cmd, Err, Unit
 from firmware_gen import reference
 from tests.export.helpers import float32_sequential
 from tests.firmware_gen.conftest import AIR_QUALITY, bm_full_scale
-from tests.firmware_gen.helpers import (device_samples, expect_error, predict, push_samples,
-                                        same_bits)
+from tests.firmware_gen.helpers import (
+    device_samples,
+    expect_error,
+    predict,
+    push_samples,
+    same_bits,
+)
 
 #: one recording of each BasicMotions class
 BM_RECORDINGS = (0, 10, 20, 30)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+
 from tests.paths import REPO
 
 PACKAGES = ("trainer", "export", "firmware_gen", "device_sim", "sensorbudget")

@@ -9,9 +9,9 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli import main
+from tests.paths import REPO
 from trainer.errors import DataError
 from trainer.sensing.sensors import load_sensor_spec
-from tests.paths import REPO
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 

@@ -9,10 +9,10 @@ from click.testing import CliRunner
 from sensorbudget._errors import CliError
 from sensorbudget.cli import main
 from sensorbudget.cli_dask import dask_estimator_for_task, fit_on_dask, load_shards
+from tests.paths import REPO, SHARED
 from trainer import GreedyRLS
 from trainer.bundle.model import load_bundle
 from trainer.errors import DataError
-from tests.paths import REPO, SHARED
 
 distributed = pytest.importorskip("distributed")
 

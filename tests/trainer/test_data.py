@@ -4,10 +4,9 @@
 import numpy as np
 import pytest
 
+from tests.paths import REPO, SHARED
 from trainer.data import load_table
 from trainer.errors import DataError
-from tests.paths import REPO, SHARED
-
 
 
 def write(tmp_path, name, text):

@@ -5,8 +5,14 @@ import pytest
 
 from trainer import GreedyRLS
 from trainer.errors import TrainerError
-from trainer.label_compression import (compress_targets, compression_rank, mlcssp_select,
-                                       reconstruct, reconstruction_matrix, retained_energy)
+from trainer.label_compression import (
+    compress_targets,
+    compression_rank,
+    mlcssp_select,
+    reconstruct,
+    reconstruction_matrix,
+    retained_energy,
+)
 
 
 def make_data(n, d, t, seed):

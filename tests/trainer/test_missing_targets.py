@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
-from tests.trainer.reference import (convention_transform, greedy_by_criterion,
-                                     lgo_sse_bruteforce, loo_sse_bruteforce)
+from tests.trainer.reference import (
+    convention_transform,
+    greedy_by_criterion,
+    lgo_sse_bruteforce,
+    loo_sse_bruteforce,
+)
 from trainer import GreedyRLS, TrainerError
 from trainer.bundle.model import bundle_contents
 

@@ -9,9 +9,12 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from tests.trainer.reference import greedy_by_criterion
 from trainer import GreedyRankRLS
 from trainer.evaluation.methods import GreedyRankMethod
+from trainer.evaluation.ranking_metrics import (
+    pairwise_ranking_error,
+    pairwise_squared_error,
+    ranking_scores,
+)
 from trainer.ranking import query_laplacian_transform
-from trainer.evaluation.ranking_metrics import (pairwise_ranking_error, pairwise_squared_error,
-                                                ranking_scores)
 
 
 def make_queries(sizes, d, seed=0):

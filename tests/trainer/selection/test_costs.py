@@ -3,8 +3,11 @@
 import numpy as np
 import pytest
 
-from tests.trainer.selection.test_group_math import (check_against_bruteforce, make_data,
-                                                     totals_by_definition)
+from tests.trainer.selection.test_group_math import (
+    check_against_bruteforce,
+    make_data,
+    totals_by_definition,
+)
 from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
 from trainer.selection.costs import build_plan
 from trainer.sensing.sensor_budget import cost_kwargs

@@ -5,8 +5,7 @@ import pytest
 
 from tests.trainer.reference import convention_transform, loo_sse_bruteforce, ridge
 from trainer import GreedyRLS
-from trainer.selection import group_math
-from trainer.selection import rls_math
+from trainer.selection import group_math, rls_math
 
 KINDS = ("price", "energy", "time")
 

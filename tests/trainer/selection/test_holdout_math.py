@@ -3,12 +3,16 @@
 import numpy as np
 import pytest
 
-from tests.trainer.reference import (convention_transform, greedy_by_criterion,
-                                     lgo_sse_bruteforce, ridge)
+from tests.trainer.reference import (
+    convention_transform,
+    greedy_by_criterion,
+    lgo_sse_bruteforce,
+    ridge,
+)
 from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from trainer.bundle.model import bundle_contents
 from trainer.selection import holdout_math
 from trainer.selection.caches import CacheBlock
-from trainer.bundle.model import bundle_contents
 from trainer.selection.costs import build_plan
 from trainer.selection.loop import Preprocessing
 

@@ -4,8 +4,12 @@ import numpy as np
 import pytest
 from sklearn.linear_model import Ridge
 
-from tests.trainer.reference import (convention_transform, greedy_bruteforce,
-                                     loo_sse_bruteforce, ridge)
+from tests.trainer.reference import (
+    convention_transform,
+    greedy_bruteforce,
+    loo_sse_bruteforce,
+    ridge,
+)
 from trainer import GreedyRLS
 from trainer.selection import rls_math
 from trainer.selection.loop import LAMBDA_GRID

@@ -18,9 +18,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainer import GreedyRLS, TrainerError
-
 from tests.trainer.reference import convention_transform, loo_sse_bruteforce
+from trainer import GreedyRLS, TrainerError
 
 #: SB_HYPOTHESIS_EXAMPLES=N explores N random examples per test (default: 40, derandomized).
 EXPLORE = int(os.environ.get("SB_HYPOTHESIS_EXAMPLES", "0"))

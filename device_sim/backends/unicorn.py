@@ -27,12 +27,17 @@ where the hook calls alone gave 1849 to 1865 (data dependent), 9 % fewer.
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import numpy as np
 
-from .backends import Backend
-from .client import SCORE_DTYPES, DeviceInfo
-from .errors import DeviceError
+from ..client import SCORE_DTYPES, DeviceInfo
+from ..errors import DeviceError
+from .base import Backend
+from .firmware import build_firmware
+
+# unicorn and elftools (pyelftools) are imported where they are used: they are the optional
+# dependency ``sensorbudget[sim]``, and this module is imported with every backend.
 
 FLASH, RAM, SIZE = 0x00000000, 0x20000000, 4 << 20
 STOP = FLASH + SIZE - 0x100          # return address (zeros; emulation stops there)
@@ -132,11 +137,8 @@ class UnicornBackend(Backend):
     per_extractor_method = ("unicorn: instructions between stores into the stream's features "
                             "(per window, exact)")
 
-    def __init__(self, *, bundle_dir, model, workdir, full_scale=None, firmware_dir=None,
-                 **_link_options):
-        from pathlib import Path
-
-        self.model, self.bundle_dir, self.full_scale = model, bundle_dir, full_scale
+    def __init__(self, *, model, workdir, firmware_dir=None, **_link_options):
+        self.model = model
         self.out_dir = (Path(firmware_dir) if firmware_dir else
                         Path(workdir) / f"fw-cortex-m4f-{model.numeric}")
         self.uc = self.cpu = None
@@ -145,11 +147,7 @@ class UnicornBackend(Backend):
 
     # -- setup -------------------------------------------------------------------------------
     def open(self) -> DeviceInfo:
-        from .emulators import build_firmware, check_plan
-
-        fw = build_firmware(self.bundle_dir, "cortex-m4f", self.model.numeric, self.out_dir,
-                            self.full_scale)
-        check_plan(fw, self.model)
+        fw = build_firmware(self.model, "cortex-m4f", self.out_dir)
         self.fw_name = fw["name"]
         self._load(self.out_dir / "firmware.elf")
         m = self.model

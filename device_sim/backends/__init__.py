@@ -1,0 +1,91 @@
+"""Backends: one interface over every way of running the model; the factory :func:`make_backend`.
+
+- :mod:`~device_sim.backends.base`: :class:`Backend` (what the replay needs) and
+  :class:`ProtocolBackend` (a device behind the framed protocol and its link);
+- :mod:`~device_sim.backends.local`: ``python`` and ``serial:URL`` (no firmware is built);
+- :mod:`~device_sim.backends.firmware`: ``host``, ``qemu-m4f``, ``qemu-m3`` and ``simavr``:
+  the generated firmware built and run as a child process (:func:`~.firmware.launch`);
+- :mod:`~device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's functions
+  called in unicorn (optional dependency ``sensorbudget[sim]``).
+
+========================  ==================================================================
+``python``                :class:`~device_sim.fake.FakeDevice` in-process (reference pipeline;
+                          costs are op-count estimates)
+``host``                  host-compiled firmware, child process on a pty (pyserial)
+``qemu-m4f``/``qemu-m3``  firmware in qemu-system-arm (mps2-an386/an385, ``-icount shift=0``),
+                          UART on loopback TCP (pyserial ``socket://``); instruction counts
+``unicorn-m4f``           compiled functions called in unicorn; exact per-call instruction counts
+``simavr``                ATmega328P at 16 MHz in a libsimavr harness; cycle counts
+``serial:URL``            a real board on any pyserial URL or port
+========================  ==================================================================
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+from ..errors import DeviceError
+from .base import Backend, ProtocolBackend
+from .firmware import SPECS, FirmwareBackend
+from .local import PythonBackend, SerialBackend
+from .unicorn import UnicornBackend
+
+__all__ = ["BACKENDS", "Backend", "ProtocolBackend", "PythonBackend", "SerialBackend",
+           "FirmwareBackend", "UnicornBackend", "make_backend", "available_backends",
+           "best_backend"]
+
+BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "unicorn-m4f", "simavr", "serial:URL")
+
+
+def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options) -> Backend:
+    """The backend called ``spec`` (see the module docstring) for ``model``, a
+    :class:`~device_sim.reference.ReferenceModel` (the firmware backends generate their firmware
+    from its bundle and plan).
+
+    ``workdir`` holds generated and compiled firmware for the firmware-based backends;
+    ``profile`` is the cost profile of the python and serial backends (default cortex-m4f).
+    """
+    if spec == "python":
+        return PythonBackend(model, profile=profile or "cortex-m4f", **options)
+    if spec.startswith("serial:"):
+        return SerialBackend(spec[len("serial:"):], profile=profile or "cortex-m4f", **options)
+    if spec in SPECS:
+        return FirmwareBackend(spec, model=model, workdir=workdir, **options)
+    if spec == "unicorn-m4f":
+        return UnicornBackend(model=model, workdir=workdir, **options)
+    raise DeviceError(f"unknown backend {spec!r}; choose one of {', '.join(BACKENDS)}")
+
+
+def available_backends() -> dict:
+    """{backend: None if usable here, else the reason it is not} (tools on PATH, modules)."""
+    need = {"host": ["gcc"], "qemu-m4f": ["arm-none-eabi-gcc", "qemu-system-arm"],
+            "qemu-m3": ["arm-none-eabi-gcc", "qemu-system-arm"],
+            "unicorn-m4f": ["arm-none-eabi-gcc"], "simavr": ["avr-gcc", "gcc"]}
+    out = {"python": None}
+    for name, tools in need.items():
+        missing = [t for t in tools if shutil.which(t) is None]
+        out[name] = f"{missing[0]} is not installed" if missing else None
+    if out.get("unicorn-m4f") is None:
+        for mod in ("unicorn", "elftools"):
+            if importlib.util.find_spec(mod) is None:
+                out["unicorn-m4f"] = (f"python module {mod} is not installed "
+                                      f"(pip install 'sensorbudget[sim]')")
+    if out.get("simavr") is None and not _has_simavr_headers():
+        out["simavr"] = "libsimavr-dev (simavr headers) is not installed"
+    return out
+
+
+def _has_simavr_headers() -> bool:
+    return any(Path(p, "simavr", "sim_avr.h").is_file() for p in ("/usr/include",
+                                                                  "/usr/local/include"))
+
+
+def best_backend() -> str:
+    """The most informative backend usable here (measured costs preferred)."""
+    usable = available_backends()
+    for name in ("qemu-m4f", "unicorn-m4f", "simavr", "qemu-m3", "host", "python"):
+        if usable.get(name) is None:
+            return name
+    return "python"

@@ -1,0 +1,214 @@
+"""Firmware backends: the generated firmware built for a target and run as a child process.
+
+- ``host``: the host build on a pty (the child gets the pty master as stdin/stdout, pyserial
+  opens the slave; the port is opened *before* the child starts, so nothing it sends is lost).
+- ``qemu-m4f`` / ``qemu-m3``: ``qemu-system-arm -M mps2-an386 / mps2-an385 -icount shift=0``, the
+  UART on a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
+- ``simavr``: the firmware's libsimavr harness (``sbfw_simavr``) bridging USART0 to a pty.
+
+The firmware is generated from the replay's :class:`~device_sim.reference.ReferenceModel` (its
+bundle and its :class:`~firmware_gen.plan.FirmwarePlan`, so the device and the reference share
+one plan) and compiled with :mod:`firmware_gen` (what ``sensorbudget firmware BUNDLE --target T
+--numeric N -o DIR --build`` does). :func:`launch` starts any built firmware directory; it is the
+one launcher of the project (the firmware tests and benchmarks use it too).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import time
+from pathlib import Path
+
+import serial
+
+from firmware_gen.build import build, build_simavr_harness, read_manifest, write_firmware
+from firmware_gen.firmware import generate_firmware
+from firmware_gen.targets import get_target, run_command
+
+from ..errors import DeviceError
+from .base import ProtocolBackend
+
+SPECS = {  # backend -> (firmware target, cost method, default answer timeout in s)
+    "host": ("host", "host CLOCK_MONOTONIC nanoseconds (host time, not a target cost)", 2.0),
+    "qemu-m4f": ("cortex-m4f", "QEMU -icount shift=0 instruction count (SysTick ticks x 40)",
+                 5.0),
+    "qemu-m3": ("cortex-m3", "QEMU -icount shift=0 instruction count (SysTick ticks x 40)", 5.0),
+    "simavr": ("avr", "simavr cycle count (Timer1 at clk/1), ATmega328P at 16 MHz", 10.0),
+}
+PROFILE_OF = {"host": "host", "cortex-m4f": "cortex-m4f", "cortex-m3": "cortex-m3", "avr": "avr"}
+QEMU_START_S = 20.0       # QEMU's UART server must accept a connection within this time
+STOP_S = 5.0              # a terminated firmware process must exit within this time
+
+
+def build_firmware(model, target: str, out_dir) -> dict:
+    """Generate the firmware of ``model`` (a :class:`~device_sim.reference.ReferenceModel`: its
+    bundle and plan) for ``target`` into ``out_dir`` and compile it (and the simavr harness for
+    AVR); returns its manifest (firmware.json). Build failures raise FirmwareGenError."""
+    fw = generate_firmware(model.bundle, target=target, numeric=model.numeric,
+                           name=model.plan.name, plan=model.plan)
+    write_firmware(fw, out_dir)
+    build(out_dir)
+    if target == "avr":
+        build_simavr_harness(out_dir)
+    return fw.manifest
+
+
+def free_port() -> int:
+    """A loopback TCP port nobody listens on (for QEMU's UART server)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class FirmwareProcess:
+    """A running firmware: the child process ``proc`` and a pyserial ``port`` on its UART.
+
+    ``keep_fd`` (pty targets) is the pty master, kept open until :meth:`close` so that the last
+    answer (e.g. to QUIT) can still be read after the child has exited.
+    """
+
+    def __init__(self, proc, port, name: str, keep_fd=None):
+        self.proc, self.port, self.name, self.keep_fd = proc, port, name, keep_fd
+
+    def wait(self, timeout: float = 10.0) -> int | None:
+        """The exit status, or None if the process is still running after ``timeout`` s."""
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            return None
+
+    def close(self, grace: float = 0.0) -> None:
+        """Close the port, give the process ``grace`` s to exit, then terminate (kill) it."""
+        try:
+            self.port.close()
+        except OSError:
+            pass
+        if self.proc.poll() is None and (grace <= 0 or self.wait(grace) is None):
+            self.proc.terminate()
+            if self.wait(STOP_S) is None:
+                self.proc.kill()
+                self.proc.wait()
+        if self.keep_fd is not None:
+            try:
+                os.close(self.keep_fd)
+            except OSError:
+                pass
+            self.keep_fd = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def _spawn(argv, log: Path, **kw) -> subprocess.Popen:
+    with open(log, "wb") as stderr:
+        try:
+            return subprocess.Popen(argv, stderr=stderr, **kw)
+        except OSError as exc:
+            raise DeviceError(f"cannot start {argv[0]!r}: {exc}") from None
+
+
+def _on_pty(argv, log: Path, name: str, poll: float) -> FirmwareProcess:
+    """Run ``argv`` with a pty as stdin/stdout; the port (opened first) is the other side."""
+    master, slave = os.openpty()
+    port = None
+    try:
+        port = serial.serial_for_url(os.ttyname(slave), timeout=poll)   # before the child
+        proc = _spawn(argv, log, stdin=master, stdout=master, close_fds=True)
+    except BaseException:
+        if port is not None:
+            port.close()
+        os.close(master)
+        raise
+    finally:
+        os.close(slave)
+    return FirmwareProcess(proc, port, name, keep_fd=master)
+
+
+def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProcess:
+    """Run QEMU with its UART on loopback TCP port ``tcp`` and connect once it listens."""
+    proc = _spawn(argv, log, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + QEMU_START_S
+    while True:
+        try:
+            port = serial.serial_for_url(f"socket://127.0.0.1:{tcp}", timeout=poll)
+            return FirmwareProcess(proc, port, name)
+        except serial.SerialException as exc:
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                proc.wait()
+                err = log.read_text(errors="replace").strip()[-400:]
+                raise DeviceError(f"QEMU did not open its UART on port {tcp}: {exc} "
+                                  f"(stderr in {log}: {err or 'empty'})") from None
+            time.sleep(0.05)
+
+
+def launch(out_dir, *, harness=None, log=None, poll: float = 0.01) -> FirmwareProcess:
+    """Start the built firmware in ``out_dir`` for its target (host process on a pty, QEMU on
+    loopback TCP, simavr on a pty) and connect to its UART.
+
+    ``harness`` is the ``sbfw_simavr`` executable for AVR (default: ``out_dir/sbfw_simavr``);
+    the child's stderr goes to ``log`` (default: ``out_dir/<target>.stderr.log``); ``poll`` is the
+    port's read timeout in s.
+    """
+    out = Path(out_dir)
+    target = get_target(read_manifest(out)["target"])
+    exe = out / target.exe
+    if not exe.is_file():
+        raise DeviceError(f"{str(exe)!r} is missing: build the firmware first")
+    log = Path(log) if log is not None else out / f"{target.name}.stderr.log"
+    if target.qemu_machine:
+        tcp = free_port()
+        return _on_qemu(run_command(target, out, tcp), tcp, log, f"qemu {target.qemu_machine}",
+                        poll)
+    argv = run_command(target, out)
+    if target.name == "avr":
+        if harness is not None:
+            argv[0] = str(harness)
+        if not Path(argv[0]).is_file():
+            raise DeviceError(f"{argv[0]!r} is missing: build it with "
+                              f"firmware_gen.build.build_simavr_harness or 'make sim'")
+        return _on_pty(argv, log, "simavr atmega328p", poll)
+    return _on_pty(argv, log, "host", poll)
+
+
+class FirmwareBackend(ProtocolBackend):
+    """Build the firmware for ``spec``'s target, start it, and speak the protocol to it."""
+
+    def __init__(self, spec: str, *, model, workdir, timeout=None, retries=4,
+                 clock=time.monotonic, firmware_dir=None, wrap=None):
+        target, method, default_timeout = SPECS[spec]
+        super().__init__(timeout=timeout or default_timeout, retries=retries, clock=clock,
+                         wrap=wrap)
+        self.name, self.target, self.cost_method = spec, target, method
+        self.profile = PROFILE_OF[target]
+        self.model = model
+        self.out_dir = (Path(firmware_dir) if firmware_dir
+                        else Path(workdir) / f"fw-{spec}-{model.numeric}")
+        self.process = None
+        self.fw = None
+
+    def build(self) -> dict:
+        if self.fw is None:
+            self.fw = build_firmware(self.model, self.target, self.out_dir)
+            self.max_request = int(self.fw.get("max_request_payload", self.max_request))
+        return self.fw
+
+    def connect(self):
+        self.build()
+        self.process = launch(self.out_dir, log=self.out_dir / f"{self.name}.stderr.log")
+        return self.process.port
+
+    def close(self) -> None:
+        super().close()
+        if self.process is not None:
+            self.process.close(grace=2.0)     # after QUIT the firmware exits by itself
+            self.process = None
+
+    @property
+    def exit_code(self):
+        return None if self.process is None else self.process.proc.poll()

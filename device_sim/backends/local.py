@@ -1,0 +1,56 @@
+"""Backends without firmware: the reference pipeline in-process (``python``) and a board on a
+pyserial URL or port (``serial:URL``)."""
+
+from __future__ import annotations
+
+import time
+
+import serial
+
+from ..costs import PROFILES, estimate_costs
+from ..errors import DeviceError
+from ..fake import FakeDevice
+from ..protocol import Unit
+from ..transports import MemoryTransport
+from .base import ProtocolBackend
+
+
+class PythonBackend(ProtocolBackend):
+    """The reference pipeline in-process, behind the real protocol and link (in memory).
+
+    ``device`` (a :class:`~device_sim.fake.FakeDevice`) and ``wrap`` are for tests.
+    """
+
+    name = "python"
+    measured = False
+
+    def __init__(self, model, *, profile="cortex-m4f", device=None, sleep=time.sleep,
+                 **link_options):
+        super().__init__(**link_options)
+        self.profile = profile
+        est = estimate_costs(model, PROFILES[profile])
+        costs = (round(sum(est["extractors"].values())), round(est["model"]))
+        unit = Unit[PROFILES[profile].unit.upper()]
+        self.device = (device if device is not None
+                       else FakeDevice(model, costs=costs, unit=unit))
+        self.sleep = sleep
+
+    def connect(self):
+        return MemoryTransport(self.device, sleep=self.sleep)
+
+
+class SerialBackend(ProtocolBackend):
+    """A board (or anything) on a pyserial URL or port name: ``serial:/dev/ttyACM0``,
+    ``serial:socket://127.0.0.1:4000``, ``serial:loop://`` ..."""
+
+    def __init__(self, url: str, *, baudrate=115200, profile="cortex-m4f", **link_options):
+        super().__init__(**link_options)
+        self.url, self.baudrate, self.profile = url, baudrate, profile
+        self.name = f"serial:{url}"
+        self.cost_method = f"reported by the device (STATS), {profile} profile"
+
+    def connect(self):
+        try:
+            return serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.01)
+        except (serial.SerialException, ValueError) as exc:
+            raise DeviceError(f"cannot open {self.url!r}: {exc}") from None
