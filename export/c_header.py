@@ -160,10 +160,10 @@ static inline void {name}_select(const float *candidates, float *features)
 _FLOAT_PREDICT = """\
 /* scores[j] = intercepts[j] + sum_i weights[i][j] * features[i], for j = 0..{up}_N_TARGETS-1.
  * Evaluated in float (single precision) exactly in this order: acc = intercepts[j]; then for
- * i = 0, 1, ..., {up}_N_FEATURES-1: acc = acc + weights[i][j] * features[i], each product and sum
- * rounded to float separately. Compile with -ffp-contract=off (implied by GCC's -std=c99) so
- * the multiply-add is not fused into an FMA; the result then equals numpy float32 computed in
- * the same order bit for bit. */
+ * i = 0, 1, ..., {up}_N_FEATURES-1: acc = acc + weights[i][j] * features[i],
+ * each product and sum rounded to float separately. Compile with -ffp-contract=off (implied by
+ * GCC's -std=c99) so the multiply-add is not fused into an FMA; the result then equals numpy
+ * float32 computed in the same order bit for bit. */
 static inline void {name}_predict(const float *features, float *scores)
 {{
     size_t i, j;
@@ -184,7 +184,8 @@ static inline void {name}_quantize_{q}(const float *features, {ct} *features_q)
 {{
     size_t i;
     for (i = 0; i < {up}_N_FEATURES; ++i) {{
-        {ft} v = ({cast}features[i] - {name}_{q}_input_offset[i]) * {name}_{q}_input_inv_scale[i];
+        {ft} v = ({cast}features[i] - {name}_{q}_input_offset[i])
+            * {name}_{q}_input_inv_scale[i];
         if (v != v) {{
             v = {zero};
         }}
@@ -303,8 +304,8 @@ def _fixed_part(bundle, name, fx: FixedPointModel) -> str:
         "/* Input quantisation: centre and QMAX / half-width of each training range. */\n",
         cgen.array_declare(ft, f"{name}_{q}_input_offset", fx.input_offset, size_macros=dims),
         cgen.array_declare(ft, f"{name}_{q}_input_inv_scale", fx.input_inv_scale, size_macros=dims),
-        f"/* Weights with the input scales folded in, times 2^{fx.weight_frac_bits}; intercepts"
-        " with the offsets folded in, same scale. */\n",
+        f"/* Weights with the input scales folded in, times 2^{fx.weight_frac_bits};\n"
+        " * intercepts with the offsets folded in, same scale. */\n",
         cgen.array_declare(fmt.ctype, f"{name}_{q}_weights", fx.weights,
                            row_comments=_row_comments(meta),
                            size_macros=(f"{up}_N_FEATURES", f"{up}_N_TARGETS")),

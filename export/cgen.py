@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import unicodedata
 
 import numpy as np
@@ -18,6 +19,8 @@ from .errors import ExportError
 NUMERICS = ("float32", "q15", "q31")
 #: Prefix of every generated C symbol unless the user names the model.
 DEFAULT_NAME = "sbmodel"
+#: No generated line is longer than this.
+MAX_LINE = 100
 
 #: C89-C23 keywords, C++ keywords (headers end up in Arduino/C++ builds) and names of the standard
 #: library that a generated symbol must not shadow.
@@ -145,12 +148,47 @@ def literal(value, ctype: str) -> str:
     return c_int(value, ctype)
 
 
+def pack(items, indent: str, width: int = MAX_LINE, sep: str = ", ") -> list:
+    """``items`` joined by ``sep`` into lines of at most ``width`` characters (with
+    ``indent``); an item longer than a line gets a line of its own. Lines but the last end with
+    ``sep`` stripped of trailing blanks."""
+    lines, cur = [], ""
+    for item in items:
+        trial = item if not cur else cur + sep + item
+        if cur and len(indent + trial) + len(sep.rstrip()) > width:
+            lines.append(indent + cur + sep.rstrip())
+            cur = item
+        else:
+            cur = trial
+    lines.append(indent + cur)
+    return lines
+
+
+def wrap_literal(literal_text: str, indent: str, width: int = MAX_LINE) -> list:
+    """A C string literal split into adjacent literals (the compiler joins them) of lines at
+    most ``width`` characters; escapes are never cut."""
+    body = literal_text[1:-1]
+    pieces = re.findall(r"\\[0-7]{3}|\\.|.", body, flags=re.S)
+    room = width - len(indent) - 3                  # quotes and a separator
+    lines, cur = [], ""
+    for piece in pieces:
+        if cur and len(cur) + len(piece) > room:
+            lines.append(f'{indent}"{cur}"')
+            cur = ""
+        cur += piece
+    lines.append(f'{indent}"{cur}"')
+    return lines
+
+
 def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
                   row_comments=None, size_macros=None) -> str:
     """``static const`` 1-D or 2-D array declaration, rows optionally followed by a comment.
 
     ``size_macros`` (a tuple of macro names, one per dimension) replaces the numeric sizes.
-    An empty 1-D array is written with one zero element (C99 has no zero-length arrays).
+    An empty 1-D array is written with one zero element (C99 has no zero-length arrays). No
+    line is longer than :data:`MAX_LINE`: at most ``per_line`` items a line, fewer when they
+    are wide; a long string is split into adjacent literals; a row comment that does not fit
+    after its row goes on the line above it.
     """
     arr = np.asarray(values, dtype=object)
     qual = "static const char *const" if ctype == "const char *" else f"static const {ctype}"
@@ -162,24 +200,47 @@ def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
     lines = [decl]
     if arr.ndim == 1 and row_comments is None:
         items = [literal(v, ctype) for v in arr]
-        chunks = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
-        lines.append("    " + ",\n    ".join(chunks))
+        if ctype == "const char *" and any(len(i) > MAX_LINE - 5 for i in items):
+            for i, item in enumerate(items):
+                lines += wrap_literal(item, "    ")
+                lines[-1] += "," if i < len(items) - 1 else ""
+        else:
+            lines += _rows(items, per_line, "    ")
     for r, row in enumerate(arr if row_comments is not None or arr.ndim == 2 else []):
         sep = "," if r < len(arr) - 1 else " "
         comment = f"  /* {row_comments[r]} */" if row_comments is not None else ""
         if arr.ndim == 1:
-            lines.append(f"    {literal(row, ctype)}{sep}{comment}")
-            continue
-        items = [literal(v, ctype) for v in row]
-        chunks = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
-        lines.append("    { " + ",\n      ".join(chunks) + f" }}{sep}{comment}")
+            body = [f"    {literal(row, ctype)}{sep}"]
+        else:
+            body = _rows([literal(v, ctype) for v in row], per_line, "      ")
+            body[0] = "    { " + body[0][6:]
+            body[-1] += f" }}{sep}"
+        if len(body) == 1 and len(body[0] + comment) <= MAX_LINE:
+            body[0] += comment
+        elif comment:
+            body.insert(0, "    " + comment.strip())
+        lines += body
     return "\n".join(lines) + "\n};\n"
 
 
+def _rows(items, per_line: int, indent: str) -> list:
+    """Items in lines of at most ``per_line`` (fewer where they would pass MAX_LINE)."""
+    out = []
+    for i in range(0, len(items), per_line):
+        out += pack(items[i:i + per_line], indent)
+        out[-1] += "," if i + per_line < len(items) else ""
+    return out
+
+
 def block_comment(lines) -> str:
-    """A ``/* ... */`` block from already-safe lines (each is checked for a stray terminator)."""
+    """A ``/* ... */`` block from already-safe lines (each is checked for a stray terminator);
+    a line longer than :data:`MAX_LINE` is wrapped at blanks, continued 4 columns deeper."""
+    body = []
     for line in lines:
         if "*/" in line or "/*" in line:
             raise ExportError(f"comment line {line[:40]!r} contains a comment delimiter")
-    body = "\n".join((" * " + line).rstrip() for line in lines)
-    return "/*\n" + body + "\n */\n"
+        lead = line[:len(line) - len(line.lstrip())]
+        body += textwrap.wrap(line.lstrip(), MAX_LINE - 3, initial_indent=lead,
+                              subsequent_indent=lead + "    ", break_long_words=False,
+                              break_on_hyphens=False) or [""]
+    return "/*\n" + "\n".join((" * " + b).rstrip() for b in body) + "\n */\n"

@@ -2,8 +2,8 @@
 
 Only the kinds the plan needs are emitted. Every float routine is a literal transcription of the
 docstring of its :mod:`trainer.sensing.extractors` function (same operation order, float32, no fused
-multiply-add), every integer routine of :func:`trainer.sensing.extractors.extract_q15`, so the results
-equal :mod:`firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
+multiply-add), every integer routine of :func:`trainer.sensing.extractors.extract_q15`, so the
+results equal :mod:`firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
 ``d < 0 ? -d : d``: avr-libc's fabsf is the double fabs, and the two differ only in the sign of
 a zero, which cannot change the sum.) State lives in ``<name>_stream_t`` (a ring
 buffer of the last ``window`` samples of every channel); nothing is allocated.
@@ -25,7 +25,7 @@ def _fn(ret, name, args, decls, body):
 
 
 _ONE = "const {p}_stream_t *s, unsigned start, unsigned c"
-_MULTI = "const {p}_stream_t *s, unsigned start, const unsigned char *ch, unsigned n"
+_MULTI = "const {p}_stream_t *s, unsigned start,\n    const unsigned char *ch, unsigned n"
 
 # kind -> (dependencies, C function); "{p}"/"{P}" are the prefix, X/Q fetch float/int samples.
 _FLOAT = {
@@ -74,8 +74,8 @@ _FLOAT = {
                            + "    return (float)count / (float)({P}_WINDOW - 1u);\n")),
     "last": ((), _fn("float", "f_last", _ONE, "",
                      "    return {P}_X(s, start == 0u ? {P}_WINDOW - 1u : start - 1u, c);\n")),
-    "mag": ((), _fn("float", "f_mag", "const {p}_stream_t *s, unsigned j, const unsigned char *ch, "
-                    "unsigned n", "    float acc = 0.0f;\n    unsigned m;\n",
+    "mag": ((), _fn("float", "f_mag",
+                    "const {p}_stream_t *s, unsigned j,\n    const unsigned char *ch, unsigned n", "    float acc = 0.0f;\n    unsigned m;\n",
                     "    for (m = 0u; m < n; ++m) {{\n        const float x = {P}_X(s, j, ch[m]);\n"
                     "        acc = acc + x * x;\n    }}\n    return sqrtf(acc);\n")),
     "mag_mean": (("mag",), _fn("float", "f_mag_mean", _MULTI,

@@ -9,6 +9,7 @@ Writing them is :func:`firmware_gen.build.write_firmware`'s (or the CLI's) job.
 from __future__ import annotations
 
 import json
+import textwrap
 from dataclasses import dataclass
 from importlib import resources
 
@@ -68,7 +69,8 @@ def main_source(plan, target) -> str:
         "numeric": plan.numeric, "NUMERIC": plan.numeric.upper(), "version": package_version(),
         "fmt": str(FORMAT_VERSION), "header_fmt": str(HEADER_FORMAT_VERSION),
         "sha": plan.bundle_sha256, "bundle_id": f"{plan.bundle_id:08x}",
-        "channels": cgen.c_comment(channels)[1:-1], "k": str(plan.k), "t": str(plan.t),
+        "channels": "\n *     ".join(textwrap.wrap(cgen.c_comment(channels)[1:-1], 90)),
+        "k": str(plan.k), "t": str(plan.t),
         "numeric_code": str(NUMERIC_CODES[plan.numeric]), "sample_bytes": str(sb),
         "input_bytes": str(ib), "score_bytes": str(scb), "score_t": score_t,
         "get_sample": get_sample, "get_input": get_input, "put_score": put_score}

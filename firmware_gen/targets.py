@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
+
+from export.cgen import MAX_LINE
 
 from .errors import FirmwareGenError
 
@@ -82,21 +85,30 @@ def runtime_files(target: Target) -> tuple:
     return files + ((target.linker_script,) if target.linker_script else ())
 
 
+def _variable(name: str, words) -> str:
+    """``NAME = words`` as a Makefile assignment, continued with backslashes past MAX_LINE."""
+    lines = textwrap.wrap(" ".join(words), MAX_LINE - 2, initial_indent=f"{name} = ",
+                          subsequent_indent="    ", break_long_words=False,
+                          break_on_hyphens=False)
+    return " \\\n".join(lines) if lines else f"{name} ="
+
+
 def makefile(target: Target, sources, headers, banner: str) -> str:
     """The generated Makefile: ``make`` builds, ``make size`` prints the sections."""
     t = target
-    lines = [f"# {banner}", "# make          build the firmware" + (
+    lines = [*textwrap.wrap(banner, MAX_LINE, initial_indent="# ", subsequent_indent="#   "),
+             "# make          build the firmware" + (
              " (.elf, .hex and .bin)" if t.mcu else ""), "# make size     sections (flash/RAM)",
              "# make clean", "", f"CC = {t.cc}", f"SIZE = {t.prefix}size"]
     if t.mcu:
         lines.append(f"OBJCOPY = {t.prefix}objcopy")
     lines += ["# payload bytes a request / an answer may carry (device buffers)",
               f"RX_PAYLOAD = {t.rx_payload}", f"TX_PAYLOAD = {t.tx_payload}",
-              f"CFLAGS = {' '.join(t.cflags)} "
-              "-DSBFW_RX_PAYLOAD=$(RX_PAYLOAD)u -DSBFW_TX_PAYLOAD=$(TX_PAYLOAD)u",
+              _variable("CFLAGS", [*t.cflags, "-DSBFW_RX_PAYLOAD=$(RX_PAYLOAD)u",
+                                   "-DSBFW_TX_PAYLOAD=$(TX_PAYLOAD)u"]),
               "EXTRA_CFLAGS =",
-              f"LDFLAGS = {' '.join(t.ld_flags)}", "LDLIBS = -lm",
-              f"SRCS = {' '.join(sources)}", f"HDRS = {' '.join(headers)}", ""]
+              _variable("LDFLAGS", t.ld_flags), "LDLIBS = -lm",
+              _variable("SRCS", sources), _variable("HDRS", headers), ""]
     outputs = [t.exe] + (["firmware.hex", "firmware.bin"] if t.mcu else [])
     deps = "$(SRCS) $(HDRS)" + (f" {t.linker_script}" if t.linker_script else "")
     strip = " -R .eeprom" if t.name == "avr" else ""

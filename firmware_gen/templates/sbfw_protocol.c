@@ -138,7 +138,8 @@ static uint8_t sbfw_parse(sbfw_link_t *l)
         if (l->rx_len < total) {
             return SBFW_NONE;
         }
-        if (sbfw_crc16(l->rx + 2, (uint16_t)(len + 2u), 0xFFFFu) != sbfw_get_u16(l->rx + 4u + len)) {
+        if (sbfw_crc16(l->rx + 2, (uint16_t)(len + 2u), 0xFFFFu)
+                != sbfw_get_u16(l->rx + 4u + len)) {
             l->dropped++;
             sbfw_shift(l, 1u);
             continue;

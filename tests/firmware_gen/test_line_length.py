@@ -1,0 +1,45 @@
+"""No generated line is longer than export.cgen.MAX_LINE (100) characters."""
+
+import pytest
+
+from export import c_header
+from export.cgen import MAX_LINE, array_declare, block_comment
+from firmware_gen import NUMERICS, TARGETS, generate_firmware
+
+
+def long_lines(name: str, text: str) -> list:
+    return [f"{name}:{i + 1}: {len(line)}" for i, line in enumerate(text.splitlines())
+            if len(line) > MAX_LINE]
+
+
+@pytest.mark.parametrize("target", sorted(TARGETS))
+@pytest.mark.parametrize("numeric", NUMERICS)
+def test_firmware_files(aq_bundle, kinds_bundle, target, numeric):
+    for bundle in (aq_bundle, kinds_bundle):
+        full_scale = None if numeric == "float32" else {"*": 64.0}
+        fw = generate_firmware(bundle, target=target, numeric=numeric, full_scale=full_scale)
+        assert [n for name, text in fw.files.items() for n in long_lines(name, text)] == []
+
+
+@pytest.mark.parametrize("numeric", NUMERICS)
+def test_headers_of_every_task(tmp_path, numeric):
+    from tests.export.helpers import synthetic_bundle
+
+    for task in ("regression", "multilabel", "multiclass"):
+        bundle, _ = synthetic_bundle(tmp_path, task, name=f"b-{task}", d=30, t=4, budget=12)
+        assert long_lines(task, c_header(bundle, numeric=numeric).text) == []
+
+
+def test_wrapping_keeps_the_content():
+    long_text = "x" * 150
+    decl = array_declare("const char *", "sb_params", [long_text, "short"])
+    assert long_lines("decl", decl) == []
+    joined = "".join(part.split('"')[1] for part in decl.splitlines()[1:-1] if '"' in part)
+    assert joined == long_text + "short"
+    words = [f"w{i}" for i in range(60)]
+    comment = block_comment(["  [0] " + " ".join(words)])
+    assert long_lines("comment", comment) == []
+    assert comment.replace("*", " ").replace("/", " ").split()[1:] == words   # after "[0]"
+    rows = array_declare("float", "sb_w", [[1.0] * 9] * 2, row_comments=["r" * 80, "s"])
+    assert long_lines("rows", rows) == []
+    assert rows.count("1.0f") == 18 and "/* " + "r" * 80 + " */" in rows
