@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from trainer.bundle.files import json_default, write_atomically
+from trainer.bundle.files import json_default, write_folder_atomically
 
 from .costs import PROFILES, energy_budget, sensor_costs, stats3
+from .errors import DeviceError
 
 FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1
@@ -209,27 +210,33 @@ def _fmt_acc(acc) -> str:
     return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items() if not isinstance(v, list))
 
 
-def write_report(out_dir, report: dict, result=None, model=None) -> Path:
-    """Write report.json, summary.md and (with matplotlib) the plots; returns the directory."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    write_atomically(out / REPORT_FILE, (json.dumps(report, indent=2, sort_keys=True,
-                                                    default=json_default) + "\n").encode())
-    write_atomically(out / SUMMARY_FILE, summary_markdown(report).encode())
-    if result is not None:
-        try:
-            from .plots import write_plots
-        except ImportError:
-            return out
-        write_plots(out, report, result, model)
-    return out
+#: What a simulation report folder holds (an existing folder is replaced only if it holds
+#: nothing else).
+REPORT_FILES = (REPORT_FILE, SUMMARY_FILE, "cost_histogram.png", "cost_breakdown.png",
+                "timeline.png")
 
+
+def write_report(out_dir, report: dict, result=None, model=None) -> Path:
+    """Write report.json, summary.md and (with matplotlib) the plots as the folder ``out_dir``,
+    all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); returns it."""
+    files = {REPORT_FILE: (json.dumps(report, indent=2, sort_keys=True, default=json_default)
+                           + "\n").encode(),
+             SUMMARY_FILE: summary_markdown(report).encode()}
+
+    def plots(folder):
+        try:
+            from .plots import write_plots  # matplotlib: optional (sensorbudget[plot])
+        except ImportError:
+            return
+        write_plots(folder, report, result, model)
+
+    write_folder_atomically(out_dir, files, replaceable=REPORT_FILES,
+                            what="a simulation report", then=None if result is None else plots)
+    return Path(out_dir)
 
 
 def load_report(path) -> dict:
     """A report.json (or a directory holding one)."""
-    from .errors import DeviceError
-
     path = Path(path)
     if path.is_dir():
         path = path / REPORT_FILE

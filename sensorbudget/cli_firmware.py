@@ -9,9 +9,9 @@ from pathlib import Path
 import click
 
 from export.cgen import DEFAULT_NAME
-from trainer.bundle import write_atomically
+from trainer.bundle import write_folder_atomically
 
-from ._errors import CliError, handle_errors
+from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
 
 TARGET_NAMES = ("host", "cortex-m4f", "cortex-m3", "avr")
@@ -34,13 +34,9 @@ def parse_full_scale(ctx, param, values) -> dict:
     return out
 
 
-def _check_output(out: Path) -> None:
-    """Refuse to write into a non-empty directory that is not a generated firmware."""
-    if out.exists() and not out.is_dir():
-        raise CliError(f"output {str(out)!r} exists and is not a directory")
-    if out.is_dir() and any(out.iterdir()) and not (out / "firmware.json").is_file():
-        raise CliError(f"output directory {str(out)!r} is not empty and holds no firmware.json; "
-                       f"refusing to write generated files into it")
+def _is_firmware(folder: Path) -> bool:
+    """An earlier output of this command (its manifest is there)."""
+    return (folder / "firmware.json").is_file()
 
 
 @click.command("firmware")
@@ -73,12 +69,13 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     from firmware_gen import generate_firmware
     from trainer.bundle.model import load_bundle
 
-    _check_output(out_dir)
     fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric, name=name,
                            full_scale=full_scale, kernel=kernel)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for fname, text in fw.files.items():
-        write_atomically(out_dir / fname, text.encode("ascii"))
+    built = {}
+    write_folder_atomically(
+        out_dir, {fname: text.encode("ascii") for fname, text in fw.files.items()},
+        replaceable=_is_firmware, what="a generated firmware (it holds no firmware.json)",
+        then=(lambda folder: built.update(_build(folder, fw))) if do_build else None)
     plan, m = fw.plan, fw.manifest
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
                f"features -> {plan.t} scores, {len(plan.extractors)} extractors on "
@@ -88,24 +85,37 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
         click.echo("Q15 sample full scales: " + ", ".join(
             f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
     if do_build:
-        _build(out_dir, fw)
+        _report_build(out_dir, fw, built)
 
 
-def _build(out_dir: Path, fw) -> None:
-    from firmware_gen.build import FOOTPRINT, build, build_simavr_harness, format_footprint
+def _build(folder: Path, fw) -> dict:
+    """Compile in ``folder`` (before it takes the output's place); footprint and harness."""
+    from firmware_gen.build import FOOTPRINT, build, build_simavr_harness
     from firmware_gen.errors import FirmwareGenError
 
-    fp = build(out_dir)
-    write_atomically(out_dir / FOOTPRINT, (json.dumps(fp, indent=2, sort_keys=True) + "\n")
-                     .encode("ascii"))
+    fp = build(folder)
+    (folder / FOOTPRINT).write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n",
+                                    encoding="ascii")
+    harness_error = None
+    if fw.target == "avr":
+        try:
+            build_simavr_harness(folder)
+        except FirmwareGenError as exc:
+            harness_error = str(exc)
+    return {"footprint": fp, "harness_error": harness_error}
+
+
+def _report_build(out_dir: Path, fw, built: dict) -> None:
+    from firmware_gen.build import FOOTPRINT, format_footprint
+
+    fp = built["footprint"]
     click.echo(format_footprint(fp))
     click.echo(f"built {', '.join(fp['artifacts'].values())}; footprint in {out_dir / FOOTPRINT}")
     if fw.target == "avr":
-        try:
-            build_simavr_harness(out_dir)
+        if built["harness_error"] is None:
             click.echo(f"simulate: {out_dir / 'sbfw_simavr'} {out_dir / 'firmware.elf'}")
-        except FirmwareGenError as exc:
-            click.echo(f"(simavr harness not built: {exc})", err=True)
+        else:
+            click.echo(f"(simavr harness not built: {built['harness_error']})", err=True)
     elif fw.target != "host":
         click.echo("run: " + shlex.join(fw.manifest["run"]) + f" (in {out_dir})")
 

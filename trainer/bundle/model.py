@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
+import stat
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -99,15 +101,54 @@ class Bundle:
         return scores
 
 
+def _read_pair(path: Path) -> tuple:
+    """(model.json bytes, weights.npz bytes) of one and the same bundle folder.
+
+    Both are read through one open handle of the folder, so a bundle replaced meanwhile (a
+    folder exchanged by :func:`~trainer.bundle.files.write_folder_atomically`) gives the old
+    pair or the new one, never a mix; when the folder is replaced during the read, it is read
+    again (up to three times)."""
+    for _ in range(3):
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        except (FileNotFoundError, NotADirectoryError):
+            raise BundleError(f"{str(path)!r} is not a bundle directory") from None
+        try:
+            before = os.fstat(fd).st_ino
+            return tuple(_read_at(fd, name) for name in (MODEL_FILE, WEIGHTS_FILE))
+        except FileNotFoundError as exc:
+            missing = path / exc.filename
+            try:
+                swapped = os.stat(path).st_ino != before
+            except FileNotFoundError:
+                swapped = True
+            if not swapped:
+                raise BundleError(f"{str(missing)!r} is missing; {str(path)!r} is not a bundle "
+                                  f"directory") from None
+        finally:
+            os.close(fd)
+    raise BundleError(f"{str(path)!r} kept changing while being read; try again")
+
+
+def _read_at(dir_fd: int, name: str) -> bytes:
+    try:
+        fd = os.open(name, os.O_RDONLY, dir_fd=dir_fd)
+    except FileNotFoundError as exc:
+        exc.filename = name
+        raise
+    with os.fdopen(fd, "rb") as fh:
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            raise BundleError(f"{name!r} in the bundle is not a regular file")
+        return fh.read()
+
+
 def load_bundle(path) -> Bundle:
     """Read and verify a bundle directory (format, version, hash, shapes)."""
     path = Path(path)
     mfile, wfile = path / MODEL_FILE, path / WEIGHTS_FILE
-    for f in (mfile, wfile):
-        if not f.is_file():
-            raise BundleError(f"{str(f)!r} is missing; {str(path)!r} is not a bundle directory")
+    text, blob = _read_pair(path)
     try:
-        meta = json.loads(mfile.read_text(encoding="utf-8"), **STRICT_JSON)
+        meta = json.loads(text.decode("utf-8"), **STRICT_JSON)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise BundleError(f"{str(mfile)!r} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
@@ -116,7 +157,6 @@ def load_bundle(path) -> Bundle:
     if meta.get("format_version") != FORMAT_VERSION:
         raise BundleError(f"bundle format_version={meta.get('format_version')!r} is not "
                           f"supported (this sensorbudget reads version {FORMAT_VERSION})")
-    blob = wfile.read_bytes()
     digest = hashlib.sha256(blob).hexdigest()
     if digest != meta.get("weights_sha256"):
         raise BundleError(f"{str(wfile)!r} sha256 {digest[:12]}... does not match model.json "

@@ -1,0 +1,183 @@
+"""Outputs never destroy what the tool did not write (issue reproducers): foreign folders, device
+nodes, FIFOs and links are refused with exit 2; folders are replaced whole, so readers and
+interrupted writes see the old output or the new one."""
+
+import os
+import stat
+import threading
+from functools import partial
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from sensorbudget.cli import main
+from tests.export.helpers import synthetic
+from tests.fixtures import write_sensors_toml, write_stream
+from trainer.bundle import load_bundle, save_bundle, write_folder_atomically
+
+
+@pytest.fixture
+def invoke():
+    return partial(CliRunner().invoke, main)
+
+
+@pytest.fixture
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 4))
+    y = X[:, 0] - X[:, 2] + 0.1 * rng.normal(size=40)
+    lines = ["a,b,c,d,y"] + [",".join(f"{v:.6f}" for v in (*x, t)) for x, t in zip(X, y)]
+    path = tmp_path / "t.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture
+def bundle(tmp_path, table, invoke):
+    out = tmp_path / "B"
+    result = invoke(["train", str(table), "--target", "y", "--budget", "2", "--lam", "1",
+                     "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+def leftovers(folder):
+    return sorted(p.name for p in folder.iterdir() if p.name.startswith("."))
+
+
+def test_evaluate_refuses_a_foreign_report_folder(invoke, table, tmp_path):
+    report = tmp_path / "E"
+    report.mkdir()
+    (report / "notes.txt").write_text("x")
+    result = invoke(["evaluate", str(table), "--target", "y", "--budgets", "1", "--folds", "2",
+                     "--report", str(report)])
+    assert result.exit_code == 2
+    assert "notes.txt" in result.output and "refusing" in result.output
+    assert (report / "notes.txt").read_text() == "x"
+    assert leftovers(tmp_path) == []
+
+
+def special_files(tmp_path):
+    """A FIFO, a symbolic link to a file, and (as root) a character device like /dev/null."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    target = tmp_path / "real.h"
+    target.write_text("keep")
+    link = tmp_path / "link.h"
+    link.symlink_to(target)
+    out = [(fifo, stat.S_ISFIFO), (link, stat.S_ISLNK)]
+    if os.geteuid() == 0:
+        node = tmp_path / "null"
+        os.mknod(node, stat.S_IFCHR | 0o666, os.makedev(1, 3))
+        out.append((node, stat.S_ISCHR))
+    return out, target
+
+
+def test_file_outputs_refuse_device_nodes_fifos_and_links(invoke, bundle, tmp_path):
+    specials, target = special_files(tmp_path)
+    for path, is_kind in specials:
+        for argv in (["export", "c-header", str(bundle), "-o", str(path)],
+                     ["export", "onnx", str(bundle), "-o", str(path)]):
+            result = invoke(argv)
+            assert result.exit_code == 2, (argv, result.output)
+            assert "refusing to replace" in result.output
+            assert is_kind(os.lstat(path).st_mode)
+    assert target.read_text() == "keep"
+
+
+def test_folder_outputs_refuse_links_and_files(invoke, bundle, table, tmp_path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "dirlink").symlink_to(real)
+    (tmp_path / "afile").write_text("mine")
+    for out in ("dirlink", "afile"):
+        result = invoke(["train", str(table), "--target", "y", "--budget", "1", "--lam", "1",
+                         "-o", str(tmp_path / out)])
+        assert result.exit_code == 2 and "not a directory" in result.output
+    assert (tmp_path / "dirlink").is_symlink() and list(real.iterdir()) == []
+    assert (tmp_path / "afile").read_text() == "mine"
+
+
+def test_replacing_a_bundle_keeps_siblings_and_leaves_no_temporaries(invoke, bundle, table,
+                                                                      tmp_path):
+    sibling = tmp_path / ".B.old"
+    sibling.mkdir()
+    (sibling / "keep").write_text("user data")
+    result = invoke(["train", str(table), "--target", "y", "--budget", "1", "--lam", "1",
+                     "-o", str(bundle)])
+    assert result.exit_code == 0, result.output
+    assert len(load_bundle(bundle).meta["selected"]) == 1          # the new bundle
+    assert (sibling / "keep").read_text() == "user data"
+    assert leftovers(tmp_path) == [".B.old"]
+
+
+def test_readers_see_the_old_or_the_new_bundle_whole(tmp_path):
+    """A reader loading the bundle while it is rewritten 40 times never fails, and always gets
+    one of the two written versions (its hash check passes)."""
+    versions = [synthetic("regression", budget=b, seed=b)[2:] for b in (2, 3)]
+    path = tmp_path / "B"
+    save_bundle(path, *versions[0])
+    errors, seen, done = [], set(), threading.Event()
+
+    def read():
+        while not done.is_set():
+            try:
+                seen.add(len(load_bundle(path).meta["selected"]))
+            except Exception as exc:            # noqa: BLE001 (any failure is the finding)
+                errors.append(repr(exc))
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for i in range(40):
+            save_bundle(path, *versions[i % 2])
+    finally:
+        done.set()
+        reader.join()
+    assert errors == []
+    assert seen <= {2, 3} and seen
+    assert leftovers(tmp_path) == []
+
+
+def test_a_failed_write_leaves_the_old_folder_whole(tmp_path):
+    out = tmp_path / "R"
+    write_folder_atomically(out, {"report.json": b"old"}, replaceable={"report.json"})
+
+    def failing(folder):
+        (folder / "plot.png").write_bytes(b"half")
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        write_folder_atomically(out, {"report.json": b"new"}, replaceable={"report.json"},
+                                then=failing)
+    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+    assert (out / "report.json").read_bytes() == b"old"
+    assert leftovers(tmp_path) == []
+
+
+def test_a_failed_firmware_build_leaves_the_old_firmware(invoke, tmp_path, monkeypatch):
+    import firmware_gen.build
+    from firmware_gen.errors import FirmwareGenError
+
+    stream = write_stream(tmp_path / "rec" / "s.csv")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    bundle = tmp_path / "Brec"
+    result = invoke(["train", str(stream), "--sensors", str(toml), "--budget", "2", "--lam",
+                     "1", "-o", str(bundle)])
+    assert result.exit_code == 0, result.output
+    out = tmp_path / "fw"
+    result = invoke(["firmware", str(bundle), "--target", "host", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+
+    def broken(folder, **_):
+        (folder / "firmware.elf").write_bytes(b"partial")
+        raise FirmwareGenError("make failed (exit 2)")
+
+    monkeypatch.setattr(firmware_gen.build, "build", broken)
+    result = invoke(["firmware", str(bundle), "--target", "host", "--name", "other", "-o",
+                     str(out), "--build"])
+    assert result.exit_code == 2 and "make failed" in result.output
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert leftovers(tmp_path) == []
