@@ -37,6 +37,7 @@ with instrumented():
     from firmware_gen import generate_firmware
     from sensorbudget.cli import format_path
     from trainer.bundle import load_bundle, npz_bytes
+    from trainer.bundle.model import content_sha256
 
 _DIR = None
 BASES = []          # (meta, arrays) of the real bundles
@@ -76,7 +77,7 @@ def _structured(inp: Input) -> tuple:
             raw[name] = npy_member(inp)
     blob = _npz(arrays, raw) if raw or inp.int(0, 1) else npz_bytes(arrays)
     if isinstance(meta, dict):
-        meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+        _patch_hashes(meta, blob)
     text = json.dumps(meta, indent=2 if inp.int(0, 1) else None)   # NaN/inf allowed
     return text.encode(), blob
 
@@ -90,9 +91,19 @@ def _raw(inp: Input, patch: bool) -> tuple:
         except ValueError:
             meta = None
         if isinstance(meta, dict):
-            meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+            _patch_hashes(meta, blob)
             model = json.dumps(meta).encode()
     return model, blob
+
+
+def _patch_hashes(meta: dict, blob: bytes) -> None:
+    """Make both hashes match (weights, then content), so the checks behind them are reached;
+    a model.json the canonical text cannot hold (NaN) keeps its content hash."""
+    meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+    try:
+        meta["content_sha256"] = content_sha256(meta)
+    except (ValueError, TypeError, RecursionError):
+        pass
 
 
 def _consume(bundle, inp: Input) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 
 import click
 
@@ -28,13 +29,28 @@ def library_errors():
     return tuple(classes)
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):
+    """The library's own warnings (:class:`trainer.errors.TrainerWarning` and subclasses) as
+    one ``Warning: ...`` line on stderr; any other warning as Python shows it."""
+    from trainer.errors import TrainerWarning
+
+    if issubclass(category, TrainerWarning):
+        click.echo(f"Warning: {' '.join(str(message).split())}", err=True)
+    else:
+        click.echo(warnings.formatwarning(message, category, filename, lineno, line).rstrip(),
+                   err=True)
+
+
 def handle_errors(func):
-    """Decorator: library errors and OSErrors become :class:`CliError` (exit 2, one line)."""
+    """Decorator: library errors and OSErrors become :class:`CliError` (exit 2, one line);
+    the library's warnings are shown as ``Warning: ...`` lines."""
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         try:
-            return func(*args, **kwargs)
+            with warnings.catch_warnings():
+                warnings.showwarning = _show_warning
+                return func(*args, **kwargs)
         except library_errors() as exc:
             raise CliError(" ".join(str(exc).split())) from None
         except OSError as exc:

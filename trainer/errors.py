@@ -19,3 +19,13 @@ class BundleError(TrainerError):
 class OutputError(TrainerError):
     """An output path that must not be written: not a directory, or a folder the tool did not
     write."""
+
+
+class TrainerWarning(UserWarning):
+    """Base warning of :mod:`trainer`: a result that is likely optimistic or unprotected.
+
+    The command line shows these as one ``Warning: ...`` line each."""
+
+
+class BundleWarning(TrainerWarning):
+    """A bundle loads but is not fully protected (an older format)."""

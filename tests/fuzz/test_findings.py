@@ -105,6 +105,7 @@ def _rewrite(src, dst, change):
     import hashlib
 
     from trainer.bundle import npz_bytes
+    from trainer.bundle.model import content_sha256
 
     meta = json.loads((src / "model.json").read_text())
     with np.load(src / "weights.npz") as npz:
@@ -112,6 +113,10 @@ def _rewrite(src, dst, change):
     change(meta, arrays)
     blob = npz_bytes(arrays)
     meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+    try:
+        meta["content_sha256"] = content_sha256(meta)
+    except ValueError:                      # NaN: refused when model.json is parsed
+        pass
     dst.mkdir()
     (dst / "model.json").write_text(json.dumps(meta))
     (dst / "weights.npz").write_bytes(blob)

@@ -78,17 +78,22 @@ class Case:
 
 def _tampered_bundle(change):
     """prepare(): a copy of the valid bundle with ``change(meta, arrays)`` applied and the
-    weights hash updated (so only the change is wrong)."""
+    weights and content hashes updated (so only the change is wrong)."""
     def prepare(w, tmp):
         import hashlib
 
         from trainer.bundle import npz_bytes
+        from trainer.bundle.model import content_sha256
         meta = json.loads((w["bundle"] / "model.json").read_text())
         with np.load(w["bundle"] / "weights.npz") as npz:
             arrays = {k: npz[k] for k in npz.files}
         change(meta, arrays)
         blob = npz_bytes(arrays)
         meta["weights_sha256"] = hashlib.sha256(blob).hexdigest()
+        try:
+            meta["content_sha256"] = content_sha256(meta)
+        except ValueError:                  # NaN: refused when model.json is parsed
+            pass
         (tmp / "bad").mkdir()
         (tmp / "bad" / "model.json").write_text(json.dumps(meta))
         (tmp / "bad" / "weights.npz").write_bytes(blob)

@@ -14,18 +14,21 @@ import io
 import json
 import os
 import stat
+import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import BundleError
+from ..errors import BundleError, BundleWarning
 from .files import json_text, npz_bytes, write_folder_atomically
 from .schema import STRICT_JSON, check_meta_types
 
 FORMAT = "sensorbudget-bundle"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+#: Versions this code reads: 1 (model.json not covered by a hash) and 2 (content_sha256).
+READABLE_VERSIONS = (1, 2)
 MODEL_FILE = "model.json"
 WEIGHTS_FILE = "weights.npz"
 TASKS = ("regression", "multilabel", "multiclass")
@@ -34,6 +37,7 @@ REQUIRED_KEYS = (
     "selected_index", "lam", "fit_intercept", "standardize", "path", "extractors", "sensors",
     "required_extractors", "required_sensors", "weights_sha256",
 )
+CONTENT_KEY = "content_sha256"
 REQUIRED_ARRAYS = ("W", "b", "x_mean", "x_scale", "x_min", "x_max", "loo_path")
 
 
@@ -42,11 +46,20 @@ def save_bundle(path, meta: dict, arrays: dict) -> dict:
     blob = npz_bytes(arrays)
     meta = dict(meta, format=FORMAT, format_version=FORMAT_VERSION,
                 weights_sha256=hashlib.sha256(blob).hexdigest())
+    meta.pop(CONTENT_KEY, None)
+    meta[CONTENT_KEY] = content_sha256(meta)
     check_bundle(meta, arrays)
     write_folder_atomically(Path(path), {MODEL_FILE: json_text(meta).encode(), WEIGHTS_FILE: blob},
                             replaceable={MODEL_FILE, WEIGHTS_FILE}, what="a bundle",
                             error=BundleError)
     return meta
+
+
+def content_sha256(meta: dict) -> str:
+    """sha256 of the canonical ``model.json`` text without its ``content_sha256`` entry. As
+    ``model.json`` holds ``weights_sha256``, this one hash covers both files of the bundle."""
+    return hashlib.sha256(json_text({k: v for k, v in meta.items() if k != CONTENT_KEY})
+                          .encode()).hexdigest()
 
 
 @dataclass
@@ -59,6 +72,11 @@ class Bundle:
     @property
     def W(self) -> np.ndarray:
         return self.arrays["W"]
+
+    @property
+    def protected(self) -> bool:
+        """Both files are covered by a hash (format version 2 and later)."""
+        return self.meta.get("format_version") != 1
 
     @property
     def b(self) -> np.ndarray:
@@ -154,9 +172,17 @@ def load_bundle(path) -> Bundle:
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise BundleError(f"{str(mfile)!r} is not a {FORMAT} (format="
                           f"{meta.get('format') if isinstance(meta, dict) else None!r})")
-    if meta.get("format_version") != FORMAT_VERSION:
-        raise BundleError(f"bundle format_version={meta.get('format_version')!r} is not "
-                          f"supported (this sensorbudget reads version {FORMAT_VERSION})")
+    version = meta.get("format_version")
+    if version not in READABLE_VERSIONS or isinstance(version, bool):
+        raise BundleError(f"bundle format_version={version!r} is not supported (this "
+                          f"sensorbudget reads versions {', '.join(map(str, READABLE_VERSIONS))})")
+    if version == 1:
+        warnings.warn(f"{str(path)!r} is a format-1 bundle: its model.json is not covered by a "
+                      f"hash, so edits to it go unnoticed; train again to protect it",
+                      BundleWarning, stacklevel=2)
+    elif meta.get(CONTENT_KEY) != content_sha256(meta):
+        raise BundleError(f"{str(mfile)!r} does not match its content_sha256: the bundle was "
+                          f"changed after it was written (tampered?)")
     digest = hashlib.sha256(blob).hexdigest()
     if digest != meta.get("weights_sha256"):
         raise BundleError(f"{str(wfile)!r} sha256 {digest[:12]}... does not match model.json "

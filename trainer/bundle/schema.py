@@ -64,6 +64,7 @@ TOP_REQUIRED = {
     "required_sensors": (_strings, "a list of strings"),
 }
 TOP_OPTIONAL = {
+    "content_sha256": (_text, "a string"),            # format 2 (load_bundle requires it there)
     "budget": (_integer, "an integer"), "n_samples": (_integer, "an integer"),
     "classes": (_strings, "a list of strings"), "window": (_positive_int, "an integer >= 1"),
     "hop": (_positive_int, "an integer >= 1"),

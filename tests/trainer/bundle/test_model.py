@@ -1,13 +1,20 @@
 """The bundle contract: round trip, determinism, atomic writes, and refusal of bad bundles."""
 
+import hashlib
 import json
 
 import numpy as np
 import pytest
 
 from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle.model import FORMAT_VERSION, bundle_contents, load_bundle, save_bundle
-from trainer.errors import BundleError
+from trainer.bundle.model import (
+    FORMAT_VERSION,
+    bundle_contents,
+    content_sha256,
+    load_bundle,
+    save_bundle,
+)
+from trainer.errors import BundleError, BundleWarning
 
 
 def fitted(seed=0, classifier=False):
@@ -76,14 +83,18 @@ def test_invalid_contents_write_nothing(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-def edit_json(path, **changes):
+def edit_json(path, rehash=True, **changes):
+    """Edit model.json; with ``rehash`` its content_sha256 is recomputed (as a careful forger
+    would), so that the checks behind the hash are reached."""
     meta = json.loads((path / "model.json").read_text())
     meta.update(changes)
+    if rehash:
+        meta["content_sha256"] = content_sha256(meta)
     (path / "model.json").write_text(json.dumps(meta))
 
 
 @pytest.mark.parametrize("change,match", [
-    (dict(format_version=FORMAT_VERSION + 1), "format_version=2 is not supported"),
+    (dict(format_version=FORMAT_VERSION + 1), f"format_version={FORMAT_VERSION + 1} is not"),
     (dict(format="other"), "is not a sensorbudget-bundle"),
     (dict(selected_index=[0, 1, 99]), "out of range"),
     (dict(task="ranking"), "task='ranking'"),
@@ -94,6 +105,38 @@ def test_tampered_model_json(tmp_path, change, match):
     edit_json(path, **change)
     with pytest.raises(BundleError, match=match):
         load_bundle(path)
+
+
+def test_any_edit_of_model_json_is_detected(tmp_path):
+    """Reversing selected and selected_index together keeps every array consistent; only the
+    content hash notices (before format 2 such a bundle loaded and predicted differently)."""
+    _, _, path = write(tmp_path)
+    meta = json.loads((path / "model.json").read_text())
+    assert len(meta["selected"]) > 1
+    edit_json(path, rehash=False, selected=meta["selected"][::-1],
+              selected_index=meta["selected_index"][::-1])
+    with pytest.raises(BundleError, match="content_sha256.*tampered"):
+        load_bundle(path)
+
+
+def test_the_content_hash_is_that_of_the_canonical_text(tmp_path):
+    _, _, path = write(tmp_path)
+    meta = json.loads((path / "model.json").read_text())
+    rest = {k: v for k, v in meta.items() if k != "content_sha256"}
+    text = json.dumps(rest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    assert meta["content_sha256"] == hashlib.sha256(text.encode()).hexdigest()
+    assert meta["format_version"] == 2 and load_bundle(path).protected
+
+
+def test_a_format_1_bundle_loads_and_says_it_is_unprotected(tmp_path):
+    _, _, path = write(tmp_path)
+    meta = json.loads((path / "model.json").read_text())
+    del meta["content_sha256"]
+    meta["format_version"] = 1
+    (path / "model.json").write_text(json.dumps(meta))
+    with pytest.warns(BundleWarning, match="not covered by a hash"):
+        bundle = load_bundle(path)
+    assert not bundle.protected and bundle.meta["selected"] == meta["selected"]
 
 
 def test_tampered_or_missing_files(tmp_path):
