@@ -52,6 +52,9 @@ def calibration_entries(report: dict, source: str, allow_estimated: bool = False
         raise DeviceError(f"{source}: the compute costs of backend {report['backend']!r} are "
                           f"estimated, not measured; simulate on a measuring backend (qemu-m4f, "
                           f"unicorn-m4f, simavr, host) or pass --allow-estimated")
+    if report["profile"]["name"] not in PROFILES:
+        raise DeviceError(f"{source}: profile {report['profile']['name']!r} is not one of "
+                          f"{', '.join(sorted(PROFILES))}")
     prof = PROFILES[report["profile"]["name"]]
     unit = cost["unit"]
     entries = []
@@ -106,7 +109,7 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
     try:
         text = path.read_text(encoding="utf-8")
         data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DeviceError(f"{str(path)!r} is not valid TOML: {exc}") from None
     known = known_extractors(data, str(path))
     merged = {(e["extractor"], e["target"]): e for e in data.get("calibration", [])

@@ -26,6 +26,7 @@ from trainer.bundle.files import json_default, write_folder_atomically
 
 from .costs import PROFILES, energy_budget, sensor_costs, stats3
 from .errors import DeviceError
+from .report_schema import check_report
 
 FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1
@@ -242,10 +243,11 @@ def load_report(path) -> dict:
         path = path / REPORT_FILE
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:       # ValueError: bad JSON or not UTF-8
+    except (OSError, ValueError, RecursionError) as exc:   # bad JSON, not UTF-8, too deep
         raise DeviceError(f"{str(path)!r} is not a readable simulation report: {exc}") from None
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         found = (f"format={data.get('format')!r}" if isinstance(data, dict)
                  else f"a JSON {type(data).__name__}, not an object")
         raise DeviceError(f"{str(path)!r} is not a {FORMAT} ({found})")
+    check_report(data, repr(str(path)))
     return data

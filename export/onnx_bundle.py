@@ -136,7 +136,7 @@ def _decode(props: dict) -> dict:
     for key, value in props.items():
         try:
             out[key] = json.loads(value)
-        except ValueError:  # JSONDecodeError, or UnicodeDecodeError for non-UTF-8 bytes
+        except (ValueError, RecursionError):  # bad JSON, non-UTF-8 bytes, too deeply nested
             out[key] = value
     return out
 

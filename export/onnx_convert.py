@@ -56,6 +56,21 @@ def class_values(classes):
     return np.array([str(c) for c in classes], dtype=object)
 
 
+def finite_in(values, dtype, what: str) -> np.ndarray:
+    """``values`` cast to ``dtype``; a value that is not finite there (overflow, NaN) is an
+    :class:`ExportError` naming it and the type's limit."""
+    values = np.asarray(values, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        cast = values.astype(dtype)
+    bad = ~np.isfinite(cast)
+    if bad.any():
+        value = values[np.unravel_index(int(np.argmax(bad)), values.shape)]
+        limit = float(np.finfo(dtype).max)
+        raise ExportError(f"{what} {value:g} is not finite as {np.dtype(dtype).name} (limit "
+                          f"{limit:.3g}); rescale the targets or export with --dtype float64")
+    return cast
+
+
 def _sequential_sum(input_name, scores, sel, W, b, dtype, unique):
     """Nodes computing acc = b; acc = acc + x[:, sel_i:sel_i+1] * W[i:i+1] for i = 0..k-1."""
     bias = unique("intercepts")
@@ -100,6 +115,7 @@ def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, 
     (initializers, nodes) : ([(name, ndarray)], [(op_type, inputs, outputs, attributes)])
     """
     sel = np.asarray(selected, dtype=np.int64)
+    W, b = finite_in(W, dtype, "weight"), finite_in(b, dtype, "intercept")
     inits, nodes, x = [], [], input_name
     if sequential:
         inits, nodes = _sequential_sum(input_name, outputs["scores"], sel, W, b, dtype, unique)

@@ -46,7 +46,7 @@ def read_manifest(out_dir) -> dict:
     except FileNotFoundError:
         raise FirmwareGenError(f"{str(path)!r} is missing: {str(out_dir)!r} is not a firmware "
                                f"directory written by 'sensorbudget firmware'") from None
-    except ValueError as exc:                # bad JSON, or not UTF-8
+    except (ValueError, RecursionError) as exc:       # bad JSON, not UTF-8, too deep
         raise FirmwareGenError(f"{str(path)!r} is not valid JSON: {exc}") from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise FirmwareGenError(f"{str(path)!r} is not a {MANIFEST_FORMAT} manifest")

@@ -175,6 +175,23 @@ def test_dtype_and_shape_errors_are_clear(tmp_path):
         describe_onnx(tmp_path / "junk.onnx")
 
 
+def test_weights_beyond_float32_are_refused_not_written_as_inf(tmp_path):
+    """Targets near 1e39 give weights beyond float32's 3.4e38: float32 export is an error
+    (before, the ONNX file held inf); float64 export keeps them and runs like numpy."""
+    bundle, X = synthetic_bundle(tmp_path, "regression", t=2, offset=0.0)
+    arrays = dict(bundle.arrays, W=bundle.arrays["W"] * 1e39, b=bundle.arrays["b"] * 1e39)
+    big = type(bundle)(meta=bundle.meta, arrays=arrays)
+    assert np.abs(big.W).max() > np.finfo(np.float32).max
+    with pytest.raises(ExportError,
+                       match=r"weight .* is not finite as float32 \(limit 3.4e\+38\)"):
+        bundle_to_onnx(big)
+    est = GreedyRLS(budget=2, lam=1.0).fit(X, X[:, :2] @ np.array([[1e39, 0], [0, 2e39]]))
+    with pytest.raises(ExportError, match="not finite as float32"):
+        to_onnx(est, X[:1].astype(np.float32))
+    scores = run_ort(check(bundle_to_onnx(big, dtype="float64")), X)["scores"]
+    np.testing.assert_allclose(scores, big.decision_scores(X), rtol=1e-12)
+
+
 def test_options_and_determinism(tmp_path):
     bundle, _ = synthetic_bundle(tmp_path, "multilabel")
     a = bundle_to_onnx(bundle, opset=13).SerializeToString()

@@ -158,7 +158,13 @@ def write_folder_atomically(target, files: dict, *, replaceable, what: str = "an
     marker file). Anything else is refused with ``error`` (default
     :class:`~trainer.errors.OutputError`) before anything is written.
     """
+    if str(target) in ("", ".", ".."):
+        raise error(f"output {str(target)!r} names the current folder or its parent; name the "
+                    f"folder to write, e.g. {str(Path(str(target) or '.') / 'out')!r}")
     target = Path(target)
+    if target.resolve() in (Path.cwd(), *Path.cwd().parents):
+        raise error(f"output {str(target)!r} is the current folder or one above it; name the "
+                    f"folder to write")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise error(f"output {str(target)!r} exists and is not a directory")
     if target.exists() and any(target.iterdir()):

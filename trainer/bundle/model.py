@@ -167,7 +167,7 @@ def load_bundle(path) -> Bundle:
     text, blob = _read_pair(path)
     try:
         meta = json.loads(text.decode("utf-8"), **STRICT_JSON)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
         raise BundleError(f"{str(mfile)!r} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise BundleError(f"{str(mfile)!r} is not a {FORMAT} (format="

@@ -256,7 +256,8 @@ def shard_header(path, options) -> dict:
         targets = [targets[j] for j in tidx]
     fs = None
     if "feature_extractors" in small:
-        fs = FeatureSet.from_arrays({**small, "X": X, "Y": Y}, source=repr(str(path)))
+        fs = FeatureSet.from_arrays({**small, "X": X, "Y": Y}, source=repr(str(path)),
+                                    check=False)             # the structure only: no rows
     task = str(small["task"]) if "task" in small else "regression"
     return {"features": features, "targets": targets, "task": task, "feature_set": fs}
 

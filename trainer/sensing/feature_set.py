@@ -50,6 +50,7 @@ from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
 FORMAT = "sensorbudget-features"
 FORMAT_VERSION = 1
 ARITHMETIC = "float32-sequential-v1"
+TASKS = ("regression", "multilabel", "multiclass")
 _STRINGS = ("feature_names", "target_names", "feature_extractors", "feature_sensors",
             "feature_kinds", "feature_channels", "recording_names")
 
@@ -106,8 +107,10 @@ class FeatureSet:
         return npz_bytes(self.to_arrays())
 
     @classmethod
-    def from_arrays(cls, arrays: dict, source: str = "<arrays>") -> "FeatureSet":
-        """Rebuild from NPZ members; raises :class:`DataError` if any is missing."""
+    def from_arrays(cls, arrays: dict, source: str = "<arrays>",
+                    check: bool = True) -> "FeatureSet":
+        """Rebuild from NPZ members; raises :class:`DataError` if any is missing or (with
+        ``check``; off for the structure alone, X and Y empty) they disagree (:meth:`check`)."""
         if str(_scalar(arrays.get("format", ""))) != FORMAT:
             raise DataError(f"{source} is not a {FORMAT} file (no matching 'format' member)")
         if int(_scalar(arrays.get("format_version", -1))) != FORMAT_VERSION:
@@ -121,13 +124,58 @@ class FeatureSet:
         kwargs = {k: [str(s) for s in arrays[k]] for k in _STRINGS}
         scalar = {k: _scalar(arrays[k]) for k in ("window", "hop", "sample_rate", "task",
                                                    "currency", "sensors_json")}
-        return cls(X=arrays["X"], Y=arrays["Y"], window=int(scalar["window"]),
-                   hop=int(scalar["hop"]), sample_rate=float(scalar["sample_rate"]),
-                   groups=arrays["groups"], window_start=arrays["window_start"],
-                   task=str(scalar["task"]), currency=str(scalar["currency"]),
-                   sensors=json.loads(str(scalar["sensors_json"])),
-                   compute_costs=json.loads(str(_scalar(arrays.get("compute_costs_json", "{}")))),
-                   **kwargs)
+        out = cls(X=arrays["X"], Y=arrays["Y"], window=int(scalar["window"]),
+                  hop=int(scalar["hop"]), sample_rate=float(scalar["sample_rate"]),
+                  groups=arrays["groups"], window_start=arrays["window_start"],
+                  task=str(scalar["task"]), currency=str(scalar["currency"]),
+                  sensors=json.loads(str(scalar["sensors_json"])),
+                  compute_costs=json.loads(str(_scalar(arrays.get("compute_costs_json", "{}")))),
+                  **kwargs)
+        if check:
+            out.check(source)
+        return out
+
+    def check(self, source: str) -> None:
+        """The members agree: finite X (Y may hold NaN: missing targets), one row per window
+        everywhere, one name per column and no name twice, known task and kinds, sensors a list
+        of objects, compute costs an object. Raises :class:`DataError` naming the member."""
+        X, Y = np.asarray(self.X), np.asarray(self.Y)
+        if X.ndim != 2 or Y.ndim != 2:
+            raise DataError(f"{source}: X and Y must be 2-D (got {X.shape} and {Y.shape})")
+        n = X.shape[0]
+        for name in ("Y", "groups", "window_start"):
+            rows = len(np.asarray(getattr(self, name)))
+            if rows != n:
+                raise DataError(f"{source}: {name} has {rows} rows; X has {n}")
+        bad = ~np.isfinite(X)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise DataError(f"{source}: X holds {X[r, c]} at window {r}, feature {c}; feature "
+                            f"values must be finite")
+        if np.isinf(Y).any():
+            raise DataError(f"{source}: Y holds an infinite value (NaN marks a missing target)")
+        for name in _STRINGS[:-1]:
+            count = X.shape[1] if name != "target_names" else Y.shape[1]
+            if len(getattr(self, name)) != count:
+                raise DataError(f"{source}: {name} has {len(getattr(self, name))} entries; "
+                                f"expected {count}")
+        for name in ("feature_names", "target_names"):
+            seen = set()
+            for entry in getattr(self, name):
+                if entry in seen:
+                    raise DataError(f"{source}: {name} holds {entry!r} twice")
+                seen.add(entry)
+        if self.task not in TASKS:
+            raise DataError(f"{source}: task={self.task!r} is not one of {TASKS}")
+        unknown = sorted(set(self.feature_kinds) - set(KINDS))
+        if unknown:
+            raise DataError(f"{source}: unknown feature kind {unknown[0]!r}; known: "
+                            f"{', '.join(sorted(KINDS))}")
+        if not (isinstance(self.sensors, list) and all(isinstance(e, dict) and "name" in e
+                                                       for e in self.sensors)):
+            raise DataError(f"{source}: sensors_json must be a list of sensor objects")
+        if not isinstance(self.compute_costs, dict):
+            raise DataError(f"{source}: compute_costs_json must be a JSON object")
 
     @classmethod
     def load(cls, path) -> "FeatureSet":
@@ -141,7 +189,7 @@ class FeatureSet:
         except DataError:
             raise
         except (ValueError, TypeError, IndexError, KeyError, OSError, EOFError, MemoryError,
-                SystemError, zipfile.BadZipFile) as exc:
+                SystemError, RecursionError, zipfile.BadZipFile) as exc:
             # members of the wrong kind (dtype, rank, shape claims, JSON) in a damaged file
             raise DataError(f"{where} is not a readable feature NPZ: "
                             f"{type(exc).__name__}: {exc}"[:300]) from None

@@ -387,6 +387,6 @@ def load_sensor_spec(path) -> SensorSpec:
             data = tomllib.load(fh)
     except FileNotFoundError:
         raise DataError(f"sensor description {str(path)!r} does not exist") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DataError(f"{str(path)!r} is not valid TOML: {exc}") from None
     return parse_sensor_spec(data, source=str(path))
