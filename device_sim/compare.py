@@ -54,8 +54,9 @@ def load_side(path) -> dict:
 def _acc(report: dict, who: str):
     acc = ((report.get("accuracy") or {}).get(who)) or {}
     for key in ("accuracy", "hamming_accuracy", "rmse"):
-        if key in acc:
-            return f"{key} {acc[key]:.4g}"
+        value = acc.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return f"{key} {value:.4g}"
     return None
 
 
@@ -71,7 +72,7 @@ def compare_rows(a: dict, b: dict) -> list:
     rows = [
         ("backend", *both(lambda r: f"{r['backend']} ({r.get('numeric', '?')})")),
         ("features", *both(lambda r: len(r["bundle"]["selected"]))),
-        ("sensors", *both(lambda r: ", ".join(r["bundle"]["required_sensors"]))),
+        ("sensors", *both(lambda r: ", ".join(r["bundle"].get("required_sensors") or []))),
         ("sensor price", *both(lambda r: r["bundle"].get("price"))),
         ("predictions", *both(lambda r: r.get("predictions"))),
         ("mismatches", *both(lambda r: r.get("mismatches"))),
@@ -81,16 +82,16 @@ def compare_rows(a: dict, b: dict) -> list:
         ("LOO MSE (training)", *both(lambda r: r.get("loo_mse"))),
         ("compute unit", *both(lambda r: r["cost"]["unit"] + (
             "" if r["cost"]["measured"] else " (estimated)"))),
-        ("extractors / prediction", *both(lambda r: _med(r["cost"]["extractors"]))),
-        ("model / prediction", *both(lambda r: _med(r["cost"]["model"]))),
+        ("extractors / prediction", *both(lambda r: _med(r["cost"].get("extractors")))),
+        ("model / prediction", *both(lambda r: _med(r["cost"].get("model")))),
         ("sensor energy / prediction (J)",
          *both(lambda r: r["energy"]["energy_per_prediction_j"]["sensors"])),
         ("compute energy / prediction (J)",
          *both(lambda r: r["energy"]["energy_per_prediction_j"]["compute"])),
-        ("latency median (s)", *both(lambda r: _med(r["energy"]["latency_s"]))),
+        ("latency median (s)", *both(lambda r: _med(r["energy"].get("latency_s")))),
         ("deadline misses", *both(lambda r: r["energy"]["deadline_misses"])),
         ("average power (W)", *both(lambda r: r["energy"]["average_power_w"])),
-        ("battery life (days)", *both(lambda r: r["energy"]["battery_life_days"])),
+        ("battery life (days)", *both(lambda r: r["energy"].get("battery_life_days"))),
     ]
     return rows
 

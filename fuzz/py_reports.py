@@ -1,0 +1,112 @@
+"""Fuzz target: ``report.json`` as ``compare`` and ``calibrate`` read it.
+
+A real report (the pure-Python backend replaying a small synthetic stream, made once at start)
+is mutated node by node (deleted, or replaced by any JSON value: deep nests, NaN, huge numbers,
+strings with control characters), written, and loaded by
+:func:`device_sim.report.load_report`; a report that loads then goes through
+:func:`device_sim.compare.compare_rows` / ``format_table`` and
+:func:`device_sim.calibrate.calibration_entries` + ``render_block``, whose TOML must parse.
+
+Input: a count of mutations (0-3), the mutations, then (mode bit) raw bytes instead of JSON.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import tomllib
+
+from fuzz._harness import Input, expected_errors, instrumented, mutate_tree, run, scratch_dir
+
+with instrumented():
+    import numpy as np
+
+    from device_sim.calibrate import calibration_entries, render_block
+    from device_sim.compare import compare_rows, format_table
+    from device_sim.report import load_report
+    from device_sim.simulate import simulate
+    from trainer import GreedyRLS
+    from trainer.bundle import bundle_contents, save_bundle
+    from trainer.sensing.feature_set import load_feature_set
+
+SENSORS = """[window]
+length = 8
+hop = 4
+
+[[sensors]]
+name = "acc"
+channels = ["ax"]
+unit_price = 1.0
+energy_per_reading_j = 2e-6
+sample_rate_hz = 20
+
+[[features]]
+channels = ["acc"]
+extractors = ["mean", "std", "max"]
+"""
+
+_DIR = None
+_BASE = None
+
+
+def _base_report(d) -> dict:
+    """A real report of the python backend (seconds: done once per process)."""
+    rng = np.random.default_rng(0)
+    t = np.arange(160) / 20
+    ax = np.sin(3 * t) + 0.1 * rng.normal(size=t.size)
+    rows = ["time,ax,y"] + [f"{a:.3f},{b:.5f},{b * b:.5f}" for a, b in zip(t, ax)]
+    (d / "rec").mkdir()
+    (d / "rec" / "s.csv").write_text("\n".join(rows) + "\n")
+    (d / "sensors.toml").write_text(SENSORS)
+    fs = load_feature_set(d / "rec", d / "sensors.toml")
+    est = GreedyRLS(budget=2, lam=1.0).fit(fs.X, fs.Y)
+    extractors, sensors, extra = fs.bundle_structure()
+    meta, arrays = bundle_contents(est, fs.X, fs.feature_names, fs.target_names,
+                                   task="regression", extractors=extractors, sensors=sensors,
+                                   extra=extra)
+    save_bundle(d / "bundle", meta, arrays)
+    report, _ = simulate(d / "bundle", d / "rec", backend="python", bench=False)
+    report["cost"]["per_extractor_measured"] = True      # so calibrate reads further
+    return json.loads(json.dumps(report))
+
+
+def test_one_input(data: bytes) -> None:
+    inp = Input(data)
+    raw = inp.int(0, 7) == 0
+    if raw:
+        text = inp.rest()
+    else:
+        report = copy.deepcopy(_BASE)
+        for _ in range(inp.int(0, 3)):
+            mutate_tree(report, inp)
+        text = json.dumps(report).encode()
+    path = _DIR / "report.json"
+    path.write_bytes(text)
+    try:
+        loaded = load_report(path)
+    except expected_errors():
+        return
+    try:
+        table = format_table(compare_rows(_BASE, loaded))
+        assert "metric" in table
+        entries = calibration_entries(loaded, "fuzz")
+        tomllib.loads(render_block(entries))           # what calibrate writes must parse
+    except expected_errors():
+        pass
+
+
+def seeds() -> list:
+    return [bytes([1, 0]), bytes([1, 1, 3, 2, 1]), bytes([0]) + b"{}", bytes([1, 2, 0, 0, 5])]
+
+
+def main() -> None:
+    global _DIR, _BASE
+    with scratch_dir() as d:
+        _DIR = d
+        (d / "base").mkdir()
+        _BASE = _base_report(d / "base")
+        run(test_one_input, seeds())
+
+
+if __name__ == "__main__":
+    main()
