@@ -143,6 +143,8 @@ class FeatureSet:
         if X.ndim != 2 or Y.ndim != 2:
             raise DataError(f"{source}: X and Y must be 2-D (got {X.shape} and {Y.shape})")
         n = X.shape[0]
+        if Y.shape[1] == 0 or X.shape[1] == 0:
+            raise DataError(f"{source}: {'Y' if Y.shape[1] == 0 else 'X'} has no columns")
         for name in ("Y", "groups", "window_start"):
             rows = len(np.asarray(getattr(self, name)))
             if rows != n:

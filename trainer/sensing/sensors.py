@@ -343,6 +343,9 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     if targets is not None:
         if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
             raise DataError(f"{source}: targets must be a list of strings (got {targets!r})")
+        if not targets:
+            raise DataError(f"{source}: targets = [] selects no target; list at least one "
+                            f"target column, or leave the key out to use every column")
         targets = tuple(targets)
     currency = data.get("currency", "USD")
     if not isinstance(currency, str):

@@ -43,6 +43,8 @@ CASES = {
     "kind": (lambda a: a.update(feature_kinds=np.array(["nope"] * len(a["feature_kinds"]))),
              "unknown feature kind 'nope'"),
     "task": (lambda a: a.update(task=np.array("ranking")), "task='ranking'"),
+    "no-targets": (lambda a: a.update(Y=a["Y"][:, :0], target_names=a["target_names"][:0]),
+                   "Y has no columns"),
 }
 
 

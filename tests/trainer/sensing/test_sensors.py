@@ -100,6 +100,8 @@ def test_sample_period_and_one_channel_sensor_named_like_its_channel():
     ({"features.1.channels": ["ax"]}, "'mag_mean' takes 2\\+ channels"),
     ({"features": []}, r"no \[\[features\]\] tables"),
     ({"sensors": []}, r"no \[\[sensors\]\] tables"),
+    ({"targets": []}, r"targets = \[\] selects no target"),
+    ({"targets": ["y", 3]}, "targets must be a list of strings"),
 ])
 def test_invalid_specs_are_clear_errors(changes, message):
     with pytest.raises(DataError, match=message):
