@@ -89,9 +89,23 @@ def _check_header(header: list, where: str) -> None:
         raise DataError(f"{where}: no 'time' column (columns: {', '.join(header)})")
 
 
+def check_utf8_text(path) -> None:
+    """Refuse a file whose start holds NUL bytes: not UTF-8 text (UTF-16 or UTF-32 without a
+    byte-order mark decodes as UTF-8 with a NUL after every character, and would give
+    column names such as 't i m e')."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if b"\x00" in head:
+        encoding = ("UTF-16" if head[1::2].count(0) > len(head) // 4 or
+                    head[0::2].count(0) > len(head) // 4 else "binary")
+        raise DataError(f"{str(path)!r} is not UTF-8 text (it holds NUL bytes; {encoding}?); "
+                        f"save it as UTF-8")
+
+
 def read_csv_stream(path) -> Recording:
     """One recording from a comma-separated file with a ``time`` column (seconds)."""
     path = Path(path)
+    check_utf8_text(path)
     with open(path, newline="", encoding="utf-8") as fh:
         first = fh.readline()
         if first.startswith("Date;Time;"):
@@ -218,6 +232,7 @@ def read_indexed_directory(directory) -> RecordingSet:
     """Recordings listed in ``index.csv`` (``file`` column + per-recording labels)."""
     directory = Path(directory)
     where = str(directory / INDEX_FILE)
+    check_utf8_text(directory / INDEX_FILE)
     with open(directory / INDEX_FILE, newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.reader(fh) if r and not r[0].lstrip().startswith("#")]
     if not rows or rows[0][0].strip() != "file":

@@ -201,6 +201,16 @@ def test_bad_csv(tmp_path, text, message):
         load_recordings(tmp_path / "r.csv", RATE)
 
 
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le"])
+def test_text_that_is_not_utf8_is_named(tmp_path, encoding):
+    """UTF-16 without a byte-order mark decodes as UTF-8 with NULs ('t i m e' columns)."""
+    (tmp_path / "r.csv").write_bytes("time,ax\n0,1\n0.05,2\n".encode(encoding))
+    with pytest.raises(DataError, match=r"is not UTF-8 text \(it holds NUL bytes; UTF-16\?\)"):
+        load_recordings(tmp_path / "r.csv", RATE)
+    (tmp_path / "r.csv").write_bytes("time,ax\n0,1\n0.05,2\n".encode("utf-8"))
+    assert load_recordings(tmp_path / "r.csv", RATE).recordings[0].n_samples == 2
+
+
 def test_indexed_directory_labels_become_one_hot(tmp_path):
     for i in range(4):
         write_csv(tmp_path / f"rec{i}.csv", stream(8, start=i * 100))
