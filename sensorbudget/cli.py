@@ -8,10 +8,14 @@ inside the commands that need them, not at the top: a command then pays only for
 from __future__ import annotations
 
 import sys
+import warnings
 from pathlib import Path
 
 import click
 import numpy as np
+
+from trainer.errors import TrainerWarning
+from trainer.sensing.streams import StreamFormat
 
 from . import __version__
 from ._errors import CliError, handle_errors
@@ -155,7 +159,7 @@ def fit_compressed(est, d, y, task, energy, extra):
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
                        drop_missing, keep_missing_targets, groups, sensors_toml, window, hop,
-                       compute_target):
+                       compute_target, stream_format=None):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
     from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
@@ -163,13 +167,17 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
     fs = None
     if sensors_toml is not None:
         fs = load_feature_set(data, sensors_toml, window=window, hop=hop,
-                              compute_target=compute_target)
+                              compute_target=compute_target, stream_format=stream_format)
         source = {"recordings": Path(data).name, "sensors": file_info(Path(sensors_toml))}
     elif Path(data).suffix.lower() == ".npz" and is_feature_file(data):
         fs = FeatureSet.load(data)
         source = file_info(Path(data))
-    elif window is not None or hop is not None:
-        raise CliError("--window/--hop apply to recordings given with --sensors")
+    elif window is not None or hop is not None or stream_format not in (None, StreamFormat()):
+        raise CliError("--window/--hop and the stream options (--time-column, --split-gaps, "
+                       "...) apply to recordings given with --sensors")
+    elif Path(data).is_dir():
+        raise CliError(f"{str(data)!r} is a folder: recordings need --sensors sensors.toml "
+                       f"(a feature table is one CSV, ARFF or NPZ file)")
     if fs is not None:
         if targets:
             raise CliError("--target does not apply to recordings; targets come from sensors.toml")
@@ -182,6 +190,9 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
                        decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
                        na_value=na_value, groups=group_column(groups),
                        keep_missing_targets=keep_missing_targets)
+    if "time" in table.feature_names:
+        warnings.warn(f"{Path(data).name}: the column 'time' is used as a feature; for a "
+                      f"recording give --sensors sensors.toml (or --ignore time)", TrainerWarning)
     if table.dropped_rows:
         click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
     return {"X": table.X, "Y": table.Y, "features": table.feature_names,

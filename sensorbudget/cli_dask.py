@@ -32,6 +32,8 @@ from pathlib import Path
 
 import click
 
+from trainer.sensing.streams import StreamFormat
+
 from ._errors import CliError
 
 _ADDRESS = re.compile(r"^([a-z]+://)?[^\s/:]+(:\d+)?$")
@@ -72,7 +74,8 @@ def dask_client(value):
 
 def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=None, ignore=(),
                 na_value=None, drop_missing=False, keep_missing_targets=False, groups=None,
-                sensors_toml=None, window=None, hop=None, compute_target=None) -> dict:
+                sensors_toml=None, window=None, hop=None, compute_target=None,
+                stream_format=None) -> dict:
     """The ``load_training_data`` dict for ``--dask``: ``X`` is a
     :class:`trainer.distributed.dask_data.ShardTable` (read on the workers), ``Y`` None.
 
@@ -84,7 +87,8 @@ def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=No
     """
     from trainer.distributed.dask_data import ShardTable, shard_header, shard_paths
 
-    if any(v is not None for v in (sensors_toml, window, hop, compute_target)):
+    if any(v is not None for v in (sensors_toml, window, hop, compute_target)) or (
+            stream_format not in (None, StreamFormat())):
         raise CliError("--dask trains on feature tables: window the recordings first with "
                        "'sensorbudget features' (one NPZ per recording file or batch) and give "
                        "those files as DATA, with --groups recording")

@@ -2,18 +2,53 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import click
 
 from trainer.bundle import write_atomically
+from trainer.errors import DataError
+from trainer.sensing.streams import StreamFormat
 
-from ._errors import handle_errors
+from ._errors import CliError, handle_errors
 
 
 def window_options(f):
-    """--window, --hop and --compute-target: how recordings become features (features, train)."""
+    """How recordings are read and become features (features, train): --window, --hop and
+    --compute-target, and the stream options, which reach the command as one
+    ``stream_format`` (:class:`trainer.sensing.streams.StreamFormat`)."""
+
+    inner = f
+
+    @functools.wraps(inner)
+    def command(*args, time_column, time_unit, columns, split_gaps, recording_column, **kw):
+        try:
+            kw["stream_format"] = StreamFormat(
+                time_column=time_column, time_unit=time_unit,
+                columns=None if columns is None else tuple(c.strip() for c in columns.split(",")),
+                split_gaps=split_gaps, recording_column=recording_column)
+        except DataError as exc:
+            raise CliError(str(exc)) from None
+        return inner(*args, **kw)
+
+    f = command
     for option in reversed((
+            click.option("--time-column", default="time", show_default=True,
+                         help="Recordings: the column of time stamps."),
+            click.option("--time-unit", type=click.Choice(("s", "ms", "us", "ns", "iso")),
+                         default="s", show_default=True,
+                         help="Recordings: seconds, milli-, micro- or nanoseconds since any "
+                              "epoch, or ISO 8601 text (2024-05-01T12:00:00.125Z)."),
+            click.option("--columns", default=None, metavar="NAME,NAME,...",
+                         help="Recordings without a header row: the column names (.txt files "
+                              "may be separated by blanks, as Daphnet's)."),
+            click.option("--split-gaps", type=float, default=None, metavar="SECONDS",
+                         help="Cut each stream into recordings where the time stamps jump by "
+                              "more than SECONDS (for leave-recording-out)."),
+            click.option("--recording-column", default=None, metavar="NAME",
+                         help="Cut each stream into recordings where this column changes "
+                              "(e.g. a subject or session id; it becomes a label)."),
             click.option("--window", type=click.IntRange(min=1), default=None,
                          help="Window length in samples (overrides [window] in sensors.toml)."),
             click.option("--hop", type=click.IntRange(min=1), default=None,
@@ -37,13 +72,15 @@ def window_options(f):
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Feature table to write (.npz).")
 @handle_errors
-def features_command(recordings, sensors_toml, window, hop, on_missing, compute_target, output):
+def features_command(recordings, sensors_toml, window, hop, on_missing, compute_target, output,
+                     stream_format):
     """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
     compute the candidate features that sensors.toml describes; write them as an NPZ."""
     from trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(recordings, sensors_toml, window=window, hop=hop,
-                          on_missing=on_missing, compute_target=compute_target)
+                          on_missing=on_missing, compute_target=compute_target,
+                          stream_format=stream_format)
     write_atomically(output, fs.save_npz())
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in fs.skipped.items() if v)
     click.echo(f"{fs.X.shape[0]} windows x {fs.X.shape[1]} features, {len(fs.target_names)} "

@@ -46,6 +46,7 @@ from ..errors import DataError
 from .extractors import KINDS, extract, window_view
 from .recordings import RecordingSet, load_recordings, time_gaps
 from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
+from .streams import StreamFormat
 
 FORMAT = "sensorbudget-features"
 FORMAT_VERSION = 1
@@ -402,13 +403,15 @@ def is_feature_file(path) -> bool:
 
 
 def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
-                     on_missing=None, compute_target=None) -> FeatureSet:
+                     on_missing=None, compute_target=None, stream_format=None) -> FeatureSet:
     """Read ``sensors.toml`` and the recordings, and build their :class:`FeatureSet`.
 
     ``window``/``hop`` (samples) and ``on_missing`` ("skip" or "error") override the file;
-    ``compute_target`` picks the ``[[calibration]]`` entries to use as extractor costs.
+    ``compute_target`` picks the ``[[calibration]]`` entries to use as extractor costs;
+    ``stream_format`` (:class:`~trainer.sensing.streams.StreamFormat`) reads other streams.
     """
     spec = load_sensor_spec(sensors_toml_path)
-    rset = load_recordings(recordings_path, spec.sample_rate_hz)
+    rset = load_recordings(recordings_path, spec.sample_rate_hz,
+                           stream_format or StreamFormat())
     return build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing,
                              compute_target=compute_target)

@@ -5,7 +5,10 @@
 - **CSV stream** (one recording): comma-separated with a header row; a ``time`` column in
   seconds (strictly increasing) and one column per sensor channel or per-sample target.
   Empty cells and ``nan``, ``NaN``, ``NA``, ``?`` are missing samples. Lines starting with
-  ``#`` before the header are comments.
+  ``#`` are comments. A :class:`~trainer.sensing.streams.StreamFormat` reads other streams:
+  another time column, in ms/us/ns since an epoch or ISO 8601 text; a file without a header
+  (its column names given; ``.txt`` files separated by blanks, as Daphnet's); one long stream
+  cut into recordings at time gaps or where a recording column changes.
 - **NPZ stream** (one recording): 1-D arrays ``time`` and one per column, all the same length
   (read with ``allow_pickle=False``).
 - **Directory with** ``index.csv``: header ``file,<label>,...``, one row per recording file
@@ -36,8 +39,10 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError
+from .streams import StreamFormat, parse_times, split_points
 
 MISSING_TOKENS = {"", "nan", "NaN", "NA", "na", "?"}
+PLAIN = StreamFormat()
 INDEX_FILE = "index.csv"
 BASIC_MOTIONS_CHANNELS = ("acc_x", "acc_y", "acc_z", "gyro_x", "gyro_y", "gyro_z")
 AIR_QUALITY_MISSING = -200.0
@@ -81,12 +86,14 @@ def _number(cell: str, where: str, decimal: str = ".") -> float:
         raise DataError(f"{where}: {cell!r} is not a number") from None
 
 
-def _check_header(header: list, where: str) -> None:
+def _check_header(header: list, where: str, fmt: StreamFormat = PLAIN) -> None:
     duplicate = next((h for i, h in enumerate(header) if h in header[:i]), None)
     if duplicate is not None:
         raise DataError(f"{where}: duplicate column name {duplicate!r}")
-    if "time" not in header:
-        raise DataError(f"{where}: no 'time' column (columns: {', '.join(header)})")
+    for role, name in (("time", fmt.time_column), ("recording", fmt.recording_column)):
+        if name is not None and name not in header:
+            hint = " (--time-column names another)" if role == "time" else ""
+            raise DataError(f"{where}: no {name!r} column{hint} (columns: {', '.join(header)})")
 
 
 def check_utf8_text(path) -> None:
@@ -102,8 +109,18 @@ def check_utf8_text(path) -> None:
                         f"save it as UTF-8")
 
 
-def read_csv_stream(path) -> Recording:
-    """One recording from a comma-separated file with a ``time`` column (seconds)."""
+def _rows(fh) -> list:
+    """Rows of a comma-separated file, or of a blank-separated one (no comma on its first
+    line: Daphnet's text files); comment lines (``#``) left out."""
+    lines = [line for line in fh.read().splitlines()
+             if line.strip() and not line.lstrip().startswith("#")]
+    if lines and "," not in lines[0] and len(lines[0].split()) > 1:
+        return [line.split() for line in lines]
+    return list(csv.reader(lines))
+
+
+def read_csv_stream(path, fmt: StreamFormat = PLAIN) -> Recording:
+    """One recording from a comma- (or blank-) separated file with a time column."""
     path = Path(path)
     check_utf8_text(path)
     with open(path, newline="", encoding="utf-8") as fh:
@@ -111,37 +128,54 @@ def read_csv_stream(path) -> Recording:
         if first.startswith("Date;Time;"):
             return read_air_quality(path)
         fh.seek(0)
-        rows = [r for r in csv.reader(fh) if r and not r[0].lstrip().startswith("#")]
+        rows = _rows(fh)
     if not rows:
         raise DataError(f"recording {str(path)!r} is empty")
-    header = [h.strip() for h in rows[0]]
-    _check_header(header, f"recording {str(path)!r}")
-    data = np.empty((len(rows) - 1, len(header)))
-    for i, row in enumerate(rows[1:]):
-        where = f"{path.name} line {i + 2}"
+    header = list(fmt.columns) if fmt.columns is not None else [h.strip() for h in rows[0]]
+    body, first_line = (rows, 1) if fmt.columns is not None else (rows[1:], 2)
+    _check_header(header, f"recording {str(path)!r}", fmt)
+    t = header.index(fmt.time_column)
+    data = np.empty((len(body), len(header)))
+    for i, row in enumerate(body):
+        where = f"{path.name} line {i + first_line}"
         if len(row) != len(header):
             raise DataError(f"{where}: {len(row)} fields, the header has {len(header)}")
-        data[i] = [_number(c, f"{where}, column {h!r}") for c, h in zip(row, header)]
-    cols = {h: data[:, j] for j, h in enumerate(header)}
-    return Recording(name=path.name, time=cols.pop("time"), columns=cols)
+        data[i] = [math.nan if j == t else _number(c, f"{where}, column {h!r}")
+                   for j, (c, h) in enumerate(zip(row, header))]
+    cols = {h: data[:, j] for j, h in enumerate(header) if j != t}
+    cells = [row[t] for row in body]
+    if fmt.time_unit == "s":                  # seconds as given (the documented format)
+        time = np.array([_number(c, f"{path.name} line {i + first_line}, column "
+                                    f"{fmt.time_column!r}") for i, c in enumerate(cells)])
+    else:
+        time = parse_times(cells, fmt.time_unit, path.name)
+    return Recording(name=path.name, time=time, columns=cols)
 
 
-def read_npz_stream(path) -> Recording:
-    """One recording from an NPZ of equal-length 1-D arrays, one of them ``time``."""
+def read_npz_stream(path, fmt: StreamFormat = PLAIN) -> Recording:
+    """One recording from an NPZ of equal-length 1-D arrays, one of them the time column."""
     path = Path(path)
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: np.asarray(npz[k]) for k in npz.files}
     except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
         raise DataError(f"recording {str(path)!r} is not a readable NPZ: {exc}") from None
-    _check_header(list(arrays), f"recording {str(path)!r}")
-    n = arrays["time"].shape
+    _check_header(list(arrays), f"recording {str(path)!r}", fmt)
+    n = arrays[fmt.time_column].shape
     for key, arr in arrays.items():
         if arr.ndim != 1 or arr.shape != n or arr.dtype.kind not in "biuf":
             raise DataError(f"recording {str(path)!r}: array {key!r} has shape {arr.shape} and "
                             f"dtype {arr.dtype}; expected numeric of shape {n}")
-    cols = {k: v.astype(np.float64) for k, v in arrays.items()}
-    return Recording(name=path.name, time=cols.pop("time"), columns=cols)
+    cols = {k: v.astype(np.float64) for k, v in arrays.items() if k != fmt.time_column}
+    stamps = arrays[fmt.time_column]
+    if fmt.time_unit == "s":
+        time = stamps.astype(np.float64)
+    elif fmt.time_unit == "iso":
+        raise DataError(f"recording {str(path)!r}: an NPZ time array is numeric; use "
+                        f"--time-unit s, ms, us or ns")
+    else:
+        time = parse_times(stamps.tolist(), fmt.time_unit, path.name)
+    return Recording(name=path.name, time=time, columns=cols)
 
 
 def _parse_air_quality_time(date: str, clock: str, where: str) -> datetime:
@@ -228,7 +262,7 @@ def read_ts(path, sample_rate_hz: float) -> RecordingSet:
     return RecordingSet(recordings, {"class": classes})
 
 
-def read_indexed_directory(directory) -> RecordingSet:
+def read_indexed_directory(directory, fmt: StreamFormat = PLAIN) -> RecordingSet:
     """Recordings listed in ``index.csv`` (``file`` column + per-recording labels)."""
     directory = Path(directory)
     where = str(directory / INDEX_FILE)
@@ -261,57 +295,80 @@ def read_indexed_directory(directory) -> RecordingSet:
             classes[name] = tuple(sorted(set(raw)))
     recordings = []
     for i, file in enumerate(files):
-        rec = read_stream(directory / file)
-        rec.labels = {name: values[i] for name, values in labels.items()}
-        recordings.append(rec)
+        for rec in read_stream(directory / file, fmt):
+            rec.labels = {**rec.labels, **{name: values[i] for name, values in labels.items()}}
+            recordings.append(rec)
     if not recordings:
         raise DataError(f"{where} lists no recordings")
     return RecordingSet(recordings, classes)
 
 
-def read_stream(path) -> Recording:
-    """One CSV or NPZ stream recording."""
+def read_stream(path, fmt: StreamFormat = PLAIN) -> list:
+    """The recordings of one CSV or NPZ stream file: one, or its pieces when ``fmt`` cuts it
+    (``split_gaps``, ``recording_column``; pieces are named ``<file>#<k>``)."""
     path = Path(path)
     if not path.is_file():
         raise DataError(f"recording {str(path)!r} does not exist")
     if path.suffix.lower() == ".npz":
-        return read_npz_stream(path)
-    if path.suffix.lower() in (".csv", ".txt"):
-        return read_csv_stream(path)
-    raise DataError(f"recording {str(path)!r}: unknown suffix {path.suffix!r} (.csv or .npz)")
+        rec = read_npz_stream(path, fmt)
+    elif path.suffix.lower() in (".csv", ".txt"):
+        rec = read_csv_stream(path, fmt)
+    else:
+        raise DataError(f"recording {str(path)!r}: unknown suffix {path.suffix!r} (.csv, .txt "
+                        f"or .npz)")
+    return split_recording(rec, fmt)
 
 
-def load_recordings(path, sample_rate_hz: float) -> RecordingSet:
+def split_recording(rec: Recording, fmt: StreamFormat) -> list:
+    """``rec`` cut where ``fmt`` says (see :func:`~trainer.sensing.streams.split_points`); the
+    recording column becomes the pieces' label of that name."""
+    labels = rec.columns.pop(fmt.recording_column, None) if fmt.recording_column else None
+    starts = split_points(rec.time, labels, fmt)
+    if len(starts) == 1 and labels is None:
+        return [rec]
+    out = []
+    for k, (a, b) in enumerate(zip(starts, [*starts[1:], rec.n_samples])):
+        extra = {} if labels is None else {fmt.recording_column: float(labels[a])}
+        out.append(Recording(f"{rec.name}#{k}", rec.time[a:b],
+                             {c: v[a:b] for c, v in rec.columns.items()},
+                             {**rec.labels, **extra}))
+    return out
+
+
+def load_recordings(path, sample_rate_hz: float, fmt: StreamFormat = PLAIN) -> RecordingSet:
     """Load a recording file or directory (see the module docstring for the formats).
 
-    ``sample_rate_hz`` gives the time stamps of ``.ts`` cases (which carry none).
+    ``sample_rate_hz`` gives the time stamps of ``.ts`` cases (which carry none); ``fmt``
+    says how CSV/NPZ streams are read and cut (:class:`~trainer.sensing.streams.StreamFormat`).
     """
     path = Path(path)
     try:
-        return _load(path, sample_rate_hz)
+        return _load(path, sample_rate_hz, fmt)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise DataError(f"recordings {str(path)!r} are not readable text: {exc}") from None
 
 
-def _load(path: Path, sample_rate_hz: float) -> RecordingSet:
+def _load(path: Path, sample_rate_hz: float, fmt: StreamFormat) -> RecordingSet:
     if path.is_dir():
         if (path / INDEX_FILE).is_file():
-            return read_indexed_directory(path)
+            return read_indexed_directory(path, fmt)
         ts = sorted(path.glob("*.ts"))
         if ts:
             sets = [read_ts(p, sample_rate_hz) for p in ts]
             if len({tuple(s.classes["class"]) for s in sets}) != 1:
                 raise DataError(f"the .ts files in {str(path)!r} declare different classes")
             return RecordingSet([r for s in sets for r in s.recordings], sets[0].classes)
-        streams = sorted(p for p in path.iterdir() if p.suffix.lower() in (".csv", ".npz"))
+        suffixes = (".csv", ".npz") + ((".txt",) if fmt.columns is not None else ())
+        streams = sorted(p for p in path.iterdir() if p.suffix.lower() in suffixes)
         if not streams:
-            raise DataError(f"directory {str(path)!r} holds no {INDEX_FILE}, .ts, .csv or .npz")
-        return RecordingSet([read_stream(p) for p in streams])
+            raise DataError(f"directory {str(path)!r} holds no {INDEX_FILE}, .ts, "
+                            f"{', '.join(suffixes)}")
+        return RecordingSet([r for p in streams for r in read_stream(p, fmt)])
     if not path.exists():
         raise DataError(f"recordings {str(path)!r} do not exist")
     if path.suffix.lower() == ".ts":
         return read_ts(path, sample_rate_hz)
-    return RecordingSet([read_stream(path)])
+    return RecordingSet(read_stream(path, fmt))
 
 
 def time_gaps(rec: Recording, sample_rate_hz: float) -> np.ndarray:

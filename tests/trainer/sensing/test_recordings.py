@@ -343,6 +343,9 @@ def test_bundle_structure():
 
 def test_unreadable_inputs_are_clear_errors(tmp_path):
     (tmp_path / "bin.csv").write_bytes(b"\xff\xfe\x00garbage")
+    with pytest.raises(DataError, match="is not UTF-8 text"):
+        load_recordings(tmp_path / "bin.csv", RATE)
+    (tmp_path / "bin.csv").write_bytes(b"time,ax\n\xff\xfe,1\n")
     with pytest.raises(DataError, match="not readable text"):
         load_recordings(tmp_path / "bin.csv", RATE)
     (tmp_path / "x.npz").write_bytes(b"nonsense")

@@ -1,0 +1,94 @@
+"""Files as they come, through the CLI: time stamps in other units, one long stream cut into
+recordings, header-less blank-separated files; clear words when --sensors is missing."""
+
+import json
+from functools import partial
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from sensorbudget.cli import main
+from tests.fixtures import write_sensors_toml
+from trainer.sensing.feature_set import FeatureSet
+
+
+@pytest.fixture
+def invoke():
+    return partial(CliRunner().invoke, main)
+
+
+def long_stream(path, epoch_ms=1_700_000_000_000, gap_at=120, n=240):
+    """One 20 Hz stream with a 30 s gap after sample ``gap_at`` (two sessions), time in epoch
+    milliseconds, a subject column that changes at the gap."""
+    rng = np.random.default_rng(0)
+    t = np.arange(n) * 50 + np.where(np.arange(n) >= gap_at, 30_000, 0) + epoch_ms
+    ax, ay = np.sin(np.arange(n) / 3), np.cos(np.arange(n) / 5) + 0.1 * rng.normal(size=n)
+    temp = 20 + np.cumsum(0.05 * rng.normal(size=n))
+    y = ax ** 2 + 0.5 * temp
+    subject = np.where(np.arange(n) >= gap_at, 2, 1)
+    rows = ["stamp,subject,ax,ay,t,y"] + [f"{a},{s},{b:.5f},{c:.5f},{d:.4f},{e:.5f}" for
+                                          a, s, b, c, d, e in zip(t, subject, ax, ay, temp, y)]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("cut", [["--split-gaps", "1"], ["--recording-column", "subject"]])
+def test_one_long_stream_becomes_two_recordings(invoke, tmp_path, cut):
+    stream = long_stream(tmp_path / "s.csv")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    out = tmp_path / "f.npz"
+    result = invoke(["features", str(stream), "--sensors", str(toml), "--time-column", "stamp",
+                     "--time-unit", "ms", *cut, "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "from 2 recording(s)" in result.output
+    fs = FeatureSet.load(out)
+    assert sorted(set(fs.recording_names)) == ["s.csv#0", "s.csv#1"]
+    # windows never straddle the cut: 120 samples per recording, window 8, hop 4 -> 29 each
+    assert np.bincount(fs.groups).tolist() == [29, 29]
+    result = invoke(["train", str(out), "--budget", "2", "--lam", "1", "--groups", "recording",
+                     "-o", str(tmp_path / "B")])
+    assert result.exit_code == 0, result.output
+    meta = json.loads((tmp_path / "B" / "model.json").read_text())
+    assert meta["criterion"] == "leave-group-out"
+
+
+def test_without_cutting_the_gap_only_skips_windows(invoke, tmp_path):
+    stream = long_stream(tmp_path / "s.csv")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    result = invoke(["features", str(stream), "--sensors", str(toml), "--time-column", "stamp",
+                     "--time-unit", "ms", "-o", str(tmp_path / "f.npz")])
+    assert result.exit_code == 0, result.output
+    assert "from 1 recording(s)" in result.output and "skipped windows" in result.output
+
+
+def test_header_less_blank_separated_text(invoke, tmp_path):
+    rng = np.random.default_rng(1)
+    rows = [f"{i * 50} {np.sin(i / 3):.5f} {np.cos(i / 4):.5f} {20 + 0.01 * i:.3f} "
+            f"{rng.normal():.5f}" for i in range(80)]
+    (tmp_path / "rec").mkdir()
+    (tmp_path / "rec" / "S01R01.txt").write_text("\n".join(rows) + "\n")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    result = invoke(["features", str(tmp_path / "rec"), "--sensors", str(toml), "--time-unit",
+                     "ms", "--columns", "time,ax,ay,t,y", "-o", str(tmp_path / "f.npz")])
+    assert result.exit_code == 0, result.output
+    fs = FeatureSet.load(tmp_path / "f.npz")
+    assert fs.X.shape[0] == (80 - 8) // 4 + 1 and fs.recording_names == ["S01R01.txt"]
+
+
+def test_a_folder_without_sensors_and_a_time_feature_are_named(invoke, tmp_path):
+    (tmp_path / "rec").mkdir()
+    long_stream(tmp_path / "rec" / "s.csv")
+    result = invoke(["train", str(tmp_path / "rec"), "--budget", "2", "-o", str(tmp_path / "B")])
+    assert result.exit_code == 2 and "is a folder: recordings need --sensors" in result.output
+    table = tmp_path / "t.csv"
+    table.write_text("time,a,y\n" + "".join(f"{i},{i % 3},{i % 5}\n" for i in range(30)))
+    result = invoke(["train", str(table), "--target", "y", "--budget", "1", "--lam", "1",
+                     "-o", str(tmp_path / "B")])
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.output.splitlines() if line.startswith("Warning:")]
+    assert warnings == ["Warning: t.csv: the column 'time' is used as a feature; for a "
+                        "recording give --sensors sensors.toml (or --ignore time)"]
+    result = invoke(["train", str(table), "--target", "y", "--budget", "1", "--split-gaps",
+                     "2", "-o", str(tmp_path / "B2")])
+    assert result.exit_code == 2 and "apply to recordings given with --sensors" in result.output

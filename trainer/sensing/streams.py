@@ -1,0 +1,111 @@
+"""How CSV/NPZ streams are read: the time column and its unit, header-less files, and cutting
+one long stream into recordings.
+
+:class:`StreamFormat` holds the options (``--time-column``, ``--time-unit``, ``--columns``,
+``--split-gaps``, ``--recording-column``). Time stamps become seconds since the stream's first
+sample, from seconds, milliseconds, microseconds or nanoseconds since any epoch (integers are
+subtracted exactly before scaling, so epoch nanoseconds keep their precision) or from ISO 8601
+text (``2024-05-01T12:00:00.125Z``; a zone-less stamp is taken as is, and a stream must not mix
+zoned and zone-less stamps).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import datetime
+
+import numpy as np
+
+from ..errors import DataError
+
+TIME_UNITS = {"s": 1, "ms": 10 ** 3, "us": 10 ** 6, "ns": 10 ** 9}
+
+
+@dataclass(frozen=True)
+class StreamFormat:
+    """Reading options of CSV/NPZ streams (the defaults read the documented format).
+
+    time_column : the column of time stamps; time_unit : "s", "ms", "us", "ns" (numbers) or
+    "iso" (ISO 8601 text); columns : the names of a file without a header row (its fields may
+    then be separated by blanks, as in Daphnet's text files); split_gaps : cut a recording where
+    consecutive time stamps are more than this many seconds apart; recording_column : cut a
+    recording where this column's value changes (the column is then a label, not a channel).
+    """
+
+    time_column: str = "time"
+    time_unit: str = "s"
+    columns: tuple | None = None
+    split_gaps: float | None = None
+    recording_column: str | None = None
+
+    def __post_init__(self):
+        if self.time_unit not in (*TIME_UNITS, "iso"):
+            raise DataError(f"time unit {self.time_unit!r} is not one of "
+                            f"{', '.join((*TIME_UNITS, 'iso'))}")
+        if self.split_gaps is not None and not (math.isfinite(self.split_gaps)
+                                                and self.split_gaps > 0):
+            raise DataError(f"split gap {self.split_gaps!r} s must be a number > 0")
+        if self.columns is not None:
+            names = list(self.columns)
+            twice = next((c for i, c in enumerate(names) if c in names[:i]), None)
+            if twice is not None or not names:
+                raise DataError(f"--columns names {twice!r} twice" if twice else
+                                "--columns names no column")
+        if self.recording_column is not None and self.recording_column == self.time_column:
+            raise DataError("the recording column cannot be the time column")
+
+
+def parse_times(cells, unit: str, where: str) -> np.ndarray:
+    """Seconds since the first stamp of ``cells`` (strings or numbers); NaN where missing."""
+    if unit == "iso":
+        return _iso_seconds(cells, where)
+    values = []
+    for i, cell in enumerate(cells):
+        text = str(cell).strip()
+        if text in ("", "nan", "NaN", "NA", "na", "?"):
+            values.append(None)
+            continue
+        try:
+            values.append(int(text))
+        except ValueError:
+            try:
+                values.append(float(text))
+            except ValueError:
+                raise DataError(f"{where}, sample {i}: time stamp {text!r} is not a number "
+                                f"(an ISO 8601 time column needs --time-unit iso)") from None
+    first = next((v for v in values if v is not None), 0)
+    scale = TIME_UNITS[unit]
+    return np.array([math.nan if v is None else (v - first) / scale for v in values])
+
+
+def _iso_seconds(cells, where: str) -> np.ndarray:
+    stamps = []
+    for i, cell in enumerate(cells):
+        text = str(cell).strip()
+        if text in ("", "nan", "NaN", "NA", "na", "?"):
+            stamps.append(None)
+            continue
+        try:
+            stamps.append(datetime.fromisoformat(text))
+        except ValueError:
+            raise DataError(f"{where}, sample {i}: {text!r} is not an ISO 8601 time stamp "
+                            f"(e.g. 2024-05-01T12:00:00.125Z)") from None
+    present = [s for s in stamps if s is not None]
+    if len({s.tzinfo is None for s in present}) > 1:
+        raise DataError(f"{where}: time stamps mix ones with and without a time zone")
+    first = present[0] if present else None
+    return np.array([math.nan if s is None else (s - first).total_seconds() for s in stamps])
+
+
+def split_points(time: np.ndarray, labels, fmt: StreamFormat) -> list:
+    """Start indices of the pieces of one recording (always begins with 0): where the time
+    step exceeds ``split_gaps`` or the value of the recording column changes."""
+    cuts = {0}
+    if fmt.split_gaps is not None and time.size > 1:
+        cuts |= set((np.flatnonzero(np.diff(time) > fmt.split_gaps) + 1).tolist())
+    if labels is not None and len(labels) > 1:
+        values = np.asarray(labels)
+        same = (values[1:] == values[:-1]) | (np.isnan(values[1:]) & np.isnan(values[:-1]))
+        cuts |= set((np.flatnonzero(~same) + 1).tolist())
+    return sorted(cuts)
