@@ -27,7 +27,7 @@ from pathlib import Path
 from trainer.bundle import write_atomically
 from trainer.sensing.sensors import parse_sensor_spec
 
-from .costs import PROFILES
+from .costs import PROFILES, estimate_extractor
 from .errors import DeviceError
 from .report import load_report
 
@@ -38,6 +38,8 @@ UNIT_KEYS = {"instructions": "compute_instructions", "cycles": "compute_cycles",
 
 
 def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
     if isinstance(v, str):
         return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
     if isinstance(v, float):
@@ -93,17 +95,41 @@ def strip_block(text: str) -> str:
     return text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + tail
 
 
-def known_extractors(data: dict, source: str) -> set:
-    """Feature/extractor names a sensors.toml defines (its calibration block ignored)."""
+def known_extractors(data: dict, source: str) -> dict:
+    """{feature/extractor name: its FeatureDef} of a sensors.toml (calibration block ignored),
+    and the window length in samples (None when the file sets none)."""
     spec = parse_sensor_spec({k: v for k, v in data.items() if k != "calibration"}, source)
-    return {f.name for f in spec.features}
+    return {f.name: f for f in spec.features}, spec.window
+
+
+def estimated_entries(features: dict, window, target: str, have: set) -> list:
+    """[[calibration]] entries for the extractors of ``features`` that ``have`` no entry for
+    ``target``: the op-count estimate of :func:`device_sim.costs.estimate_extractor`, marked
+    ``measured = false``, so that an unmeasured extractor never looks free (0 J) to the next
+    selection."""
+    prof = PROFILES[target]
+    out = []
+    for name, f in sorted(features.items()):
+        if name in have or window is None:
+            continue
+        units = estimate_extractor(f.kind, window, len(f.channels), prof)
+        t = prof.seconds(units, prof.unit)
+        out.append({"extractor": name, "target": target,
+                    UNIT_KEYS[prof.unit]: float(round(units, 3)),
+                    "compute_time_s": float(f"{t:.6g}"),
+                    "compute_energy_j": float(f"{t * prof.active_power_w:.6g}"),
+                    "method": "estimated (op-count model): not measured", "measured": False,
+                    "source": "sensorbudget calibrate"})
+    return out
 
 
 def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False) -> dict:
     """Merge the per-extractor costs of ``reports`` into ``sensors_toml`` (or ``output``).
 
     Later reports override earlier ones for the same (extractor, target); previous calibration
-    entries for other extractors or targets are kept. Returns {"written", "entries", "skipped"}.
+    entries for other extractors or targets are kept. Every other extractor of the file gets
+    (or keeps) an op-count estimate for the reports' targets, marked ``measured = false``.
+    Returns {"written", "entries", "skipped", "unmeasured"}.
     """
     path = Path(sensors_toml)
     try:
@@ -111,21 +137,28 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DeviceError(f"{str(path)!r} is not valid TOML: {exc}") from None
-    known = known_extractors(data, str(path))
+    known, window = known_extractors(data, str(path))
     merged = {(e["extractor"], e["target"]): e for e in data.get("calibration", [])
               if isinstance(e, dict) and "extractor" in e and "target" in e}
-    skipped = []
+    skipped, targets = [], set()
     for rp in reports:
         for e in calibration_entries(load_report(rp), str(rp), allow_estimated):
+            targets.add(e["target"])
             if e["extractor"] not in known:
                 skipped.append(e["extractor"])
                 continue
             merged[(e["extractor"], e["target"])] = e
+    for target in sorted(targets):
+        have = {x for x, t in merged if t == target}
+        for e in estimated_entries(known, window, target, have):
+            merged[(e["extractor"], target)] = e
     entries = [merged[k] for k in sorted(merged)]
+    unmeasured = sorted({e["extractor"] for e in entries if e.get("measured") is False})
     base = strip_block(text)
     new_text = base + ("" if base.endswith("\n") or not base else "\n") + "\n" + render_block(
         entries)
     tomllib.loads(new_text)     # never write a file that does not parse
     out = Path(output) if output is not None else path
     write_atomically(out, new_text.encode("utf-8"))
-    return {"written": str(out), "entries": entries, "skipped": sorted(set(skipped))}
+    return {"written": str(out), "entries": entries, "skipped": sorted(set(skipped)),
+            "unmeasured": unmeasured}

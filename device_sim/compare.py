@@ -82,8 +82,7 @@ def compare_rows(a: dict, b: dict) -> list:
         ("LOO MSE (training)", *both(lambda r: r.get("loo_mse"))),
         ("compute unit", *both(lambda r: r["cost"]["unit"] + (
             "" if r["cost"]["measured"] else " (estimated)"))),
-        ("extractors / prediction", *both(lambda r: _med(r["cost"].get("extractors")))),
-        ("model / prediction", *both(lambda r: _med(r["cost"].get("model")))),
+        *_compute_rows(a, b),
         ("sensor energy / prediction (J)",
          *both(lambda r: r["energy"]["energy_per_prediction_j"]["sensors"])),
         ("compute energy / prediction (J)",
@@ -93,6 +92,21 @@ def compare_rows(a: dict, b: dict) -> list:
         ("average power (W)", *both(lambda r: r["energy"]["average_power_w"])),
         ("battery life (days)", *both(lambda r: r["energy"].get("battery_life_days"))),
     ]
+    return rows
+
+
+def _compute_rows(a: dict, b: dict) -> list:
+    """Extractor and model cost per prediction. In different units (instructions on one
+    backend, cycles on the other) the values carry their unit and get no ratio."""
+    units = a["cost"]["unit"], b["cost"]["unit"]
+    rows = []
+    for label, part in (("extractors / prediction", "extractors"),
+                        ("model / prediction", "model")):
+        va, vb = (_med(r["cost"].get(part)) for r in (a, b))
+        if units[0] != units[1]:
+            label += " (different units: no ratio)"
+            va, vb = (None if v is None else f"{v:.4g} {u}" for v, u in zip((va, vb), units))
+        rows.append((label, va, vb))
     return rows
 
 

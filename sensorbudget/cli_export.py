@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from export.cgen import DEFAULT_NAME
+from export.cgen import DEFAULT_NAME, NUMERICS
 from trainer.bundle import write_atomically
 
 from ._errors import handle_errors
@@ -49,7 +49,7 @@ def onnx_command(bundle_dir, output, inputs, dtype, opset):
 @click.option("-o", "--output", required=True, type=OUTPUT_OPT, help="C header file to write.")
 @click.option("--name", default=DEFAULT_NAME, show_default=True,
               help="Prefix of every C symbol (<name>_predict, <NAME>_N_FEATURES).")
-@click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
+@click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic: float32, or fixed point with int16/int32 "
                                       "inputs and weights.")
 @handle_errors

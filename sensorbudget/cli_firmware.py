@@ -3,19 +3,19 @@
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from pathlib import Path
 
 import click
 
-from export.cgen import DEFAULT_NAME
+from export.cgen import DEFAULT_NAME, NUMERICS
 from trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
 
 TARGET_NAMES = ("host", "cortex-m4f", "cortex-m3", "avr")
-NUMERIC_NAMES = ("float32", "q15", "q31")
 
 
 def parse_full_scale(ctx, param, values) -> dict:
@@ -34,6 +34,22 @@ def parse_full_scale(ctx, param, values) -> dict:
     return out
 
 
+def rounding_notes(full_scale, channels=None) -> list:
+    """What happens to full scales that are not powers of two: each is used as the next power of
+    two above it (Q15 samples are scaled by shifts), e.g. ``acc_x=8000 is used as 8192``.
+    With ``channels`` (the firmware's), a "*" value no channel uses is not mentioned."""
+    notes = []
+    for channel, value in sorted((full_scale or {}).items()):
+        if channel == "*" and channels is not None and set(channels) <= set(full_scale):
+            continue
+        mantissa, exponent = math.frexp(value)
+        if mantissa != 0.5:
+            name = "every channel" if channel == "*" else channel
+            notes.append(f"--full-scale {value:g} for {name} is used as "
+                         f"{math.ldexp(1.0, exponent):g} (full scales are powers of two)")
+    return notes
+
+
 def _is_firmware(folder: Path) -> bool:
     """An earlier output of this command (its manifest is there)."""
     return (folder / "firmware.json").is_file()
@@ -44,7 +60,7 @@ def _is_firmware(folder: Path) -> bool:
 @click.option("--target", type=click.Choice(TARGET_NAMES), required=True,
               help="host (gcc, stdin/stdout), cortex-m4f / cortex-m3 (arm-none-eabi-gcc, QEMU "
                    "mps2-an386 / mps2-an385) or avr (avr-gcc, ATmega328P at 16 MHz).")
-@click.option("--numeric", type=click.Choice(NUMERIC_NAMES), default="float32",
+@click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Model arithmetic: float32, or fixed point (Q15 samples; "
                                       "Q15 or Q31 model).")
 @click.option("-o", "--output", "out_dir", required=True,
@@ -84,6 +100,8 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     if plan.full_scale is not None:
         click.echo("Q15 sample full scales: " + ", ".join(
             f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
+        for note in rounding_notes(full_scale, plan.channels):
+            click.echo(note)
     if do_build:
         _report_build(out_dir, fw, built)
 

@@ -6,9 +6,11 @@ from pathlib import Path
 
 import click
 
+from export.cgen import NUMERICS
 from trainer.bundle import write_atomically
 
 from ._errors import handle_errors
+from .cli_firmware import parse_full_scale, rounding_notes
 
 NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "unicorn-m4f", "simavr")
 
@@ -42,18 +44,6 @@ class RateType(click.ParamType):
         return rate
 
 
-def _parse_full_scale(ctx, param, values):
-    """("acc_x=4", "8") -> {"acc_x": 4.0, "*": 8.0} (None when not given)."""
-    out = {}
-    for v in values:
-        name, _, number = v.rpartition("=")
-        try:
-            out[name or "*"] = float(number)
-        except ValueError:
-            raise click.BadParameter(f"{v!r} is not CHANNEL=VALUE or VALUE", ctx, param) from None
-    return out or None
-
-
 @click.command("simulate")
 @click.argument("bundle_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--recordings", required=True, type=click.Path(exists=True, path_type=Path),
@@ -61,7 +51,7 @@ def _parse_full_scale(ctx, param, values):
 @click.option("--backend", type=BackendType(), default="python", show_default=True,
               help="python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr, serial:URL, or best "
                    "(the most informative one available here).")
-@click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
+@click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic of the model on the device.")
 @click.option("--rate", type=RateType(), default=None,
               help="Replay pace in samples/s, or 'recorded'; default: as fast as possible.")
@@ -76,7 +66,7 @@ def _parse_full_scale(ctx, param, values):
                    "serial, 2 host, 5 QEMU, 10 simavr].")
 @click.option("--retries", type=click.IntRange(min=0), default=4, show_default=True,
               help="Retransmissions of an unanswered request before it counts as lost.")
-@click.option("--full-scale", "full_scale", multiple=True, callback=_parse_full_scale,
+@click.option("--full-scale", "full_scale", multiple=True, callback=parse_full_scale,
               help="Fixed point: full scale of the Q15 samples, CHANNEL=VALUE or VALUE for every "
                    "channel (repeatable; default: from the bundle's training ranges).")
 @click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host")),
@@ -96,6 +86,9 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                          workdir=workdir, timeout=timeout, retries=retries,
                          full_scale=full_scale, profile=profile)
     click.echo(format_outcome(report))
+    if numeric != "float32":
+        for note in rounding_notes(full_scale):
+            click.echo(note)
     click.echo(f"report: {report_dir / 'summary.md'}")
     if report["mismatches"]:
         raise click.ClickException(f"{report['mismatches']} of {report['predictions']} "
@@ -159,3 +152,6 @@ def calibrate_command(reports, sensors_toml, output, allow_estimated):
                f"{'y' if len(done['entries']) == 1 else 'ies'} to {done['written']}")
     if done["skipped"]:
         click.echo("not in the sensors file (skipped): " + ", ".join(done["skipped"]), err=True)
+    if done["unmeasured"]:
+        click.echo(f"not measured, op-count estimates kept or added ({len(done['unmeasured'])}): "
+                   + ", ".join(done["unmeasured"]), err=True)

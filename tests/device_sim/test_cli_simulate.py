@@ -10,6 +10,7 @@ from click.testing import CliRunner
 
 from device_sim.backends import available_backends
 from sensorbudget.cli_simulate import calibrate_command, compare_command, simulate_command
+from trainer.sensing.sensors import parse_sensor_spec
 
 from .conftest import TINY_SENSORS
 
@@ -146,9 +147,16 @@ def test_calibrate_keeps_comments_and_replaces_its_block(runner, simulate, tiny,
     assert "a comment that calibrate must keep" in text
     assert text.count(">>> sensorbudget calibrate") == 1
     entries = tomllib.loads(text)["calibration"]
-    assert {e["extractor"] for e in entries} == set(report["bundle"]["required_extractors"])
+    measured = [e for e in entries if e.get("measured", True)]
+    assert {e["extractor"] for e in measured} == set(report["bundle"]["required_extractors"])
     assert all(e["target"] == "cortex-m4f" and e["compute_instructions"] > 0
                and e["compute_energy_j"] > 0 for e in entries)
+    # every other extractor of the file keeps a (marked) estimate: none looks free
+    names = {f.name for f in parse_sensor_spec(tomllib.loads(TINY_SENSORS)).features}
+    assert names == {e["extractor"] for e in entries}
+    estimated = [e for e in entries if e.get("measured") is False]
+    assert estimated and all("not measured" in e["method"] for e in estimated)
+    assert "not measured, op-count estimates" in result.output
     other = tmp_path / "other.toml"
     result = invoke([str(tmp_path / "rep"), "--sensors", str(sensors), "--allow-estimated",
                      "-o", str(other)], catch_exceptions=False)
@@ -165,7 +173,9 @@ def test_calibrate_with_measured_unicorn_counts(runner, simulate, tiny, tmp_path
     result = runner.invoke(calibrate_command, [str(tmp_path / "rep"), "--sensors", str(sensors)],
                            catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    entries = tomllib.loads(sensors.read_text())["calibration"]
+    entries = [e for e in tomllib.loads(sensors.read_text())["calibration"]
+               if e.get("measured", True)]
+    assert {e["extractor"] for e in entries} == set(report["bundle"]["required_extractors"])
     assert all(e["method"].startswith("unicorn") for e in entries)
     total = sum(e["compute_instructions"] for e in entries)
     assert total == pytest.approx(report["instructions"]["extractors"]["median"], rel=0.05)

@@ -96,3 +96,24 @@ def test_unknown_profile_and_deep_nesting(report, tiny, tmp_path):
     (deep / "report.json").write_text('{"format": ' + "[" * 100000 + "]" * 100000 + "}")
     result = CliRunner().invoke(compare_command, [str(deep), str(deep)])
     assert result.exit_code == 2 and "not a readable simulation report" in result.output
+
+
+def test_compare_gives_no_ratio_across_units(report, tmp_path):
+    """instructions (a Cortex-M backend) against cycles (AVR): the compute rows carry their
+    units and no B/A ratio; rows in common units keep theirs."""
+    other = copy.deepcopy(report)
+    other["cost"]["unit"] = "cycles"
+    other["cost"]["extractors"] = {"min": 9000.0, "median": 9000.0, "max": 9000.0}
+    result = CliRunner().invoke(compare_command, [str(write(tmp_path, report)),
+                                                  str(write(tmp_path, other, "avr"))])
+    assert result.exit_code == 0, result.output
+    row = next(line for line in result.output.splitlines()
+               if line.startswith("extractors / prediction"))
+    median = report["cost"]["extractors"]["median"]
+    assert "(different units: no ratio)" in row and row.rstrip().endswith("9000 cycles")
+    assert f"{median:.4g} instructions" in row and "x" not in row.split("cycles")[-1]
+    same = CliRunner().invoke(compare_command, [str(write(tmp_path, report, "a")),
+                                                str(write(tmp_path, report, "b"))])
+    row = next(line for line in same.output.splitlines()
+               if line.startswith("extractors / prediction"))
+    assert row.rstrip().endswith("1x")

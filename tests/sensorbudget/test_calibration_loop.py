@@ -37,8 +37,10 @@ def test_measured_costs_flow_back_into_training(invoke, tmp_path):
     entries = tomllib.loads(toml.read_text())["calibration"]
     spec = load_sensor_spec(toml)                          # the schema accepts the block
     measured = spec.compute_costs()
-    assert set(measured) == {e["extractor"] for e in entries} == set(
+    assert set(measured) == {e["extractor"] for e in entries} == {f.name for f in spec.features}
+    assert {e["extractor"] for e in entries if e.get("measured", True)} == set(
         json.loads((tmp_path / "b" / "model.json").read_text())["required_extractors"])
+    assert "not measured" in r.output                      # the others are listed
     # Train again from recordings with the calibrated file: the extractors carry their compute
     # cost and the path's energy adds it to the sensors' energy.
     r = invoke(["train", str(AIR), "--sensors", str(toml), "--budget", "3", "--lam", "1",

@@ -92,3 +92,24 @@ def test_a_folder_without_sensors_and_a_time_feature_are_named(invoke, tmp_path)
     result = invoke(["train", str(table), "--target", "y", "--budget", "1", "--split-gaps",
                      "2", "-o", str(tmp_path / "B2")])
     assert result.exit_code == 2 and "apply to recordings given with --sensors" in result.output
+
+
+def test_rounded_full_scales_are_reported(invoke, tmp_path):
+    from tests.fixtures import write_stream
+
+    stream = write_stream(tmp_path / "rec" / "s.csv")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    bundle = tmp_path / "B"
+    assert invoke(["train", str(stream), "--sensors", str(toml), "--budget", "2", "--lam", "1",
+                   "-o", str(bundle)]).exit_code == 0
+    result = invoke(["firmware", str(bundle), "--target", "host", "--numeric", "q15",
+                     "--full-scale", "8000", "-o", str(tmp_path / "fw")])
+    assert result.exit_code == 0, result.output
+    assert ("--full-scale 8000 for every channel is used as 8192 (full scales are powers of "
+            "two)") in result.output
+    manifest = json.loads((tmp_path / "fw" / "firmware.json").read_text())
+    assert set(np.ravel(list(manifest["full_scale"].values()) if isinstance(
+        manifest["full_scale"], dict) else manifest["full_scale"])) == {8192.0}
+    result = invoke(["firmware", str(bundle), "--target", "host", "--numeric", "q15",
+                     "--full-scale", "64", "-o", str(tmp_path / "fw2")])
+    assert result.exit_code == 0 and "is used as" not in result.output

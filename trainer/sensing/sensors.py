@@ -54,7 +54,7 @@ MAX_WINDOW = 2 ** 31 - 1
 _TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
 _CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cycles",
                      "compute_nanoseconds", "compute_time_s", "compute_energy_j", "method",
-                     "source"}
+                     "source", "measured"}
 _SENSOR_KEYS = {"name", "channels", "unit_price", "energy_per_reading_j", "power_w",
                 "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source"}
 _WINDOW_KEYS = {"length", "length_s", "hop", "hop_s", "on_missing"}
@@ -373,6 +373,8 @@ def _parse_calibration(raw, feature_names: set, source: str) -> tuple:
         if not isinstance(target, str) or not target:
             raise DataError(f"{where}: target={target!r} must name the compute target")
         entry = {"extractor": name, "target": target}
+        if not isinstance(table.get("measured", True), bool):
+            raise DataError(f"{where}: measured={table['measured']!r} must be true or false")
         for key in ("compute_instructions", "compute_cycles", "compute_nanoseconds",
                     "compute_time_s", "compute_energy_j"):
             value = _number(table, key, where)
