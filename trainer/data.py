@@ -13,7 +13,6 @@ import csv
 import hashlib
 import io
 import math
-import re
 import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field
@@ -21,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import bulk_parse
 from .errors import DataError
 
 MISSING_TOKENS = {"", "?", "na", "nan", "NA", "NaN", "null"}
@@ -85,14 +85,15 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
         col = _first_missing_column(X[row], Y[row], features, targets)
         raise DataError(f"missing or non-finite value in row {row + 1}, column {col!r} "
                         f"({dropped} row(s) affected); use --drop-missing to drop them")
-    X, Y = X[~bad], Y[~bad]
+    if dropped:
+        X, Y = X[~bad], Y[~bad]
     if groups is not None:
         groups = np.asarray(groups)[~bad]
         if groups.dtype.kind in "US" and (groups == "").any():
             raise DataError(f"the group column is empty in kept row {int(np.argmax(groups == '')) + 1}")
     if X.shape[0] < 2:
         raise DataError(f"{X.shape[0]} usable row(s); at least 2 are required")
-    if task == "multilabel":
+    if task == "multilabel" and not _labels_ok(Y):
         for j, name in enumerate(targets):
             values = np.unique(Y[:, j][~np.isnan(Y[:, j])])
             if not np.isin(values, (0.0, 1.0)).all():
@@ -103,6 +104,15 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
                                 f"{len(Y)} rows; every label needs both 0 and 1")
     return Table(X=X, Y=Y, feature_names=list(features), target_names=list(targets), task=task,
                  source=source, dropped_rows=dropped, groups=groups)
+
+
+def _labels_ok(Y) -> bool:
+    """Every label column holds only 0, 1 (or NaN) and both 0 and 1 (one vectorised pass; the
+    column-by-column check names the first offending column otherwise)."""
+    if not Y.size or np.isnan(Y.max()) or Y.min() < 0.0 or Y.max() > 1.0:
+        return False                  # NaN, or a value outside [0, 1]: checked column-wise
+    return bool(((Y == 0.0) | (Y == 1.0)).all() and (Y.min(axis=0) == 0.0).all()
+                and (Y.max(axis=0) == 1.0).all())
 
 
 def _first_missing_column(xrow, yrow, features, targets):
@@ -161,6 +171,13 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
         text = path.read_text(encoding="utf-8-sig")
     except UnicodeDecodeError as exc:
         raise DataError(f"{str(path)!r} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    bulk = None if groups is not None else _csv_bulk(text, sep, decimal, targets, labels, ignore)
+    if bulk is not None:
+        names, fidx, tidx, values = bulk
+        return finish_table(values[:, :len(fidx)], values[:, len(fidx):],
+                            [names[i] for i in fidx], [names[i] for i in tidx], task=task,
+                            source=file_info(path), drop_missing=drop_missing,
+                            na_value=na_value, keep_missing_targets=keep_missing_targets)
     rows = [r for r in csv.reader(io.StringIO(text), delimiter=sep)
             if any(cell.strip() for cell in r)]
     if len(rows) < 2:
@@ -178,6 +195,35 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     if groups is not None:
         g = keep[names.index(groups)]
         ids = np.array([row[g].strip() if g < len(row) else "" for row in rows[1:]])
+    values = _parse_rows(path, rows, header, used, decimal)
+    k = len(fidx)
+    return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
+                        [names[i] for i in tidx], task=task, source=file_info(path),
+                        drop_missing=drop_missing, na_value=na_value, groups=ids,
+                        keep_missing_targets=keep_missing_targets)
+
+
+def _csv_bulk(text, sep, decimal, targets, labels, ignore):
+    """(names, feature columns, target columns, values) of a plain numeric CSV parsed in bulk
+    (:func:`trainer.bulk_parse.csv_values`: header names all given and distinct), else None:
+    the row-by-row reader then handles (or reports) everything else."""
+    lines = [line for line in text.splitlines() if line.strip()]
+    if len(lines) < 2:
+        return None
+    names = [h.strip() for h in next(csv.reader([lines[0]], delimiter=sep))]
+    if not all(names) or len(set(names)) != len(names):
+        return None
+    try:
+        fidx, tidx = split_columns(names, targets, labels, tuple(ignore))
+    except DataError:
+        return None
+    values = bulk_parse.csv_values(lines[1:], sep, decimal, len(names), fidx + tidx)
+    return None if values is None else (names, fidx, tidx, values)
+
+
+def _parse_rows(path, rows, header, used, decimal) -> np.ndarray:
+    """The ``used`` columns of the CSV rows (header first) as floats, cell by cell, with the
+    strict errors (short rows, cells that are not numbers)."""
     values = np.empty((len(rows) - 1, len(used)))
     for r, row in enumerate(rows[1:], start=2):
         if len(row) < len(header) and len(row) <= max(used):
@@ -188,11 +234,7 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
             except ValueError:
                 raise DataError(f"{path.name} line {r}, column {header[i]!r}: {row[i].strip()!r} "
                                 f"is not a number") from None
-    k = len(fidx)
-    return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
-                        [names[i] for i in tidx], task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value, groups=ids,
-                        keep_missing_targets=keep_missing_targets)
+    return values
 
 
 def _with_group(ignore, groups, names) -> tuple:
@@ -218,31 +260,6 @@ def mulan_labels(xml_path) -> list:
     return names
 
 
-_ARFF_VALUE = r"""(?:[^\s,{}"']+|"[^"]*"|'[^']*')"""
-_ARFF_NOMINAL = re.compile(rf"\{{\s*{_ARFF_VALUE}(?:\s*,\s*{_ARFF_VALUE})*\s*\}}")
-
-
-def _check_arff_nominals(text: str, path: Path) -> None:
-    """Reject a malformed nominal declaration ``{a, b, ...}`` before liac-arff parses it: its
-    nominal regex backtracks exponentially when it fails (``{0,,,,,,,,,,,,,,,,,,,,,,,,`` takes
-    seconds, a few more commas hours). This check is linear and accepts a subset of what
-    liac-arff accepts (no empty values)."""
-    for number, line in enumerate(text.splitlines(), start=1):
-        words = line.strip().split(None, 1)
-        if not words or words[0].lower() == "@data":
-            return
-        if words[0].lower() != "@attribute" or len(words) < 2:
-            continue
-        rest = words[1]
-        if rest[:1] in "\"'" and rest[1:].find(rest[0]) >= 0:
-            type_ = rest[rest[1:].find(rest[0]) + 2:].strip()
-        else:
-            type_ = rest.split(None, 1)[1].strip() if len(rest.split(None, 1)) > 1 else ""
-        if type_.startswith("{") and not _ARFF_NOMINAL.fullmatch(type_):
-            raise DataError(f"{path.name} line {number}: malformed nominal values "
-                            f"{type_[:40]!r}; expected {{value, value, ...}}")
-
-
 def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_missing=False,
               na_value=None, groups=None, keep_missing_targets=False) -> Table:
     """Load a dense or sparse ARFF file (Mulan style multi-label when ``labels`` or ``xml`` is
@@ -256,11 +273,15 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
     task = "multilabel" if (labels or xml is not None) else "regression"
     try:
         text = path.read_text(encoding="utf-8")
-        _check_arff_nominals(text, path)
-        data = arff.loads(text, return_type=arff.DENSE)
+        bulk_parse.check_arff_nominals(text, path)
+        bulk = None if groups is not None else bulk_parse.arff_values(text)
+        data = None if bulk is not None else arff.loads(text, return_type=arff.DENSE)
     except (arff.ArffException, UnicodeDecodeError, ValueError, IndexError, KeyError,
             TypeError) as exc:  # liac-arff fails with these on some malformed headers
         raise DataError(f"{str(path)!r} is not a readable ARFF file: {_exc_text(exc)}") from None
+    if bulk is not None:
+        return _arff_table(path, bulk, targets, labels, ignore, task, drop_missing, na_value,
+                           keep_missing_targets)
     attrs = data["attributes"]
     names = [a[0] for a in attrs]
     fidx, tidx = split_columns(names, targets, labels, _with_group(ignore, groups, names))
@@ -284,6 +305,18 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
     return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
                         [names[i] for i in tidx], task=task, source=file_info(path),
                         drop_missing=drop_missing, na_value=na_value, groups=ids,
+                        keep_missing_targets=keep_missing_targets)
+
+
+def _arff_table(path, bulk, targets, labels, ignore, task, drop_missing, na_value,
+                keep_missing_targets) -> Table:
+    """The Table of an ARFF file parsed in bulk (:func:`trainer.bulk_parse.arff_values`)."""
+    attrs, take = bulk
+    names = [a[0] for a in attrs]
+    fidx, tidx = split_columns(names, targets, labels, tuple(ignore))
+    return finish_table(take(fidx), take(tidx), [names[i] for i in fidx],
+                        [names[i] for i in tidx], task=task, source=file_info(path),
+                        drop_missing=drop_missing, na_value=na_value,
                         keep_missing_targets=keep_missing_targets)
 
 

@@ -12,13 +12,8 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .errors import TrainerError
-from .selection.loop import (
-    LAMBDA_GRID,
-    Preprocessing,
-    merge_target_paths,
-    path_records,
-    select_with_lambda,
-)
+from .selection.lam_search import choose_lambda
+from .selection.loop import LAMBDA_GRID, Preprocessing, merge_target_paths, path_records
 from .selection.refit import observed_ridge
 from .selection.validation import (
     check_groups,
@@ -37,9 +32,10 @@ class _GreedyRLSBase:
                  dtype="float64", extractors=None, extractor_costs=None,
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
                  max_energy=None, max_time=None, mode="joint", strategy="auto",
-                 backend="local", client=None, n_partitions=None):
+                 backend="local", client=None, n_partitions=None, lam_search="path"):
         self.budget = budget
         self.lam = lam
+        self.lam_search = lam_search
         self.fit_intercept = fit_intercept
         self.standardize = standardize
         self.dtype = dtype
@@ -105,10 +101,14 @@ class _GreedyRLSBase:
         ``n_t`` = (rows, targets)."""
         n, t = n_t
         columns = self._target_columns(t)
-        fits = [select_with_lambda(*data_of(c), self.budget, self.lam,
-                                   replace(prep, y_mean=prep.y_mean[c]),
-                                   dtype=_DTYPES[self.dtype], progress=progress, plan=plan,
-                                   strategy=self.strategy, groups=groups) for c in columns]
+        fits = [choose_lambda(*data_of(c), self.budget, self.lam,
+                              replace(prep, y_mean=prep.y_mean[c]),
+                              lam_search=getattr(self, "lam_search", "path"),
+                              dtype=_DTYPES[self.dtype], progress=progress, plan=plan,
+                              strategy=self.strategy, groups=groups) for c in columns]
+        infos = [info for _, _, info in fits]
+        self.lam_search_ = infos[0] if self.mode == "joint" else infos
+        fits = [(path, finals) for path, finals, _ in fits]
         self._set_path(plan, fits, n, n_groups)
         self._set_weights(prep, columns, fits, ridge)
 
@@ -214,7 +214,8 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         Number of extractors to select (without ``extractors``: features), 1 <= budget <=
         n_extractors; None means no count limit (the other budgets, or the candidates, end it).
     lam : float or None, default=None
-        Ridge parameter; None chooses it by LOO error at the full budget over 2^-15 ... 2^15.
+        Ridge parameter; None chooses it by the criterion at the full budget over the grid
+        2^-15 ... 2^15 (see ``lam_search``).
     fit_intercept : bool, default=True
         Centre X and Y with training means (see :class:`trainer.selection.loop.Preprocessing`).
     standardize : bool, default=True
@@ -257,6 +258,12 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     n_partitions : int or None, default=None
         Row partitions of a NumPy X with the Dask backend (default: one per worker); a Dask
         array has one per row chunk, a shard table one per file.
+    lam_search : {"path", "grid"}, default="path"
+        How lambda is chosen when ``lam`` is None. "grid": one greedy run per grid value, the
+        lowest final criterion wins (31 runs). "path": one greedy run steered along the grid
+        by the exact criterion of its current set at every lambda, then the greedy run at the
+        best lambda of the final set (at most about 2.3 runs;
+        :mod:`trainer.selection.lam_search`). The Dask backend always uses the grid.
 
     Attributes
     ----------
@@ -287,7 +294,12 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     lam_ : float (ndarray of shape (n_targets,) in separate mode)
         The ridge parameter used.
     lam_loo_ : ndarray
-        Final LOO MSE for each grid value (when ``lam`` is None), else for ``lam``.
+        When ``lam`` is None, the criterion's MSE for each grid value: of that value's own
+        path ("grid") or of the selected set refitted at that value ("path"); else for ``lam``.
+    lam_search_ : dict (list of dict in separate mode)
+        How lambda was chosen: ``method`` ("fixed", "grid" or "path"), ``runs`` (greedy runs),
+        and for "path" the ``start``, the steered run's ``moves`` [(step, lambda)] and the
+        ``curves`` evaluated.
     coef_ : ndarray of shape (k, n_targets)
         Weights of the selected features in original units (0 where a feature is not in a
         target's set in separate mode).

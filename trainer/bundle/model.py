@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BundleError, BundleWarning
+from ..selection.lam_search import lam_choice
 from .files import json_text, npz_bytes, write_folder_atomically
 from .schema import STRICT_JSON, check_meta_types
 
@@ -298,6 +299,7 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
     }
     if lam.size > 1:
         meta["lam_per_target"] = lam.tolist()
+    meta["lam_choice"] = lam_choice(est)
     if units is not None:
         meta["selection_units"] = units
     meta.update(extra or {})

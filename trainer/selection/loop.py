@@ -114,6 +114,8 @@ class GreedyPath:
     With one feature per step (plain selection) steps and features coincide. ``loo_sse`` is
     the run's criterion: LOO SSE, or leave-group-out SSE when ``criterion`` says so;
     ``target_rows`` (t,) counts the rows each target was scored on (its observed rows).
+    ``lam_moves`` lists (step, new lambda) when a ``steer`` callback moved lambda mid-path
+    (:mod:`trainer.selection.lam_search`); ``lam`` is then the lambda of the last steps.
     """
 
     lam: float
@@ -125,6 +127,7 @@ class GreedyPath:
     totals: list = field(default_factory=list)
     target_rows: list = field(default_factory=list)
     criterion: str = "loo"
+    lam_moves: list = field(default_factory=list)
 
 
 def pick(scores: np.ndarray) -> int:
@@ -158,17 +161,17 @@ def pick_ratio(scores: np.ndarray, cost: np.ndarray, sse_now: float) -> int:
 
 def greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
                   progress=None, plan: CostPlan | None = None, strategy="error",
-                  groups=None) -> GreedyPath:
+                  groups=None, steer=None) -> GreedyPath:
     """The greedy run of :func:`_greedy_select` with BLAS single-threaded throughout when the
     row blocks use worker threads (see :func:`rls_math.single_threaded_blas`)."""
     with rls_math.single_threaded_blas():
         return _greedy_select(X, Y, budget, lam, prep, dtype=dtype, progress=progress,
-                              plan=plan, strategy=strategy, groups=groups)
+                              plan=plan, strategy=strategy, groups=groups, steer=steer)
 
 
 def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
                    progress=None, plan: CostPlan | None = None, strategy="error",
-                   groups=None) -> GreedyPath:
+                   groups=None, steer=None) -> GreedyPath:
     """Greedy forward selection by a closed-form hold-out criterion (Algorithm 2), over the
     moves of ``plan``.
 
@@ -186,6 +189,9 @@ def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     features). Raises :class:`TrainerError` naming the cheapest option when nothing fits.
     Cost per step O(n D (t + m)) for D candidate columns in groups of m (groups of rows add
     about one more pass of the same order, :mod:`trainer.selection.holdout_math`).
+    ``steer(selected, lam)``, when given, is called after every step and may return a new
+    lambda: the caches are then rebuilt at that lambda for the selected columns (one block
+    Woodbury update, :func:`rebuild_blocks`) and the run goes on from there.
     """
     if Y is None:                                  # a row source holding X and Y
         blocks, criterion = X.make_blocks(prep, dtype), X.criterion
@@ -229,7 +235,24 @@ def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
         path.totals.append(state.totals.copy())
         if progress is not None:
             progress(len(path.steps))
+        new = None if steer is None else steer(path.selected, lam)
+        if new is not None and new != lam:
+            lam = float(new)
+            blocks = rebuild_blocks(X, Y, prep, dtype, groups, path.selected, lam)
+            sse = sum(b.sse() for b in blocks)
+            path.lam = lam
+            path.lam_moves.append((len(path.steps), lam))
     return path
+
+
+def rebuild_blocks(X, Y, prep, dtype, groups, selected, lam) -> list:
+    """Fresh caches at ``lam`` with the columns ``selected`` already in S: the blocks of S = {}
+    plus one block (Woodbury) update adding all of them (exact; O(n d |S|) GEMM work)."""
+    blocks = X.make_blocks(prep, dtype) if Y is None else make_blocks(X, Y, prep, dtype, groups)
+    J = np.asarray(selected, dtype=np.intp)
+    for b in blocks:
+        b.add(J, lam, X)
+    return blocks
 
 
 def run_strategies(plan, strategy) -> tuple:

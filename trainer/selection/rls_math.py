@@ -67,12 +67,25 @@ def initial_sums(R: np.ndarray, E: np.ndarray):
 
 def loo_sse(E: np.ndarray, h: np.ndarray) -> float:
     """LOO sum of squared errors of the current model: sum_jq (E_jq / h_j)^2."""
-    return float(np.sum(np.square(E / h[:, None]), dtype=np.float64))
+    return float(loo_sse_per_target(E, h).sum())
 
 
-def loo_sse_per_target(E: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """LOO SSE of each target: sum_j (E_jq / h_j)^2 (t,)."""
-    return np.sum(np.square(E / h[:, None]), axis=0, dtype=np.float64)
+def loo_sse_per_target(E: np.ndarray, h: np.ndarray, *, row_block=4 * ROW_BLOCK) -> np.ndarray:
+    """LOO SSE of each target: sum_j (E_jq / h_j)^2 = ((E o E)^T w)_q with w_j = 1 / h_j^2 (t,).
+
+    One read of E in row blocks (a GEMV per block on a reused scratch square), no n x t
+    temporary: with many labels this pass runs every step. Sums in float64.
+    """
+    n, t = E.shape
+    w = 1.0 / np.square(np.asarray(h, dtype=np.float64))
+    out = np.zeros(t, dtype=np.float64)
+    buf = scratch(1, min(row_block, max(n, 1)) * t, np.float64, tag="sse")[0]
+    for i0 in range(0, n, row_block):
+        block = E[i0:i0 + row_block]
+        square = buf[:block.size].reshape(block.shape)
+        np.multiply(block, block, out=square, dtype=np.float64)
+        out += w[i0:i0 + row_block] @ square
+    return out
 
 
 def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
@@ -279,7 +292,7 @@ def add_feature_rows(R, E, h, r, den, b, Pb):
     E <- E - R_b P_b^T / den, h <- h - R_b o R_b / den (in place; h clipped > 0)."""
     Rb = R[:, b].copy()
     rank_one_update(R, -1.0 / den, Rb, r)
-    E -= np.outer(Rb / den, Pb).astype(E.dtype, copy=False)
+    rank_one_update(E, -1.0 / den, Rb, Pb)
     h -= (Rb * Rb / den).astype(h.dtype, copy=False)
     np.maximum(h, np.finfo(h.dtype).tiny, out=h)
 
@@ -295,3 +308,42 @@ def ridge_weights(X_S: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:
         return np.zeros((0, Y.shape[1]))
     K = X_S.T @ X_S + lam * np.eye(k)
     return np.linalg.solve(K, X_S.T @ np.asarray(Y, dtype=np.float64))
+
+
+def loo_sse_lambda_curve(XS: np.ndarray, Y: np.ndarray, lams) -> np.ndarray:
+    """LOO SSE of ridge on the fixed columns ``XS`` (n x s) for every lambda in ``lams``.
+
+    One thin SVD XS = U diag(d) V^T serves every lambda: the ridge hat matrix is
+    U diag(f) U^T with f_k = d_k^2 / (d_k^2 + lam), so with g = 1 - f = lam / (d_k^2 + lam),
+    B = U^T Y (s x t) and the part of Y outside span(U), Yp = Y - U B, the residuals are
+    E = Yp + U diag(g) B and 1 - leverage is h_j = 1 - sum_k U_jk^2 + sum_k U_jk^2 g_k.
+    With N = Yp B^T (n x s) and B B^T = L L^T (L: s x r, r = rank(B) <= min(s, t)):
+
+        ||E_j||^2 = ||Yp_j||^2 + 2 sum_k g_k U_jk N_jk + ||(U diag(g) L)_j||^2,
+
+    and LOO SSE(lam) = sum_j ||E_j||^2 / h_j^2 (the LOO identity of this module). Every term
+    is of the size of the residual (no cancellation against ||Y||^2). Cost O(n s (s + t))
+    once plus O(n s r) per lambda: all lambdas for about the price of one greedy step.
+    """
+    XS = np.asarray(XS, dtype=np.float64)
+    Y = np.asarray(Y, dtype=np.float64)
+    lams = np.asarray(lams, dtype=np.float64)
+    if XS.shape[1] == 0:
+        return np.full(lams.shape, float(np.sum(np.square(Y))))
+    U, d, _ = np.linalg.svd(XS, full_matrices=False)
+    B = U.T @ Y
+    Yp = Y - U @ B
+    p2 = np.einsum("ij,ij->i", Yp, Yp)
+    UN = U * (Yp @ B.T)
+    w, V = np.linalg.eigh(B @ B.T)
+    keep = w > w.max(initial=0.0) * 1e-15
+    L = V[:, keep] * np.sqrt(w[keep])
+    U2 = U * U
+    outside = 1.0 - U2.sum(axis=1)
+    out = np.empty(lams.shape)
+    for i, lam in enumerate(lams):
+        g = lam / (d * d + lam)
+        h = outside + U2 @ g
+        e2 = p2 + 2.0 * (UN @ g) + np.einsum("ij,ij->i", *(2 * ((U * g) @ L,)))
+        out[i] = float(np.sum(e2 / (h * h)))
+    return out

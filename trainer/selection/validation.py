@@ -9,6 +9,7 @@ from sklearn.utils.validation import check_array, check_consistent_length, valid
 
 from ..errors import TrainerError
 from .costs import build_plan
+from .lam_search import LAM_SEARCHES
 from .loop import STRATEGIES
 
 DTYPES = ("float64", "float32")
@@ -81,6 +82,9 @@ def check_params(est, n_samples, n_features):
         raise TrainerError(f"mode={est.mode!r} must be one of {MODES}")
     if est.strategy not in STRATEGIES:
         raise TrainerError(f"strategy={est.strategy!r} must be one of {STRATEGIES}")
+    lam_search = getattr(est, "lam_search", "path")
+    if lam_search not in LAM_SEARCHES:
+        raise TrainerError(f"lam_search={lam_search!r} must be one of {LAM_SEARCHES}")
     if n_samples < 2:
         raise TrainerError(f"{n_samples} sample(s) given; at least 2 are required")
     backend = getattr(est, "backend", "local")

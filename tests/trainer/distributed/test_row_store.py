@@ -69,7 +69,7 @@ CASES = {
                               extractor_costs={f"e{i}": 1.0 + i % 3 for i in range(8)}), None),
     "extractors+groups": (dict(budget=3, lam=2.0, extractors=EXT), "mixed"),
     "separate": (dict(budget=3, lam=0.7, mode="separate"), None),
-    "lambda grid": (dict(budget=2), None),
+    "lambda grid": (dict(budget=2, lam_search="grid"), None),    # Dask: always the grid
     "float32": (dict(budget=4, lam=1.0, dtype="float32"), "mixed"),
 }
 

@@ -129,7 +129,8 @@ def test_singleton_groups_are_exactly_loo(extractors, mode):
     grouped = GreedyRLS(**kw).fit(X, Y, groups=np.arange(15))
     np.testing.assert_array_equal(grouped.selected_, plain.selected_)
     np.testing.assert_array_equal(grouped.loo_path_, plain.loo_path_)
-    np.testing.assert_array_equal(grouped.lam_loo_, plain.lam_loo_)
+    # the lambda search's curve comes from an SVD without groups, from block updates with them
+    np.testing.assert_allclose(grouped.lam_loo_, plain.lam_loo_, rtol=1e-12)
     np.testing.assert_array_equal(grouped.coef_, plain.coef_)
     assert plain.criterion_ == "loo" and plain.n_groups_ is None
 

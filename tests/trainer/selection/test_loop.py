@@ -98,7 +98,7 @@ def test_sigma_and_p_updates_match_recomputation():
 
 def test_lambda_chosen_by_loo_over_grid():
     X, Y = make_data(25, 10, 2, seed=5)
-    est = GreedyRLS(budget=3).fit(X, Y)
+    est = GreedyRLS(budget=3, lam_search="grid").fit(X, Y)
     assert len(est.lam_loo_) == len(LAMBDA_GRID) == 31
     assert est.lam_ == LAMBDA_GRID[int(np.argmin(est.lam_loo_))]
     for lam in (LAMBDA_GRID[0], est.lam_, LAMBDA_GRID[-1]):
