@@ -12,7 +12,10 @@
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
   prediction), ``energy`` (latency, deadline misses, duty cycle, average power, battery life);
 - ``accuracy`` of the device and of the reference against the recordings' targets (when the
-  recordings carry them), and ``link`` counters.
+  recordings carry them), and ``link`` counters;
+- ``series``: per prediction in replay order, the recording, the window's end time, the
+  device's output, the recordings' ground truth and the measured compute cost
+  (:func:`series`; what the HTML report plots).
 """
 
 from __future__ import annotations
@@ -76,6 +79,50 @@ def accuracy(result, model, recordings) -> dict:
     task = model.meta["task"]
     return {"device": _accuracy(model, task, [r.scores for r in result.records], truth),
             "reference": _accuracy(model, task, [r.reference for r in result.records], truth)}
+
+
+def _g9(v):
+    """A float32-precision number to 9 significant digits (exact for float32; short JSON)."""
+    return None if v is None or not np.isfinite(v) else float(f"{float(v):.9g}")
+
+
+def _exact(v):
+    return None if v is None or not np.isfinite(v) else float(v)
+
+
+def series(result, model, recordings) -> dict:
+    """Per prediction, in replay order: ``recording`` (index into ``recordings``), ``time_s``
+    (end of the window in its recording), ``device`` and ``truth`` (one list per output:
+    the targets' values for regression, 0/1 per label, the class index for multiclass; null
+    where the prediction was lost or the recordings carry no target) and ``cost`` (extractors
+    + model in the cost unit; null where not measured)."""
+    recs, task = result.records, model.meta["task"]
+    outputs = ["class"] if task == "multiclass" else [str(t) for t in model.meta["targets"]]
+    names = list(dict.fromkeys(r.recording for r in recs))
+    index = {name: i for i, name in enumerate(names)}
+    by_name = {r.name: r for r in recordings.recordings}
+    device = [[None] * len(recs) for _ in outputs]
+    truth = [[None] * len(recs) for _ in outputs]
+    got = [i for i, r in enumerate(recs) if r.scores is not None]
+    if got:
+        out = np.asarray(model.labels(np.array([recs[i].scores for i in got])), dtype=float)
+        out = out.reshape(len(got), -1)
+        for k, i in enumerate(got):
+            for j in range(len(outputs)):
+                device[j][i] = _g9(out[k, j])
+    for i, r in enumerate(recs):
+        y = ground_truth(by_name[r.recording], model.meta, r.end_sample)
+        if y is None or np.isnan(y).any():
+            continue
+        y = [float(np.argmax(y))] if task == "multiclass" else y
+        for j in range(len(outputs)):
+            truth[j][i] = _exact(y[j])
+    return {"outputs": outputs, "recordings": names,
+            "recording": [index[r.recording] for r in recs],
+            "time_s": [_exact(r.end_sample / model.sample_rate) for r in recs],
+            "device": device, "truth": truth,
+            "cost": [None if r.extractors is None else _g9(r.extractors + r.model)
+                     for r in recs]}
 
 
 def cost_section(result, backend, model) -> dict:
@@ -144,6 +191,7 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
                                      "total": cost["total"], "measured": cost["measured"]},
         "profile": profile.as_dict(), "sensors": sensors, "energy": energy,
         "accuracy": accuracy(result, model, recordings), "link": result.link,
+        "series": series(result, model, recordings),
     }
     return report
 

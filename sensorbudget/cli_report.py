@@ -1,0 +1,58 @@
+"""``sensorbudget report``: one interactive HTML page of bundles, evaluations and simulations;
+``--html FILE`` on train, evaluate, simulate and compare writes the same page of their runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ._errors import CliError, handle_errors
+
+DEFAULT_TITLE = "sensorbudget report"
+
+#: ``--html FILE`` for the commands that also write the report of their own runs.
+html_option = click.option(
+    "--html", "html_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+    help="Also write the interactive HTML report of this run to FILE (sensorbudget[report]).")
+
+
+def check_html(html_out) -> None:
+    """Refuse early (before any long work or other output) when the page cannot be written:
+    plotly missing, or the target a directory, device node, FIFO or link."""
+    if html_out is None:
+        return
+    from trainer.bundle.files import check_file_target
+
+    check_file_target(html_out)
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise CliError("the HTML report needs plotly: pip install 'sensorbudget[report]'") \
+            from None
+
+
+def write_html(html_out, runs, *, evaluations=None, title: str = DEFAULT_TITLE) -> None:
+    """Write the report of the run folders ``runs`` (plus in-memory ``evaluations``: {name:
+    results.json dict}) to ``html_out`` atomically."""
+    from device_sim.html import report_html
+    from trainer.bundle import write_atomically
+
+    check_html(html_out)
+    text = report_html(runs, title, evaluations=evaluations)
+    write_atomically(html_out, text.encode("utf-8"))
+
+
+@click.command("report", short_help="One interactive HTML report of bundles, evaluations and "
+                                    "simulations.")
+@click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The HTML file to write.")
+@click.option("--title", default=DEFAULT_TITLE, show_default=True, help="Page title.")
+@handle_errors
+def report_command(runs, output, title):
+    """Write one self-contained HTML page (plotly.js inline: no network needed to view it)
+    of RUNS: bundle folders, evaluation reports (evaluate --report) and simulation reports
+    (simulate --report). A simulation brings in the bundle it names when that still exists."""
+    write_html(output, list(runs), title=title)
+    click.echo(f"wrote {output}")
