@@ -40,7 +40,10 @@ demo: $(STAMP)
 	$(BIN)/sensorbudget train $(OUT)/air_features.npz --budget 30 --lam 1 -o $(OUT)/air_full
 	$(BIN)/sensorbudget simulate $(OUT)/air_full --recordings $(AIR) --backend best --numeric q15 --report $(OUT)/sim_full
 	$(BIN)/sensorbudget compare $(OUT)/sim_full $(OUT)/sim
-	@echo "demo done: reports in $(OUT)/sim/summary.md and $(OUT)/sim_full/summary.md"
+	@echo "== 8. one interactive HTML report: both designs step by step and their simulations"
+	$(BIN)/sensorbudget report $(OUT)/air_bundle $(OUT)/air_full $(OUT)/sim $(OUT)/sim_full \
+	    -o $(OUT)/report.html
+	@echo "demo done: open $(OUT)/report.html (and $(OUT)/sim*/summary.md)"
 
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
@@ -53,13 +56,14 @@ fuzz-smoke: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_selection.py
 
-# Cross toolchains and emulators used by firmware_gen / device_sim tests (Debian packages).
+# Cross toolchains and emulators used by firmware_gen / device_sim tests, and Chromium with its
+# driver for the browser test of the HTML report (Debian packages).
 deps-embedded:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    gcc make python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi \
 	    qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev avrdude \
-	    clang libclang-rt-14-dev
+	    clang libclang-rt-14-dev chromium chromium-driver
 
 clean:
 	rm -rf $(OUT) build .pytest_cache

@@ -7,7 +7,6 @@ inside the commands that need them, not at the top: a command then pays only for
 
 from __future__ import annotations
 
-import sys
 import warnings
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option,
 from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
 from .cli_features import window_options
 from .cli_groups import group_column, groups_option, resolve_groups
+from .cli_report import check_html, html_option, write_html
 
 TASKS = ("auto", "regression", "multilabel", "multiclass")
 
@@ -33,20 +33,12 @@ def main():
     """Budgeted sensor selection with greedy RLS: recordings -> model -> firmware."""
 
 
-def _progress(total_label):
-    """A click progress bar on stderr driven by ``tick(done, total)`` callbacks."""
-    state = {"bar": None}
+def _progress(total_label, enabled=None):
+    """A progress bar on stderr (elapsed time, ETA) driven by ``tick(done, total)`` callbacks;
+    quiet when stderr is not a terminal unless ``enabled`` (``--progress``)."""
+    from .progress import ProgressBar
 
-    def tick(done, total):
-        if state["bar"] is None:
-            state["bar"] = click.progressbar(length=total, label=total_label, file=sys.stderr)
-            state["bar"].__enter__()
-        bar = state["bar"]
-        bar.update(done - bar.pos)
-        if done >= total:
-            bar.__exit__(None, None, None)
-
-    return tick
+    return ProgressBar(total_label, enabled=enabled or None)
 
 
 @main.command("train")
@@ -62,7 +54,11 @@ def _progress(total_label):
 @click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
               help="Learning task; auto = multilabel for --labels/--xml, else regression.")
 @click.option("--lam", type=float, default=None,
-              help="Ridge parameter; default: chosen by LOO over 2^-15..2^15.")
+              help="Ridge parameter; default: chosen by LOO over 2^-15..2^15 (--lam-search).")
+@click.option("--lam-search", type=click.Choice(("path", "grid")), default="path",
+              show_default=True,
+              help="Without --lam: 'path' steers one greedy run along the grid by the exact "
+                   "criterion of its set (about 2 runs); 'grid' runs every grid value (31 runs).")
 @click.option("--no-intercept", is_flag=True, help="Fit without an intercept.")
 @click.option("--no-standardize", is_flag=True, help="Do not scale features to unit variance.")
 @click.option("--sep", default=None, help="CSV field separator [default: ','].")
@@ -82,6 +78,8 @@ def _progress(total_label):
 @window_options
 @click.option("--dtype", type=click.Choice(("float64", "float32")), default="float64",
               show_default=True, help="Precision of the working arrays.")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show the progress bar (elapsed, ETA) even when stderr is not a terminal.")
 @click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Select on the SVD-compressed targets keeping this energy (1 = exact, "
                    "same picks); weights are refit on every target.")
@@ -89,8 +87,10 @@ def _progress(total_label):
               help="Bundle directory to write (model.json + weights.npz).")
 @cost_options
 @dask_option
+@html_option
 @handle_errors
-def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, compress_labels,
+def train_command(data, budget, task, lam, lam_search, no_intercept, no_standardize, dtype,
+                  show_progress, compress_labels,
                   output, max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
                   dask, **load_options):
     """Select features from DATA and write a model bundle.
@@ -101,6 +101,8 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
     """
     from trainer.bundle.model import bundle_contents, save_bundle
 
+    html_out = load_options.pop("html_out", None)     # --html: the report of this bundle
+    check_html(html_out)
     if budget is not None and budget <= 0:
         raise CliError(f"--budget={budget} must be at least 1")
     if budget is None and all(v is None for v in (max_sensors, max_cost, max_energy, max_time)):
@@ -116,7 +118,8 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
         d = load_training_data(data, **load_options)
         task = d["task"] if task == "auto" else task
         est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
-    est.set_params(budget=budget, lam=lam, fit_intercept=not no_intercept,
+    est.set_params(budget=budget, lam=lam, lam_search=lam_search,
+                   fit_intercept=not no_intercept,
                    standardize=not no_standardize, dtype=dtype,
                    **estimator_kwargs_from_options(
                        max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
@@ -125,12 +128,13 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
     training_rows = {"X": d["X"]}
     if dask is not None:
         training_rows = {"X": None,
-                         **fit_on_dask(est, shards, dask, progress=_progress("selecting"))}
+                         **fit_on_dask(est, shards, dask,
+                                       progress=_progress("selecting", show_progress))}
     elif compress_labels is not None:
         fit_compressed(est, d, y, task, compress_labels, extra)
     else:
         est.fit(d["X"], y, groups=resolve_groups(load_options["groups"], d),
-                progress=_progress("selecting"))
+                progress=_progress("selecting", show_progress))
     if task == "multiclass" and dask is None:
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
         extra = {"classes": targets}
@@ -142,9 +146,12 @@ def train_command(data, budget, task, lam, no_intercept, no_standardize, dtype, 
                                    **training_rows)
     meta = save_bundle(output, meta, arrays)
     if plot:
-        write_plot(meta["path"], plot)
+        write_plot(meta["path"], plot, criterion=meta.get("criterion"))
+    if html_out is not None:
+        write_html(html_out, [output])
     click.echo(format_path(meta))
-    click.echo(f"wrote {output}" + (f" and {plot}" if plot else ""))
+    click.echo(f"wrote {output}" + (f" and {plot}" if plot else "")
+               + (f" and {html_out}" if html_out else ""))
 
 
 def fit_compressed(est, d, y, task, energy, extra):
@@ -256,7 +263,7 @@ def info_command(path, plot):
     meta = load_bundle(path).meta
     click.echo(format_path(meta))
     if plot:
-        write_plot(meta["path"], plot)
+        write_plot(meta["path"], plot, criterion=meta.get("criterion"))
         click.echo(f"wrote {plot}")
 
 
@@ -267,7 +274,8 @@ def _register_optional_commands():
     commands = (("cli_features", "features_command"), ("cli_export", "export_group"),
                 ("cli_evaluate", "evaluate_command"), ("cli_firmware", "firmware_command"),
                 ("cli_firmware", "flash_command"), ("cli_simulate", "simulate_command"),
-                ("cli_simulate", "compare_command"), ("cli_simulate", "calibrate_command"))
+                ("cli_simulate", "compare_command"), ("cli_simulate", "calibrate_command"),
+                ("cli_report", "report_command"))
     for module, attr in commands:
         try:
             mod = importlib.import_module(f"{__package__}.{module}")

@@ -80,8 +80,9 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
     return kwargs
 
 
-def write_plot(path_entries, out) -> None:
-    """Write the Pareto PNG of a bundle path to ``out`` (matplotlib imported lazily)."""
+def write_plot(path_entries, out, criterion=None) -> None:
+    """Write the Pareto PNG of a bundle path to ``out`` (matplotlib imported lazily);
+    ``criterion``: the bundle's (loo, leave-group-out), named on the error axis."""
     from trainer.plots import pareto_png
 
-    write_atomically(out, pareto_png(path_entries))
+    write_atomically(out, pareto_png(path_entries, criterion=criterion))

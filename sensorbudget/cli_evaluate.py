@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
 from ._errors import CliError, handle_errors
 from .cli_groups import RECORDING, group_column, resolve_groups
+from .cli_report import check_html, html_option, write_html
 
 TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
 METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso", "greedy-rank")
@@ -113,10 +113,14 @@ def _load(data, sensors, unit, table_options, groups):
               help="Directory keeping each finished (fold, method); a re-run resumes from it.")
 @click.option("--report", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Write report.md, curves.png, summary.csv, wilcoxon.csv, results.json here.")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show the progress bar (elapsed, ETA) even when stderr is not a terminal.")
+@html_option
 @handle_errors
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml, task,
                      groups, lam, compress_labels, label_subset, no_intercept, no_standardize, sep,
-                     decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report):
+                     decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report,
+                     show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
     from trainer.evaluation.protocol import Setup, evaluate
@@ -127,6 +131,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                    na_value=na_value)
     if task == "ranking" and groups is None:
         raise CliError("--task ranking needs --groups COLUMN (the query id of every row)")
+    check_html(html_out)
     evdata, costs, found_task = _load(data, sensors, unit, options, groups)
     if task == "auto":
         task = "multilabel" if (labels or xml) else found_task
@@ -141,11 +146,14 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
                   standardize=not no_standardize, lam=lam, cost_kwargs=costs,
                   compress_energy=compress_labels, label_subset=label_subset, seed=seed)
-    with click.progressbar(length=(len(only_folds) or folds) * len(methods),
-                           label="evaluating", file=sys.stderr) as bar:
+    from .progress import ProgressBar
+
+    bar = ProgressBar("evaluating (fold, method)", enabled=show_progress or None)
+    try:
         result = evaluate(evdata, methods, budgets, folds=folds, setup=setup,
-                          only_folds=list(only_folds) or None, cache_dir=cache,
-                          progress=lambda done, total: bar.update(done - bar.pos))
+                          only_folds=list(only_folds) or None, cache_dir=cache, progress=bar)
+    finally:
+        bar.close()
     click.echo(summary_table(result))
     for t in wilcoxon_tests(result):
         if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
@@ -155,6 +163,13 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
         notes = _notes(setup, evdata, result.config["grouped"])
         write_report(result, report, title=f"Evaluation of {data.name}", notes=notes)
         click.echo(f"wrote {report}")
+    if html_out is not None:
+        records = {"config": result.config, "methods": result.methods,
+                   "budgets": result.budgets, "measures": result.measures,
+                   "records": result.records}
+        write_html(html_out, [], evaluations={f"evaluation of {data.name}": records},
+                   title=f"Evaluation of {data.name}")
+        click.echo(f"wrote {html_out}")
 
 
 def _notes(setup, evdata, grouped) -> list:

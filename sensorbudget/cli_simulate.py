@@ -11,6 +11,7 @@ from trainer.bundle import write_atomically
 
 from ._errors import handle_errors
 from .cli_firmware import parse_full_scale, rounding_notes
+from .cli_report import check_html, html_option, write_html
 
 NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "unicorn-m4f", "simavr")
 
@@ -74,13 +75,15 @@ class RateType(click.ParamType):
                                  "[default: cortex-m4f]; firmware backends use their target's.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the generated and compiled firmware here (default: a temporary dir).")
+@html_option
 @handle_errors
 def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir, battery_mah,
-                     battery_v, timeout, retries, full_scale, profile, workdir):
+                     battery_v, timeout, retries, full_scale, profile, workdir, html_out=None):
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
     from device_sim.simulate import simulate
 
+    check_html(html_out)
     report, _ = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
                          report_dir=report_dir, battery_wh=battery_mah * battery_v / 1000.0,
                          workdir=workdir, timeout=timeout, retries=retries,
@@ -90,6 +93,9 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
         for note in rounding_notes(full_scale):
             click.echo(note)
     click.echo(f"report: {report_dir / 'summary.md'}")
+    if html_out is not None:
+        write_html(html_out, [report_dir])
+        click.echo(f"wrote {html_out}")
     if report["mismatches"]:
         raise click.ClickException(f"{report['mismatches']} of {report['predictions']} "
                                    f"predictions differ from the Python reference")
@@ -119,17 +125,22 @@ def _g(x) -> str:
 @click.option("--markdown", is_flag=True, help="Print a Markdown table.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the table to this file.")
+@html_option
 @handle_errors
-def compare_command(side_a, side_b, markdown, output):
+def compare_command(side_a, side_b, markdown, output, html_out=None):
     """Side-by-side cost/accuracy table of two simulation reports (or bundle directories),
     e.g. the full-sensor model against the budgeted one."""
     from device_sim.compare import compare_rows, format_table, load_side
 
+    check_html(html_out)
     rows = compare_rows(load_side(side_a), load_side(side_b))
     text = format_table(rows, names=(str(side_a), str(side_b)), markdown=markdown)
     click.echo(text)
     if output is not None:
         write_atomically(output, (text + "\n").encode())
+    if html_out is not None:
+        write_html(html_out, [side_a, side_b])
+        click.echo(f"wrote {html_out}")
 
 
 @click.command("calibrate")
