@@ -38,7 +38,7 @@ import numpy as np
 
 from ..errors import TrainerError
 from ..selection.caches import CacheBlock, total
-from ..selection.loop import Preprocessing
+from ..selection.loop import Preprocessing, combine_sums
 from ..selection.validation import check_groups
 from . import partition
 from .dask_data import ShardTable, array_specs, dask_specs, open_client
@@ -237,7 +237,7 @@ class DaskRowStore:
                 raise TrainerError(f"partition {self.labels[p]!r} differs from "
                                    f"{self.labels[0]!r} in its {key}: every shard must have the "
                                    f"same columns")
-        sums = {k: total([s[k] for s in stats]) for k in ("n", "x", "xx", "y", "y_count")}
+        sums = combine_sums(stats)
         return {"sums": sums, "shape": (int(sums["n"]), d), "n_targets": t,
                 "groups": self._check_groups([s["group_ids"] for s in stats])}
 

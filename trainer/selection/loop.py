@@ -30,6 +30,11 @@ TIE_RTOL = 1e-12
 STRATEGIES = ("auto", "cost-ratio", "error")
 
 
+#: A column whose standard deviation is at most this fraction of its largest magnitude is
+#: constant (below float64 resolution of its values): it keeps scale 1.
+CONSTANT_RTOL = 1e-12
+
+
 @dataclass
 class Preprocessing:
     """Affine map applied to X and Y before selection: Xs = (X - x_mean) / x_scale, Yc = Y - y_mean.
@@ -38,7 +43,9 @@ class Preprocessing:
     criterion is the LOO (leave-group-out) error of the centred problem (the means are computed
     from all n rows, so a held-out row's value leaks slightly into the centring: O(1/n)). With
     ``standardize`` each column is divided by its standard deviation (root mean square when
-    there is no intercept); constant columns keep scale 1 (they become zero or stay constant).
+    there is no intercept), computed from sums centred per row block (:func:`row_sums`, stable
+    for columns far from zero such as ``1e8 + 0.01 z``); a column is constant, and keeps scale
+    1, when that deviation is at most :data:`CONSTANT_RTOL` times its largest magnitude.
     NaN targets are left out of ``y_mean``; the selection refits the map on each target's
     observed rows (:func:`trainer.selection.caches.target_blocks`).
     """
@@ -64,11 +71,11 @@ class Preprocessing:
                   else np.zeros(sums["y"].shape[0]))
         x_scale = np.ones(d)
         if standardize:
-            # E[(x - m)^2] computed without an n x d temporary: E[x^2] - 2 m E[x] + m^2.
-            ms = sums["xx"] / n
-            var = np.maximum(ms - 2 * x_mean * mean + x_mean ** 2, 0.0)
+            # variance about the mean from the centred sums (no E[x^2] - m^2 cancellation);
+            # without an intercept the root mean square: (M2 + n m^2) / n.
+            var = sums["m2"] / n + (0.0 if fit_intercept else mean ** 2)
             scale = np.sqrt(var)
-            ok = scale > 1e-12 * np.maximum(1.0, np.abs(x_mean))
+            ok = scale > CONSTANT_RTOL * sums["absmax"]
             x_scale = np.where(ok, scale, 1.0)
         return cls(x_mean=x_mean, x_scale=x_scale, y_mean=y_mean, fit_intercept=fit_intercept,
                    standardize=standardize)
@@ -95,13 +102,37 @@ class Preprocessing:
 
 
 def row_sums(X, Y) -> dict:
-    """Sums over rows behind :class:`Preprocessing`: n, sum and sum of squares of every X
-    column, sum and count of the observed (non-NaN) values of every Y column. Additive over a
-    row partition (:mod:`trainer.distributed.row_store` adds the partitions' sums)."""
+    """Sums over rows behind :class:`Preprocessing`: n; per X column the sum, ``m2`` = the sum
+    of squared deviations from these rows' mean (two passes, in row chunks: no n x d
+    temporary), and the largest magnitude; per Y column the sum and count of the observed
+    (non-NaN) values. Row partitions combine with :func:`combine_sums`."""
     Y = np.asarray(Y, dtype=np.float64)
     nan = np.isnan(Y)
-    return {"n": X.shape[0], "x": X.sum(axis=0), "xx": np.einsum("ij,ij->j", X, X),
+    n, d = X.shape
+    total = X.sum(axis=0)
+    mean = total / max(n, 1)
+    m2, absmax = np.zeros(d), np.zeros(d)
+    step = max(1, (1 << 20) // max(1, d))
+    for i0 in range(0, n, step):
+        part = X[i0:i0 + step] - mean
+        m2 += np.einsum("ij,ij->j", part, part)
+        absmax = np.maximum(absmax, np.abs(X[i0:i0 + step]).max(axis=0))
+    return {"n": n, "x": total, "m2": m2, "absmax": absmax,
             "y": np.where(nan, 0.0, Y).sum(axis=0), "y_count": (~nan).sum(axis=0)}
+
+
+def combine_sums(parts: list) -> dict:
+    """The :func:`row_sums` of the union of row partitions, in the given order. Sums and
+    counts add; ``m2`` combines by the parallel-variance identity (Chan et al.)
+    M2 = sum_p [M2_p + n_p (mean_p - mean)^2]; ``absmax`` is the largest."""
+    n = sum(p["n"] for p in parts)
+    x = sum(np.asarray(p["x"], dtype=np.float64) for p in parts)
+    mean = x / max(n, 1)
+    m2 = sum(np.asarray(p["m2"]) + p["n"] * (np.asarray(p["x"]) / max(p["n"], 1) - mean) ** 2
+             for p in parts if p["n"])
+    return {"n": n, "x": x, "m2": m2 if np.ndim(m2) else np.zeros_like(x),
+            "absmax": np.max([p["absmax"] for p in parts], axis=0),
+            "y": sum(p["y"] for p in parts), "y_count": sum(p["y_count"] for p in parts)}
 
 
 @dataclass
