@@ -219,8 +219,19 @@ def estimator_for_task(task, Y, targets):
     if task == "regression":
         return GreedyRLS(), Y, targets, {}
     if task == "multilabel":
+        for j, name in enumerate(targets):
+            values = np.unique(Y[:, j][~np.isnan(Y[:, j])])
+            if not np.isin(values, (0.0, 1.0)).all():
+                bad = values[~np.isin(values, (0.0, 1.0))][0]
+                raise CliError(f"task multilabel needs 0/1 labels; target column {name!r} holds "
+                               f"{bad:g} ({values.size} distinct values): use --task regression")
         return GreedyRLS(), 2.0 * Y - 1.0, targets, {}
     if Y.shape[1] == 1:
+        values = np.unique(Y[:, 0][~np.isnan(Y[:, 0])])
+        if (values != np.round(values)).any() or values.size > max(20, len(Y) // 2):
+            raise CliError(f"task multiclass needs class values; target column {targets[0]!r} "
+                           f"holds {values.size} distinct values, e.g. {values[-1]:g}: use "
+                           f"--task regression")
         return GreedyRLSClassifier(), Y[:, 0], targets, {}
     if not np.isin(Y, (0.0, 1.0)).all() or not (Y.sum(axis=1) == 1).all():
         raise CliError(f"multiclass with {Y.shape[1]} target columns needs one-hot 0/1 rows")
