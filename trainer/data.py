@@ -70,6 +70,11 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
         raise DataError(f"no feature columns found (X has shape {X.shape})")
     if Y.shape[1] == 0:
         raise DataError("no target columns chosen (name them with --target or --labels)")
+    names = [*features, *targets]
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if twice is not None:
+        where = source.get("file", source) if isinstance(source, dict) else source
+        raise DataError(f"duplicate column name {twice!r} in {where!r}")
     if na_value is not None:
         X = np.where(X == na_value, np.nan, X)
         Y = np.where(Y == na_value, np.nan, Y)

@@ -17,6 +17,7 @@ from .selection.loop import LAMBDA_GRID, Preprocessing, merge_target_paths, path
 from .selection.refit import observed_ridge
 from .selection.validation import (
     check_groups,
+    check_magnitudes,
     check_params,
     is_distributed_input,
     validate_targets_allow_nan,
@@ -67,6 +68,7 @@ class _GreedyRLSBase:
         plan = self._check_params(n, d)
         groups = check_groups(groups, n)
         X = np.asarray(X, dtype=np.float64)
+        check_magnitudes(X, Y)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
         n_groups = None if groups is None else int(np.unique(groups).size)
         self._select_and_refit(plan, prep, lambda c: (X, Y[:, c]), Y.shape, n_groups,

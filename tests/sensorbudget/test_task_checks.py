@@ -49,3 +49,19 @@ def test_sensors_toml_task_is_checked_too(invoke, tmp_path):
     result = invoke(["train", str(stream), "--sensors", str(toml), "--budget", "1", "--lam",
                      "1", "-o", str(tmp_path / "B")])
     assert result.exit_code == 2 and "target column 'y' holds" in result.output
+
+
+def test_duplicate_names_in_an_npz_and_overflowing_targets(invoke, tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(30, 3))
+    np.savez(tmp_path / "dup.npz", X=X, Y=X[:, :1], feature_names=np.array(["f", "f", "g"]),
+             target_names=np.array(["y"]))
+    result = invoke(["train", str(tmp_path / "dup.npz"), "--budget", "1", "-o",
+                     str(tmp_path / "B")])
+    assert result.exit_code == 2 and "duplicate column name 'f' in 'dup.npz'" in result.output
+    rows = ["a,b,y"] + [f"{p:.17g},{q:.17g},{1e156 * p:.17g}" for p, q in X[:, :2]]
+    (tmp_path / "huge.csv").write_text("\n".join(rows) + "\n")
+    result = invoke(["train", str(tmp_path / "huge.csv"), "--target", "y", "--budget", "1",
+                     "-o", str(tmp_path / "B")])
+    assert result.exit_code == 2 and "target values reach" in result.output
+    assert "overflow float64" in result.output and not (tmp_path / "B").exists()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 
 import numpy as np
@@ -94,3 +95,19 @@ def check_params(est, n_samples, n_features):
     if parts is not None and (not isinstance(parts, numbers.Integral) or parts < 1):
         raise TrainerError(f"n_partitions={parts!r} must be an integer >= 1 (or None)")
     return plan
+
+
+def check_magnitudes(X, Y) -> None:
+    """Refuse values whose squares, summed over the rows (and targets), overflow float64: the
+    criterion and the caches sum them (a target of 1e156 gave an IndexError deep in the
+    selection). The limit is sqrt(float64 max / entries)."""
+    for what, values in (("target", Y), ("feature", X)):
+        values = np.asarray(values, dtype=np.float64)
+        if values.size == 0:
+            continue
+        biggest = float(np.nanmax(np.abs(values))) if not np.isnan(values).all() else 0.0
+        limit = math.sqrt(np.finfo(np.float64).max / max(values.size, 1)) / 4
+        if biggest > limit:
+            raise TrainerError(f"{what} values reach {biggest:.3g}; squared and summed over "
+                               f"{values.size} entries they overflow float64 (limit "
+                               f"{limit:.3g}): rescale the {what}s")
