@@ -2,8 +2,8 @@
 
 Payload layouts (little-endian) follow :class:`~device_sim.protocol.Cmd`:
 
-- ``HELLO`` -> version u8, numeric u8 (0 float32, 1 q15, 2 q31), k u16, t u16, channels u16,
-  window u16, hop u16, model name (ASCII, rest of the payload).
+- ``HELLO`` -> version u8 (the protocol version, 2), numeric u8 (0 float32, 1 q15, 2 q31),
+  k u16, t u16, channels u16, window u16, hop u16, model name (ASCII, rest of the payload).
 - ``PUSH_SAMPLES``: count u16, then count x channels samples (float32, or Q15 int16 for q15/q31
   firmware; sample-major: all channels of sample 0, then sample 1, ...) -> count u16
   predictions, each window u32 (index since the last RESET) followed by t scores (float32, or
@@ -21,14 +21,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .errors import DeviceError
-from .protocol import MAX_BODY, Cmd, ProtocolError, Unit
+from .errors import DeviceError, DeviceTimeout
+from .protocol import MAX_PAYLOAD, VERSION, Cmd, ProtocolError, Unit
 
 NUMERIC_CODES = {0: "float32", 1: "q15", 2: "q31"}
 INPUT_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}
 SCORE_DTYPES = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
 SAMPLE_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i2"}
-MAX_PAYLOAD = MAX_BODY - 2
 _HELLO = struct.Struct("<BBHHHHH")
 
 
@@ -118,7 +117,21 @@ class DeviceClient:
         return reply.payload
 
     def hello(self) -> DeviceInfo:
-        self.info = parse_hello(self._call(Cmd.HELLO))
+        """The version handshake: the device's :class:`DeviceInfo`; a ProtocolError when it
+        speaks another protocol version (a v1 device is recognised by a v1 HELLO probe)."""
+        try:
+            data = self._call(Cmd.HELLO)
+        except DeviceTimeout:
+            if self.link.probe_v1():
+                raise ProtocolError(f"the device speaks protocol v1 (firmware from an older "
+                                    f"sensorbudget); this host speaks v{VERSION}: regenerate "
+                                    f"and flash the firmware (sensorbudget firmware)") from None
+            raise
+        info = parse_hello(data)
+        if info.version != VERSION:
+            raise ProtocolError(f"the device speaks protocol v{info.version}; this host speaks "
+                                f"v{VERSION}: use matching sensorbudget and firmware versions")
+        self.info = info
         return self.info
 
     def reset(self) -> None:

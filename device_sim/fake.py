@@ -1,7 +1,8 @@
 """A pure-Python device: the firmware's protocol with the reference pipeline inside.
 
 :class:`FakeDevice` consumes request bytes and produces response bytes exactly as the generated
-firmware does (framing, seq cache, streaming windows, RESET, STATS, BENCH, QUIT). It backs the
+firmware does (framing, exactly-once execution by seq, streaming windows, RESET, STATS, BENCH,
+QUIT). It backs the
 ``python`` backend and the link tests; :mod:`device_sim.transports` puts it behind a
 pyserial-like object (in memory, or on a pty for the real pyserial code path).
 
@@ -19,10 +20,10 @@ import numpy as np
 from export.cgen import DEFAULT_NAME
 
 from .client import INPUT_DTYPES, SCORE_DTYPES, DeviceInfo, encode_hello, encode_predictions
-from .protocol import Cmd, Err, FrameDecoder, Unit, encode_frame
+from .protocol import VERSION, Cmd, Err, FrameDecoder, Unit, encode_frame, seq_is_newer
 from .reference import ReferenceModel
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = VERSION
 
 
 class FakeDevice:
@@ -52,7 +53,7 @@ class FakeDevice:
         self.decoder = FrameDecoder()
         self.executed = 0
         self.exit_code = None
-        self._last = None          # (seq, request crc, response frame) of the last execution
+        self._last = None          # (seq, request crc, (response frame, cmd)) of the last one
         self._reset_stream()
 
     @property
@@ -63,32 +64,51 @@ class FakeDevice:
 
     def _reset_stream(self):
         m = self.model
-        self.buffer = np.zeros((m.window, len(m.channels)), dtype=m.sample_dtype)
+        # the samples from the start of the next window on (absolute index tail_start, a
+        # multiple of hop): windows are computed together, vectorised, as they complete
+        self.tail = np.zeros((0, len(m.channels)), dtype=m.sample_dtype)
+        self.tail_start = 0
         self.count = 0
         self.last_inputs = np.zeros(m.k, dtype=INPUT_DTYPES[m.numeric])
 
     def feed(self, data: bytes) -> bytes:
         """Bytes received on the UART -> bytes the device sends back."""
         out = []
-        for seq, cmd, payload in self.decoder.feed(data):
-            if self.exit_code is not None or (self.stop_after is not None
-                                              and self.executed >= self.stop_after):
+        dec = self.decoder
+        for seq, cmd, payload, crc in dec.feed_crc(data):
+            if self._stopped():
                 continue
-            crc = encode_frame(seq, cmd, payload)[-2:]
-            if self._last is not None and self._last[:2] == (seq, crc):
-                out.append(self._last[2])          # a retry: answer again, do not re-execute
-                continue
-            if len(payload) > self.max_request:
-                rcmd, rpayload = Cmd.ERROR, bytes([cmd & 0xFF, Err.BAD_LENGTH])
-            else:
-                rcmd, rpayload = self._execute(cmd, payload)
-            frame = encode_frame(seq, rcmd, rpayload)
-            self._last = (seq, crc, frame)
-            self.executed += 1
-            out.append(frame)
-            if cmd == Cmd.QUIT and rcmd != Cmd.ERROR:
+            out.append(self._answer(seq, cmd, payload, crc))
+            if cmd == Cmd.QUIT and self._last[2][1] == Cmd.QUIT | 0x80 and self._last[0] == seq:
                 self.exit_code = payload[0]
+        for seq, cmd, _ in dec.foreign:          # valid frames of another protocol version
+            if not self._stopped():
+                out.append(encode_frame(seq, Cmd.ERROR, bytes([cmd & 0xFF, Err.BAD_VERSION])))
+        dec.foreign.clear()
         return b"".join(out)
+
+    def _stopped(self) -> bool:
+        return self.exit_code is not None or (self.stop_after is not None
+                                              and self.executed >= self.stop_after)
+
+    def _answer(self, seq: int, cmd: int, payload: bytes, crc: int) -> bytes:
+        """Execute a request at most once: the cached answer for a repeat of the last one, STALE
+        for a seq that is not newer than the last executed one (PROTOCOL.md, *Sequence*)."""
+        if self._last is not None:
+            last_seq, last_crc, (frame, _) = self._last
+            if seq == last_seq and crc == last_crc:
+                return frame                       # a retry or a duplicate: answer again
+            if not seq_is_newer(seq, last_seq):
+                return encode_frame(seq, Cmd.ERROR, bytes([cmd & 0xFF, Err.STALE])
+                                    + last_seq.to_bytes(2, "little"))
+        if len(payload) > self.max_request:
+            rcmd, rpayload = Cmd.ERROR, bytes([cmd & 0xFF, Err.BAD_LENGTH])
+        else:
+            rcmd, rpayload = self._execute(cmd, payload)
+        frame = encode_frame(seq, rcmd, rpayload)
+        self._last = (seq, crc, (frame, rcmd))
+        self.executed += 1
+        return frame
 
     def _execute(self, cmd: int, payload: bytes) -> tuple:
         handler = {Cmd.HELLO: self._hello, Cmd.PUSH_SAMPLES: self._push,
@@ -121,21 +141,21 @@ class FakeDevice:
         (count,) = struct.unpack_from("<H", payload)
         if len(payload) != 2 + dtype.itemsize * count * n_ch:
             return Err.BAD_LENGTH
-        ends = (self.count + np.arange(1, count + 1)) - m.window
-        done = int(np.count_nonzero((ends >= 0) & (ends % m.hop == 0)))
+        n_tail = len(self.tail) + count
+        done = (n_tail - m.window) // m.hop + 1 if n_tail >= m.window else 0
         if 2 + done * (4 + m.t * np.dtype(SCORE_DTYPES[m.numeric]).itemsize) > self.max_response:
             return Err.BAD_LENGTH
         samples = np.frombuffer(payload, dtype, count * n_ch, 2).reshape(count, n_ch)
-        windows, scores = [], []
-        for row in samples:
-            self.buffer[:-1] = self.buffer[1:]
-            self.buffer[-1] = row
-            self.count += 1
-            end = self.count - m.window
-            if end >= 0 and end % m.hop == 0:
-                self.last_inputs = m.inputs(m.features_of(self.buffer))[0]
-                windows.append(end // m.hop)
-                scores.append(m.scores_of_inputs(self.last_inputs)[0])
+        self.tail = np.concatenate([self.tail, samples])
+        self.count += count
+        first = self.tail_start // m.hop
+        windows, scores = list(range(first, first + done)), []
+        if done:
+            inputs = m.inputs(m.features_of(self.tail[:(done - 1) * m.hop + m.window]))
+            scores = m.scores_of_inputs(inputs)
+            self.last_inputs = inputs[-1]
+            self.tail = self.tail[done * m.hop:]
+            self.tail_start += done * m.hop
         return encode_predictions(windows, scores, SCORE_DTYPES[m.numeric])
 
     def _predict(self, payload):

@@ -1,20 +1,24 @@
-"""The host side of the framed protocol: requests with timeouts, retries and accounting.
+"""The host side of the framed protocol (v2): requests with timeouts, retries and accounting.
 
 A :class:`Link` talks to one device over any pyserial-like ``port`` (``write(bytes)``,
 ``read(n)`` that returns after at most ``port.timeout`` seconds, optional ``in_waiting``).
-Every request gets the next sequence number; when no valid response with that number arrives
-within ``timeout`` seconds, the *same* frame (same seq) is sent again, at most ``retries`` times.
-The device answers a repeated seq from its cache without executing it twice (see
-:mod:`device_sim.protocol`), so a retry after a lost response is safe. A request that stays
+Every request gets the next 16-bit sequence number; when no valid response with that number
+arrives within ``timeout`` seconds, the *same* frame (same seq, same CRC) is sent again, at most
+``retries`` times. The device executes each seq at most once (see :mod:`device_sim.protocol`):
+it answers a repeat from its cache and refuses an older seq, so neither a retry nor a late
+duplicate or reordered copy of an earlier request is executed twice. A request that stays
 unanswered raises :class:`~device_sim.errors.DeviceTimeout`; the total time of one request is
-bounded by ``(retries + 1) * timeout`` plus one poll interval, so the host never hangs.
-Before a retransmission the link sends ``flush`` zero bytes, which complete any phantom frame a
-corrupted length field left the device waiting for.
+bounded by ``(retries + 1) * timeout`` plus one poll interval, so the host never hangs. Frames
+begin and end with a delimiter, so line noise before a frame cannot swallow it.
+
+Handshake: the first HELLO of a link may meet a device that executed higher seqs for an earlier
+host; the device refuses it as ``STALE`` with its last seq, and the link continues after it
+(only for HELLO; a STALE answer to anything else means another host is talking to the device).
 
 Accounting (:class:`LinkStats`): each request ends as ``delivered`` (answered at the first
 attempt), ``retried`` (answered after one or more retransmissions) or ``lost``. Frames that fail
-the CRC or length checks are counted in ``dropped_frames``, valid frames with another seq (late
-duplicates of earlier answers) in ``stale_frames``.
+the COBS, length or CRC checks are counted in ``dropped_frames``, valid frames with another seq
+(late duplicates of earlier answers) in ``stale_frames``.
 
 Time comes from the injected ``clock`` (``time.monotonic`` by default), so tests drive it with a
 fake clock and never depend on wall-clock time.
@@ -26,10 +30,19 @@ import time
 from dataclasses import asdict, dataclass
 
 from .errors import DeviceError, DeviceTimeout
-from .protocol import MAX_BODY, Cmd, Err, FrameDecoder, ProtocolError, encode_frame
+from .protocol import (
+    SEQ_MOD,
+    Cmd,
+    Err,
+    FrameDecoder,
+    ProtocolError,
+    encode_frame,
+    find_v1_frame,
+    v1_hello_probe,
+)
 
 RESPONSE = 0x80
-FLUSH = MAX_BODY + 6      # longest frame: sync 2 + len 2 + body + crc 2
+RAW_TAIL = 4096           # received bytes kept to recognise a protocol v1 device
 
 
 @dataclass
@@ -84,34 +97,36 @@ class Link:
         Monotonic seconds; injected so tests can use a fake clock.
     poll : float
         Read timeout of the port (upper bound of one ``read`` call).
-    flush : int
-        Zero bytes sent before each retransmission (see :meth:`_resync`); 0 disables.
+    first_seq : int
+        Sequence number of the first request (modulo 2^16).
     """
 
     def __init__(self, port, *, timeout: float = 0.5, retries: int = 4, clock=time.monotonic,
-                 poll: float = 0.01, first_seq: int = 0, flush: int = FLUSH):
+                 poll: float = 0.01, first_seq: int = 0):
         if timeout <= 0 or retries < 0:
             raise DeviceError(f"timeout={timeout} must be > 0 and retries={retries} >= 0")
         self.port = port
         self.timeout = float(timeout)
         self.retries = int(retries)
         self.clock = clock
-        self.flush = int(flush)
         self.decoder = FrameDecoder()
         self.stats = LinkStats()
-        self._seq = first_seq & 0xFF
+        self._seq = first_seq % SEQ_MOD
+        self._raw = bytearray()
         if hasattr(port, "timeout"):
             port.timeout = poll
 
     def _next_seq(self) -> int:
         seq = self._seq
-        self._seq = (self._seq + 1) & 0xFF
+        self._seq = (self._seq + 1) % SEQ_MOD
         return seq
 
     def _read_some(self) -> bytes:
         waiting = getattr(self.port, "in_waiting", 0) or 0
         data = self.port.read(max(1, waiting))
         self.stats.bytes_received += len(data)
+        self._raw += data
+        del self._raw[:-RAW_TAIL]
         return data
 
     def _await(self, seq: int, cmd: int, deadline: float):
@@ -127,47 +142,53 @@ class Link:
             if self.clock() >= deadline:
                 return None
 
-    def _resync(self) -> None:
-        """Before a retransmission: forget partial input, and flush the device's decoder.
-
-        A corrupted length field makes a receiver wait for up to MAX_BODY bytes before its CRC
-        check fails; ``flush`` zero bytes (which hold no sync pair) complete such a phantom
-        frame so the retransmitted one is seen at once.
-        """
-        self.decoder.buffer.clear()
-        if self.flush:
-            self.port.write(bytes(self.flush))
-            self.stats.bytes_sent += self.flush
-
     def request(self, cmd: int, payload: bytes = b"") -> Reply:
         """Send ``cmd`` with ``payload`` and return the device's :class:`Reply`.
 
         Raises :class:`DeviceTimeout` when every attempt goes unanswered and
         :class:`ProtocolError` when the device answers with an ERROR frame.
         """
-        seq = self._next_seq()
-        frame = encode_frame(seq, cmd, payload)
         self.stats.requests += 1
+        seq = self._next_seq()
+        answer = self._exchange(seq, cmd, payload)
+        if answer is not None and cmd == Cmd.HELLO and answer[1] == Cmd.ERROR \
+                and _stale_last(answer[2]) is not None:
+            self._seq = (_stale_last(answer[2]) + 1) % SEQ_MOD     # continue after a former host
+            seq = self._next_seq()
+            answer = self._exchange(seq, cmd, payload)
+        if answer is None:
+            self.stats.lost += 1
+            raise DeviceTimeout(f"no answer to {_command_name(cmd)} (seq {seq}) after "
+                                f"{self.retries + 1} attempt(s) of {self.timeout:g} s each")
+        attempts, fcmd, data = answer
+        if attempts == 1:
+            self.stats.delivered += 1
+        else:
+            self.stats.retried += 1
+        if fcmd == Cmd.ERROR:
+            raise ProtocolError(_error_text(cmd, seq, data))
+        return Reply(data, attempts)
+
+    def _exchange(self, seq: int, cmd: int, payload: bytes):
+        """(attempts, cmd, payload) of the answer to ``seq``, or None after every attempt."""
+        frame = encode_frame(seq, cmd, payload)
         for attempt in range(1, self.retries + 2):
             if attempt > 1:
                 self.stats.retransmissions += 1
-                self._resync()
             self.port.write(frame)
             self.stats.bytes_sent += len(frame)
             answer = self._await(seq, cmd, self.clock() + self.timeout)
-            if answer is None:
-                continue
-            if attempt == 1:
-                self.stats.delivered += 1
-            else:
-                self.stats.retried += 1
-            fcmd, data = answer
-            if fcmd == Cmd.ERROR:
-                raise ProtocolError(_error_text(cmd, data))
-            return Reply(data, attempt)
-        self.stats.lost += 1
-        raise DeviceTimeout(f"no answer to {_command_name(cmd)} (seq {seq}) after "
-                            f"{self.retries + 1} attempt(s) of {self.timeout:g} s each")
+            if answer is not None:
+                return (attempt, *answer)
+        return None
+
+    def probe_v1(self) -> bool:
+        """Whether the device answers a protocol v1 HELLO (old firmware); waits one timeout."""
+        self.port.write(v1_hello_probe())
+        deadline = self.clock() + self.timeout
+        while find_v1_frame(bytes(self._raw)) is None and self.clock() < deadline:
+            self._read_some()
+        return find_v1_frame(bytes(self._raw)) is not None
 
     def close(self) -> None:
         close = getattr(self.port, "close", None)
@@ -175,11 +196,22 @@ class Link:
             close()
 
 
-def _error_text(cmd: int, data: bytes) -> str:
+def _stale_last(data: bytes):
+    """The device's last executed seq in a STALE error payload, else None."""
+    if len(data) >= 4 and data[1] == Err.STALE:
+        return int.from_bytes(data[2:4], "little")
+    return None
+
+
+def _error_text(cmd: int, seq: int, data: bytes) -> str:
     if len(data) >= 2:
         try:
             code = Err(data[1]).name
         except ValueError:
             code = f"code {data[1]}"
+        last = _stale_last(data)
+        if last is not None:
+            return (f"device refused {_command_name(cmd)} (seq {seq}) as stale: it has executed "
+                    f"seq {last}; is another host talking to it?")
         return f"device rejected {_command_name(cmd)}: {code}"
     return f"device rejected {_command_name(cmd)} (malformed ERROR payload {data.hex()})"

@@ -5,13 +5,15 @@
   an empty ``read`` lets ``timeout`` seconds pass on the injected ``sleep`` (with a FakeClock,
   its ``advance``), so timeouts are deterministic and instant in tests.
 - :class:`FaultyTransport`: wraps any transport and corrupts (bit flips) or drops bytes in either
-  direction with a seeded RNG.
+  direction with a seeded RNG; optionally also duplicates writes/reads and delivers them late,
+  reorders them, and inserts garbage bursts (the faults protocol v2 must survive).
 - :class:`PtyDevice`: serves a device object on a pseudo-terminal from a thread, so the real
   pyserial code path (``serial_for_url(path)``) can be exercised without hardware.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import random
 import select
@@ -75,29 +77,73 @@ class FaultyTransport:
         Per-byte probabilities of flipping one random bit and of losing the byte.
     directions : {"both", "tx", "rx"}
         Faults on what the host writes (tx), on what it reads (rx), or both.
+    duplicate, reorder, garbage : float
+        Per-chunk (one ``write``, or one non-empty ``read``) probabilities of: delivering a copy
+        of the chunk again 1-4 chunks later (a late duplicate); holding the chunk back and
+        delivering it after the next 1-3 chunks (reordering); and inserting a burst of 1-40
+        random bytes before it.
     """
 
     def __init__(self, inner, *, seed: int, corrupt: float = 0.0, drop: float = 0.0,
-                 directions: str = "both"):
+                 directions: str = "both", duplicate: float = 0.0, reorder: float = 0.0,
+                 garbage: float = 0.0):
         self.inner = inner
         self.rng = random.Random(seed)
         self.corrupt, self.drop = corrupt, drop
         self.directions = directions
+        self.duplicate, self.reorder, self.garbage = duplicate, reorder, garbage
         self.corrupted = 0
         self.dropped = 0
+        self.counts = {"duplicated": 0, "reordered": 0, "garbage": 0}
+        self._late = {"tx": [], "rx": []}          # [chunks still to pass, data]
 
     def _mangle(self, data: bytes) -> bytes:
-        out = bytearray()
-        for byte in data:
-            r = self.rng.random()
-            if r < self.drop:
+        """Per-byte faults; event positions drawn as geometric gaps (fast for small rates)."""
+        p = self.drop + self.corrupt
+        if p <= 0 or not data:
+            return data
+        out = bytearray(data)
+        rng, log1p = self.rng, math.log1p(-p) if p < 1 else None
+        pos, removed = -1, []
+        while True:
+            pos += 1 if log1p is None else 1 + int(math.log(1.0 - rng.random()) / log1p)
+            if pos >= len(out):
+                break
+            if rng.random() * p < self.drop:
+                removed.append(pos)
                 self.dropped += 1
-                continue
-            if r < self.drop + self.corrupt:
-                byte ^= 1 << self.rng.randrange(8)
+            else:
+                out[pos] ^= 1 << rng.randrange(8)
                 self.corrupted += 1
-            out.append(byte)
+        for i in reversed(removed):
+            del out[i]
         return bytes(out)
+
+    def _chunk(self, way: str, data: bytes) -> bytes:
+        """Chunk faults of one direction: what passes now (maybe with late chunks)."""
+        late, rng, out = self._late[way], self.rng, []
+        if data and self.garbage and rng.random() < self.garbage:
+            out.append(bytes(rng.randrange(256) for _ in range(rng.randint(1, 40))))
+            self.counts["garbage"] += 1
+        if data and self.reorder and rng.random() < self.reorder:
+            late.append([rng.randint(1, 3), data])
+            self.counts["reordered"] += 1
+        else:
+            out.append(data)
+        if data and self.duplicate and rng.random() < self.duplicate:
+            late.append([rng.randint(1, 4), data])
+            self.counts["duplicated"] += 1
+        if data:
+            for item in late:
+                item[0] -= 1
+            out += [d for n, d in late if n < 0]
+            late[:] = [item for item in late if item[0] >= 0]
+        return b"".join(out)
+
+    def _faults(self, way: str, data: bytes) -> bytes:
+        if self.directions not in ("both", way):
+            return data
+        return self._mangle(self._chunk(way, data))
 
     @property
     def timeout(self):
@@ -112,15 +158,11 @@ class FaultyTransport:
         return self.inner.in_waiting
 
     def write(self, data) -> int:
-        if self.directions in ("both", "tx"):
-            self.inner.write(self._mangle(bytes(data)))
-        else:
-            self.inner.write(data)
+        self.inner.write(self._faults("tx", bytes(data)))
         return len(data)
 
     def read(self, size: int = 1) -> bytes:
-        data = self.inner.read(size)
-        return self._mangle(data) if self.directions in ("both", "rx") else data
+        return self._faults("rx", self.inner.read(size))
 
     def close(self) -> None:
         self.inner.close()

@@ -22,7 +22,7 @@ from trainer.version import package_version
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
-from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
+from .plan import FORMAT_VERSION, NUMERIC_CODES, PROTOCOL_VERSION, make_plan
 from .targets import get_target, makefile, run_command, runtime_files
 
 MANIFEST = "firmware.json"
@@ -104,7 +104,7 @@ def _manifest(plan, target, header, kernel) -> dict:
                         "arithmetic": "q15" if e.fixed else "float32"} for e in plan.extractors],
         "score_frac_bits": None if fx is None else fx.score_frac_bits,
         "error_bound": None if fx is None else header.error_bound,
-        "protocol_version": 1, "max_request_payload": target.rx_payload,
+        "protocol_version": PROTOCOL_VERSION, "max_request_payload": target.rx_payload,
         "max_response_payload": target.tx_payload, "cost_unit": target.cost_unit,
         "artifacts": artifacts, "run": run_command(target, ".", port=4321),
     }

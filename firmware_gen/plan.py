@@ -20,7 +20,7 @@ from .errors import FirmwareGenError
 
 NUMERIC_CODES = {"float32": 0, "q15": 1, "q31": 2}
 FORMAT_VERSION = 1        # of the generated sources; main.c checks every part against it
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2           # the framed link of PROTOCOL.md (device_sim.protocol.VERSION)
 MAX_WINDOW = 65535        # HELLO carries window and hop as u16
 MAX_FIXED_WINDOW = 32768  # extract_q15's limit
 

@@ -40,6 +40,8 @@ CONFIGS = (
     Config("protocol_q31", "protocol", "q31", "regression"),
     Config("protocol_avr_q31", "protocol", "q31", "wide", 256, 160),
     Config("protocol_avr_multiclass", "protocol", "float32", "multiclass", 256, 160),
+    # an 8-byte transmit buffer (issue 21: STATS/BENCH answers overflowed it)
+    Config("protocol_tiny_tx", "protocol", "float32", "regression", 1024, 8),
     Config("stream_float32", "stream", "float32", "regression"),
     Config("stream_q15", "stream", "q15", "regression"),
     Config("stream_q31", "stream", "q31", "regression"),
@@ -132,7 +134,7 @@ def seeds(config: Config, build_dir) -> list:
     session = (req(1) + req(2, count.to_bytes(2, "little") + bytes(range(256))[:frame] * count)
                + req(5) + req(3, bytes(m["k"] * value)) + req(4, b"\x02\x00\x00\x00\x00")
                + req(4, b"\x02\x00\x00\x00\x01") + req(6) + req(0x7E, b"\x00"))
-    return [b"\x01" + session, b"\x00\xa5\x5a\x02\x00\x00\x01\xff\xff"]
+    return [b"\x01" + session, b"\x00\x00\x06\x02\x01\x01\x01\x05\x12\x34\x56\x78\x00"]
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@
 Checks for any byte stream:
 
 - ``FrameDecoder`` never raises, and returns the same frames (and drop count) whether the
-  bytes arrive at once or in fuzzed chunks; every frame it returns re-encodes to bytes that
-  occur in the input (nothing invented);
+  bytes arrive at once or in fuzzed chunks; every frame it returns is the COBS decoding of a
+  0x00-delimited piece of the input (nothing invented);
 - its buffer never holds more than one maximal frame plus the last chunk;
 - the response parsers (``parse_hello``, ``decode_predictions``) accept a payload or raise
   ``ProtocolError``;
@@ -12,8 +12,9 @@ Checks for any byte stream:
   frames.
 
 Input: a chunking byte, a mode byte, then the stream: raw bytes (mode 0) or (mode 1) a list of
-requests ``cmd u8, length u16, payload`` that the harness frames with valid CRCs, each followed
-by up to 7 bytes of line noise, so the device's command handlers are reached.
+requests ``cmd u8, length u16, payload`` that the harness frames (protocol v2) with valid CRCs
+and seqs that advance, repeat or go back (duplicates, stale requests), each followed by up to 7
+bytes of line noise, so the device's command handlers and its seq checks are reached.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from fuzz._harness import Input, expected_errors, instrumented, run
 with instrumented():
     from device_sim.client import decode_predictions, parse_hello
     from device_sim.fake import FakeDevice
-    from device_sim.protocol import MAX_BODY, FrameDecoder, encode_frame
+    from device_sim.protocol import MAX_FRAME, FrameDecoder, cobs_decode, encode_body, encode_frame
 
 DEVICE_MODEL = None
 
@@ -32,7 +33,7 @@ def _decode(stream: bytes, cuts: list):
     dec, frames, start = FrameDecoder(), [], 0
     for cut in cuts + [len(stream)]:
         frames += dec.feed(stream[start:cut])
-        assert len(dec.buffer) <= MAX_BODY + 6 + (cut - start)
+        assert len(dec.buffer) <= MAX_FRAME + (cut - start)
         start = cut
     return frames, dec.dropped
 
@@ -42,7 +43,8 @@ def _framed(inp: Input) -> bytes:
     while inp.remaining():
         cmd = inp.int(0, 255)
         payload = inp.bytes(inp.int(0, 1100))
-        seq = (seq + inp.int(0, 2)) & 0xFF
+        step = inp.int(0, 3)                       # same seq, +1, +2, or one back
+        seq = (seq + (step if step < 3 else -1)) % 65536
         try:
             out.append(encode_frame(seq, cmd, payload))
         except expected_errors():
@@ -59,8 +61,9 @@ def test_one_input(data: bytes) -> None:
     whole, dropped = _decode(stream, [])
     chunked, dropped_chunked = _decode(stream, cuts)
     assert whole == chunked and dropped == dropped_chunked
+    pieces = {cobs_decode(p) for p in stream.split(b"\x00") if p}
     for seq, cmd, payload in whole:
-        assert encode_frame(seq, cmd, payload) in stream
+        assert encode_body(seq, cmd, payload) in pieces
         for parse in (lambda p: parse_hello(p), lambda p: decode_predictions(p, 1 + seq % 3,
                                                                              "<f4")):
             try:
@@ -78,7 +81,8 @@ def seeds() -> list:
     hello = encode_frame(1, 0x01)
     push = encode_frame(2, 0x02, b"\x02\x00" + bytes(8 * 4 * 2))
     raw = [b"\x01\x00" + hello, b"\x03\x00" + hello + push,
-           b"\x07\x00" + hello[:-1] + b"\x00" + hello, b"\x01\x00\xa5\x5a\xff\xff" + hello]
+           b"\x07\x00" + hello[:-2] + b"\x07\x00" + hello, b"\x01\x00\xff\xff\x01" + hello,
+           b"\x02\x00" + push + push + encode_frame(1, 0x05) + encode_frame(2, 0x06, version=1)]
 
     def req(cmd, payload=b"", inc=1, noise=b""):
         return (bytes([cmd]) + len(payload).to_bytes(2, "little") + payload + bytes([inc])

@@ -50,7 +50,13 @@ class SerialBackend(ProtocolBackend):
         self.cost_method = f"reported by the device (STATS), {profile} profile"
 
     def connect(self):
+        """Open the port locked (``flock(LOCK_EX | LOCK_NB)`` on POSIX serial devices), so a
+        second host on the same device is refused instead of interleaving frames with ours."""
         try:
-            return serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.01)
+            return serial.serial_for_url(self.url, baudrate=self.baudrate, timeout=0.01,
+                                         exclusive=True)
         except (serial.SerialException, ValueError) as exc:
+            if "exclusively lock" in str(exc):
+                raise DeviceError(f"{self.url} is in use by another host (the port is locked): "
+                                  f"close the other session first") from None
             raise DeviceError(f"cannot open {self.url!r}: {exc}") from None

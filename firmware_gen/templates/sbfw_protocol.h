@@ -1,7 +1,9 @@
 /*
- * sbfw_protocol.h: framing of the sensorbudget serial protocol (device side), see PROTOCOL.md.
- * Frame: 0xA5 0x5A | len u16 | seq u8 | cmd u8 | payload (len - 2 bytes) | crc u16, little-endian,
- * CRC-16/CCITT-FALSE over len..payload. The caller owns both buffers (no malloc).
+ * sbfw_protocol.h: framing of the sensorbudget serial protocol v2 (device side), see PROTOCOL.md.
+ * Body: version u8 (=2) | seq u16 | cmd u8 | payload | crc u32, little-endian, CRC-32 (zlib's)
+ * over version..payload; on the wire 0x00 | COBS(body) | 0x00. Each seq is executed at most
+ * once (a repeat is answered from the cache, an older seq is refused as STALE). The caller owns
+ * both buffers (no malloc).
  */
 #ifndef SBFW_PROTOCOL_H
 #define SBFW_PROTOCOL_H
@@ -10,9 +12,10 @@
 #include <string.h>
 
 #define SBFW_RUNTIME_VERSION 1
-#define SBFW_PROTOCOL_VERSION 1
-#define SBFW_MAX_BODY 1026u    /* seq + cmd + payload, the protocol's limit */
-#define SBFW_OVERHEAD 8u       /* sync 2 + len 2 + seq + cmd + crc 2 */
+#define SBFW_PROTOCOL_VERSION 2
+#define SBFW_MAX_PAYLOAD 1024u /* the protocol's limit */
+#define SBFW_OVERHEAD 8u       /* body bytes besides the payload: version, seq 2, cmd, crc 4 */
+#define SBFW_MAX_BODY (SBFW_MAX_PAYLOAD + SBFW_OVERHEAD)
 
 /* Device buffers: payload bytes a request / response may carry (targets lower them). */
 #ifndef SBFW_RX_PAYLOAD
@@ -28,37 +31,45 @@ enum {
     SBFW_CMD_QUIT = 0x7E, SBFW_CMD_ERROR = 0x7F
 };
 enum { SBFW_ERR_NONE = 0, SBFW_ERR_UNKNOWN_COMMAND = 1, SBFW_ERR_BAD_LENGTH = 2,
-       SBFW_ERR_BAD_VALUE = 3 };
+       SBFW_ERR_BAD_VALUE = 3, SBFW_ERR_BAD_VERSION = 4, SBFW_ERR_STALE = 5 };
 /* sbfw_link_feed / sbfw_link_done results */
 enum { SBFW_NONE = 0, SBFW_FRAME = 1, SBFW_OVERSIZE = 2 };
 
 typedef struct {
-    uint8_t *rx;             /* raw bytes of the frame being received */
+    uint8_t *rx;             /* decoded body of the frame being received */
     uint16_t rx_cap, rx_len;
-    uint8_t *tx;             /* the last response frame (kept for retries) */
+    uint8_t *tx;             /* body of the last response (kept for repeats) */
     uint16_t tx_cap, tx_len;
-    uint16_t frame_len;      /* bytes of the ready frame at rx[0] */
+    uint8_t left;            /* COBS: data bytes left in the current block */
+    uint8_t code;            /* COBS: code of the current block (0 before the first) */
+    uint8_t bad;             /* the frame is invalid: skip to the next delimiter */
+    uint8_t over;            /* the body outgrew rx: only its CRC is followed */
+    uint16_t over_len;       /* body bytes beyond rx_cap */
+    uint32_t over_crc;       /* CRC register over the body except the last 4 bytes */
+    uint8_t tail[4];         /* the last 4 body bytes (the CRC field) while over */
     uint8_t ready;           /* SBFW_NONE, SBFW_FRAME or SBFW_OVERSIZE */
-    uint8_t req_seq, req_cmd;
-    uint16_t req_crc, req_payload_len;
-    uint8_t skipping;        /* consuming a valid-length frame too large for rx */
-    uint16_t skip_left;      /* payload bytes still to consume */
-    uint8_t skip_crc_bytes;  /* CRC bytes received so far */
-    uint16_t skip_crc, skip_rx_crc;
-    uint8_t cache_valid, cache_seq;
-    uint16_t cache_crc;
-    uint16_t dropped;        /* frames dropped (bad length or CRC) */
+    uint8_t req_version, req_cmd;
+    uint16_t req_seq, req_payload_len;
+    uint32_t req_crc;
+    uint8_t cache_valid;
+    uint16_t cache_seq;
+    uint32_t cache_crc;
+    uint16_t dropped;        /* frames dropped (bad COBS, length or CRC) */
 } sbfw_link_t;
 
-uint16_t sbfw_crc16(const uint8_t *data, uint16_t n, uint16_t crc);
+/* CRC-32/ISO-HDLC (zlib's crc32) of n bytes. */
+uint32_t sbfw_crc32(const uint8_t *data, uint16_t n);
 void sbfw_link_init(sbfw_link_t *l, uint8_t *rx, uint16_t rx_cap, uint8_t *tx, uint16_t tx_cap);
 /* Give one received byte; returns SBFW_FRAME / SBFW_OVERSIZE when a request is ready. */
 uint8_t sbfw_link_feed(sbfw_link_t *l, uint8_t byte);
 /* Release the ready request; returns the status of the next buffered one. */
 uint8_t sbfw_link_done(sbfw_link_t *l);
-/* The ready request repeats the last executed one (same seq and CRC): resend, do not execute. */
-int sbfw_link_is_retry(const sbfw_link_t *l);
+/* What to do with the ready request: SBFW_ERR_NONE = execute it; SBFW_ERR_STALE or
+ * SBFW_ERR_BAD_VERSION = refuse it (sbfw_link_refuse); -1 = a repeat: sbfw_link_resend. */
+int sbfw_link_check(const sbfw_link_t *l);
 void sbfw_link_resend(sbfw_link_t *l);
+/* Answer the ready request with ERROR err (not cached, nothing executed). */
+void sbfw_link_refuse(sbfw_link_t *l, uint8_t err);
 /* Payload of the ready request, and where to write the response payload (capacity below). */
 const uint8_t *sbfw_link_request(const sbfw_link_t *l);
 uint8_t *sbfw_link_response(sbfw_link_t *l);

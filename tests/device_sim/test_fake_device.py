@@ -31,7 +31,7 @@ def client_for(device):
 
 def test_hello_describes_the_model(model):
     info = client_for(FakeDevice(model, name="tiny")).hello()
-    assert (info.version, info.numeric, info.k, info.t) == (1, "float32", model.k, model.t)
+    assert (info.version, info.numeric, info.k, info.t) == (2, "float32", model.k, model.t)
     assert (info.channels, info.window, info.hop, info.name) == (len(model.channels), 8, 4, "tiny")
 
 
@@ -54,9 +54,35 @@ def test_identical_retry_is_answered_from_the_cache(model):
     first = ask(dev, 5, Cmd.PUSH_SAMPLES, payload)
     again = ask(dev, 5, Cmd.PUSH_SAMPLES, payload)
     assert first == again and dev.count == 8 and dev.executed == 1
-    # same seq but another frame (CRC differs): executed
-    ask(dev, 5, Cmd.PUSH_SAMPLES, struct.pack("<H", 0))
-    assert dev.executed == 2
+    # same seq but another frame (CRC differs): refused as stale, not executed
+    assert ask(dev, 5, Cmd.PUSH_SAMPLES, struct.pack("<H", 0))[1:] == (
+        Cmd.ERROR, bytes([Cmd.PUSH_SAMPLES, Err.STALE, 5, 0]))
+    assert dev.executed == 1
+
+
+def test_each_seq_is_executed_at_most_once(model):
+    """Late duplicates and reordered requests (the v1 drift): older seqs are refused."""
+    dev = FakeDevice(model)
+    n_ch = len(model.channels)
+    pushes = [struct.pack("<H", 4) + np.full((4, n_ch), i, "<f4").tobytes() for i in range(4)]
+    frames = [encode_frame(10 + i, Cmd.PUSH_SAMPLES, p) for i, p in enumerate(pushes)]
+    dev.feed(frames[0] + frames[1])
+    answers = FrameDecoder().feed(dev.feed(frames[0] + frames[1] + frames[3] + frames[2]))
+    assert [(s, c) for s, c, _ in answers] == [(10, Cmd.ERROR), (11, Cmd.PUSH_SAMPLES | 0x80),
+                                                (13, Cmd.PUSH_SAMPLES | 0x80), (12, Cmd.ERROR)]
+    assert answers[0][2] == bytes([Cmd.PUSH_SAMPLES, Err.STALE, 11, 0])
+    assert dev.executed == 3 and dev.count == 12           # 10, 11, 13: each once
+    # serial number arithmetic: after 65535 comes 0
+    dev2 = FakeDevice(model)
+    ask(dev2, 65535, Cmd.STATS)
+    assert ask(dev2, 0, Cmd.STATS)[1] == Cmd.STATS | 0x80
+    assert ask(dev2, 65535, Cmd.STATS)[1] == Cmd.ERROR
+
+
+def test_a_frame_of_another_protocol_version_is_refused(model):
+    dev = FakeDevice(model)
+    (answer,) = FrameDecoder().feed(dev.feed(encode_frame(3, Cmd.RESET, version=3)))
+    assert answer == (3, Cmd.ERROR, bytes([Cmd.RESET, Err.BAD_VERSION])) and dev.executed == 0
 
 
 def test_errors(model):
@@ -65,7 +91,7 @@ def test_errors(model):
     assert ask(dev, 2, Cmd.PUSH_SAMPLES, b"\x02\x00abc")[2] == bytes([2, Err.BAD_LENGTH])
     assert ask(dev, 3, Cmd.BENCH, struct.pack("<IB", 0, 0))[2] == bytes([4, Err.BAD_VALUE])
     with pytest.raises(ProtocolError, match="rejected BENCH: BAD_VALUE"):
-        client_for(dev).link.request(Cmd.BENCH, struct.pack("<IB", 1, 7))
+        client_for(FakeDevice(model)).link.request(Cmd.BENCH, struct.pack("<IB", 1, 7))
 
 
 def test_response_limit_refuses_before_consuming(model):

@@ -83,3 +83,19 @@ def test_serial_backend_over_a_pty(motions):
             be.close()
     assert res.backend == f"serial:{pty.path}"
     assert len(res.records) == 360 and res.count("delivered") == 360 and res.mismatches == 0
+
+
+def test_a_second_host_on_the_same_serial_device_is_refused(tiny):
+    """The port is locked while one host uses it; after it closes, another host may connect."""
+    from device_sim.errors import DeviceError
+
+    model = model_of(tiny[0])
+    with PtyDevice(FakeDevice(model)) as pty:
+        first = SerialBackend(pty.path, timeout=2.0)
+        first.open()
+        second = SerialBackend(pty.path, timeout=2.0)
+        with pytest.raises(DeviceError, match=r"in use by another host \(the port is locked\)"):
+            second.open()
+        first.close()
+        assert second.open().version == 2
+        second.close()

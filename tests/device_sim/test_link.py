@@ -1,9 +1,13 @@
-"""Link: retries with the same seq, bounded time, accounting, errors; all on a fake clock."""
+"""Link: retries with the same seq, bounded time, accounting, errors, the version handshake;
+all on a fake clock."""
+
+import struct
 
 import pytest
 
+from device_sim.client import DeviceClient, DeviceInfo, encode_hello
 from device_sim.errors import DeviceTimeout
-from device_sim.link import FLUSH, Link
+from device_sim.link import Link
 from device_sim.protocol import Cmd, Err, FrameDecoder, ProtocolError, encode_frame
 from device_sim.transports import FakeClock, FaultyTransport, MemoryTransport
 
@@ -80,10 +84,10 @@ def test_error_frame_raises_protocol_error():
 
 def test_sequence_numbers_advance_and_wrap():
     dev = EchoDevice()
-    link, _, _ = make(dev, first_seq=254)
+    link, _, _ = make(dev, first_seq=65534)
     for _ in range(4):
         link.request(Cmd.STATS)
-    assert [k[0] for k in dev.executed] == [254, 255, 0, 1]
+    assert [k[0] for k in dev.executed] == [65534, 65535, 0, 1]
 
 
 def test_stale_answers_are_ignored():
@@ -94,21 +98,80 @@ def test_stale_answers_are_ignored():
     assert link.stats.stale_frames == 1
 
 
-def test_retry_flushes_a_phantom_frame_left_by_a_corrupted_length():
+def test_line_noise_before_a_frame_does_not_swallow_it():
     link, _, _ = make(EchoDevice(), timeout=0.1, retries=2)
-    # a frame whose length field says 1000 bytes: without the flush the device would wait for
-    # them and swallow the retransmission
-    link.port.write(b"\xA5\x5A\xE8\x03\x00\x01")
+    # a v1-style header promising 1000 bytes, and noise without a delimiter: the frame's
+    # leading 0x00 ends them, so the request is answered at the first attempt
+    link.port.write(b"\xA5\x5A\xE8\x03\x00\x01\x42\x17")
     reply = link.request(Cmd.HELLO, b"x")
-    assert reply.payload == b"x" and reply.attempts == 2
-    assert link.stats.bytes_sent >= FLUSH
+    assert reply.payload == b"x" and reply.attempts == 1
 
 
-def test_without_flush_the_phantom_frame_swallows_every_retry():
-    link, _, _ = make(EchoDevice(), timeout=0.1, retries=2, flush=0)
-    link.port.write(b"\xA5\x5A\xE8\x03\x00\x01")
+class StaleDevice:
+    """A v2 device that executed seq 700 for an earlier host: older seqs are STALE."""
+
+    def __init__(self, info):
+        self.decoder, self.info, self.seen = FrameDecoder(), info, []
+
+    def feed(self, data):
+        out = b""
+        for seq, cmd, _ in self.decoder.feed(data):
+            self.seen.append(seq)
+            if 0 < (seq - 700) % 65536 < 32768:
+                out += encode_frame(seq, cmd | 0x80, encode_hello(self.info))
+            else:
+                out += encode_frame(seq, Cmd.ERROR, bytes([cmd, Err.STALE]) + b"\xbc\x02")
+        return out
+
+
+INFO = DeviceInfo(2, "float32", 3, 1, 2, 8, 4, "dev")
+
+
+def test_hello_continues_after_the_seq_of_a_former_host():
+    dev = StaleDevice(INFO)
+    link, _, _ = make(dev)
+    assert DeviceClient(link).hello() == INFO
+    assert dev.seen == [0, 701] and link._seq == 702
+    with pytest.raises(ProtocolError, match=r"refused STATS \(seq 0\) as stale: .* seq 700; "
+                       r"is another host"):
+        make(dev)[0].request(Cmd.STATS)
+
+
+class V1Device:
+    """Protocol v1 firmware: answers a v1 HELLO (0xA5 0x5A framing, CRC-16), ignores the rest."""
+
+    def __init__(self):
+        self.buffer = b""
+
+    def feed(self, data):
+        from device_sim.protocol import _crc16
+
+        self.buffer += data
+        if b"\xA5\x5A\x02\x00\x00\x01" not in self.buffer:
+            return b""
+        self.buffer = b""
+        body = struct.pack("<HBB", 2 + 12, 0, 0x81) + struct.pack("<BBHHHHH", 1, 0, 3, 1, 2, 8, 4)
+        return b"\xA5\x5A" + body + struct.pack("<H", _crc16(body))
+
+
+def test_a_v1_device_is_refused_with_one_clear_line():
+    link, _, _ = make(V1Device(), timeout=0.1, retries=1)
+    with pytest.raises(ProtocolError) as exc:
+        DeviceClient(link).hello()
+    text = str(exc.value)
+    assert "protocol v1" in text and "v2" in text and "\n" not in text
+
+
+def test_a_device_of_another_version_is_refused():
+    link, _, _ = make(StaleDevice(DeviceInfo(3, "float32", 3, 1, 2, 8, 4, "dev")))
+    with pytest.raises(ProtocolError, match="device speaks protocol v3; this host speaks v2"):
+        DeviceClient(link).hello()
+
+
+def test_a_silent_device_still_times_out():
+    link, _, _ = make(EchoDevice(deaf=10 ** 6), timeout=0.1, retries=1)
     with pytest.raises(DeviceTimeout):
-        link.request(Cmd.HELLO, b"x")
+        DeviceClient(link).hello()
 
 
 def test_faulty_transport_is_reproducible():

@@ -11,7 +11,7 @@ import serial
 
 from device_sim.backends.firmware import launch
 from device_sim.errors import DeviceError, DeviceTimeout
-from device_sim.protocol import Cmd, Err, FrameDecoder, encode_frame
+from device_sim.protocol import SEQ_MOD, Cmd, Err, FrameDecoder, encode_frame
 
 SCORE = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
 INPUT = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}
@@ -53,7 +53,7 @@ class Session:
                 timeout: float = 10.0) -> tuple:
         """Send one request; returns the answer ``(cmd, payload)`` (raises on a timeout)."""
         if seq is None:
-            seq, self.seq = self.seq, (self.seq + 1) & 0xFF
+            seq, self.seq = self.seq, (self.seq + 1) % SEQ_MOD
         self.write(encode_frame(seq, cmd, payload))
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -119,7 +119,7 @@ def test_protocol_commands(firmware, bm_bundle, bm_recordings):
     samples = device_samples(plan, bm_recordings.recordings[0].columns)
     with built.start() as dev:
         hello = dev.call(Cmd.HELLO)
-        assert struct.unpack_from("<BBHHHHH", hello) == (1, 0, plan.k, plan.t, 6, 20, 10)
+        assert struct.unpack_from("<BBHHHHH", hello) == (2, 0, plan.k, plan.t, 6, 20, 10)
         assert hello[12:] == b"sbmodel"
         assert struct.unpack("<BII", dev.call(Cmd.STATS)) == (Unit.NANOSECONDS, 0, 0)
         windows, _ = push_samples(dev, plan, samples[:35], 35)
@@ -139,24 +139,24 @@ def test_protocol_commands(firmware, bm_bundle, bm_recordings):
 
 
 def test_malformed_frames_are_rejected(firmware, bm_bundle):
-    from device_sim.protocol import encode_frame
+    from device_sim.protocol import cobs_encode, encode_body, encode_frame
 
     built = firmware(bm_bundle, "host")
     good = encode_frame(7, Cmd.HELLO)
     bad_crc = bytearray(encode_frame(8, Cmd.HELLO))
-    bad_crc[-1] ^= 0xFF
+    bad_crc[-2] ^= 0xFF
+    bad_cobs = b"\x00\x09\x02\x08\x00"                 # a block longer than the frame
+    short = b"\x00" + cobs_encode(encode_body(9, Cmd.HELLO)[:7]) + b"\x00"
     with built.start() as dev:
-        # garbage, a bad CRC, an out-of-range length, a truncated frame: no answer to any
-        dev.write(b"\x00\xff\xa5\xa5garbage" + bytes(bad_crc) + b"\xa5\x5a\xff\xff\x01\x02"
-                  + b"\xa5\x5a\x01\x00\x09" + good)
+        # garbage, a bad CRC, bad COBS, a body too short, a truncated frame: no answer to any
+        dev.write(b"\xff\xa5\xa5garbage" + bytes(bad_crc) + bad_cobs + short
+                  + encode_frame(10, Cmd.STATS)[:-3] + good)
         frames = dev.frames(2.0, count=2)
         assert [(seq, cmd) for seq, cmd, _ in frames] == [(7, Cmd.HELLO | 0x80)]
-        # a frame inside a corrupted one is found again (rescan after the bad sync)
-        inner = encode_frame(9, Cmd.STATS)
-        outer = bytearray(encode_frame(10, Cmd.PREDICT, b"\x00" * 4 + inner + b"\x00" * 4))
-        outer[-2] ^= 0x55
-        dev.write(bytes(outer))
-        assert [(s, c) for s, c, _ in dev.frames(2.0)] == [(9, Cmd.STATS | 0x80)]
+        # a frame of another protocol version is refused, not executed
+        dev.write(encode_frame(11, Cmd.RESET, version=3))
+        assert dev.frames(2.0) == [(11, Cmd.ERROR, bytes([Cmd.RESET, Err.BAD_VERSION]))]
+        dev.seq = 12
         expect_error(dev, 0x42, b"", Err.UNKNOWN_COMMAND)
         expect_error(dev, Cmd.PREDICT, b"\x00" * 3, Err.BAD_LENGTH)
         expect_error(dev, Cmd.PUSH_SAMPLES, struct.pack("<H", 2) + b"\x00" * 24, Err.BAD_LENGTH)
@@ -178,10 +178,14 @@ def test_retries_get_the_cached_answer_without_executing_twice(firmware, bm_bund
         again = dev.request(Cmd.PUSH_SAMPLES, payload, seq=5)     # a host retry
         assert first == again and struct.unpack_from("<H", first[1]) == (1,)
         # not executed twice: the next 10 samples complete window 1, not window 3
+        dev.seq = 6
         windows, _ = push_samples(dev, plan, samples[20:30], 10)
         assert windows == [1]
-        # the same seq with another request is executed
-        assert dev.request(Cmd.STATS, seq=5)[0] == Cmd.STATS | 0x80
+        # the same seq with another request, and an older seq, are refused (not executed)
+        assert dev.request(Cmd.STATS, seq=6) == (Cmd.ERROR, bytes([Cmd.STATS, Err.STALE, 6, 0]))
+        late = dev.request(Cmd.PUSH_SAMPLES, payload, seq=5)     # a late duplicate
+        assert late == (Cmd.ERROR, bytes([Cmd.PUSH_SAMPLES, Err.STALE, 6, 0]))
+        assert push_samples(dev, plan, samples[30:40], 10)[0] == [2]
 
 
 def test_frames_longer_than_the_receive_buffer(firmware, bm_bundle, bm_recordings):
