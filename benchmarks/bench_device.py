@@ -1,7 +1,7 @@
 """Per-backend cost table and a link soak: BasicMotions replayed through every available backend.
 
 Usage: python benchmarks/bench_device.py [--bundle DIR] [--recordings PATH] [--quick]
-                                         [--soak-seeds N]
+                                         [--soak-seeds N] [--extractors-only]
 
 Without --bundle, a 5-extractor bundle is trained on BasicMotions TRAIN (the shared data) and
 TEST is replayed. For each available backend and numeric format the table gives the parity
@@ -9,6 +9,8 @@ TEST is replayed. For each available backend and numeric format the table gives 
 answers, in the backend's unit), the BENCH per-run averages and the wall time. The soak replays
 the same recordings through the host firmware over a link that corrupts and drops bytes
 (FaultyTransport, several seeds) and counts delivered / retried / lost / wrong predictions.
+The last table (``device_costs.py``) gives, per extractor and target, the measured cost of the
+issue-22 set (64-sample windows) beside its lower bound (loads + arithmetic per sample).
 """
 
 from __future__ import annotations
@@ -116,15 +118,26 @@ def main():
     ap.add_argument("--recordings", type=Path, default=MOTIONS / "BasicMotions_TEST.ts")
     ap.add_argument("--quick", action="store_true", help="10 recordings, 1 soak seed")
     ap.add_argument("--soak-seeds", type=int, default=3)
+    ap.add_argument("--extractors-only", action="store_true",
+                    help="only the per-extractor cost table of the issue-22 set")
+    ap.add_argument("--cost-runs", default="",
+                    help="comma-separated target:numeric runs of that table (default: all)")
     args = ap.parse_args()
     args.max_recordings = 10 if args.quick else 40
     if args.quick:
         args.soak_seeds = 1
+    import device_costs  # benchmarks/ (this script's directory) is on sys.path
+
+    runs = [r for r in args.cost_runs.split(",") if r]
     with tempfile.TemporaryDirectory(prefix="bench-device-") as tmp:
         work = Path(tmp)
+        if args.extractors_only:
+            device_costs.run(work / "costs", quick=args.quick, only=runs)
+            return
         bundle = args.bundle or train_bundle(work / "bundle")
         table(args, bundle, args.recordings, work)
         soak(args, bundle, args.recordings, work)
+        device_costs.run(work / "costs", quick=args.quick, only=runs)
 
 
 if __name__ == "__main__":

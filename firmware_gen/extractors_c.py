@@ -14,6 +14,8 @@ from __future__ import annotations
 from export import cgen
 from trainer.version import package_version
 
+from . import passes_c
+from .kernel_c import _MLA
 from .plan import FORMAT_VERSION
 
 _LOOP = "    for (i = 0u; i < {P}_WINDOW; ++i) {{\n{body}        j = {P}_NEXT(j);\n    }}\n"
@@ -32,30 +34,6 @@ _FLOAT = {
     "mean": ((), _fn("float", "f_mean", _ONE, "    float acc = 0.0f;\n    unsigned i, j = start;\n",
                      _LOOP.replace("{body}", "        acc = acc + {P}_X(s, j, c);\n")
                      + "    return acc / (float){P}_WINDOW;\n")),
-    "std": ((), _fn("float", "f_std", _ONE,
-                    "    const float x0 = {P}_X(s, start, c);\n    float s1 = 0.0f, s2 = 0.0f, m, v;\n"
-                    "    unsigned i, j = start;\n",
-                    _LOOP.replace("{body}", "        const float d = {P}_X(s, j, c) - x0;\n"
-                                  "        s1 = s1 + d;\n        s2 = s2 + d * d;\n")
-                    + "    m = s1 / (float){P}_WINDOW;\n    v = s2 / (float){P}_WINDOW - m * m;\n"
-                    "    return v > 0.0f ? sqrtf(v) : 0.0f;\n")),
-    "min": ((), _fn("float", "f_min", _ONE,
-                    "    float m = {P}_X(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
-                    _LOOP1.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
-                                   "        if (x < m) {{\n            m = x;\n        }}\n")
-                    + "    return m;\n")),
-    "max": ((), _fn("float", "f_max", _ONE,
-                    "    float m = {P}_X(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
-                    _LOOP1.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
-                                   "        if (x > m) {{\n            m = x;\n        }}\n")
-                    + "    return m;\n")),
-    "ptp": (("max", "min"), _fn("float", "f_ptp", _ONE, "",
-                                "    return {p}_f_max(s, start, c) - {p}_f_min(s, start, c);\n")),
-    "energy": ((), _fn("float", "f_energy", _ONE, "    float acc = 0.0f;\n    unsigned i, j = start;\n",
-                       _LOOP.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
-                                     "        acc = acc + x * x;\n") + "    return acc;\n")),
-    "rms": (("energy",), _fn("float", "f_rms", _ONE, "",
-                             "    return sqrtf({p}_f_energy(s, start, c) / (float){P}_WINDOW);\n")),
     "mad": ((), _fn("float", "f_mad", _ONE,
                     "    float acc = 0.0f, prev = {P}_X(s, start, c);\n"
                     "    unsigned i, j = {P}_NEXT(start);\n",
@@ -68,35 +46,13 @@ _FLOAT = {
                            "    const float m = {p}_f_mean(s, start, c);\n"
                            "    int prev = {P}_X(s, start, c) < m;\n"
                            "    unsigned i, j = {P}_NEXT(start), count = 0u;\n",
-                           _LOOP1.replace("{body}", "        const int below = {P}_X(s, j, c) < m;\n"
+                           _LOOP1.replace("{body}",
+                                          "        const int below = {P}_X(s, j, c) < m;\n"
                                           "        if (below != prev) {{\n            ++count;\n"
                                           "        }}\n        prev = below;\n")
                            + "    return (float)count / (float)({P}_WINDOW - 1u);\n")),
-    "last": ((), _fn("float", "f_last", _ONE, "",
-                     "    return {P}_X(s, start == 0u ? {P}_WINDOW - 1u : start - 1u, c);\n")),
-    "mag": ((), _fn("float", "f_mag",
-                    "const {p}_stream_t *s, unsigned j,\n    const unsigned char *ch, unsigned n", "    float acc = 0.0f;\n    unsigned m;\n",
-                    "    for (m = 0u; m < n; ++m) {{\n        const float x = {P}_X(s, j, ch[m]);\n"
-                    "        acc = acc + x * x;\n    }}\n    return sqrtf(acc);\n")),
-    "mag_mean": (("mag",), _fn("float", "f_mag_mean", _MULTI,
-                               "    float acc = 0.0f;\n    unsigned i, j = start;\n",
-                               _LOOP.replace("{body}", "        acc = acc + {p}_f_mag(s, j, ch, n);\n")
-                               + "    return acc / (float){P}_WINDOW;\n")),
-    "mag_std": (("mag",), _fn("float", "f_mag_std", _MULTI,
-                              "    const float a0 = {p}_f_mag(s, start, ch, n);\n"
-                              "    float s1 = 0.0f, s2 = 0.0f, m, v;\n    unsigned i, j = start;\n",
-                              _LOOP.replace("{body}", "        const float d = {p}_f_mag(s, j, ch, n)"
-                                            " - a0;\n        s1 = s1 + d;\n        s2 = s2 + d * d;\n")
-                              + "    m = s1 / (float){P}_WINDOW;\n"
-                              "    v = s2 / (float){P}_WINDOW - m * m;\n"
-                              "    return v > 0.0f ? sqrtf(v) : 0.0f;\n")),
-    "mag_max": (("mag",), _fn("float", "f_mag_max", _MULTI,
-                              "    float m = {p}_f_mag(s, start, ch, n);\n"
-                              "    unsigned i, j = {P}_NEXT(start);\n",
-                              _LOOP1.replace("{body}", "        const float a = {p}_f_mag(s, j, ch, n);\n"
-                                             "        if (a > m) {{\n            m = a;\n        }}\n")
-                              + "    return m;\n")),
-    "corr": ((), _fn("float", "f_corr", "const {p}_stream_t *s, unsigned start, unsigned a, unsigned b",
+    "corr": ((), _fn("float", "f_corr",
+                     "const {p}_stream_t *s, unsigned start, unsigned a, unsigned b",
                      "    const float x0 = {P}_X(s, start, a), y0 = {P}_X(s, start, b);\n"
                      "    const float n = (float){P}_WINDOW;\n"
                      "    float sx = 0.0f, sy = 0.0f, sxx = 0.0f, syy = 0.0f, sxy = 0.0f;\n"
@@ -115,26 +71,8 @@ _FLOAT = {
 
 _FIXED = {
     "sum": ((), _fn("int32_t", "q_sum", _ONE, "    int32_t acc = 0;\n    unsigned i, j = start;\n",
-                    _LOOP.replace("{body}", "        acc += {P}_Q(s, j, c);\n") + "    return acc;\n")),
-    "mean": (("sum",), _fn("int32_t", "q_mean", _ONE, "",
-                           "    return {p}_q_sum(s, start, c) / (int32_t){P}_WINDOW;\n")),
-    "min": ((), _fn("int32_t", "q_min", _ONE,
-                    "    int16_t m = {P}_Q(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
-                    _LOOP1.replace("{body}", "        const int16_t x = {P}_Q(s, j, c);\n"
-                                   "        if (x < m) {{\n            m = x;\n        }}\n")
-                    + "    return m;\n")),
-    "max": ((), _fn("int32_t", "q_max", _ONE,
-                    "    int16_t m = {P}_Q(s, start, c);\n    unsigned i, j = {P}_NEXT(start);\n",
-                    _LOOP1.replace("{body}", "        const int16_t x = {P}_Q(s, j, c);\n"
-                                   "        if (x > m) {{\n            m = x;\n        }}\n")
-                    + "    return m;\n")),
-    "ptp": (("max", "min"), _fn("int32_t", "q_ptp", _ONE, "",
-                                "    return {p}_q_max(s, start, c) - {p}_q_min(s, start, c);\n")),
-    "last": ((), _fn("int32_t", "q_last", _ONE, "",
-                     "    return {P}_Q(s, start == 0u ? {P}_WINDOW - 1u : start - 1u, c);\n")),
-    "energy": ((), _fn("int64_t", "q_energy", _ONE, "    int64_t acc = 0;\n    unsigned i, j = start;\n",
-                       _LOOP.replace("{body}", "        const int16_t x = {P}_Q(s, j, c);\n"
-                                     "        acc += (int32_t)x * x;\n") + "    return acc;\n")),
+                    _LOOP.replace("{body}", "        acc += {P}_Q(s, j, c);\n")
+                    + "    return acc;\n")),
     "mad": ((), _fn("int32_t", "q_mad", _ONE,
                     "    int32_t acc = 0, prev = {P}_Q(s, start, c);\n"
                     "    unsigned i, j = {P}_NEXT(start);\n",
@@ -218,7 +156,8 @@ def stream_header(plan) -> str:
         "    uint32_t windows;      /* windows completed since reset */",
         f"    float features[{P}_N_INPUTS];  /* real feature values, model input order */",
         inputs_field + f"}} {p}_stream_t;", "",
-        f"/* Model inputs of the last computed window ({'features' if not plan.fixed else 'quantised'}). */",
+        f"/* Model inputs of the last computed window "
+        f"({'features' if not plan.fixed else 'quantised'}). */",
         f"#define {P}_STREAM_INPUTS(s) ((s)->{inputs})", "",
         "/* Forget every sample: the next window starts with the next sample. */",
         f"void {p}_stream_reset({p}_stream_t *s);",
@@ -233,29 +172,82 @@ def stream_header(plan) -> str:
         f"#endif /* {P}_STREAM_H */", ""])
 
 
-def _call(plan, e, i) -> str:
-    """C expression of extractor ``e`` (float real value)."""
+def _call(plan, e) -> str:
+    """C expression of extractor ``e`` (float real value) computed by its own routine."""
     p = plan.name
-    if len(e.channels) == 1 and e.per_channel:
-        (c,) = e.channels
-        if not e.fixed:
-            return f"{p}_f_{e.kind}(s, start, {c}u)"
-        raw = f"(float){p}_q_{e.kind}(s, start, {c}u)"
-        if e.kind == "zcr":
-            return f"{raw} / (float)({p.upper()}_WINDOW - 1u)"
-        scale = "energy_scale" if e.kind == "energy" else "sample_scale"
-        return f"{raw} * {p}_{scale}[{c}]"
+    (c, *_) = e.channels
     if e.kind == "corr":
         return f"{p}_f_corr(s, start, {e.channels[0]}u, {e.channels[1]}u)"
-    return f"{p}_f_{e.kind}(s, start, {p}_ch_{i}, {len(e.channels)}u)"
+    if not e.fixed:
+        return f"{p}_f_{e.kind}(s, start, {c}u)"
+    raw = f"(float){p}_q_{e.kind}(s, start, {c}u)"
+    if e.kind == "zcr":
+        return f"{raw} / (float)({p.upper()}_WINDOW - 1u)"
+    return f"{raw} * {p}_sample_scale[{c}]"
+
+
+def _groups(plan) -> list:
+    """[(key, statistics, extractors)]: one pass per channel (per channel set for the magnitude
+    kinds), in order of first use; key None for an extractor with its own routine."""
+    groups = {}
+    for e in plan.extractors:
+        stats = passes_c.pass_stats(e)
+        if stats is None:
+            groups[("own", e.name)] = (None, [e])
+            continue
+        key = ("mag", e.channels) if e.kind in passes_c.MAG_KINDS else ("ch", e.channels)
+        have, members = groups.get(key, (set(), []))
+        groups[key] = (have | set(stats), members + [e])
+    return [(key, stats, members) for key, (stats, members) in groups.items()]
+
+
+def _compute(plan) -> str:
+    """``<name>_stream_compute``: each pass, then the features it yields."""
+    p, P = plan.name, plan.name.upper()
+    groups = _groups(plan)
+    head = [f"void {p}_stream_compute({p}_stream_t *s)", "{",
+            "    const unsigned start = s->pos;  /* oldest sample of the window */"]
+    if any(e.kind == "last" for e in plan.extractors):
+        head.append(f"    const unsigned newest = start == 0u ? {P}_WINDOW - 1u : start - 1u;")
+    n_pass = sum(1 for _, stats, _ in groups if stats)
+    if n_pass:
+        head += [f"    {p}_stats_t st[{n_pass}];", f"    {p}_window_pass(s, start, st);"]
+    if not groups:
+        head.append("    (void)start;")
+    lines = []
+    for key, stats, members in groups:
+        if key[0] == "own":
+            (e,) = members
+            lines += [f"    s->features[{slot}] = {_call(plan, e)};" for slot in e.slots]
+            continue
+        chans = ", ".join(plan.channels[c] for c in key[1])
+        kinds = ", ".join(e.kind for e in members)
+        lines.append(f"    /* {cgen.c_comment(chans)}: {kinds} */")
+        g = sum(1 for k2, st2, _ in groups[:groups.index((key, stats, members))] if st2)
+        for e in members:
+            scale = f"{p}_{'energy' if e.kind == 'energy' else 'sample'}_scale[{e.channels[0]}]"
+            lines += [f"    s->features[{slot}] = {passes_c.value(p, P, e, scale, f'st[{g}]')};"
+                      for slot in e.slots]
+    if plan.fixed:
+        lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
+    return "\n".join(head + lines + ["}", ""])
+
+
+def _pass_functions(plan) -> list:
+    p, P = plan.name, plan.name.upper()
+    groups = [(key, stats) for key, stats, _ in _groups(plan) if stats]
+    if not groups:
+        return []
+    out = [passes_c.UNROLL.format(P=P), _MLA.format(p=p), passes_c.stats_struct(p)]
+    if any("dev" in stats for _, stats in groups):
+        out.append(passes_c.std_of(p, P))
+    out.append(passes_c.window_pass(p, P, groups, plan.fixed, plan.channels))
+    return out
 
 
 def _constants(plan) -> list:
     p, P = plan.name, plan.name.upper()
     out = []
-    for i, e in enumerate(plan.extractors):
-        if not e.per_channel and e.kind != "corr":
-            out.append(cgen.array_declare("unsigned char", f"{p}_ch_{i}", list(e.channels)))
     if not plan.fixed:
         return out
     uses_scale = any(not e.fixed or e.kind not in ("zcr", "energy") for e in plan.extractors)
@@ -273,22 +265,15 @@ def _constants(plan) -> list:
 def stream_source(plan) -> str:
     """``<name>_stream.c``: the extractors the plan needs, and the streaming API."""
     p, P = plan.name, plan.name.upper()
-    float_kinds = {e.kind for e in plan.extractors if not e.fixed}
-    fixed_kinds = {e.kind for e in plan.extractors if e.fixed}
-    float_kinds |= {"mag"} if float_kinds & {"mag_mean", "mag_std", "mag_max"} else set()
+    own = [e for e in plan.extractors if passes_c.pass_stats(e) is None]
+    float_kinds = {e.kind for e in own if not e.fixed}
+    fixed_kinds = {e.kind for e in own if e.fixed}
     routines = [_FLOAT[k][1] for k in _needed(_FLOAT, float_kinds)]
     routines += [_FIXED[k][1] for k in _needed(_FIXED, fixed_kinds)]
     fetch = (f"#define {P}_X(s, j, c) ((s)->buf[(j)][(c)])" if not plan.fixed else
              f"#define {P}_X(s, j, c) ((float)(s)->buf[(j)][(c)] * {p}_sample_scale[(c)])\n"
              f"#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
-    lines = [f"    s->features[{slot}] = {_call(plan, e, i)};"
-             for i, e in enumerate(plan.extractors) for slot in e.slots]
-    if plan.fixed:
-        lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
-    compute = (f"void {p}_stream_compute({p}_stream_t *s)\n{{\n"
-               f"    const unsigned start = s->pos;  /* oldest sample of the window */\n"
-               + ("    (void)start;\n" if not plan.extractors else "")
-               + "\n".join(lines) + "\n}\n")
+    compute = _compute(plan)
     api = f"""\
 void {p}_stream_reset({p}_stream_t *s)
 {{
@@ -330,5 +315,6 @@ int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
             f'#error "{p}_stream.h and {p}.h disagree on the number of model inputs: regenerate"\n'
             "#endif\n",
             f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
-            *_constants(plan), *(r.format(p=p, P=P) for r in routines), compute, api]
+            *_constants(plan), *_pass_functions(plan), *(r.format(p=p, P=P) for r in routines),
+            compute, api]
     return "\n".join(body)

@@ -5,8 +5,9 @@ of export's ``<name>_predict`` loop (``acc = b[j]``; ``acc = acc + w[i][j] * x[i
 selection order), so float32 stays bit-identical to the header and to numpy. On Cortex-M4F the
 multiply-add is a ``vmla.f32``, which rounds the product before the addition (it is not the fused
 ``vfma``), i.e. the same two roundings in one instruction. Fixed-point kernels accumulate exactly
-(the header guarantees no overflow), so their order is free; they keep the same one. ``loop``
-kernels call the header's functions.
+(the header guarantees no overflow), so their order is free; Q15 is in :mod:`.kernel_q15` (dual
+16-bit MACs on Cortex-M4, two targets per multiplier pass on AVR). ``loop`` kernels call the
+header's functions.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 from export import cgen
 from trainer.version import package_version
 
+from . import kernel_q15
 from .errors import FirmwareGenError
 from .plan import FORMAT_VERSION
 
@@ -32,48 +34,6 @@ static inline float {p}_mla(float acc, float w, float x)
 static inline float {p}_mla(float acc, float w, float x)
 {{
     return acc + w * x;
-}}
-#endif
-"""
-
-
-_MAC16 = """\
-/* acc + x * w exactly (int32). On AVR: the hardware multiplier (AVR201 signed 16x16 -> 32
- * multiply-accumulate, 24 cycles) instead of a libgcc call. */
-#if defined(__AVR_HAVE_MUL__)
-static inline int32_t {p}_mac16(int32_t acc, int16_t x, int16_t w)
-{{
-    uint8_t zero;
-    __asm__("clr %[z]\\n\\t"
-            "muls %B[x], %B[w]\\n\\t"
-            "add %C[acc], r0\\n\\t"
-            "adc %D[acc], r1\\n\\t"
-            "mul %A[x], %A[w]\\n\\t"
-            "add %A[acc], r0\\n\\t"
-            "adc %B[acc], r1\\n\\t"
-            "adc %C[acc], %[z]\\n\\t"
-            "adc %D[acc], %[z]\\n\\t"
-            "mulsu %B[x], %A[w]\\n\\t"
-            "sbc %D[acc], %[z]\\n\\t"
-            "add %B[acc], r0\\n\\t"
-            "adc %C[acc], r1\\n\\t"
-            "adc %D[acc], %[z]\\n\\t"
-            "mulsu %B[w], %A[x]\\n\\t"
-            "sbc %D[acc], %[z]\\n\\t"
-            "add %B[acc], r0\\n\\t"
-            "adc %C[acc], r1\\n\\t"
-            "adc %D[acc], %[z]\\n\\t"
-            "clr r1"
-            : [acc] "+r"(acc), [z] "=&r"(zero)
-            : [x] "a"(x), [w] "a"(w)
-            : "r0");
-    (void)zero;
-    return acc;
-}}
-#else
-static inline int32_t {p}_mac16(int32_t acc, int16_t x, int16_t w)
-{{
-    return acc + (int32_t)x * w;
 }}
 #endif
 """
@@ -101,6 +61,8 @@ def _unrolled_float(p, W, b) -> str:
 
 def _unrolled_fixed(p, fx) -> str:
     fmt = fx.fmt
+    if fmt.name == "q15":
+        return kernel_q15.unrolled_q15(p, fx)
     q, ct, acc_t = fmt.name, fmt.ctype, fmt.acc_ctype
     m, B = fx.weights, fx.intercepts
     k, t = m.shape
@@ -109,14 +71,9 @@ def _unrolled_fixed(p, fx) -> str:
     rows.append(f"    {acc_t} acc;")
     for j in range(t):
         rows.append(f"    acc = {cgen.c_int(B[j], acc_t)};")
-        if q == "q15":
-            rows += [f"    acc = {p}_mac16(acc, x{i}, (int16_t)({int(m[i, j])}));"
-                     for i in range(k)]
-        else:
-            rows += [f"    acc += ({acc_t})x{i} * ({ct})({int(m[i, j])});" for i in range(k)]
+        rows += [f"    acc += ({acc_t})x{i} * ({ct})({int(m[i, j])});" for i in range(k)]
         rows.append(f"    scores[{j}] = {p}_{q}_rescale(acc);")
-    prefix = _MAC16.format(p=p) + "\n" if q == "q15" else ""
-    return prefix + "\n".join(rows) + "\n}\n"
+    return "\n".join(rows) + "\n}\n"
 
 
 def kernel_header(plan, bundle, header, kernel: str) -> str:
@@ -130,7 +87,7 @@ def kernel_header(plan, bundle, header, kernel: str) -> str:
         f"{package_version()}.", f"Generated file, do not edit. Format version {FORMAT_VERSION}; "
         f"bundle sha256 {plan.bundle_sha256}."]),
         f"#ifndef {P}_KERNEL_H\n#define {P}_KERNEL_H\n",
-        f'#include <stdint.h>\n#include "{p}.h"\n',
+        f'#include <stdint.h>\n#include <string.h>\n#include "{p}.h"\n',
         f"#define {P}_KERNEL_FORMAT_VERSION {FORMAT_VERSION}",
         f"#define {P}_KERNEL_BUNDLE_ID UINT32_C(0x{plan.bundle_id:08x})",
         f"#define {P}_KERNEL_UNROLLED {int(kernel == 'unrolled')}", ""]

@@ -10,9 +10,12 @@ functions are called directly, as ``main.c`` calls them for every pushed sample:
   *model* cost).
 
 Every executed instruction of those two calls is counted (a code hook), so the figures are exact
-and deterministic per call, with no 40-instruction SysTick granularity. Per extractor, the
-instructions between consecutive stores into ``fw_stream.features`` are attributed to the feature
-stored (a memory-write hook); what follows the last store (quantisation, return) is spread evenly.
+and deterministic per call, with no 40-instruction SysTick granularity. The firmware computes
+every extractor of a window in one pass over it (``firmware_gen.passes_c``: shared loads and
+loops), so no instruction belongs to one extractor alone: the report splits the measured
+extractor total by the op-count model and says so (``per_extractor`` is None here); fair
+per-extractor figures come from firmware built with one extractor at a time
+(``benchmarks/device_costs.py``).
 
 IT blocks: unicorn's code hook is not called for a Thumb-2 instruction inside an IT block whose
 condition fails, though the core executes it (as a NOP) and QEMU ``-icount`` counts it. So the
@@ -33,6 +36,7 @@ import numpy as np
 
 from ..client import SCORE_DTYPES, DeviceInfo
 from ..errors import DeviceError
+from ..protocol import VERSION
 from .base import Backend
 from .firmware import build_firmware
 
@@ -134,8 +138,6 @@ class UnicornBackend(Backend):
     measured = True
     cost_method = ("unicorn per-call instruction count of <name>_stream_compute and the model "
                    "kernel (Cortex-M4F ELF)")
-    per_extractor_method = ("unicorn: instructions between stores into the stream's features "
-                            "(per window, exact)")
 
     def __init__(self, *, model, workdir, firmware_dir=None, **_link_options):
         self.model = model
@@ -143,7 +145,6 @@ class UnicornBackend(Backend):
                         Path(workdir) / f"fw-cortex-m4f-{model.numeric}")
         self.uc = self.cpu = None
         self.last = None
-        self.per_window = []
 
     # -- setup -------------------------------------------------------------------------------
     def open(self) -> DeviceInfo:
@@ -151,20 +152,18 @@ class UnicornBackend(Backend):
         self.fw_name = fw["name"]
         self._load(self.out_dir / "firmware.elf")
         m = self.model
-        return DeviceInfo(1, m.numeric, m.k, m.t, len(m.channels), m.window, m.hop, fw["name"])
+        return DeviceInfo(VERSION, m.numeric, m.k, m.t, len(m.channels), m.window, m.hop,
+                          fw["name"])
 
     def _load(self, elf_path) -> None:
-        from unicorn import UC_HOOK_MEM_WRITE
-
         self.cpu = CortexM4(elf_path)
-        uc, symbols = self.uc, self.symbols = self.cpu.uc, self.cpu.symbols
+        self.uc, self.symbols = self.cpu.uc, self.cpu.symbols
+        symbols = self.symbols
         p = self.fw_name
         self.fn = {"reset": self._sym(f"{p}_stream_reset"), "add": self._sym(f"{p}_stream_add"),
                    "compute": self._sym(f"{p}_stream_compute"), "model": self._model_fn()}
         self.stream = self._sym("fw_stream")
         self._layout(symbols["fw_stream"]["st_size"], symbols["fw_scores"]["st_size"])
-        uc.hook_add(UC_HOOK_MEM_WRITE, self._on_store, begin=self.features,
-                    end=self.features + 4 * self.model.k - 1)
 
     def _sym(self, name: str) -> int:
         return self.cpu.symbol(name)
@@ -196,16 +195,11 @@ class UnicornBackend(Backend):
                                     {2: "<i2", 4: "<i4", 8: "<i8"}[scores_size // m.t])
 
     # -- execution ---------------------------------------------------------------------------
-    def _on_store(self, uc, access, address, size, value, data):
-        if self._marks is not None:
-            self._marks.append(((address - self.features) // 4, self.cpu.count))
-
     def _call(self, fn: int, *args) -> tuple:
         """(r0, instructions) of a call to ``fn`` with integer arguments."""
         return self.cpu.call(fn, *args)
 
     def reset(self) -> None:
-        self._marks = None
         self._call(self.fn["reset"], self.stream)
 
     def push(self, samples) -> list:
@@ -214,14 +208,10 @@ class UnicornBackend(Backend):
         out = []
         for row in samples:
             self.uc.mem_write(SCRATCH, row.tobytes())
-            self._marks = None
             done, _ = self._call(self.fn["add"], self.stream, SCRATCH)
             if not done:
                 continue
-            self._marks = []
             _, ext = self._call(self.fn["compute"], self.stream)
-            self._attribute(ext)
-            self._marks = None
             inputs = bytes(self.uc.mem_read(self.inputs, self.input_dtype.itemsize * m.k))
             self.uc.mem_write(SCRATCH + 0x100, inputs)
             _, model = self._call(self.fn["model"], SCRATCH + 0x100, SCRATCH + 0x400)
@@ -232,28 +222,8 @@ class UnicornBackend(Backend):
             self.last = (ext, model)
         return out
 
-    def _attribute(self, total: int) -> None:
-        """Per-slot instruction counts of one stream_compute call (see the module docstring)."""
-        k = self.model.k
-        per, prev = np.zeros(k), 0
-        for slot, at in self._marks:
-            if 0 <= slot < k:
-                per[slot] += at - prev
-                prev = at
-        per += (total - prev) / k
-        self.per_window.append(per)
-
     def stats(self):
         return None if self.last is None else ("instructions", *self.last)
-
-    def per_extractor(self):
-        if not self.per_window:
-            return None
-        med = np.median(np.array(self.per_window), axis=0)
-        names = {}
-        for e in self.model.plan.extractors:
-            names[e.name] = float(sum(med[s] for s in e.slots))
-        return names
 
     def close(self) -> None:
         self.uc = self.cpu = None

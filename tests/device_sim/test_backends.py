@@ -131,9 +131,9 @@ def test_unicorn_parity_and_exact_counts(motions, numeric, tmp_path):
     second, _ = run("unicorn-m4f", *motions, numeric, tmp_path / "b")
     assert_parity(first, 360)
     assert costs(first) == costs(second)
-    per = be.per_extractor()
-    assert set(per) == set(model_of(motions[0]).meta["required_extractors"])
-    assert sum(per.values()) == pytest.approx(np.median([e for e, _ in costs(first)]), rel=0.05)
+    # one shared pass over the window computes every extractor: no per-extractor split is
+    # claimed as measured (the report apportions the exact total by the op-count model)
+    assert be.per_extractor() is None
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])

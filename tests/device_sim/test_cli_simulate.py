@@ -176,6 +176,6 @@ def test_calibrate_with_measured_unicorn_counts(runner, simulate, tiny, tmp_path
     entries = [e for e in tomllib.loads(sensors.read_text())["calibration"]
                if e.get("measured", True)]
     assert {e["extractor"] for e in entries} == set(report["bundle"]["required_extractors"])
-    assert all(e["method"].startswith("unicorn") for e in entries)
+    assert all(e["method"].startswith("apportioned: measured extractor total") for e in entries)
     total = sum(e["compute_instructions"] for e in entries)
     assert total == pytest.approx(report["instructions"]["extractors"]["median"], rel=0.05)

@@ -156,3 +156,26 @@ def firmware(tmp_path_factory):
         return cache[key]
 
     return get
+
+
+@pytest.fixture(scope="session")
+def odd_targets_bundle(bm_features, tmp_path_factory):
+    """Regression with an odd number of targets (3 gyroscope means from 5 accelerometer
+    features): the Q15 kernels' single-target and tail paths."""
+    from trainer import GreedyRLS
+    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+
+    X = np.asarray(bm_features.X, dtype=np.float64)
+    names = list(bm_features.feature_names)
+    extractors, sensors, structure = bm_features.bundle_structure()
+    targets = ["gyro_x.mean", "gyro_y.mean", "gyro_z.mean"]
+    acc = [i for i, s in enumerate(bm_features.feature_sensors) if s == "accel"]
+    acc_names = [names[i] for i in acc]
+    est = GreedyRLS(budget=5, lam=1.0).fit(X[:, acc], X[:, [names.index(t) for t in targets]])
+    meta, arrays = bundle_contents(est, X[:, acc], acc_names, targets, task="regression",
+                                   extractors=[e for e in extractors
+                                               if e["features"][0] in acc_names],
+                                   sensors=sensors, extra=structure)
+    out = tmp_path_factory.mktemp("bundles") / "odd_targets"
+    save_bundle(out, meta, arrays)
+    return load_bundle(out)

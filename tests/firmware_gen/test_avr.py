@@ -58,3 +58,27 @@ def test_q15_model_costs_at_most_50_cycles_per_mac(firmware, bm_bundle, bm_recor
     assert unit == Unit.CYCLES
     assert abs(total / 200 - model) < 20      # one timed call ~ the mean of 200
     assert total / 200 / (plan.k * plan.t) <= 50
+
+
+@pytest.mark.parametrize("which", ["kinds", "odd_targets"])
+def test_q15_kernel_is_exact_at_the_extremes(firmware, kinds_bundle, odd_targets_bundle,
+                                             bm_recordings, which):
+    """Two targets per multiplier pass (and a single last target) with the shift-based
+    rescale, against the integer model: random inputs, both signs' rounding, saturation."""
+    from firmware_gen.plan import make_plan
+
+    bundle = kinds_bundle if which == "kinds" else odd_targets_bundle
+    channels = make_plan(bundle, name="sbmodel", numeric="float32").channels
+    scales = {c: v for c, v in bm_full_scale(bm_recordings).items() if c in channels}
+    built = firmware(bundle, "avr", "q15", full_scale=scales)
+    plan, fx = built.plan, built.firmware.header.fixed
+    assert plan.t == (4 if which == "kinds" else 3)
+    rng = np.random.default_rng(2)
+    inputs = np.concatenate([rng.integers(-32768, 32768, size=(12, plan.k)),
+                             np.full((1, plan.k), 32767), np.full((1, plan.k), -32768),
+                             np.where(rng.random((4, plan.k)) < 0.5, 32767, -32768)])
+    with built.start() as dev:
+        for row in inputs:
+            assert same_bits(predict(dev, plan, row),
+                             reference.scores(plan, bundle, fx, row[None, :])[0].astype("<i4"))
+        dev.quit(0)

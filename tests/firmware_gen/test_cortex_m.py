@@ -33,7 +33,7 @@ def test_boots_and_matches_the_reference(firmware, kinds_bundle, bm_recordings, 
     _, inputs, expected = reference.stream(plan, kinds_bundle, samples)
     with built.start() as dev:
         hello = dev.call(Cmd.HELLO)
-        assert struct.unpack_from("<BBHHHHH", hello)[:4] == (1, ["float32", "q15", "q31"].index(
+        assert struct.unpack_from("<BBHHHHH", hello)[:4] == (2, ["float32", "q15", "q31"].index(
             numeric), plan.k, plan.t)
         windows, scores = push_samples(dev, plan, samples, 33)
         assert windows == list(range(len(expected)))
@@ -62,7 +62,59 @@ def test_m4f_float32_model_costs_at_most_3_2_instructions_per_mac(firmware, bm_b
 def test_m3_ignores_a_frame_with_a_bad_crc(firmware, bm_bundle):
     built = firmware(bm_bundle, "cortex-m3", "float32")
     with built.start() as dev:
-        dev.write(encode_frame(3, Cmd.HELLO)[:-1] + b"\x00")       # bad CRC: no answer
+        frame = bytearray(encode_frame(3, Cmd.HELLO))
+        frame[-2] ^= 0x40
+        dev.write(bytes(frame))                                     # bad CRC: no answer
         assert dev.frames(0.5) == []
         assert dev.call(Cmd.HELLO)[12:] == b"sbmodel"
         assert dev.quit(0) == 0
+
+
+@pytest.fixture(scope="module")
+def odd_bundle(bm_features, tmp_path_factory):
+    """BasicMotions, 5 features (an odd k: the dual-MAC kernel's single tail input)."""
+    from tests.firmware_gen.conftest import train
+
+    return train(bm_features, tmp_path_factory.mktemp("bundles") / "odd", 5)
+
+
+@pytest.mark.parametrize("which", ["kinds", "odd"])
+def test_m4f_q15_dual_mac_kernel_is_exact(firmware, kinds_bundle, odd_bundle, bm_recordings,
+                                          which):
+    """SMLAD pairs, LDRD weight loads and the SSAT rescale against the integer model: a real
+    stream, random inputs and the extremes (rounding both ways, saturation)."""
+    from firmware_gen.plan import make_plan
+
+    bundle = kinds_bundle if which == "kinds" else odd_bundle
+    channels = make_plan(bundle, name="sbmodel", numeric="float32").channels
+    scales = {c: v for c, v in bm_full_scale(bm_recordings).items() if c in channels}
+    built = firmware(bundle, "cortex-m4f", "q15", full_scale=scales)
+    plan = built.plan
+    assert "smlad" in built.firmware.files["sbmodel_kernel.h"]
+    samples = device_samples(plan, bm_recordings.recordings[21].columns)
+    _, _, expected = reference.stream(plan, bundle, samples)
+    fixed = reference.fixed_model(plan, bundle)
+    rng = np.random.default_rng(0)
+    inputs = np.concatenate([rng.integers(-32768, 32768, size=(40, plan.k)),
+                             np.full((1, plan.k), 32767), np.full((1, plan.k), -32768),
+                             np.zeros((1, plan.k)), np.where(rng.random((8, plan.k)) < 0.5,
+                                                              32767, -32768)]).astype("<i2")
+    with built.start() as dev:
+        windows, scores = push_samples(dev, plan, samples, 33)
+        assert windows == list(range(len(expected)))
+        assert np.array_equal(scores.astype(np.int64), expected)
+        for row in inputs:
+            got = predict(dev, plan, row).astype(np.int64)
+            assert np.array_equal(got, reference.scores(plan, bundle, fixed, row[None, :])[0])
+        dev.quit(0)
+
+
+def test_m4f_q15_model_costs_at_most_1_5_instructions_per_mac(firmware, bm_bundle,
+                                                              bm_recordings):
+    built = firmware(bm_bundle, "cortex-m4f", "q15", full_scale=bm_full_scale(bm_recordings))
+    with built.start() as dev:
+        dev.call(Cmd.PREDICT, np.arange(built.plan.k, dtype="<i2").tobytes())
+        _, total = dev.bench(20000, 0)
+        dev.quit(0)
+    per_mac = total / 20000 / (built.plan.k * built.plan.t)
+    assert per_mac <= 1.5, per_mac

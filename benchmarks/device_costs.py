@@ -1,0 +1,195 @@
+"""Per-extractor on-device cost of the issue-22 set beside a lower bound (bench_device.py part).
+
+The set: 64-sample windows (hop 12) of BasicMotions' two 3-axis sensors (accelerometer and
+gyroscope), one regression target, six extractors, one per channel so nothing is shared:
+``acc_x`` mean, ``acc_y`` min, ``acc_z`` ptp, ``gyro_x`` rms, ``gyro_y`` last and the magnitude
+mean of ``acc_x, acc_y, acc_z``. Every firmware is built and run (QEMU ``-icount shift=0`` for
+Cortex-M: instructions; simavr Timer1: AVR cycles); one window is pushed, then BENCH repeats
+``<name>_stream_compute`` (conversion and quantisation included) and the model kernel.
+
+The cost depends a little on where the window starts in the ring buffer (the loops run over two
+segments), so BENCH runs at the four starts a 100-sample recording gives (0, 12, 24, 36) and a
+row is the median (``all six`` also gives the maximum). Per extractor the firmware is generated
+from the same plan with only that extractor left (:func:`dataclasses.replace` on the plan; the
+other model inputs stay 0), and the cost of the plan with no extractor at all (the call,
+``start``, the quantiser) is taken off, so a row is what adding that extractor to a firmware
+costs. ``empty`` is the frame without extractors.
+
+The lower bound is the loads + arithmetic per sample on Cortex-M4F (no loop control, no IT),
+times the window, for the definitions the firmware computes: float32 ``mean`` 2 (vldr, vadd),
+``min`` 4 (vldr, vcmp, vmrs, vmov), ``ptp`` 7 (one load, two compares), ``rms`` 2 (vldr, vmla:
+two roundings in one instruction), magnitude mean of 3 channels 8 (3 vldr, vmul, 2 vmla, vsqrt,
+vadd), ``last`` 1 per window; Q15 (integer mean/min/ptp/last, float rms and magnitude on
+``(float)q * scale``): ``mean`` 2 (ldrsh, add), ``min`` 3 (ldrsh, cmp, mov), ``ptp`` 5, ``rms`` 5
+(ldrsh, vmov, vcvt, vmul, vmla), magnitude 17, ``last`` 4 per window. M3 and AVR are shown
+against the same bounds (their ratios say how far a core without an FPU / a 32-bit ALU is from
+them). The issue's own estimate (mean 2, min 4, ptp 8, rms 3, magnitude 10) is within one of
+these float32 counts.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+DATA = Path("/work/shared/data/basic_motions")
+WINDOW, HOP = 64, 12
+SET = (("mean", ["acc_x"]), ("min", ["acc_y"]), ("ptp", ["acc_z"]), ("rms", ["gyro_x"]),
+       ("last", ["gyro_y"]), ("mag_mean", ["acc_x", "acc_y", "acc_z"]))
+#: loads + arithmetic per sample (and per window) on Cortex-M4F, per numeric format
+PER_SAMPLE = {"float32": {"mean": 2, "min": 4, "ptp": 7, "rms": 2, "last": 0, "mag_mean": 8},
+              "q15": {"mean": 2, "min": 3, "ptp": 5, "rms": 5, "last": 0, "mag_mean": 17}}
+PER_WINDOW = {"float32": {"last": 1}, "q15": {"last": 4}}
+STEPS = 4                   # window starts measured: 0, HOP, 2 HOP, 3 HOP
+RUNS = (("cortex-m4f", "float32"), ("cortex-m4f", "q15"), ("cortex-m3", "float32"),
+        ("cortex-m3", "q15"), ("avr", "q15"), ("avr", "float32"))
+REPS = {"cortex-m4f": 400, "cortex-m3": 40, "avr": 2}
+MODEL_REPS = {"cortex-m4f": 20000, "cortex-m3": 2000, "avr": 20}
+UNIT = {"cortex-m4f": "instr", "cortex-m3": "instr", "avr": "cycles"}
+
+
+def lower_bound(kind: str, numeric: str) -> int:
+    return PER_SAMPLE[numeric][kind] * WINDOW + PER_WINDOW[numeric].get(kind, 0)
+
+
+def spec() -> dict:
+    """The sensors.toml data of the set (one feature group per extractor)."""
+    sensors = [{"name": "accel", "channels": ["acc_x", "acc_y", "acc_z"], "unit_price": 1.0,
+                "energy_per_reading_j": 1.5e-6, "sample_rate_hz": 10},
+               {"name": "gyro", "channels": ["gyro_x", "gyro_y", "gyro_z"], "unit_price": 2.5,
+                "energy_per_reading_j": 1.5e-3, "sample_rate_hz": 10}]
+    features = [{"channels": ch, "extractors": [kind]} if len(ch) == 1 else
+                {"group": "acc", "channels": ch, "extractors": [kind]} for kind, ch in SET]
+    return {"window": {"length": WINDOW, "hop": HOP, "on_missing": "skip"}, "sensors": sensors,
+            "features": features}
+
+
+def make_bundle(tmp: Path):
+    """A one-target regression bundle (walking vs the rest, +-1) selecting all six extractors."""
+    from trainer import GreedyRLS
+    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from trainer.sensing.feature_set import build_feature_set
+    from trainer.sensing.recordings import load_recordings
+    from trainer.sensing.sensors import parse_sensor_spec
+
+    sspec = parse_sensor_spec(spec())
+    fs = build_feature_set(load_recordings(DATA, sspec.sample_rate_hz), sspec)
+    X = np.asarray(fs.X, dtype=np.float64)
+    labels = np.asarray(fs.Y)
+    labels = labels[:, 0] if labels.ndim == 2 else labels
+    y = np.where(labels == labels[0], 1.0, -1.0)
+    extractors, sensors, structure = fs.bundle_structure()
+    est = GreedyRLS(budget=len(SET), lam=1.0).fit(X, y)
+    meta, arrays = bundle_contents(est, X, list(fs.feature_names), ["walking"],
+                                   task="regression", extractors=extractors, sensors=sensors,
+                                   extra=structure)
+    save_bundle(tmp / "issue22", meta, arrays)
+    bundle = load_bundle(tmp / "issue22")
+    assert len(bundle.meta["required_extractors"]) == len(SET), bundle.meta["selected"]
+    return bundle, load_recordings(DATA, sspec.sample_rate_hz).recordings[3]
+
+
+def _run(bundle, plan, target, work: Path, recording, harness) -> tuple:
+    """(median extractors, max extractors, model) cost per run of the firmware of ``plan`` on
+    ``target``, the extractors at STEPS window starts."""
+    from device_sim.backends.firmware import launch
+    from device_sim.client import DeviceClient
+    from device_sim.link import Link
+    from firmware_gen import generate_firmware, reference
+    from firmware_gen.build import build, write_firmware
+
+    fw = generate_firmware(bundle, target=target, numeric=plan.numeric, name=plan.name,
+                           plan=plan)
+    out = write_firmware(fw, work)
+    build(out)
+    X = np.column_stack([recording.columns[c] for c in plan.channels])
+    samples = reference.quantize_samples(plan, X) if plan.fixed else X.astype("<f4")
+    with launch(out, harness=harness) as dev:
+        client = DeviceClient(Link(dev.port, timeout=600, retries=0),
+                              max_request=fw.manifest["max_request_payload"])
+        ext = []
+        for step in range(STEPS):
+            chunk = samples[:WINDOW] if step == 0 else \
+                samples[WINDOW + (step - 1) * HOP:WINDOW + step * HOP]
+            for i in range(0, len(chunk), 8):
+                client.push(chunk[i:i + 8])
+            ext.append(client.bench(REPS[target], "extractors")[1] / REPS[target])
+        _, model = client.bench(MODEL_REPS[target], "model")
+        client.quit(0)
+        dev.wait()
+    return float(np.median(ext)), max(ext), model / MODEL_REPS[target]
+
+
+def measure(bundle, recording, target, numeric, work: Path, harness, per_extractor=True):
+    """{"full": (ext, model), "empty": ..., kind: ...} for one target and numeric format."""
+    from firmware_gen.plan import make_plan
+
+    plan = make_plan(bundle, name="sbmodel", numeric=numeric, full_scale={"*": 64.0})
+    out = {"full": _run(bundle, plan, target, work / f"{target}-{numeric}-full", recording,
+                        harness)}
+    if per_extractor:
+        out["empty"] = _run(bundle, dataclasses.replace(plan, extractors=()), target,
+                            work / f"{target}-{numeric}-empty", recording, harness)
+        for e in plan.extractors:
+            sub = dataclasses.replace(plan, extractors=(e,))
+            out[e.kind] = _run(bundle, sub, target, work / f"{target}-{numeric}-{e.kind}",
+                               recording, harness)
+    out["k"], out["t"] = plan.k, plan.t
+    return out
+
+
+def report(rows) -> None:
+    """Print one table: per target and numeric format, each extractor's cost beside its bound."""
+    head = ("target", "numeric", "extractor", "measured", "bound", "ratio", "unit")
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for (target, numeric), r in rows:
+        unit = UNIT[target]
+        empty = r.get("empty", (0.0,))[0]
+        fmt = "q15" if numeric == "q15" else "float32"
+        for kind, _ in SET:
+            if kind in r:
+                cost = r[kind][0] - empty
+                bound = lower_bound(kind, fmt)
+                print(f"| {target} | {numeric} | {kind} | {cost:.0f} | {bound} | "
+                      f"{cost / bound:.2f} | {unit} |")
+        if "empty" in r:
+            print(f"| {target} | {numeric} | (empty frame) | {empty:.0f} | - | - | {unit} |")
+        bound = sum(lower_bound(k, fmt) for k, _ in SET)
+        ext, worst, model = r["full"]
+        print(f"| {target} | {numeric} | **all six** (max {worst:.0f}) | {ext:.0f} | {bound} | "
+              f"{ext / bound:.2f} | {unit} |")
+        print(f"| {target} | {numeric} | model ({r['k']}x{r['t']} MACs) | {model:.1f} "
+              f"({model / (r['k'] * r['t']):.2f}/MAC) | - | - | {unit} |")
+
+
+def run(work: Path, quick: bool = False, only=None) -> list:
+    """Measure every available target (or the ``only`` "target:numeric" runs); print and
+    return the rows."""
+    import shutil
+
+    from firmware_gen.build import build_simavr_harness
+
+    if not DATA.is_dir():
+        print(f"extractor costs skipped: {DATA} is missing")
+        return []
+    bundle, recording = make_bundle(work)
+    harness = None
+    rows = []
+    for target, numeric in RUNS:
+        if only and f"{target}:{numeric}" not in only:
+            continue
+        tool = "avr-gcc" if target == "avr" else "arm-none-eabi-gcc"
+        if shutil.which(tool) is None:
+            print(f"{target}: skipped ({tool} is not installed)")
+            continue
+        if target == "avr" and harness is None:
+            harness = build_simavr_harness(work / "sim")
+        r = measure(bundle, recording, target, numeric, work, harness,
+                    per_extractor=not quick)
+        rows.append(((target, numeric), r))
+    print(f"\nextractor cost per prediction: {WINDOW}-sample windows, the issue-22 set "
+          f"(bound = Cortex-M4F loads + arithmetic per sample x {WINDOW}; see device_costs.py)")
+    report(rows)
+    return rows

@@ -1,0 +1,94 @@
+"""The channel passes of ``<name>_stream.c`` compiled on the host and run on a real recording, at
+every ring-buffer offset (windows and hops whose starts cover every position and every unroll
+remainder), against :mod:`firmware_gen.reference` bit for bit; and their structure: one pass per
+channel, named for the statistics it computes."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import re
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+
+from firmware_gen import generate_firmware, reference
+from firmware_gen.plan import make_plan
+from firmware_gen.targets import FP_FLAGS, WARNINGS
+from tests.firmware_gen.conftest import bm_full_scale
+from tests.firmware_gen.helpers import device_samples, same_bits
+
+HARNESS = r"""
+#include <stdio.h>
+#include "sbmodel.h"
+#include "sbmodel_stream.h"
+
+int main(void)
+{
+    static sbmodel_stream_t s;
+    sbmodel_sample_t frame[SBMODEL_N_CHANNELS];
+    sbmodel_stream_reset(&s);
+    while (fread(frame, sizeof frame, 1, stdin) == 1) {
+        if (sbmodel_stream_push(&s, frame)) {
+            fwrite(s.features, sizeof s.features, 1, stdout);
+        }
+    }
+    return 0;
+}
+"""
+
+
+def run_stream(tmp_path, fw, samples) -> np.ndarray:
+    """Features of every window of ``samples`` from the generated stream code, built with gcc."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    for name in ("sbmodel.h", "sbmodel_stream.h", "sbmodel_stream.c"):
+        (tmp_path / name).write_text(fw.files[name])
+    (tmp_path / "harness.c").write_text(HARNESS)
+    exe = tmp_path / "harness"
+    subprocess.run(["gcc", *WARNINGS, "-O2", *FP_FLAGS, "-o", str(exe), "harness.c",
+                    "sbmodel_stream.c", "-lm"], cwd=tmp_path, check=True)
+    out = subprocess.run([str(exe)], input=np.ascontiguousarray(samples).tobytes(),
+                         capture_output=True, check=True).stdout
+    return np.frombuffer(out, dtype="<f4").reshape(-1, fw.plan.k)
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15", "q31"])
+@pytest.mark.parametrize("window,hop", [(7, 3), (21, 5), (64, 12)])
+def test_every_kind_at_every_ring_offset(tmp_path, kinds_bundle, bm_recordings, numeric,
+                                         window, hop):
+    scales = bm_full_scale(bm_recordings) if numeric != "float32" else None
+    plan = make_plan(kinds_bundle, name="sbmodel", numeric=numeric, full_scale=scales)
+    plan = dataclasses.replace(plan, window=window, hop=hop)
+    fw = generate_firmware(kinds_bundle, target="host", numeric=numeric, plan=plan)
+    samples = np.concatenate([device_samples(plan, bm_recordings.recordings[r].columns)
+                              for r in (4, 14, 24, 34)])
+    got = run_stream(tmp_path, fw, samples)
+    expected = reference.window_features(plan, samples)
+    # every start the ring buffer can hold with this hop comes round
+    assert got.shape == expected.shape and len(got) >= window // math.gcd(window, hop)
+    assert same_bits(got, expected)
+
+
+def test_one_window_pass_loads_each_sample_once(kinds_bundle):
+    plan = make_plan(kinds_bundle, name="sbmodel", numeric="float32")
+    acc = [plan.channels.index(c) for c in ("acc_x", "acc_y", "acc_z")]
+    ext = [dataclasses.replace(e, channels=(acc[0],)) for e in plan.extractors
+           if e.kind in ("mean", "ptp", "rms", "last")]
+    ext += [dataclasses.replace(e, channels=tuple(acc)) for e in plan.extractors
+            if e.kind == "mag_mean"]
+    plan = dataclasses.replace(plan, extractors=tuple(ext))
+    source = generate_firmware(kinds_bundle, target="host", plan=plan).files["sbmodel_stream.c"]
+    assert re.findall(r"^static void sbmodel_(\w+)\(", source, re.M) == ["window_pass"]
+    assert source.count("sbmodel_window_pass(s, start, st);") == 1
+    body = source[source.index("One pass over the window"):]
+    body = body[:body.index("\n}\n")]
+    # acc_x: sum, min, max, sq in one group; the magnitude reuses the loaded samples
+    assert '"acc_x": sum, min, max, sq' in body and '|"acc_x", "acc_y", "acc_z"|: sum' in body
+    # two loops (the ring buffer's two segments), each sample of a channel loaded once per loop,
+    # no per-sample call or wrap test
+    assert body.count("for (") == 2 and "_NEXT" not in body and "sbmodel_f_" not in body
+    for c in acc:
+        assert body.count(f"row[{c}u]") == 2
