@@ -51,6 +51,8 @@ def _progress(total_label, enabled=None):
               help="The last L columns are 0/1 labels (Mulan multi-label).")
 @click.option("--xml", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Mulan XML file naming the label columns.")
+@click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The last N columns are regression targets (Mulan multi-target ARFF).")
 @click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
               help="Learning task; auto = multilabel for --labels/--xml, else regression.")
 @click.option("--lam", type=float, default=None,
@@ -166,7 +168,7 @@ def fit_compressed(est, d, y, task, energy, extra):
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
                        drop_missing, keep_missing_targets, groups, sensors_toml, window, hop,
-                       compute_target, stream_format=None):
+                       compute_target, stream_format=None, targets_last=None):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
     from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
@@ -196,7 +198,7 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
     table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                        decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
                        na_value=na_value, groups=group_column(groups),
-                       keep_missing_targets=keep_missing_targets)
+                       keep_missing_targets=keep_missing_targets, targets_last=targets_last)
     if "time" in table.feature_names:
         warnings.warn(f"{Path(data).name}: the column 'time' is used as a feature; for a "
                       f"recording give --sensors sensors.toml (or --ignore time)", TrainerWarning)

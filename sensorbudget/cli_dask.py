@@ -75,7 +75,7 @@ def dask_client(value):
 def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=None, ignore=(),
                 na_value=None, drop_missing=False, keep_missing_targets=False, groups=None,
                 sensors_toml=None, window=None, hop=None, compute_target=None,
-                stream_format=None) -> dict:
+                stream_format=None, targets_last=None) -> dict:
     """The ``load_training_data`` dict for ``--dask``: ``X`` is a
     :class:`trainer.distributed.dask_data.ShardTable` (read on the workers), ``Y`` None.
 
@@ -92,6 +92,8 @@ def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=No
         raise CliError("--dask trains on feature tables: window the recordings first with "
                        "'sensorbudget features' (one NPZ per recording file or batch) and give "
                        "those files as DATA, with --groups recording")
+    if targets_last is not None:
+        raise CliError("--targets-last does not apply with --dask: name the targets with --target")
     if xml is not None:
         raise CliError("--xml does not apply with --dask; name the label columns with "
                        "--labels L or --target")

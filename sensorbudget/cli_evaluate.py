@@ -86,6 +86,8 @@ def _load(data, sensors, unit, table_options, groups):
 @click.option("--labels", type=int, default=None, help="The last L columns are 0/1 labels.")
 @click.option("--xml", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               default=None, help="Mulan XML file naming the label columns.")
+@click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
+              help="The last N columns are regression targets (Mulan multi-target ARFF).")
 @click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
               help="auto = multilabel for --labels/--xml, else regression. ranking: --groups "
                    "names the query ids; scored by pairwise ranking error within queries.")
@@ -117,7 +119,8 @@ def _load(data, sensors, unit, table_options, groups):
               help="Show the progress bar (elapsed, ETA) even when stderr is not a terminal.")
 @html_option
 @handle_errors
-def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml, task,
+def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml,
+                     targets_last, task,
                      groups, lam, compress_labels, label_subset, no_intercept, no_standardize, sep,
                      decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report,
                      show_progress=False, html_out=None):
@@ -128,7 +131,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
 
     options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                    decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
-                   na_value=na_value)
+                   na_value=na_value, targets_last=targets_last)
     if task == "ranking" and groups is None:
         raise CliError("--task ranking needs --groups COLUMN (the query id of every row)")
     check_html(html_out)

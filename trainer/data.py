@@ -127,6 +127,14 @@ def _first_missing_column(xrow, yrow, features, targets):
     return "?"
 
 
+def _targets_last(labels, targets, targets_last):
+    """``labels`` selecting the last ``targets_last`` columns (regression targets)."""
+    if targets_last is not None and (labels or targets or targets_last < 1):
+        raise DataError(f"--targets-last {targets_last}: give at least 1, and name the targets "
+                        f"one way (--targets-last N, --labels L or --target NAME)")
+    return targets_last or labels
+
+
 def split_columns(names, targets=None, labels=None, ignore=()):
     """Indices of (feature, target) columns: targets by name, or the last ``labels`` columns."""
     names = list(names)
@@ -162,12 +170,13 @@ def _parse_number(text: str, decimal: str):
 
 def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=(),
              drop_missing=False, na_value=None, task="regression", groups=None,
-             keep_missing_targets=False) -> Table:
+             keep_missing_targets=False, targets_last=None) -> Table:
     """Load a CSV table with a header row. Columns with an empty name that are empty in every
     row (trailing separators) and rows that are entirely empty are ignored. ``groups`` names a
     column of sample-group ids (any text; not a feature)."""
     path = _check_file(path)
-    if labels and task == "regression":
+    labels = _targets_last(labels, targets, targets_last)
+    if labels and task == "regression" and not targets_last:
         task = "multilabel"            # the last L columns are 0/1 labels, as in ARFF
     if len(sep) != 1 or len(decimal) != 1 or sep == decimal:
         raise DataError(f"separator {sep!r} and decimal mark {decimal!r} must be two different "
@@ -266,16 +275,19 @@ def mulan_labels(xml_path) -> list:
 
 
 def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_missing=False,
-              na_value=None, groups=None, keep_missing_targets=False) -> Table:
-    """Load a dense or sparse ARFF file (Mulan style multi-label when ``labels`` or ``xml`` is
-    given; then label columns must be 0/1). Nominal {0,1} attributes are read as numbers; other
-    nominal or string attributes are an error unless ignored."""
+              na_value=None, groups=None, keep_missing_targets=False,
+              targets_last=None) -> Table:
+    """Load a dense or sparse ARFF file (Mulan style: 0/1 labels by ``labels`` or ``xml``, or
+    the last ``targets_last`` columns as regression targets). Nominal {0,1} attributes are read
+    as numbers; other nominal or string attributes are an error unless ignored."""
     import arff
 
     path = _check_file(path)
+    labels = _targets_last(labels, targets, targets_last)
     if xml is not None and not targets:
         targets = mulan_labels(xml)
-    task = "multilabel" if (labels or xml is not None) else "regression"
+    task = ("regression" if targets_last else
+            "multilabel" if (labels or xml is not None) else "regression")
     try:
         text = path.read_text(encoding="utf-8")
         bulk_parse.check_arff_nominals(text, path)

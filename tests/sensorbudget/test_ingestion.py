@@ -113,3 +113,33 @@ def test_rounded_full_scales_are_reported(invoke, tmp_path):
     result = invoke(["firmware", str(bundle), "--target", "host", "--numeric", "q15",
                      "--full-scale", "64", "-o", str(tmp_path / "fw2")])
     assert result.exit_code == 0 and "is used as" not in result.output
+
+
+def test_multi_target_arff_by_targets_last(invoke, tmp_path):
+    """Mulan-style multi-target regression: --targets-last N equals naming the N targets (names
+    with '+' and spaces included), for train and evaluate."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(50, 4))
+    Y = X[:, :2] @ np.array([[1.0, 2.0], [3.0, -1.0]]) + 0.1 * rng.normal(size=(50, 2))
+    head = ("@relation mt\n" + "".join(f"@attribute f{i} numeric\n" for i in range(4))
+            + "@attribute 'NO2 +' numeric\n@attribute 'load level' numeric\n@data\n")
+    rows = "".join(",".join(f"{v:.6f}" for v in (*x, *y)) + "\n" for x, y in zip(X, Y))
+    (tmp_path / "mt.arff").write_text(head + rows)
+    common = ["--budget", "2", "--lam", "1"]
+    a = invoke(["train", str(tmp_path / "mt.arff"), "--targets-last", "2", *common,
+                "-o", str(tmp_path / "A")])
+    b = invoke(["train", str(tmp_path / "mt.arff"), "--target", "NO2 +", "--target",
+                "load level", *common, "-o", str(tmp_path / "B")])
+    assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
+    meta_a, meta_b = (json.loads((tmp_path / d / "model.json").read_text()) for d in "AB")
+    assert meta_a["targets"] == meta_b["targets"] == ["NO2 +", "load level"]
+    assert meta_a["task"] == "regression" and meta_a["selected"] == meta_b["selected"]
+    with np.load(tmp_path / "A" / "weights.npz") as wa:
+        with np.load(tmp_path / "B" / "weights.npz") as wb:
+            np.testing.assert_array_equal(wa["W"], wb["W"])
+    result = invoke(["evaluate", str(tmp_path / "mt.arff"), "--targets-last", "2", "--budgets",
+                     "1,2", "--folds", "3", "--methods", "greedy-joint"])
+    assert result.exit_code == 0, result.output
+    result = invoke(["train", str(tmp_path / "mt.arff"), "--targets-last", "2", "--labels", "2",
+                     *common, "-o", str(tmp_path / "C")])
+    assert result.exit_code == 2 and "name the targets one way" in result.output
