@@ -27,7 +27,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer import GreedyRLS  # noqa: E402
 from trainer.data import load_table  # noqa: E402
 from trainer.evaluation import methods  # noqa: E402
 from trainer.evaluation.protocol import EvalData, evaluate  # noqa: E402
@@ -50,28 +49,10 @@ def load(data_dir: Path, name: str) -> EvalData:
     return EvalData(table.X, table.Y, table.task, table.target_names)
 
 
-GRID_PREFIX_MODELS = methods.prefix_models
-
-
-def path_prefix_models(X, Y_sel, Y_fit, counts, setup) -> dict:
-    """:func:`trainer.evaluation.methods.prefix_models` with lambda chosen per budget k by the
-    default search of ``GreedyRLS(budget=k)`` instead of the grid of prefixes."""
-    out = {}
-    for k in sorted(set(counts)):
-        kw = setup.estimator_kwargs()
-        est = GreedyRLS(budget=k, lam=setup.lam, strategy="error", **kw).fit(X, Y_sel)
-        out[k] = methods.ridge_refit(X, Y_fit, est.selected_, est.lam_, est.x_mean_,
-                                     est.x_scale_, setup.fit_intercept)
-    return out
-
-
 def run_protocol(data, method_names, folds, cache, progress, lam_search):
-    methods.prefix_models = path_prefix_models if lam_search == "path" else GRID_PREFIX_MODELS
-    try:
-        return evaluate(data, method_names, ",".join(BUDGETS), folds=folds, cache_dir=cache,
-                        progress=progress)
-    finally:
-        methods.prefix_models = GRID_PREFIX_MODELS
+    setup = methods.Setup(task=data.task, lam_search=lam_search)
+    return evaluate(data, method_names, ",".join(BUDGETS), folds=folds, cache_dir=cache,
+                    progress=progress, setup=setup)
 
 
 def auc_by_budget(result) -> dict:

@@ -96,6 +96,10 @@ def _load(data, sensors, unit, table_options, groups):
                    "recordings: 'recording', the default); the query ids for --task ranking.")
 @click.option("--lam", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Fixed ridge parameter; default: LOO over 2^-15..2^15 per fold and budget.")
+@click.option("--lam-search", type=click.Choice(("path", "grid")), default="path",
+              show_default=True,
+              help="Without --lam, greedy-joint/separate per fold: 'path' runs GreedyRLS's "
+                   "steered search per budget; 'grid' one path per grid value (31 runs).")
 @click.option("--compress-labels", type=click.FloatRange(0, 1, min_open=True), default=None,
               help="Greedy-joint criterion on the SVD-compressed labels keeping this energy "
                    "(1 = full rank, exact).")
@@ -121,7 +125,7 @@ def _load(data, sensors, unit, table_options, groups):
 @handle_errors
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml,
                      targets_last, task,
-                     groups, lam, compress_labels, label_subset, no_intercept, no_standardize, sep,
+                     groups, lam, lam_search, compress_labels, label_subset, no_intercept, no_standardize, sep,
                      decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report,
                      show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
@@ -147,7 +151,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
         raise CliError("cost budgets need sensor information: give --sensors sensors.toml "
                        "(or a feature table built from one)")
     setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
-                  standardize=not no_standardize, lam=lam, cost_kwargs=costs,
+                  standardize=not no_standardize, lam=lam, lam_search=lam_search,
+                  cost_kwargs=costs,
                   compress_energy=compress_labels, label_subset=label_subset, seed=seed)
     from .progress import ProgressBar
 

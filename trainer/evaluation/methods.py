@@ -88,6 +88,7 @@ class Setup:
     fit_intercept: bool = True
     standardize: bool = True
     lam: float | None = None
+    lam_search: str = "path"
     dtype: str = "float64"
     cost_kwargs: dict = field(default_factory=dict)
     compress_energy: float | None = None
@@ -101,9 +102,21 @@ class Setup:
 
 
 def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
-    """{k: Model} for every k in ``counts``: one greedy path per grid lambda to max(counts);
-    per k the lambda with the lowest LOO MSE after k steps (ties to the smaller lambda) and
-    ridge weights for ``Y_fit`` on its first k picks."""
+    """{k: Model} for every k in ``counts``, ridge weights for ``Y_fit`` on the picks.
+
+    lambda given: one greedy path to max(counts), its prefixes. ``lam_search="path"`` (the
+    default, as :class:`~trainer.GreedyRLS`'s): one ``GreedyRLS(budget=k)`` with its steered
+    search per k (about two runs each). ``"grid"``: one greedy path per grid lambda to
+    max(counts); per k the lambda with the lowest LOO MSE after k steps (ties to the smaller
+    lambda) and its first k picks (31 runs)."""
+    if setup.lam is None and setup.lam_search == "path":
+        out = {}
+        for k in sorted(set(counts)):
+            est = GreedyRLS(budget=k, lam=None, lam_search="path", strategy="error",
+                            **setup.estimator_kwargs()).fit(X, Y_sel)
+            out[k] = ridge_refit(X, Y_fit, est.selected_, est.lam_, est.x_mean_, est.x_scale_,
+                                 setup.fit_intercept)
+        return out
     K = max(counts)
     grid = LAMBDA_GRID if setup.lam is None else (float(setup.lam),)
     fits = [GreedyRLS(budget=K, lam=v, strategy="error", **setup.estimator_kwargs()).fit(X, Y_sel)

@@ -66,19 +66,37 @@ def test_prefix_models_equal_separate_estimator_fits():
         np.testing.assert_allclose(model.predict(data.X), ref.predict(data.X), atol=1e-10)
 
 
-def test_separate_method_equals_single_target_runs():
+@pytest.mark.parametrize("lam_search", ["path", "grid"])
+def test_separate_method_equals_single_target_runs(lam_search):
+    """Per target, the method's model is GreedyRLS's with the same lambda search (at the
+    largest budget the grid's prefix rule is the estimator's grid rule)."""
     data = regression_data()
-    [model] = run_fold_models(data, "greedy-separate", "3")
+    [model] = run_fold_models(data, "greedy-separate", "3", lam_search=lam_search)
     for q in range(3):
-        ref = GreedyRLS(budget=3, lam_search="grid").fit(data.X, data.Y[:, q])  # prefix rule
+        ref = GreedyRLS(budget=3, lam_search=lam_search).fit(data.X, data.Y[:, q])
         np.testing.assert_allclose(model.predict(data.X)[:, q], ref.predict(data.X), atol=1e-10)
 
 
-def run_fold_models(data, name, budgets):
+def test_path_search_costs_a_few_runs_per_budget(monkeypatch):
+    """The default prefix models fit one GreedyRLS per budget, not 31 paths."""
+    data = multilabel_data()
+    T = encode_targets(data.Y, "multilabel")
+    calls = []
+    original = GreedyRLS.fit
+    monkeypatch.setattr(GreedyRLS, "fit", lambda self, *a, **k: calls.append(self.lam_search)
+                        or original(self, *a, **k))
+    prefix_models(data.X, T, T, [1, 3, 5], Setup())
+    assert calls == ["path"] * 3
+    calls.clear()
+    prefix_models(data.X, T, T, [1, 3, 5], Setup(lam_search="grid"))
+    assert len(calls) == 31
+
+
+def run_fold_models(data, name, budgets, **setup):
     from trainer.evaluation.protocol import get_method
 
     return get_method(name).fit_predict(data.X, encode_targets(data.Y, data.task),
-                                        parse_budgets(budgets), Setup(task=data.task))
+                                        parse_budgets(budgets), Setup(task=data.task, **setup))
 
 
 def test_mtlasso_hits_budgets_inside_evaluation():
