@@ -231,3 +231,16 @@ def csv_values(lines: list, sep: str, decimal: str, header_len: int, used: list)
     if out.shape[0] != len(lines):
         return None
     return out[:, used]
+
+
+def check_utf8_text(path) -> None:
+    """Refuse a file whose start holds NUL bytes: not UTF-8 text (UTF-16 or UTF-32 without a
+    byte-order mark decodes as UTF-8 with a NUL after every character, and would give
+    column names such as 't i m e')."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    if b"\x00" in head:
+        encoding = ("UTF-16" if head[1::2].count(0) > len(head) // 4 or
+                    head[0::2].count(0) > len(head) // 4 else "binary")
+        raise DataError(f"{str(path)!r} is not UTF-8 text (it holds NUL bytes; {encoding}?); "
+                        f"save it as UTF-8")

@@ -71,10 +71,9 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
     if Y.shape[1] == 0:
         raise DataError("no target columns chosen (name them with --target or --labels)")
     names = [*features, *targets]
-    twice = next((n for i, n in enumerate(names) if n in names[:i]), None)
-    if twice is not None:
-        where = source.get("file", source) if isinstance(source, dict) else source
-        raise DataError(f"duplicate column name {twice!r} in {where!r}")
+    twice = next((n for i, n in enumerate(names) if n in names[:i]), 0)
+    if twice:
+        raise DataError(f"duplicate column name {twice!r} in {source.get('file', source)!r}")
     if na_value is not None:
         X = np.where(X == na_value, np.nan, X)
         Y = np.where(Y == na_value, np.nan, Y)
@@ -175,6 +174,7 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     row (trailing separators) and rows that are entirely empty are ignored. ``groups`` names a
     column of sample-group ids (any text; not a feature)."""
     path = _check_file(path)
+    bulk_parse.check_utf8_text(path)
     labels = _targets_last(labels, targets, targets_last)
     if labels and task == "regression" and not targets_last:
         task = "multilabel"            # the last L columns are 0/1 labels, as in ARFF
@@ -283,11 +283,11 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
     import arff
 
     path = _check_file(path)
+    bulk_parse.check_utf8_text(path)
     labels = _targets_last(labels, targets, targets_last)
     if xml is not None and not targets:
         targets = mulan_labels(xml)
-    task = ("regression" if targets_last else
-            "multilabel" if (labels or xml is not None) else "regression")
+    task = "multilabel" if (labels or xml) and not targets_last else "regression"
     try:
         text = path.read_text(encoding="utf-8")
         bulk_parse.check_arff_nominals(text, path)

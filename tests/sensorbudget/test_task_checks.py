@@ -65,3 +65,11 @@ def test_duplicate_names_in_an_npz_and_overflowing_targets(invoke, tmp_path):
                      "-o", str(tmp_path / "B")])
     assert result.exit_code == 2 and "target values reach" in result.output
     assert "overflow float64" in result.output and not (tmp_path / "B").exists()
+
+
+def test_a_utf16_table_is_named(invoke, tmp_path):
+    """UTF-16 without a byte-order mark gave "unknown target 'y'; columns a ,  b"."""
+    (tmp_path / "t.csv").write_bytes("a,b,y\n1,2,3\n4,5,6\n7,8,9\n".encode("utf-16-le"))
+    result = invoke(["train", str(tmp_path / "t.csv"), "--target", "y", "--budget", "1",
+                     "-o", str(tmp_path / "B")])
+    assert result.exit_code == 2 and "is not UTF-8 text" in result.output

@@ -38,6 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bulk_parse import check_utf8_text
 from ..errors import DataError
 from .streams import StreamFormat, parse_times, split_points
 
@@ -94,19 +95,6 @@ def _check_header(header: list, where: str, fmt: StreamFormat = PLAIN) -> None:
         if name is not None and name not in header:
             hint = " (--time-column names another)" if role == "time" else ""
             raise DataError(f"{where}: no {name!r} column{hint} (columns: {', '.join(header)})")
-
-
-def check_utf8_text(path) -> None:
-    """Refuse a file whose start holds NUL bytes: not UTF-8 text (UTF-16 or UTF-32 without a
-    byte-order mark decodes as UTF-8 with a NUL after every character, and would give
-    column names such as 't i m e')."""
-    with open(path, "rb") as fh:
-        head = fh.read(4096)
-    if b"\x00" in head:
-        encoding = ("UTF-16" if head[1::2].count(0) > len(head) // 4 or
-                    head[0::2].count(0) > len(head) // 4 else "binary")
-        raise DataError(f"{str(path)!r} is not UTF-8 text (it holds NUL bytes; {encoding}?); "
-                        f"save it as UTF-8")
 
 
 def _rows(fh) -> list:
