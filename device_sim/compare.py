@@ -9,18 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from trainer.bundle.model import load_bundle
+
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
+from .reference import ReferenceModel
 from .report import REPORT_FILE, _price, load_report
 from .simulate import DEFAULT_BATTERY_WH
 
 
 def bundle_summary(path, profile: str = "cortex-m4f", battery_wh=DEFAULT_BATTERY_WH) -> dict:
     """A report-like dictionary of a bundle's estimated costs (no replay)."""
-    from trainer.bundle.model import load_bundle
-
-    from .reference import ReferenceModel
-
     bundle = load_bundle(path)
     meta = bundle.meta
     model = ReferenceModel(bundle)

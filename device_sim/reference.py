@@ -23,6 +23,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from export.cgen import DEFAULT_NAME, NUMERICS
+from export.fixed_point import dequantize_scores
+from firmware_gen.errors import FirmwareGenError
+from firmware_gen.plan import make_plan
+from firmware_gen.reference import (
+    fixed_model,
+    model_inputs,
+    quantize_samples,
+    scores,
+    window_features,
+)
 
 from .errors import DeviceError
 
@@ -54,10 +64,6 @@ class ReferenceModel:
 
     def __init__(self, bundle, numeric: str = "float32", *, full_scale=None,
                  name: str = DEFAULT_NAME):
-        from firmware_gen.errors import FirmwareGenError
-        from firmware_gen.plan import make_plan
-        from firmware_gen.reference import fixed_model
-
         if numeric not in NUMERICS:
             raise DeviceError(f"numeric={numeric!r} is not one of {NUMERICS}")
         try:
@@ -97,8 +103,6 @@ class ReferenceModel:
 
     def wire_samples(self, samples) -> np.ndarray:
         """Samples as the host sends them: float32, or Q15 int16 for fixed-point firmware."""
-        from firmware_gen.reference import quantize_samples
-
         if self.plan.fixed:
             return quantize_samples(self.plan, samples)
         return np.asarray(samples, dtype=F32)
@@ -106,8 +110,6 @@ class ReferenceModel:
     def features_of(self, wire, starts=None) -> np.ndarray:
         """Float32 features (windows x k) of the windows of ``wire`` samples at ``starts``
         (default: every window of the stream)."""
-        from firmware_gen.reference import window_features
-
         wire = np.asarray(wire)
         X = window_features(self.plan, wire)
         if starts is None:
@@ -116,8 +118,6 @@ class ReferenceModel:
 
     def inputs(self, X) -> np.ndarray:
         """Model inputs as the device's PREDICT takes them (floats, or Q15/Q31 integers)."""
-        from firmware_gen.reference import model_inputs
-
         return model_inputs(self.plan, self.fixed, X)
 
     def scores(self, X) -> np.ndarray:
@@ -126,16 +126,12 @@ class ReferenceModel:
 
     def scores_of_inputs(self, inputs) -> np.ndarray:
         """Scores (n x t) of model inputs (what PREDICT computes)."""
-        from firmware_gen.reference import scores
-
         return scores(self.plan, self.bundle, self.fixed, np.asarray(inputs).reshape(-1, self.k))
 
     def real_scores(self, S) -> np.ndarray:
         """Scores as floats (fixed-point scores times 2^-G)."""
         if self.fixed is None:
             return np.asarray(S, dtype=np.float64)
-        from export.fixed_point import dequantize_scores
-
         return dequantize_scores(self.fixed, S)
 
     def labels(self, S) -> np.ndarray:

@@ -27,7 +27,7 @@ import numpy as np
 
 from trainer.bundle.files import json_default, write_folder_atomically
 
-from .costs import PROFILES, energy_budget, sensor_costs, stats3
+from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
 from .report_schema import check_report
 
@@ -127,8 +127,6 @@ def series(result, model, recordings) -> dict:
 
 def cost_section(result, backend, model) -> dict:
     """Per-prediction compute statistics (measured or estimated) and per-extractor costs."""
-    from .costs import estimate_costs
-
     prof = PROFILES[backend.profile]
     est = estimate_costs(model, prof)
     recs = [r for r in result.records if r.extractors is not None]

@@ -11,6 +11,9 @@ import json
 import math
 from importlib import resources
 
+from trainer.evaluation.metrics import LABELS
+from trainer.version import package_version
+
 from .figures import (
     cost_text,
     design_title,
@@ -181,8 +184,6 @@ def plotly_js() -> str:
 
 def render(data: dict, title: str = "sensorbudget report") -> str:
     """The whole page as a string."""
-    from trainer.evaluation.metrics import LABELS
-
     figures, body = pareto_figures(data), [f"<h1>{esc(title)}</h1>"]
     sources = [(r["name"], "bundle", r["path"]) for r in data["runs"]]
     sources += [(e["name"], "evaluation", e["path"]) for e in data["evaluations"]]
@@ -225,8 +226,6 @@ def render(data: dict, title: str = "sensorbudget report") -> str:
                     f"against the recordings' targets: {esc(acc_text or '-')}. Cost: "
                     f"{esc(sim['method'] or '-')}.</p>" + '<div class="grid">' + "".join(
                         f'<div class="fig" id="{f["id"]}"></div>' for f in figs) + "</div>")
-    from trainer.version import package_version
-
     body.append(f"<footer>sensorbudget {esc(package_version())}; plots by plotly.js, inline."
                 "</footer>")
     return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"

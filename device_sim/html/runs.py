@@ -14,9 +14,11 @@ import json
 import math
 from pathlib import Path
 
+from trainer.bundle import load_bundle
 from trainer.bundle.files import json_default
 
 from ..errors import DeviceError
+from ..report import load_report
 
 #: How the criterion of a design is named on the page.
 CRITERIA = {"loo": "LOO (leave-one-out, closed form)",
@@ -83,8 +85,6 @@ def _design(run: dict, entry: dict, sensors: list, extractors: list) -> dict:
 
 def read_bundle(path: Path, name: str) -> tuple:
     """(run, designs) of one bundle's model.json."""
-    from trainer.bundle import load_bundle
-
     meta = load_bundle(path.parent).meta       # verified: format, hashes, types
     entries = meta.get("path") or []
     if not entries:
@@ -166,8 +166,6 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
 
 
 def read_simulation(path: Path, name: str) -> dict:
-    from ..report import load_report
-
     report = load_report(path)
     return {"name": name, "path": str(path.parent), "report": report}
 
