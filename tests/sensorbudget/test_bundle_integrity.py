@@ -2,18 +2,9 @@
 format-1 bundle still loads, with one warning line saying it is unprotected."""
 
 import json
-from functools import partial
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
-
-from sensorbudget.cli import main
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture

@@ -1,7 +1,6 @@
 """The train and info commands: happy path and every bad input (exit 2, one line, no bundle)."""
 
 import json
-from functools import partial
 
 import numpy as np
 import pytest
@@ -16,11 +15,6 @@ AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 AIR_ARGS = ["--sep", ";", "--decimal", ",", "--target", "CO(GT)", "--target", "NO2(GT)",
             "--ignore", "Date", "--ignore", "Time", "--ignore", "NMHC(GT)", "--ignore", "NOx(GT)",
             "--ignore", "C6H6(GT)", "--na-value", "-200", "--drop-missing"]
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture

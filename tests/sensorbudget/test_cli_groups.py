@@ -1,22 +1,14 @@
 """train --groups COLUMN|recording and --keep-missing-targets, end to end through the CLI."""
 
-from functools import partial
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from sensorbudget.cli import main
 from tests.paths import REPO, SHARED
 from trainer import GreedyRLS
 from trainer.bundle.model import load_bundle
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture

@@ -2,20 +2,12 @@
 recordings, header-less blank-separated files; clear words when --sensors is missing."""
 
 import json
-from functools import partial
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from sensorbudget.cli import main
 from tests.fixtures import write_sensors_toml
 from trainer.sensing.feature_set import FeatureSet
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 def long_stream(path, epoch_ms=1_700_000_000_000, gap_at=120, n=240):

@@ -2,20 +2,12 @@
 
 import io
 import json
-from functools import partial
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from sensorbudget.cli import main
 from sensorbudget.progress import ProgressBar, clock_text
 from trainer.selection.loop import LAMBDA_GRID
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture

@@ -5,21 +5,13 @@ interrupted writes see the old output or the new one."""
 import os
 import stat
 import threading
-from functools import partial
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from sensorbudget.cli import main
 from tests.export.helpers import synthetic
 from tests.fixtures import write_sensors_toml, write_stream
 from trainer.bundle import load_bundle, save_bundle, write_folder_atomically
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture

@@ -1,19 +1,11 @@
 """A task that does not fit the targets is one Error line naming the column (issue 21 item 7):
 continuous targets are not labels, whether --task, sensors.toml or a feature table says so."""
 
-from functools import partial
 
 import numpy as np
 import pytest
-from click.testing import CliRunner
 
-from sensorbudget.cli import main
 from tests.fixtures import sensors_toml, write_stream
-
-
-@pytest.fixture
-def invoke():
-    return partial(CliRunner().invoke, main)
 
 
 @pytest.fixture
