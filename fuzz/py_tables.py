@@ -14,7 +14,8 @@ from fuzz._harness import Input, expected_errors, instrumented, npz_blob, run, s
 with instrumented():
     import numpy as np
 
-    from trainer.data import load_table, mulan_labels
+    from trainer.bulk_parse import mulan_labels
+    from trainer.data import load_table
     from trainer.sensing.feature_set import FeatureSet
 
 FORMATS = ["csv", "arff", "npz", "txt", "xml"]

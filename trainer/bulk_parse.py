@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 import re
 import warnings
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -244,3 +245,15 @@ def check_utf8_text(path) -> None:
                     head[0::2].count(0) > len(head) // 4 else "binary")
         raise DataError(f"{str(path)!r} is not UTF-8 text (it holds NUL bytes; {encoding}?); "
                         f"save it as UTF-8")
+
+
+def mulan_labels(xml_path) -> list:
+    """Label names from a Mulan XML label file (``<label name="...">`` elements, nested too)."""
+    try:
+        root = ET.fromstring(xml_path.read_bytes())
+    except ET.ParseError as exc:
+        raise DataError(f"{str(xml_path)!r} is not valid XML: {exc}") from None
+    names = [el.get("name") for el in root.iter() if el.tag.split("}")[-1] == "label"]
+    if not names or any(n is None for n in names):
+        raise DataError(f"{str(xml_path)!r} names no labels (<label name=...> elements)")
+    return names

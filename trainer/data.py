@@ -13,7 +13,6 @@ import csv
 import hashlib
 import io
 import math
-import xml.etree.ElementTree as ET
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -261,19 +260,6 @@ def _with_group(ignore, groups, names) -> tuple:
     return tuple(ignore) + ((groups,) if groups not in ignore else ())
 
 
-def mulan_labels(xml_path) -> list:
-    """Label names from a Mulan XML label file (``<label name="...">`` elements, nested too)."""
-    xml_path = _check_file(xml_path)
-    try:
-        root = ET.fromstring(xml_path.read_bytes())
-    except ET.ParseError as exc:
-        raise DataError(f"{str(xml_path)!r} is not valid XML: {exc}") from None
-    names = [el.get("name") for el in root.iter() if el.tag.split("}")[-1] == "label"]
-    if not names or any(n is None for n in names):
-        raise DataError(f"{str(xml_path)!r} names no labels (<label name=...> elements)")
-    return names
-
-
 def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_missing=False,
               na_value=None, groups=None, keep_missing_targets=False,
               targets_last=None) -> Table:
@@ -286,7 +272,7 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
     bulk_parse.check_utf8_text(path)
     labels = _targets_last(labels, targets, targets_last)
     if xml is not None and not targets:
-        targets = mulan_labels(xml)
+        targets = bulk_parse.mulan_labels(_check_file(xml))
     task = "multilabel" if (labels or xml) and not targets_last else "regression"
     try:
         text = path.read_text(encoding="utf-8")
@@ -354,8 +340,9 @@ def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None
     try:
         with np.load(path, allow_pickle=False) as npz:
             arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, zipfile.BadZipFile, EOFError, MemoryError) as exc:
-        raise DataError(f"{str(path)!r} is not a readable NPZ without pickles: {exc}") from None
+    except (ValueError, OSError, zipfile.BadZipFile, EOFError, MemoryError, TypeError) as exc:
+        raise DataError(f"{str(path)!r} is not a readable NPZ without pickles (an NPZ archive of "
+                        f"arrays): {exc}") from None
     for key in ("X", "Y"):
         if key not in arrays:
             raise DataError(f"{str(path)!r} has no array {key!r} (found {sorted(arrays)})")
@@ -417,4 +404,7 @@ def load_table(path, *, fmt=None, **options) -> Table:
     unused = [k for k, v in options.items() if v not in (None, False, (), []) and k not in accepted]
     if unused:
         raise DataError(f"option {unused[0]!r} does not apply to {fmt.upper()} files")
-    return loader(path, **{k: v for k, v in options.items() if k in accepted and v is not None})
+    try:
+        return loader(path, **{k: v for k, v in options.items() if k in accepted and v is not None})
+    except csv.Error as exc:                   # e.g. a field over csv's 131072-character limit
+        raise DataError(f"{str(path)!r} is not a readable table: {exc}") from None

@@ -173,3 +173,15 @@ def test_a_failed_firmware_build_leaves_the_old_firmware(invoke, tmp_path, monke
     assert result.exit_code == 2 and "make failed" in result.output
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("argv", [["train", "{t}", "--target", "y", "--budget", "1", "-o", ""],
+                                  ["train", "{t}", "--target", "y", "--budget", "1", "-o", "."],
+                                  ["evaluate", "{t}", "--target", "y", "--budgets", "1",
+                                   "--folds", "2", "--report", "."]])
+def test_the_current_folder_is_never_an_output(invoke, table, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = invoke([a.format(t=table) for a in argv])
+    assert result.exit_code == 2 and "names the current folder" in result.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

@@ -5,7 +5,7 @@ continuous targets are not labels, whether --task, sensors.toml or a feature tab
 import numpy as np
 import pytest
 
-from tests.fixtures import sensors_toml, write_stream
+from tests.fixtures import sensors_toml, write_sensors_toml, write_stream
 
 
 @pytest.fixture
@@ -65,3 +65,30 @@ def test_a_utf16_table_is_named(invoke, tmp_path):
     result = invoke(["train", str(tmp_path / "t.csv"), "--target", "y", "--budget", "1",
                      "-o", str(tmp_path / "B")])
     assert result.exit_code == 2 and "is not UTF-8 text" in result.output
+
+
+def test_unreadable_inputs_of_the_issue_give_one_line(invoke, tmp_path):
+    """A CSV field over csv's 131072-character limit, a .npy saved as .npz, TOML and
+    model.json nested too deeply: each one Error line, exit 2 (all were tracebacks)."""
+    (tmp_path / "long.csv").write_text("a,b,y\n1," + "x" * 140_000 + ",2\n3,4,5\n")
+    np.save(tmp_path / "arr.npy", np.zeros(3))
+    (tmp_path / "arr.npy").rename(tmp_path / "arr.npz")
+    cases = [(["train", str(tmp_path / "long.csv"), "--target", "y", "--budget", "1"],
+              "field larger than field limit"),
+             (["train", str(tmp_path / "arr.npz"), "--budget", "1"], "is not a readable NPZ")]
+    stream = write_stream(tmp_path / "rec" / "s.csv")
+    (tmp_path / "deep.toml").write_text("x = " + "[" * 5000 + "]" * 5000 + "\n" + sensors_toml())
+    cases.append((["train", str(stream), "--sensors", str(tmp_path / "deep.toml"), "--budget",
+                   "1"], "is not valid TOML"))
+    for argv, message in cases:
+        result = invoke([*argv, "-o", str(tmp_path / "B")])
+        assert result.exit_code == 2 and message in result.output, (argv, result.output)
+        assert result.output.count("Error:") == 1 and not (tmp_path / "B").exists()
+    bundle = tmp_path / "B2"
+    assert invoke(["train", str(stream), "--sensors", str(write_sensors_toml(tmp_path / "s.toml")),
+                   "--budget", "1", "--lam", "1", "-o", str(bundle)]).exit_code == 0
+    text = (bundle / "model.json").read_text()
+    (bundle / "model.json").write_text(text[:-2] + ', "deep": ' + "[" * 100000 + "]" * 100000
+                                       + "}\n")
+    result = invoke(["info", str(bundle)])
+    assert result.exit_code == 2 and "is not valid JSON" in result.output
