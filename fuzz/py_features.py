@@ -1,6 +1,6 @@
 """Fuzz target: feature NPZ files (``sensorbudget features`` output) with damaged members.
 
-A real feature table (a small synthetic stream through a ``sensors.toml``, made once at start)
+A real feature table (the fuzz bundles' stream and ``sensors.toml``, :mod:`fuzz._bundles`)
 has one to three of its members replaced: by any ``.npy`` member (any dtype, shape, lying
 header), by arbitrary JSON for the ``*_json`` members, by NaN/inf in X or Y, by fewer rows or
 names, or is dropped. :meth:`trainer.sensing.feature_set.FeatureSet.load` must either refuse
@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 
+from fuzz._bundles import make_bundles
 from fuzz._harness import Input, expected_errors, instrumented, npy_member, run, scratch_dir
 
 with instrumented():
@@ -25,40 +26,13 @@ with instrumented():
     from trainer.bundle import npz_bytes
     from trainer.sensing.feature_set import FeatureSet, load_feature_set
 
-SENSORS = """[window]
-length = 8
-hop = 4
-
-[[sensors]]
-name = "acc"
-channels = ["ax", "ay"]
-unit_price = 1.0
-energy_per_reading_j = 1e-6
-sample_rate_hz = 20
-
-[[features]]
-channels = ["acc"]
-extractors = ["mean", "std", "max"]
-
-[[features]]
-group = "a"
-channels = ["ax", "ay"]
-extractors = ["mag_mean"]
-"""
-
 _BASE = None
 
 
 def _base(d) -> dict:
-    rng = np.random.default_rng(0)
-    t = np.arange(120) / 20
-    ax, ay = np.sin(3 * t), np.cos(2 * t) + 0.1 * rng.normal(size=t.size)
-    rows = ["time,ax,ay,y"] + [f"{a:.3f},{b:.5f},{c:.5f},{b * c:.5f}"
-                               for a, b, c in zip(t, ax, ay)]
-    (d / "rec").mkdir()
-    (d / "rec" / "s.csv").write_text("\n".join(rows) + "\n")
-    (d / "sensors.toml").write_text(SENSORS)
-    return load_feature_set(d / "rec", d / "sensors.toml").to_arrays()
+    """The feature table of the fuzz bundles' stream and sensors.toml (:mod:`fuzz._bundles`)."""
+    make_bundles(d)
+    return load_feature_set(d / "stream.csv", d / "sensors.toml").to_arrays()
 
 
 def _replace(arrays: dict, inp: Input) -> None:

@@ -1,6 +1,7 @@
 """Fuzz target: ``report.json`` as ``compare`` and ``calibrate`` read it.
 
-A real report (the pure-Python backend replaying a small synthetic stream, made once at start)
+A real report (the pure-Python backend replaying the stream of the fuzz regression bundle,
+:mod:`fuzz._bundles`, made once at start)
 is mutated node by node (deleted, or replaced by any JSON value: deep nests, NaN, huge numbers,
 strings with control characters), written, and loaded by
 :func:`device_sim.report.load_report`; a report that loads then goes through
@@ -16,56 +17,24 @@ import copy
 import json
 import tomllib
 
+from fuzz._bundles import make_bundles
 from fuzz._harness import Input, expected_errors, instrumented, mutate_tree, run, scratch_dir
 
 with instrumented():
-    import numpy as np
-
     from device_sim.calibrate import calibration_entries, render_block
     from device_sim.compare import compare_rows, format_table
     from device_sim.report import load_report
     from device_sim.simulate import simulate
-    from trainer import GreedyRLS
-    from trainer.bundle import bundle_contents, save_bundle
-    from trainer.sensing.feature_set import load_feature_set
-
-SENSORS = """[window]
-length = 8
-hop = 4
-
-[[sensors]]
-name = "acc"
-channels = ["ax"]
-unit_price = 1.0
-energy_per_reading_j = 2e-6
-sample_rate_hz = 20
-
-[[features]]
-channels = ["acc"]
-extractors = ["mean", "std", "max"]
-"""
 
 _DIR = None
 _BASE = None
 
 
 def _base_report(d) -> dict:
-    """A real report of the python backend (seconds: done once per process)."""
-    rng = np.random.default_rng(0)
-    t = np.arange(160) / 20
-    ax = np.sin(3 * t) + 0.1 * rng.normal(size=t.size)
-    rows = ["time,ax,y"] + [f"{a:.3f},{b:.5f},{b * b:.5f}" for a, b in zip(t, ax)]
-    (d / "rec").mkdir()
-    (d / "rec" / "s.csv").write_text("\n".join(rows) + "\n")
-    (d / "sensors.toml").write_text(SENSORS)
-    fs = load_feature_set(d / "rec", d / "sensors.toml")
-    est = GreedyRLS(budget=2, lam=1.0).fit(fs.X, fs.Y)
-    extractors, sensors, extra = fs.bundle_structure()
-    meta, arrays = bundle_contents(est, fs.X, fs.feature_names, fs.target_names,
-                                   task="regression", extractors=extractors, sensors=sensors,
-                                   extra=extra)
-    save_bundle(d / "bundle", meta, arrays)
-    report, _ = simulate(d / "bundle", d / "rec", backend="python", bench=False)
+    """A real report: the python backend replaying the fuzz regression bundle's stream
+    (seconds: done once per process)."""
+    bundle = make_bundles(d)["regression"]
+    report, _ = simulate(bundle, d / "stream.csv", backend="python", bench=False)
     report["cost"]["per_extractor_measured"] = True      # so calibrate reads further
     return json.loads(json.dumps(report))
 
