@@ -95,7 +95,7 @@ def strip_block(text: str) -> str:
     return text[:start].rstrip("\n") + ("\n" if text[:start].strip() else "") + tail
 
 
-def known_extractors(data: dict, source: str) -> dict:
+def known_extractors(data: dict, source: str) -> tuple:
     """{feature/extractor name: its FeatureDef} of a sensors.toml (calibration block ignored),
     and the window length in samples (None when the file sets none)."""
     spec = parse_sensor_spec({k: v for k, v in data.items() if k != "calibration"}, source)

@@ -125,6 +125,14 @@ def device_channels(meta: dict, entries: list) -> list:
     return known + [c for c in used if c not in known]
 
 
+def full_scale_used(value: float) -> float:
+    """The full scale the firmware uses for a requested positive ``value``: the value itself
+    when it is a power of two, else the next power of two above it (Q15 samples are scaled by
+    shifts), e.g. 8000 -> 8192, 64 -> 64."""
+    mant, exp = math.frexp(value)
+    return value if mant == 0.5 else math.ldexp(1.0, exp)
+
+
 def power_of_two_above(value: float) -> float:
     """Smallest power of two strictly above ``value`` (> 0), e.g. 5 -> 8, 8 -> 16, 0.3 -> 0.5."""
     _, exp = math.frexp(value)
@@ -166,8 +174,7 @@ def resolve_full_scale(channels, given, bounds) -> tuple:
         if not (math.isfinite(value) and value > 0):
             raise FirmwareGenError(f"full scale of channel {c!r} is {value!r}; it must be a "
                                    f"positive number")
-        mant, exp = math.frexp(value)
-        out.append(value if mant == 0.5 else math.ldexp(1.0, exp))
+        out.append(full_scale_used(value))
     return tuple(out)
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import math
 import shlex
 from pathlib import Path
 
 import click
 
 from export.cgen import DEFAULT_NAME, NUMERICS
+from firmware_gen.plan import full_scale_used
 from trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
@@ -42,11 +42,11 @@ def rounding_notes(full_scale, channels=None) -> list:
     for channel, value in sorted((full_scale or {}).items()):
         if channel == "*" and channels is not None and set(channels) <= set(full_scale):
             continue
-        mantissa, exponent = math.frexp(value)
-        if mantissa != 0.5:
+        used = full_scale_used(value)
+        if used != value:
             name = "every channel" if channel == "*" else channel
-            notes.append(f"--full-scale {value:g} for {name} is used as "
-                         f"{math.ldexp(1.0, exponent):g} (full scales are powers of two)")
+            notes.append(f"--full-scale {value:g} for {name} is used as {used:g} (full scales "
+                         f"are powers of two)")
     return notes
 
 

@@ -42,6 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from ..bundle.files import npz_bytes
+from ..bundle.model import TASKS
 from ..errors import DataError
 from .extractors import KINDS, extract, window_view
 from .recordings import RecordingSet, load_recordings, time_gaps
@@ -51,7 +52,6 @@ from .streams import StreamFormat
 FORMAT = "sensorbudget-features"
 FORMAT_VERSION = 1
 ARITHMETIC = "float32-sequential-v1"
-TASKS = ("regression", "multilabel", "multiclass")
 _STRINGS = ("feature_names", "target_names", "feature_extractors", "feature_sensors",
             "feature_kinds", "feature_channels", "recording_names")
 

@@ -43,11 +43,11 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bundle.model import TASKS
 from ..errors import DataError
 from .extractors import KINDS, get_kind
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
-TASKS = ("regression", "multilabel", "multiclass")
 ON_MISSING = ("skip", "error")
 #: Largest window or hop in samples (the firmware indexes samples with 32-bit counters).
 MAX_WINDOW = 2 ** 31 - 1
