@@ -141,8 +141,10 @@ class Replayer:
     """Drive one backend through recordings (see the module docstring)."""
 
     def __init__(self, backend, model, *, rate=None, stats=True, resend=True, max_losses=3,
-                 clock=time.monotonic, sleep=time.sleep):
+                 clock=time.monotonic, sleep=time.sleep, progress=None):
         self.backend, self.model = backend, model
+        self.progress = progress        # progress(samples sent, samples to send) after a push
+        self._total = 0
         self.stats, self.resend, self.max_losses = stats, resend, max_losses
         self.clock = clock
         self.pacer = _Pacer(rate, clock, sleep)
@@ -164,9 +166,11 @@ class Replayer:
                               f"{info.numeric}; the bundle needs k={m.k} t={m.t} channels="
                               f"{len(m.channels)} window={m.window} hop={m.hop} {m.numeric}")
         self.chunk = self.max_push = info.max_push(self.backend.max_request)
-        for rec in recordings.recordings:
-            for first, samples in segments_of(rec, m.channels, m.sample_rate, m.window):
-                self._segment(rec.name, first, samples)
+        segments = [(rec.name, first, samples) for rec in recordings.recordings
+                    for first, samples in segments_of(rec, m.channels, m.sample_rate, m.window)]
+        self._total = sum(len(samples) for _, _, samples in segments)
+        for name, first, samples in segments:
+            self._segment(name, first, samples)
         res = self.result
         res.late_samples = self.pacer.late
         res.link = self.backend.link_stats()
@@ -231,6 +235,8 @@ class Replayer:
             self._losses = 0
             self._grow()
             res.samples_sent += stop - pos
+            if self.progress is not None:
+                self.progress(min(res.samples_sent, self._total), self._total)
             status = "retried" if self.backend.last_retried else "delivered"
             self._accept(recs, preds, offset, status, recovered, self.clock() - t0)
             pos = stop

@@ -52,7 +52,7 @@ def run_bench(backend, budget=None) -> dict:
 def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: str = "float32",
              rate=None, report_dir=None, battery_wh: float = DEFAULT_BATTERY_WH, workdir=None,
              bench=True, timeout=None, retries: int = 4, full_scale=None, profile=None,
-             clock=time.monotonic, sleep=time.sleep):
+             clock=time.monotonic, sleep=time.sleep, progress=None):
     """Replay ``recordings_path`` through ``backend`` running ``bundle_dir``'s model.
 
     Returns ``(report dict, ReplayResult)``; with ``report_dir`` the report files are written
@@ -62,6 +62,8 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     :func:`~device_sim.backends.best_backend`. ``profile`` is the cost profile of the python
     and serial backends (firmware backends use their target's). ``rate`` paces the
     replay: None (as fast as possible), a number of samples per second, or ``"recorded"``.
+
+    ``progress(done, total)`` is called after every answered push (samples sent so far).
 
     The bundle is loaded once and its plan made once (:class:`ReferenceModel`); the firmware
     backends generate their firmware from that model.
@@ -78,7 +80,8 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
         dev = make_backend(backend, model=model, workdir=work, profile=profile,
                            timeout=timeout, retries=retries, clock=clock)
         try:
-            result = Replayer(dev, model, rate=rate, clock=clock, sleep=sleep).run(recordings)
+            result = Replayer(dev, model, rate=rate, clock=clock, sleep=sleep,
+                              progress=progress).run(recordings)
             if bench:
                 result.bench = run_bench(dev)
             dev.quit()

@@ -75,19 +75,25 @@ class RateType(click.ParamType):
                                  "[default: cortex-m4f]; firmware backends use their target's.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the generated and compiled firmware here (default: a temporary dir).")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show the progress bar (elapsed, ETA) even when stderr is not a terminal.")
 @html_option
 @handle_errors
 def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir, battery_mah,
-                     battery_v, timeout, retries, full_scale, profile, workdir, html_out=None):
+                     battery_v, timeout, retries, full_scale, profile, workdir,
+                     show_progress=False, html_out=None):
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
     from device_sim.simulate import simulate
+
+    from .progress import ProgressBar
 
     check_html(html_out)
     report, _ = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
                          report_dir=report_dir, battery_wh=battery_mah * battery_v / 1000.0,
                          workdir=workdir, timeout=timeout, retries=retries,
-                         full_scale=full_scale, profile=profile)
+                         full_scale=full_scale, profile=profile,
+                         progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
     click.echo(format_outcome(report))
     if numeric != "float32":
         for note in rounding_notes(full_scale):

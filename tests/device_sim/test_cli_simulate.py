@@ -179,3 +179,21 @@ def test_calibrate_with_measured_unicorn_counts(runner, simulate, tiny, tmp_path
     assert all(e["method"].startswith("apportioned: measured extractor total") for e in entries)
     total = sum(e["compute_instructions"] for e in entries)
     assert total == pytest.approx(report["instructions"]["extractors"]["median"], rel=0.05)
+
+
+def test_progress_flag_counts_every_sample_sent(simulate, tiny, tmp_path):
+    """--progress draws elapsed/ETA on stderr and ends at the number of usable samples: the
+    recording's rows minus its row with an empty cell (both pieces are longer than a window)."""
+    bundle, rec, _ = tiny
+    rows = [line.split(",") for line in rec.read_text().splitlines()[1:]]
+    usable = sum(all(cell.strip() for cell in row) for row in rows)
+    result = simulate([str(bundle), "--recordings", str(rec), "--report", str(tmp_path / "r"),
+                       "--progress"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    report = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert report["segments"] == 2 and report["samples_sent"] == usable == len(rows) - 1
+    assert "replaying (samples) [" in result.stderr and "ETA" in result.stderr
+    assert f"{usable}/{usable} 100%" in result.stderr
+    quiet = simulate([str(bundle), "--recordings", str(rec), "--report", str(tmp_path / "q")],
+                     catch_exceptions=False)
+    assert "ETA" not in quiet.stderr
