@@ -1,24 +1,46 @@
 """Export a bundle as deployable model files: ONNX (hosts, gateways) and a C99 header (firmware).
 
-Importing this package registers the skl2onnx converters for :class:`trainer.GreedyRLS` and
-:class:`trainer.GreedyRLSClassifier`, so ``skl2onnx.to_onnx(estimator, X)`` works.
+- :mod:`~export.onnx_convert`: the skl2onnx converters for :class:`trainer.GreedyRLS` and
+  :class:`trainer.GreedyRLSClassifier` (registered when that module is imported, which using any
+  ONNX name of this package does: after ``from export import bundle_to_onnx`` or
+  ``import export.onnx_convert``, ``skl2onnx.to_onnx(estimator, X)`` works);
+- :mod:`~export.onnx_bundle`: a bundle as an ONNX model, its metadata;
+- :mod:`~export.c_header`, :mod:`~export.cgen`: the C99 header and its code-writing helpers;
+- :mod:`~export.fixed_point`: Q15/Q31 quantization and the integer reference;
+- :mod:`~export.errors`: :class:`ExportError`.
 """
 
-from . import onnx_convert  # noqa: F401  (registers the skl2onnx converters on import)
+from importlib import import_module
+
 from .c_header import HEADER_FORMAT_VERSION, CHeader, c_header
 from .cgen import DEFAULT_NAME, NUMERICS
 from .errors import ExportError
 from .fixed_point import (
-                          FixedPointModel,
-                          dequantize_scores,
-                          predict_int,
-                          quantize_inputs,
-                          quantize_model,
+    FixedPointModel,
+    dequantize_scores,
+    predict_int,
+    quantize_inputs,
+    quantize_model,
 )
-from .onnx_bundle import OnnxModel, bundle_to_onnx, describe_onnx, onnx_metadata, read_metadata
+
+# The ONNX modules import skl2onnx and scikit-learn (about 0.7 s): their names load on first
+# use, so that importing export.cgen (the CLI's option choices) or the header stays light.
+_LAZY = {"OnnxModel": "onnx_bundle", "bundle_to_onnx": "onnx_bundle",
+         "describe_onnx": "onnx_bundle", "onnx_metadata": "onnx_bundle",
+         "read_metadata": "onnx_bundle"}
 
 __all__ = [
     "ExportError", "bundle_to_onnx", "describe_onnx", "onnx_metadata", "read_metadata",
     "OnnxModel", "c_header", "CHeader", "NUMERICS", "DEFAULT_NAME", "HEADER_FORMAT_VERSION",
     "FixedPointModel", "quantize_model", "quantize_inputs", "predict_int", "dequantize_scores",
 ]
+
+
+def __getattr__(name):
+    if name in _LAZY:
+        return getattr(import_module(f".{_LAZY[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(list(globals()) + list(_LAZY))
