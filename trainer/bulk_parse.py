@@ -186,7 +186,7 @@ def _dense_values(rows, attrs):
     if any(kind == "STRING" for _, kind in attrs) or any(
             _float_or_none(v) is None for c in nominal for v in attrs[c][1]):
         return None
-    if any(_ARFF_SPECIAL.search(r) for r in rows):
+    if _ARFF_SPECIAL.search("\n".join(rows)):
         return None
     out = np.loadtxt(rows, delimiter=",", comments=None, dtype=np.float64, ndmin=2)
     if out.shape != (len(rows), m):
@@ -196,23 +196,29 @@ def _dense_values(rows, attrs):
             if not np.isfinite(out[:, c]).all():
                 return None
             out[:, c] = np.trunc(out[:, c])
-    if nominal:
-        tokens = _tokens(rows, nominal, m)
-        for j, c in enumerate(nominal):
-            if not np.isin(tokens[:, j], list(attrs[c][1])).all():
-                return None
+    if nominal and not _nominals_declared(rows, attrs, nominal, m):
+        return None
     return lambda columns: out[:, columns]
 
 
-def _tokens(rows, columns, m):
-    """The text of ``columns`` of every row (rows of exactly m plain fields): a split from the
-    right or left when the columns end or start the row (Mulan labels), else ``loadtxt``."""
-    k = len(columns)
-    if columns == list(range(m - k, m)):
-        return np.array([r.rsplit(",", k)[1:] for r in rows])
-    if columns == list(range(k)):
-        return np.array([r.split(",", k)[:k] for r in rows])
-    return np.loadtxt(rows, delimiter=",", comments=None, dtype=str, ndmin=2, usecols=columns)
+def _nominals_declared(rows, attrs, nominal, m) -> bool:
+    """Whether every token of the ``nominal`` columns (rows of exactly m plain fields) is
+    literally one of its column's declared values.
+
+    Mulan labels (one declaration shared by the last or first k columns): the set of the
+    tokens of that block of every row, from one split. Otherwise the columns' text by
+    ``loadtxt``, checked column by column.
+    """
+    k = len(nominal)
+    shared = {tuple(attrs[c][1]) for c in nominal}
+    if len(shared) == 1 and nominal in (list(range(m - k, m)), list(range(k))):
+        block = ([r.rsplit(",", k)[1:] for r in rows] if nominal[0] else
+                 [r.split(",", k)[:k] for r in rows])
+        tokens = ",".join(",".join(b) for b in block).split(",")
+        return set(tokens) <= set(shared.pop())
+    tokens = np.loadtxt(rows, delimiter=",", comments=None, dtype=str, ndmin=2,
+                        usecols=nominal)
+    return all(np.isin(tokens[:, j], list(attrs[c][1])).all() for j, c in enumerate(nominal))
 
 
 def csv_values(lines: list, sep: str, decimal: str, header_len: int, used: list):

@@ -8,6 +8,12 @@ from trainer.data import load_table
 from trainer.errors import DataError
 
 HEAD = "@relation r\n@attribute a numeric\n@attribute b INTEGER\n@attribute y {0,1}\n@data\n"
+LABELS_LAST = ("@relation r\n@attribute a numeric\n" + "".join(
+    f"@attribute {name} {{0,1}}\n" for name in ("y0", "y1", "y")) + "@data\n")
+LABELS_FIRST = ("@relation r\n@attribute y {0,1}\n@attribute y1 {0,1}\n"
+                "@attribute a numeric\n@data\n")
+LABELS_MIXED = ("@relation r\n@attribute y0 {0,1}\n@attribute b {2,3}\n@attribute c numeric\n"
+                "@attribute y {7,8}\n@data\n")
 ARFF = {
     "dense": HEAD + "1.5,2.7,1\n% a comment\n\n-3e2,4,0\n",
     "dense-spaces": HEAD + " 1.5 , 2,1\n3,4,0\n",
@@ -29,6 +35,15 @@ ARFF = {
     "sparse-three-tokens": HEAD + "{0 1 2,2}\n{1 4,2 0}\n",
     "sparse-missing": HEAD + "{0 ?,2 1}\n{1 4,2 0}\n",
     "sparse-nominal-spelling": HEAD + "{0 1,2 1.0}\n{1 4,2 0}\n",
+    # several nominal columns: one declaration at the end or the start (Mulan labels: one
+    # split per row), different declarations or columns in the middle (column by column)
+    "labels-last": LABELS_LAST + "1.5,1,0,1\n3,0,0,1\n",
+    "labels-last-spelling": LABELS_LAST + "1.5,1,0,1\n3,0,+0,1\n",
+    "labels-last-other-value": LABELS_LAST + "1.5,1,0,1\n3,0,2,1\n",
+    "labels-first": LABELS_FIRST + "1,0,2.5\n0,1,-1\n",
+    "labels-first-spelling": LABELS_FIRST + "1,0,2.5\n0,01,-1\n",
+    "labels-mixed": LABELS_MIXED + "1,2,0,7\n0,3,1,8\n",
+    "labels-mixed-bad": LABELS_MIXED + "1,2,0,7\n0,3,1,08\n",
 }
 CSV = {
     "plain": "a,b,y\n1,2,3\n\n4.5,nan,6\n",
