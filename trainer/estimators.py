@@ -12,14 +12,21 @@ from sklearn.utils.multiclass import check_classification_targets, type_of_targe
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
 from .errors import TrainerError
+from .selection import fitted
+from .selection.heldout import observed_heldout
 from .selection.lam_search import choose_lambda
-from .selection.loop import LAMBDA_GRID, Preprocessing, merge_target_paths, path_records
+from .selection.loop import Preprocessing
 from .selection.refit import observed_ridge
 from .selection.validation import (
+    budget_unit,
+    check_budget,
+    check_fit_data,
     check_groups,
     check_magnitudes,
     check_params,
+    check_target_range,
     is_distributed_input,
+    target_names,
     validate_targets_allow_nan,
 )
 
@@ -57,22 +64,25 @@ class _GreedyRLSBase:
     def _check_params(self, n_samples, n_features):
         return check_params(self, n_samples, n_features)
 
-    def _fit_targets(self, X, Y, progress=None, groups=None):
+    def _fit_targets(self, X, Y, progress=None, groups=None, target_names=None):
         """Select features for the target matrix Y (n x t, NaN = missing) and set every fitted
         attribute; ``groups`` (n,) switches the criterion to leave-group-out. With
-        ``backend="dask"`` the rows go to Dask workers (:meth:`_fit_on_cluster`)."""
+        ``backend="dask"`` the rows go to Dask workers (:meth:`_fit_on_cluster`). Constant
+        targets and budgets beyond a fold's rows are refused before any computation."""
         if getattr(self, "backend", "local") == "dask":
             groups = check_groups(groups, X.shape[0])
             return self._fit_on_cluster(np.asarray(X, dtype=np.float64), Y, groups, progress)
         n, d = X.shape
         plan = self._check_params(n, d)
         groups = check_groups(groups, n)
+        check_fit_data(self, Y, groups, target_names)
         X = np.asarray(X, dtype=np.float64)
         check_magnitudes(X, Y)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
         n_groups = None if groups is None else int(np.unique(groups).size)
         self._select_and_refit(plan, prep, lambda c: (X, Y[:, c]), Y.shape, n_groups,
-                               partial(observed_ridge, X, Y), progress, groups)
+                               partial(observed_ridge, X, Y), progress, groups,
+                               partial(observed_heldout, X, Y, groups))
         return self
 
     def _fit_on_cluster(self, X, Y, groups=None, progress=None):
@@ -89,18 +99,23 @@ class _GreedyRLSBase:
             n, d = rows.shape
             self.n_features_in_ = d
             plan = self._check_params(n, d)
+            check_target_range(*rows.target_range())
+            check_budget(rows.fold_rows(), self.budget, fit_intercept=self.fit_intercept,
+                         what=budget_unit(self))
             prep = rows.preprocessing(self.fit_intercept, self.standardize)
             self._select_and_refit(plan, prep, lambda c: (rows.source(c), None),
-                                   (n, rows.n_targets), rows.n_groups, rows.ridge, progress)
+                                   (n, rows.n_targets), rows.n_groups, rows.ridge, progress,
+                                   heldout=rows.heldout)
             self.selected_range_ = rows.selected_range(self.selected_)
             self.distributed_ = rows.info()
         return self
 
     def _select_and_refit(self, plan, prep, data_of, n_t, n_groups, ridge, progress,
-                          groups=None):
+                          groups=None, heldout=None):
         """The greedy run(s) on ``data_of(columns)`` (the rows and targets of each run), then
-        the path attributes and the ridge weights (``ridge``, see :meth:`_set_weights`);
-        ``n_t`` = (rows, targets)."""
+        the path attributes, the ridge weights (``ridge``, :func:`fitted.set_weights`) and the
+        held-out predictions (``heldout``, :func:`fitted.set_heldout`); ``n_t`` = (rows,
+        targets). Warns when a searched lambda is at an end of the grid."""
         n, t = n_t
         columns = self._target_columns(t)
         fits = [choose_lambda(*data_of(c), self.budget, self.lam,
@@ -111,63 +126,14 @@ class _GreedyRLSBase:
         infos = [info for _, _, info in fits]
         self.lam_search_ = infos[0] if self.mode == "joint" else infos
         fits = [(path, finals) for path, finals, _ in fits]
-        self._set_path(plan, fits, n, n_groups)
-        self._set_weights(prep, columns, fits, ridge)
+        fitted.set_path(self, plan, fits, n, n_groups)
+        fitted.set_weights(self, prep, columns, fits, ridge)
+        fitted.set_heldout(self, prep, columns, fits, heldout, n)
+        fitted.warn_lambda_edge(self)
 
     def _target_columns(self, t: int) -> list:
         """The target columns of each greedy run: all (joint) or one per run (separate)."""
         return ([np.arange(t)] if self.mode == "joint" else [np.array([q]) for q in range(t)])
-
-    def _set_path(self, plan, fits, n_samples, n_groups) -> None:
-        """The selection attributes from the runs' paths (:func:`select_with_lambda` results)."""
-        records = [path_records(path, plan, n_samples) for path, _ in fits]
-        paths = [path for path, _ in fits]
-        self.criterion_ = paths[0].criterion
-        self.n_groups_ = n_groups
-        self.target_rows_ = np.asarray([r for p in paths for r in p.target_rows], dtype=np.intp)
-        self.path_ = records[0] if self.mode == "joint" else merge_target_paths(records, plan)
-        self.selected_ = np.asarray([f for e in self.path_ for f in e["added"]], dtype=np.intp)
-        self.selected_extractors_ = [x for e in self.path_ for x in e["added_extractors"]]
-        self.required_sensors_ = [s for e in self.path_ for s in e["added_sensors"]]
-        self.costs_ = dict(self.path_[-1]["costs"])
-        self.loo_path_ = np.asarray([e["loo_mse"] for e in self.path_ for _ in e["added"]])
-        self.cost_plan_ = plan
-        self.strategy_ = paths[0].strategy if self.mode == "joint" else [p.strategy for p in paths]
-        if self.mode == "separate":
-            self.target_paths_ = records
-            self.target_selected_ = [np.asarray(p.selected, dtype=np.intp) for p in paths]
-            self.costs_mean_per_target_ = dict(self.path_[-1]["costs_mean_per_target"])
-
-    def _set_weights(self, prep, columns, fits, ridge):
-        """Ridge weights on the selected features (per target in separate mode), original units.
-
-        ``ridge(f, cols, p, lam)`` returns, for the features f and target columns cols (centred
-        and scaled by p), [(targets within cols, Preprocessing q, W)]: one entry per target
-        observation mask, each with the map of its rows
-        (:func:`trainer.selection.caches.target_blocks`).
-        """
-        sel = self.selected_
-        position = {int(f): i for i, f in enumerate(sel)}
-        coef = np.zeros((sel.size, prep.y_mean.size))
-        intercept = np.zeros(prep.y_mean.size)
-        lams, loos = [], []
-        for cols, (path, finals) in zip(columns, fits):
-            f = np.asarray(path.selected, dtype=np.intp)
-            at = np.array([position[i] for i in f], dtype=np.intp)
-            for targets, p, W in ridge(f, cols, replace(prep, y_mean=prep.y_mean[cols]),
-                                       path.lam):
-                coef[np.ix_(at, cols[targets])] = W / p.x_scale[f][:, None]
-                intercept[cols[targets]] = p.y_mean - p.x_mean[f] @ (W / p.x_scale[f][:, None])
-            size = float(np.sum(path.target_rows))
-            lams.append(path.lam)
-            loos.append(np.array([finals[v] for v in LAMBDA_GRID]) / size if self.lam is None
-                        else np.asarray([path.loo_sse[-1] / size]))
-        self.lam_ = lams[0] if self.mode == "joint" else np.asarray(lams)
-        self.lam_loo_ = loos[0] if self.mode == "joint" else np.asarray(loos)
-        self.x_mean_ = prep.x_mean
-        self.x_scale_ = prep.x_scale
-        self.coef_ = coef
-        self.intercept_ = intercept
 
     def __sklearn_clone__(self):
         """Clones share a ``client`` object (a connection, which cannot be deep-copied)."""
@@ -219,10 +185,13 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         Ridge parameter; None chooses it by the criterion at the full budget over the grid
         2^-15 ... 2^15 (see ``lam_search``).
     fit_intercept : bool, default=True
-        Centre X and Y with training means (see :class:`trainer.selection.loop.Preprocessing`).
+        Fit an unpenalized intercept. The criterion (LOO or leave-group-out) is then exactly
+        that of ridge with the intercept refitted without the held-out rows (closed form:
+        the hat matrix is J/n + H_c; :class:`trainer.selection.loop.Preprocessing`).
     standardize : bool, default=True
-        Scale each feature to unit standard deviation before selection; weights are reported
-        in original feature units either way.
+        Scale each feature to unit standard deviation (over all rows) before selection;
+        weights are reported in original feature units either way. The scale is *not*
+        refitted per held-out fold: it is a fixed per-feature weighting of the penalty.
     dtype : {"float64", "float32"}, default="float64"
         Precision of the n x d working arrays (float32 halves memory for large data).
     extractors : sequence of length n_features or None, default=None
@@ -302,6 +271,15 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         How lambda was chosen: ``method`` ("fixed", "grid" or "path"), ``runs`` (greedy runs),
         and for "path" the ``start``, the steered run's ``moves`` [(step, lambda)] and the
         ``curves`` evaluated.
+    heldout_predictions_ : ndarray of shape (n_samples, n_targets)
+        The criterion's held-out predictions of the final model, in the original target units
+        and rows in input order: each row predicted by ridge refitted (weights *and*
+        intercept) without it (LOO) or without its group, at ``lam_`` on the selected
+        features (each target's own in separate mode); NaN where a target is missing. Their
+        squared errors sum to the last criterion value. Exact closed form
+        (:mod:`trainer.selection.heldout`); scaling is not refitted per fold (see
+        ``standardize``). For :class:`GreedyRLSClassifier`: the held-out scores of the +1/-1
+        encoded labels (one column per label or class).
     coef_ : ndarray of shape (k, n_targets)
         Weights of the selected features in original units (0 where a feature is not in a
         target's set in separate mode).
@@ -327,10 +305,11 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
             if y is not None and not hasattr(y, "__dask_graph__"):
                 y = np.asarray(y, dtype=np.float64).reshape(len(y), -1)
             return self._fit_on_cluster(X, y, groups, progress)
+        names = target_names(y)
         X, y = validate_targets_allow_nan(self, X, y)
         Y = np.asarray(y, dtype=np.float64)
         self._y_1d = Y.ndim == 1
-        return self._fit_targets(X, Y.reshape(len(Y), -1), progress, groups)
+        return self._fit_targets(X, Y.reshape(len(Y), -1), progress, groups, names)
 
     def predict(self, X):
         """Predicted targets: X[:, selected_] @ coef_ + intercept_."""

@@ -92,3 +92,41 @@ def test_unreadable_inputs_of_the_issue_give_one_line(invoke, tmp_path):
                                        + "}\n")
     result = invoke(["info", str(bundle)])
     assert result.exit_code == 2 and "is not valid JSON" in result.output
+
+
+def _write(path, X, Y, names):
+    rows = [",".join([f"x{i}" for i in range(X.shape[1])] + names)]
+    rows += [",".join(f"{v:.10g}" for v in row) for row in np.column_stack([X, Y])]
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_degenerate_training_input_of_issue_16(invoke, tmp_path):
+    """A constant target and a budget beyond a fold: one Error line naming the value and the
+    limit, exit 2, no bundle; lambda at the grid's end: one Warning line suggesting --lam."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 4))
+    y = X[:, 0] - 2 * X[:, 1]
+    table = _write(tmp_path / "t.csv", X, np.column_stack([y, np.zeros(12)]), ["y", "alarm"])
+    cases = [(["--target", "y", "--target", "alarm", "--budget", "2"],
+              "target 'alarm' has a single value (0) on every row"),
+             (["--target", "y", "--budget", "4"],
+              "budget=4 features is more than the smallest training fold supports: 4 training "
+              "rows, at most 3 features after the intercept"),
+             (["--target", "alarm", "--budget", "1", "--task", "multilabel"],
+              "target 'alarm' has a single value")]
+    wide = _write(tmp_path / "w.csv", rng.normal(size=(5, 6)), np.arange(5.0), ["y"])
+    for argv, message in cases:
+        data = wide if "budget=4" in message else table
+        result = invoke(["train", str(data), *argv, "-o", str(tmp_path / "B")])
+        assert result.exit_code == 2 and message in result.output, (argv, result.output)
+        assert result.output.count("Error:") == 1 and "Traceback" not in result.output
+        assert not (tmp_path / "B").exists()
+    result = invoke(["train", str(table), "--target", "y", "--budget", "2", "--no-standardize",
+                     "-o", str(tmp_path / "B")])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("Warning: lambda=3.05e-05 (2^-15) chosen at the lower end") == 1
+    assert "give --lam" in result.output
+    quiet = invoke(["train", str(table), "--target", "y", "--budget", "2", "--lam", "1",
+                    "-o", str(tmp_path / "C")])
+    assert quiet.exit_code == 0 and "Warning" not in quiet.output

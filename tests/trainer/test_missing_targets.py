@@ -46,8 +46,9 @@ def per_target_criterion(X, Y, lam, fit_intercept, standardize, groups=None):
         parts.append((Xt, yt, None if groups is None else groups[rows]))
 
     def crit(S):
-        return sum(loo_sse_bruteforce(Xt[:, S], yt, lam) if g is None
-                   else lgo_sse_bruteforce(Xt[:, S], yt, g, lam) for Xt, yt, g in parts)
+        return sum(loo_sse_bruteforce(Xt[:, S], yt, lam, fit_intercept) if g is None
+                   else lgo_sse_bruteforce(Xt[:, S], yt, g, lam, fit_intercept)
+                   for Xt, yt, g in parts)
 
     return crit
 

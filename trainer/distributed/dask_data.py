@@ -95,7 +95,7 @@ def array_specs(X, Y, groups, n_parts) -> list:
         label = (f"rows {rows.start}..{rows.stop - 1}" if isinstance(rows, slice)
                  else f"{rows.size} rows from {rows[0]}")
         out.append(partition.PartitionSpec(label, partition.arrays_loader,
-                                 functools.partial(_take_rows, X, Y, groups, rows)))
+                                 functools.partial(_take_rows, X, Y, groups, rows), rows=rows))
     return out
 
 

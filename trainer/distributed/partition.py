@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import TrainerError
 from ..selection import rls_math
 from ..selection.caches import RowBlock
+from ..selection.heldout import heldout_residuals
 from ..selection.loop import row_sums
 
 _REGISTRY: dict = {}
@@ -36,6 +37,9 @@ class PartitionSpec:
     label: str
     loader: object
     args: tuple = ()
+    #: The partition's rows in the input (a slice or indices); None: the rows after the
+    #: previous partition's (partitions in input order), e.g. shards and Dask chunks.
+    rows: object = None
 
 
 _LOCK = threading.Lock()
@@ -71,6 +75,11 @@ class RowPartition:
         out["y_inf"] = int(np.isinf(self.Y).sum())
         out["shape"] = self.X.shape, self.Y.shape[1]
         out["group_ids"] = None if self.groups is None else np.unique(self.groups)
+        out["group_max"] = (0 if self.groups is None or not self.groups.size
+                            else int(np.unique(self.groups, return_counts=True)[1].max()))
+        seen = ~np.isnan(self.Y)
+        out["y_min"] = np.min(self.Y, axis=0, initial=np.inf, where=seen)
+        out["y_max"] = np.max(self.Y, axis=0, initial=-np.inf, where=seen)
         out["meta"] = self.meta
         return out
 
@@ -94,6 +103,13 @@ class RowPartition:
         Xs = (raw - prep.x_mean[features]) / prep.x_scale[features]
         Yc = self.Y[:, targets] - prep.y_mean
         return Xs.T @ Xs, Xs.T @ Yc, raw.min(axis=0), raw.max(axis=0)
+
+    def heldout(self, features, targets, prep, L, W, offset) -> np.ndarray:
+        """Held-out predictions of these rows (whole groups) for the global ridge terms
+        (L, W) of the selected ``features`` (:func:`trainer.selection.heldout.heldout_residuals`)."""
+        Xs = (self.X[:, features] - prep.x_mean[features]) / prep.x_scale[features]
+        Y = self.Y[:, targets]
+        return Y - heldout_residuals(Xs, Y - prep.y_mean, L, W, self.groups, offset)
 
     def release(self) -> None:
         self.blocks = []

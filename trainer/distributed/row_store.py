@@ -37,11 +37,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import TrainerError
-from ..selection.caches import CacheBlock, total
+from ..selection.caches import CacheBlock, intercept_offset
 from ..selection.loop import Preprocessing, combine_sums
 from ..selection.validation import check_groups
 from . import partition
 from .dask_data import ShardTable, array_specs, dask_specs, open_client
+from .store_fits import heldout_on_store, ridge_on_store
 
 #: Seconds between checks that the workers holding partitions are alive, while waiting.
 POLL_SECONDS = 1.0
@@ -82,7 +83,8 @@ STEP_ROUNDS = ("score", "gram", "products", "add")
 ROUNDS = {"stats": "reading the partitions' statistics", "start": "building the caches",
           "score": "scoring the candidates", "gram": "computing the Grams of candidate groups",
           "products": "adding the chosen feature", "add": "adding the chosen feature",
-          "ridge_sums": "fitting the weights", "release": "releasing the caches"}
+          "ridge_sums": "fitting the weights", "heldout": "computing the held-out predictions",
+          "release": "releasing the caches"}
 
 
 def _killed(exc) -> bool:
@@ -110,6 +112,7 @@ class DaskRowStore:
         if not workers:
             raise TrainerError("the Dask cluster has no workers")
         self.labels = [s.label for s in specs]
+        self.row_index = [s.rows for s in specs]
         self.keys = [(self.session, p) for p in range(len(specs))]
         self.workers = [workers[p % len(workers)] for p in range(len(specs))]
         self.calls = [0] * len(specs)
@@ -239,7 +242,10 @@ class DaskRowStore:
                                    f"same columns")
         sums = combine_sums(stats)
         return {"sums": sums, "shape": (int(sums["n"]), d), "n_targets": t,
-                "groups": self._check_groups([s["group_ids"] for s in stats])}
+                "groups": self._check_groups([s["group_ids"] for s in stats]),
+                "group_max": max(s.get("group_max", 0) for s in stats),
+                "y_min": np.min([s["y_min"] for s in stats], axis=0),
+                "y_max": np.max([s["y_max"] for s in stats], axis=0)}
 
     def _check_groups(self, ids) -> int | None:
         """Number of groups over all partitions; raises when a group spans two partitions
@@ -291,17 +297,6 @@ class RunSource:
 def preprocessing(summary: dict, fit_intercept: bool, standardize: bool) -> Preprocessing:
     """The :class:`Preprocessing` of all rows, from the partitions' sums."""
     return Preprocessing.from_sums(summary["sums"], fit_intercept, standardize)
-
-
-def ridge_on_store(store: DaskRowStore, features, targets, prep, lam) -> tuple:
-    """(W, x_min, x_max): ridge weights (k x len(targets)) on the transformed ``features``
-    from the sums X_S^T X_S and X_S^T Y over the partitions, and the raw columns' ranges."""
-    features = np.asarray(features, dtype=np.intp)
-    parts = store.map("ridge_sums", features, np.asarray(targets, dtype=np.intp), prep)
-    K = total([p[0] for p in parts]) + lam * np.eye(features.size)
-    XtY = total([p[1] for p in parts])
-    W = np.linalg.solve(K, XtY) if features.size else np.zeros((0, len(targets)))
-    return W, np.min([p[2] for p in parts], axis=0), np.max([p[3] for p in parts], axis=0)
 
 
 class ClusterRows:
@@ -360,6 +355,22 @@ class ClusterRows:
         W, lo, hi = ridge_on_store(self.store, features, targets, prep, lam)
         self._ranges.append((features, lo, hi))
         return [(np.arange(len(targets)), prep, W)]
+
+    def heldout(self, features, targets, prep, lam) -> list:
+        """[(None: all rows, all of ``targets``, held-out predictions)] (:func:`heldout_on_store`,
+        the intercept refitted per fold when ``prep`` fits one)."""
+        offset = intercept_offset(prep, self.shape[0])
+        return [(None, np.arange(len(targets)),
+                 heldout_on_store(self.store, features, targets, prep, lam, offset))]
+
+    def target_range(self) -> tuple:
+        """(min, max) of each target over all rows (for the constant-target check)."""
+        return self.summary["y_min"], self.summary["y_max"]
+
+    def fold_rows(self) -> int:
+        """Training rows of the smallest fold: n - 1 (LOO) or n minus the largest group."""
+        n = self.shape[0]
+        return n - (max(self.summary["group_max"], 1) if self.n_groups else 1)
 
     def selected_range(self, selected) -> tuple:
         """(min, max) over all rows of each column of ``selected`` (from :meth:`ridge` calls)."""

@@ -9,6 +9,10 @@
   :mod:`~trainer.selection.holdout_math` and :mod:`~trainer.selection.holdout_blocks`
   (leave-group-out), :mod:`~trainer.selection.batched` (small batched algebra): the step math
   as pure numpy functions, each docstring stating its identity (derivations: docs/method.md);
-- :mod:`~trainer.selection.validation`: parameter and input checks of the estimators;
-- :mod:`~trainer.selection.refit`: ridge refitted on a chosen feature set.
+- :mod:`~trainer.selection.validation`: parameter and input checks of the estimators
+  (constant targets, budgets beyond a fold's rows: ``check_targets``, ``check_budget``);
+- :mod:`~trainer.selection.refit`: ridge refitted on a chosen feature set;
+- :mod:`~trainer.selection.heldout`: held-out (LOO / leave-group-out) predictions of a fixed
+  model in closed form, the intercept refitted per fold;
+- :mod:`~trainer.selection.fitted`: the estimators' fitted attributes from their runs.
 """

@@ -27,6 +27,8 @@ partition and ``map`` is a direct call, so the single-machine path is the plain 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import TrainerError
@@ -85,12 +87,27 @@ def target_blocks(X, Y, prep) -> list:
         targets = np.asarray(qs, dtype=np.intp)
         rows = np.flatnonzero(mask[:, qs[0]])
         if rows.size == Y.shape[0]:
-            out.append((None, targets, type(prep)(prep.x_mean, prep.x_scale, prep.y_mean[targets],
-                                                  prep.fit_intercept, prep.standardize)))
+            out.append((None, targets, replace(prep, y_mean=prep.y_mean[targets])))
         else:
             out.append((rows, targets, type(prep).fit(X[rows], Y[np.ix_(rows, targets)],
                                                       prep.fit_intercept, prep.standardize)))
     return out
+
+
+def intercept_offset(prep, n_rows: int) -> float:
+    """1/n with an intercept (n = ``prep.n_rows``, the rows its means came from; else
+    ``n_rows``), 0 without.
+
+    Ridge with an unpenalized intercept has the hat matrix J/n + H_c (H_c: ridge on the
+    centred columns), so refitting it without held-out rows Q leaves the residuals
+    (I - H_c,QQ - 11^T/n)^{-1} E_Q (LOO: E_j / (1 - h_c,jj - 1/n)). Because the centred
+    columns, and hence R and E, are orthogonal to 1, this is the centred problem's caches
+    with the constant column added unpenalized first: h starts at 1 - 1/n and the hold-out
+    blocks at (I - 11^T/n)_QQ, and every later update is unchanged (docs/method.md).
+    """
+    if not prep.fit_intercept:
+        return 0.0
+    return 1.0 / float(prep.n_rows or n_rows)
 
 
 class RowBlock:
@@ -127,8 +144,11 @@ class RowBlock:
         Yr = Y if rows is None else Y[rows]
         Yc = np.asarray(Yr[:, self.targets], dtype=np.float64) - prep.y_mean
         self.E, self.h = rls_math.initial_rows(self.R, Yc)
+        offset = intercept_offset(prep, n)
+        self.h -= offset
         self.n_single = n if layout is None else layout.n_single
-        self.holdout = None if layout is None else holdout_math.init_holdout(layout, self.R, self.E)
+        self.holdout = None if layout is None else holdout_math.init_holdout(
+            layout, self.R, self.E, offset)
 
     def initial_sums(self):
         """Partial (P, sigma) of S = {} over these rows (:func:`rls_math.initial_sums`)."""

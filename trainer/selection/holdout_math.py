@@ -7,7 +7,9 @@ the hold-out residuals (block hold-out identity; Pahikkala et al. 2010, publicat
 
     Y_Q - X_{Q,S} W_{-Q} = (G_QQ)^{-1} (G Y)_Q = (H_QQ)^{-1} E_Q =: F_Q        (m_Q x t),
 
-so LGO SSE = sum_Q ||F_Q||^2. Per group we keep B_Q = (H_QQ)^{-1} (m_Q x m_Q) and F_Q, and
+so LGO SSE = sum_Q ||F_Q||^2. With an intercept refitted per fold, H is that of the centred
+problem with the constant column added unpenalized first (H_QQ starts at I - 11^T/n,
+:func:`init_holdout`; docs/method.md, "Intercept and scaling"). Per group we keep B_Q = (H_QQ)^{-1} (m_Q x m_Q) and F_Q, and
 for all rows of groups with m_Q >= 2 the cache U = blockdiag(B_Q) R (publication I's U).
 A group of one row has B = 1/h_j and F = E_j / h_j: LOO is the special case of singleton
 groups, whose rows are scored by :mod:`trainer.selection.rls_math` unchanged.
@@ -126,13 +128,28 @@ class HoldoutCaches:
         return out
 
 
-def init_holdout(layout: GroupLayout, R: np.ndarray, E: np.ndarray) -> HoldoutCaches:
-    """Caches for S = {} (H = I): B_Q = I, U = R (large groups), F = E on the grouped rows."""
+def init_holdout(layout: GroupLayout, R: np.ndarray, E: np.ndarray,
+                 offset: float = 0.0) -> HoldoutCaches:
+    """Caches for S = {}: H_QQ = I - offset 11^T, so B_Q = I + 11^T offset / (1 - m offset)
+    (Sherman-Morrison), U = B R (large groups) and F = B E on the grouped rows.
+
+    ``offset`` is 1/n with an intercept refitted per fold (the constant column added
+    unpenalized; :func:`trainer.selection.caches.intercept_offset`), 0 without: then B_Q = I,
+    U = R and F = E."""
     n1 = layout.n_single
-    B = [np.broadcast_to(np.eye(m), ((b - a) // m, m, m)).copy() for m, a, b in layout.buckets]
+    B = [np.broadcast_to(np.eye(m) + offset / (1.0 - m * offset), ((b - a) // m, m, m)).copy()
+         for m, a, b in layout.buckets]
     u_start = next((a for m, a, _ in layout.buckets if m > SMALL_GROUP), R.shape[0] - n1)
-    return HoldoutCaches(layout, B, R[n1 + u_start:].copy(),
-                         np.asarray(E[n1:], dtype=np.float64).copy(), u_start)
+    F = np.asarray(E[n1:], dtype=np.float64).copy()
+    U = R[n1 + u_start:].copy()
+    for m, a, b in layout.buckets if offset else ():     # B_Q A_Q = A_Q + c 1 (1^T A_Q)
+        c = offset / (1.0 - m * offset)
+        F3 = _view(F, a, b, m)
+        F3 += c * F3.sum(axis=1, keepdims=True)
+        if a >= u_start:
+            U3 = _view(U, a - u_start, b - u_start, m)
+            U3 += (c * U3.sum(axis=1, keepdims=True, dtype=np.float64)).astype(U.dtype)
+    return HoldoutCaches(layout, B, U, F, u_start)
 
 
 def u_rows(hc: HoldoutCaches, R_h, U_h, s: int, e: int, m: int, tag: str) -> np.ndarray:

@@ -31,7 +31,7 @@ from dataclasses import replace
 import numpy as np
 
 from . import rls_math
-from .caches import make_blocks
+from .caches import intercept_offset, make_blocks
 from .loop import LAMBDA_GRID, TIE_RTOL, greedy_select, run_strategies, select_with_lambda
 
 LAM_SEARCHES = ("path", "grid")
@@ -56,14 +56,14 @@ def criterion_curve(X, Y, prep, selected, lams=LAMBDA_GRID, groups=None) -> np.n
     """The exact criterion SSE of ridge on the columns ``selected`` at every lambda in ``lams``.
 
     Plain LOO (no groups, every target observed): :func:`rls_math.loo_sse_lambda_curve` on the
-    transformed columns, O(n s (s + t)) once plus O(n s min(s, t)) per lambda. Otherwise the
+    transformed columns (with the intercept refitted per held-out row when ``prep`` fits one), O(n s (s + t)) once plus O(n s min(s, t)) per lambda. Otherwise the
     selection's own caches on those s columns only (:func:`trainer.selection.caches.make_blocks`
     and one block update per lambda), O(n s (s + t)) per lambda.
     """
     S = np.asarray(selected, dtype=np.intp)
     if groups is None and not np.isnan(Y).any():
         return rls_math.loo_sse_lambda_curve(prep.columns(X, S, np.float64), Y - prep.y_mean,
-                                             lams)
+                                             lams, intercept_offset(prep, X.shape[0]))
     sub = replace(prep, x_mean=prep.x_mean[S], x_scale=prep.x_scale[S])
     XS = np.asarray(X[:, S], dtype=np.float64)
     J = np.arange(S.size)

@@ -39,15 +39,19 @@ CONSTANT_RTOL = 1e-12
 class Preprocessing:
     """Affine map applied to X and Y before selection: Xs = (X - x_mean) / x_scale, Yc = Y - y_mean.
 
-    Convention: with ``fit_intercept`` X and Y are centred with their training means, and the
-    criterion is the LOO (leave-group-out) error of the centred problem (the means are computed
-    from all n rows, so a held-out row's value leaks slightly into the centring: O(1/n)). With
-    ``standardize`` each column is divided by its standard deviation (root mean square when
-    there is no intercept), computed from sums centred per row block (:func:`row_sums`, stable
-    for columns far from zero such as ``1e8 + 0.01 z``); a column is constant, and keeps scale
-    1, when that deviation is at most :data:`CONSTANT_RTOL` times its largest magnitude.
-    NaN targets are left out of ``y_mean``; the selection refits the map on each target's
-    observed rows (:func:`trainer.selection.caches.target_blocks`).
+    Convention: with ``fit_intercept`` X and Y are centred with the means of all ``n_rows``
+    rows, and the criterion is the LOO (leave-group-out) error of ridge with an *unpenalized
+    intercept refitted without the held-out rows*: the hat matrix is J/n + H_c (H_c of the
+    centred problem), so the caches start from 1 - leverage = 1 - 1/n and, per group Q, from
+    (I - 11^T/n)_QQ (:func:`trainer.selection.caches.intercept_offset`; docs/method.md,
+    "Intercept and scaling"). The centring is thus refitted per fold, exactly. The scale is
+    not: with ``standardize`` each column is divided by its standard deviation over all rows
+    (root mean square when there is no intercept), a fixed per-feature weighting of the
+    penalty in every fold. It is computed from sums centred per row block (:func:`row_sums`,
+    stable for columns far from zero such as ``1e8 + 0.01 z``); a column is constant, and
+    keeps scale 1, when that deviation is at most :data:`CONSTANT_RTOL` times its largest
+    magnitude. NaN targets are left out of ``y_mean``; the selection refits the map on each
+    target's observed rows (:func:`trainer.selection.caches.target_blocks`).
     """
 
     x_mean: np.ndarray
@@ -55,6 +59,8 @@ class Preprocessing:
     y_mean: np.ndarray
     fit_intercept: bool = True
     standardize: bool = True
+    #: Rows the means were computed from (n of the intercept's J/n; None: the block's rows).
+    n_rows: int | None = None
 
     @classmethod
     def fit(cls, X, Y, fit_intercept: bool, standardize: bool) -> "Preprocessing":
@@ -78,7 +84,7 @@ class Preprocessing:
             ok = scale > CONSTANT_RTOL * sums["absmax"]
             x_scale = np.where(ok, scale, 1.0)
         return cls(x_mean=x_mean, x_scale=x_scale, y_mean=y_mean, fit_intercept=fit_intercept,
-                   standardize=standardize)
+                   standardize=standardize, n_rows=int(n))
 
     def transform_into(self, X, dtype, rows=None) -> np.ndarray:
         """A new C-ordered array (X[rows] - x_mean) / x_scale of ``dtype`` (the one n x d copy;

@@ -310,8 +310,12 @@ def ridge_weights(X_S: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:
     return np.linalg.solve(K, X_S.T @ np.asarray(Y, dtype=np.float64))
 
 
-def loo_sse_lambda_curve(XS: np.ndarray, Y: np.ndarray, lams) -> np.ndarray:
+def loo_sse_lambda_curve(XS: np.ndarray, Y: np.ndarray, lams, offset: float = 0.0) -> np.ndarray:
     """LOO SSE of ridge on the fixed columns ``XS`` (n x s) for every lambda in ``lams``.
+
+    ``offset`` = 1/n adds an unpenalized intercept refitted per held-out row (``XS`` and ``Y``
+    centred with the means of all n rows): its hat matrix is J/n + the centred one, so every
+    1 - leverage below is lowered by 1/n.
 
     One thin SVD XS = U diag(d) V^T serves every lambda: the ridge hat matrix is
     U diag(f) U^T with f_k = d_k^2 / (d_k^2 + lam), so with g = 1 - f = lam / (d_k^2 + lam),
@@ -329,7 +333,7 @@ def loo_sse_lambda_curve(XS: np.ndarray, Y: np.ndarray, lams) -> np.ndarray:
     Y = np.asarray(Y, dtype=np.float64)
     lams = np.asarray(lams, dtype=np.float64)
     if XS.shape[1] == 0:
-        return np.full(lams.shape, float(np.sum(np.square(Y))))
+        return np.full(lams.shape, float(np.sum(np.square(Y))) / (1.0 - offset) ** 2)
     U, d, _ = np.linalg.svd(XS, full_matrices=False)
     B = U.T @ Y
     Yp = Y - U @ B
@@ -339,7 +343,7 @@ def loo_sse_lambda_curve(XS: np.ndarray, Y: np.ndarray, lams) -> np.ndarray:
     keep = w > w.max(initial=0.0) * 1e-15
     L = V[:, keep] * np.sqrt(w[keep])
     U2 = U * U
-    outside = 1.0 - U2.sum(axis=1)
+    outside = 1.0 - offset - U2.sum(axis=1)
     out = np.empty(lams.shape)
     for i, lam in enumerate(lams):
         g = lam / (d * d + lam)

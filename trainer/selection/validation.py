@@ -111,3 +111,84 @@ def check_magnitudes(X, Y) -> None:
             raise TrainerError(f"{what} values reach {biggest:.3g}; squared and summed over "
                                f"{values.size} entries they overflow float64 (limit "
                                f"{limit:.3g}): rescale the {what}s")
+
+
+def check_targets(Y, names=None) -> None:
+    """Refuse a target (or label) column with fewer than two observed values, or a single
+    distinct one: its criterion is 0 whatever is selected (a constant label gave 66 features
+    with LOO error 0). ``names`` (one per column) name it, else "target column q". Raises
+    :class:`TrainerError` before any computation."""
+    Y = np.asarray(Y, dtype=np.float64)
+    Y = Y.reshape(len(Y), -1)
+    seen = ~np.isnan(Y)
+    counts = seen.sum(axis=0)
+    if Y.size and counts.min() < 2:
+        q = int(np.argmin(counts))
+        name = f"target {names[q]!r}" if names is not None else f"target column {q}"
+        raise TrainerError(f"{name} has {int(counts[q])} observed value(s); at least 2 are "
+                           f"required")
+    check_target_range(np.min(Y, axis=0, initial=np.inf, where=seen),
+                       np.max(Y, axis=0, initial=-np.inf, where=seen), names)
+
+
+def check_target_range(lo, hi, names=None) -> None:
+    """:func:`check_targets` from each target's (min, max) over its observed rows (sums a
+    row store can give without moving rows)."""
+    for q, (a, b) in enumerate(zip(np.asarray(lo).tolist(), np.asarray(hi).tolist())):
+        if a == b:
+            name = f"target {names[q]!r}" if names is not None else f"target column {q}"
+            raise TrainerError(f"{name} has a single value ({a:g}) on every row: nothing can "
+                               f"be learnt from it (its criterion is 0 for any selection); "
+                               f"drop it or fix the data")
+
+
+def fold_rows(n_rows: int, groups=None) -> int:
+    """Training rows of the smallest fold of the criterion: n - 1 for LOO, n minus the
+    largest group with ``groups``."""
+    if groups is None:
+        return n_rows - 1
+    return n_rows - int(np.unique(np.asarray(groups), return_counts=True)[1].max())
+
+
+def check_budget(n_rows_per_fold: int, budget, *, fit_intercept: bool = True,
+                 what: str = "features", where: str = "the smallest training fold") -> None:
+    """Refuse a ``budget`` the data cannot support: more ``what`` than rows in a fold.
+
+    A fold of ``n_rows_per_fold`` training rows (:func:`fold_rows`) supports at most that many
+    features, one fewer with an intercept (it takes one degree of freedom). ``budget`` None
+    (cost budgets only) is not checked. Every extractor adds at least one feature, so an
+    extractor budget is checked as that many features. Raises :class:`TrainerError` naming
+    the budget and the limit, before any computation.
+    """
+    if budget is None:
+        return
+    limit = int(n_rows_per_fold) - int(bool(fit_intercept))
+    if int(budget) > limit:
+        extra = " after the intercept" if fit_intercept else ""
+        raise TrainerError(f"budget={budget} {what} is more than {where} supports: "
+                           f"{n_rows_per_fold} training rows, at most {max(limit, 0)} "
+                           f"{what}{extra}; lower the budget or add rows")
+
+
+def budget_unit(est) -> str:
+    """What the estimator's ``budget`` counts: "extractors" or "features"."""
+    return "extractors" if est.extractors is not None else "features"
+
+
+def check_fit_data(est, Y, groups=None, names=None) -> None:
+    """The checks of a local fit before any computation: :func:`check_targets` (Y: n x t, NaN
+    = missing) and :func:`check_budget` against the smallest fold of the criterion (over the
+    rows of the target with the fewest observed values)."""
+    check_targets(Y, names)
+    seen = ~np.isnan(Y)
+    rows = int(seen.sum(axis=0).min()) if not seen.all() else Y.shape[0]
+    check_budget(fold_rows(rows, groups), est.budget, fit_intercept=est.fit_intercept,
+                 what=budget_unit(est))
+
+
+def target_names(y):
+    """Column names of a pandas y (DataFrame columns, a Series' name) for messages, else None."""
+    if hasattr(y, "columns"):
+        return [str(c) for c in y.columns]
+    name = getattr(y, "name", None)
+    return None if name is None or np.ndim(y) != 1 else [str(name)]

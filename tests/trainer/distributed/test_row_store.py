@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tests.paths import EXAMPLES, SHARED
+from tests.trainer.reference import heldout_intercept_bruteforce
 from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
 from trainer.data import load_table
 from trainer.distributed import partition
@@ -20,7 +21,7 @@ from trainer.distributed.row_store import WorkerLostError
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
 
-ATTRS = ("selected_", "loo_path_", "coef_", "intercept_", "lam_loo_")
+ATTRS = ("selected_", "loo_path_", "coef_", "intercept_", "lam_loo_", "heldout_predictions_")
 
 
 def make_data(n, d, t, seed=0):
@@ -198,6 +199,24 @@ def test_bad_inputs_are_clear_errors(client):
         GreedyRLS(budget=2, lam=1.0, backend="dask", client=client).fit(X, Y)
     with pytest.raises(TrainerError, match="backend="):
         GreedyRLS(budget=2, backend="spark").fit(X, np.nan_to_num(Y))
+    Y[:, 1] = 4.0
+    with pytest.raises(TrainerError, match="target column 1 has a single value"):
+        GreedyRLS(budget=2, lam=1.0, backend="dask", client=client).fit(X, Y)
+    groups = np.repeat([0, 1], 30)
+    with pytest.raises(TrainerError, match="budget=30 features .* 30 training rows, at most 29"):
+        GreedyRLS(budget=30, lam=1.0, backend="dask", client=client).fit(
+            X[:, :5].repeat(6, axis=1), X[:, 0], groups=groups)
+
+
+def test_heldout_predictions_equal_refits_with_the_intercept(client):
+    """The cluster's held-out predictions (groups spread over partitions, rows shuffled)
+    against one sklearn refit per group, intercept inside the fold."""
+    X, Y = make_data(90, 8, 2, seed=4)
+    groups = mixed_groups(90, seed=3)
+    est = GreedyRLS(budget=3, lam=0.8, backend="dask", client=client, n_partitions=3).fit(
+        X, Y, groups=groups)
+    ref = heldout_intercept_bruteforce((X / est.x_scale_)[:, est.selected_], Y, groups, 0.8)
+    np.testing.assert_allclose(est.heldout_predictions_, ref, rtol=1e-9, atol=1e-9)
 
 
 def test_lost_worker_stops_the_fit_with_a_clear_error():

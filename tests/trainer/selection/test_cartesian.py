@@ -15,10 +15,10 @@ def cartesian_data(n, p, q, t, seed):
     return X, Y, pairs
 
 
-def cartesian_greedy_bruteforce(X, Y, lam, p, q, steps):
+def cartesian_greedy_bruteforce(X, Y, lam, p, q, steps, intercept=True):
     """Step 1: the best pair; then the best new row (all chosen columns) or new column."""
     col = lambda i, j: i * q + j  # noqa: E731
-    scores = [loo_sse_bruteforce(X[:, [c]], Y, lam) for c in range(p * q)]
+    scores = [loo_sse_bruteforce(X[:, [c]], Y, lam, intercept) for c in range(p * q)]
     first = int(np.argmin(scores))
     rows, cols = [first // q], [first % q]
     selected, path = [first], [(("row", rows[0]), ("col", cols[0]), scores[first])]
@@ -31,7 +31,7 @@ def cartesian_greedy_bruteforce(X, Y, lam, p, q, steps):
             if j not in cols:
                 cands.append((("col", j), [col(i, j) for i in rows]))
         cands.sort(key=lambda c: min(c[1]))           # moves ordered by their first feature
-        sse = [loo_sse_bruteforce(X[:, selected + sorted(f)], Y, lam) for _, f in cands]
+        sse = [loo_sse_bruteforce(X[:, selected + sorted(f)], Y, lam, intercept) for _, f in cands]
         k = int(np.argmin(sse))
         (kind, idx), feats = cands[k]
         (rows if kind == "row" else cols).append(idx)

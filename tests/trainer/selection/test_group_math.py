@@ -50,7 +50,7 @@ def totals_by_definition(chosen, ext_costs, ext_sensors, sensor_costs):
 
 
 def group_greedy_bruteforce(X, Y, lam, extractors, *, limits=None, ext_costs=None,
-                            ext_sensors=None, sensor_costs=None, rule="error"):
+                            ext_sensors=None, sensor_costs=None, rule="error", intercept=False):
     """Budgeted greedy over extractors by definition: every candidate refit n times (LOO)."""
     needs = as_sets(extractors)
     names = set().union(*needs)
@@ -62,7 +62,7 @@ def group_greedy_bruteforce(X, Y, lam, extractors, *, limits=None, ext_costs=Non
     limits = {k: v for k, v in (limits or {}).items() if v is not None}
     weights = {k: 1.0 / v for k, v in limits.items() if v > 0} or {"price": 1.0}
     chosen, selected, steps = set(), [], []
-    sse_now = loo_sse_bruteforce(X[:, []], Y, lam)
+    sse_now = loo_sse_bruteforce(X[:, []], Y, lam, intercept)
     while True:
         base = totals_by_definition(chosen, ext_costs, ext_sensors, sensor_costs)
         cands = []
@@ -70,7 +70,8 @@ def group_greedy_bruteforce(X, Y, lam, extractors, *, limits=None, ext_costs=Non
             after = totals_by_definition(chosen | K, ext_costs, ext_sensors, sensor_costs)
             if all(after[k] <= v * (1 + 1e-9) for k, v in limits.items()):
                 cost = sum(w * (after[k] - base[k]) for k, w in weights.items())
-                cands.append((K, feats, loo_sse_bruteforce(X[:, selected + feats], Y, lam), cost))
+                cands.append((K, feats, loo_sse_bruteforce(X[:, selected + feats], Y, lam, intercept),
+                              cost))
         if not cands:
             return selected, steps
         scores = np.array([c[2] for c in cands])
@@ -92,7 +93,8 @@ def group_greedy_bruteforce(X, Y, lam, extractors, *, limits=None, ext_costs=Non
 
 def check_against_bruteforce(est, X, Y, lam, extractors, **kwargs):
     Xt, Yt = convention_transform(X, Y, est.fit_intercept, est.standardize)
-    sel, steps = group_greedy_bruteforce(Xt, Yt, lam, extractors, **kwargs)
+    sel, steps = group_greedy_bruteforce(Xt, Yt, lam, extractors, intercept=est.fit_intercept,
+                                         **kwargs)
     assert est.selected_.tolist() == sel
     assert [set(e["added_extractors"]) for e in est.path_] == [set(s[0]) for s in steps]
     np.testing.assert_allclose([e["loo_mse"] for e in est.path_],

@@ -115,7 +115,8 @@ def test_intercept_and_standardize_convention(fit_intercept, standardize):
     est = GreedyRLS(budget=4, lam=0.4, fit_intercept=fit_intercept, standardize=standardize)
     est.fit(X, Y, groups=groups)
     Xt, Yt = convention_transform(X, Y, fit_intercept, standardize)
-    sel, sse = greedy_by_criterion(lambda s: lgo_sse_bruteforce(Xt[:, s], Yt, groups, 0.4), 9, 4)
+    sel, sse = greedy_by_criterion(
+        lambda s: lgo_sse_bruteforce(Xt[:, s], Yt, groups, 0.4, fit_intercept), 9, 4)
     assert est.selected_.tolist() == sel
     np.testing.assert_allclose(est.loo_path_, sse / Y.size, rtol=1e-9)
 

@@ -65,12 +65,12 @@ def test_default_search_reports_the_exact_criterion_of_every_lambda(seed, noise)
     est = GreedyRLS(budget=4).fit(X, Y)
     Xt, Yt = convention_transform(X, Y, True, True)
     sel = est.selected_.tolist()
-    ref = [loo_sse_bruteforce(Xt[:, sel], Yt, lam) / Y.size for lam in LAMBDA_GRID]
+    ref = [loo_sse_bruteforce(Xt[:, sel], Yt, lam, True) / Y.size for lam in LAMBDA_GRID]
     np.testing.assert_allclose(est.lam_loo_, ref, rtol=1e-8)
     assert est.lam_search_["method"] == "path" and est.lam_search_["runs"] in (1, 2)
     # the result is the greedy path of one grid lambda: refit-per-candidate picks and errors
     assert est.lam_ in LAMBDA_GRID
-    picks, sse = greedy_bruteforce(Xt, Yt, est.lam_, 4)
+    picks, sse = greedy_bruteforce(Xt, Yt, est.lam_, 4, intercept=True)
     assert sel == picks
     np.testing.assert_allclose(est.loo_path_, sse / Y.size, rtol=1e-8)
     assert est.loo_path_[-1] == pytest.approx(est.lam_loo_[LAMBDA_GRID.index(est.lam_)])
@@ -142,7 +142,7 @@ def test_separate_mode_and_cost_strategies_search_each_target():
     Xt, Yt = convention_transform(X, Y, True, True)
     for q, feats in enumerate(est.target_selected_):
         i = LAMBDA_GRID.index(est.lam_[q])
-        ref = loo_sse_bruteforce(Xt[:, feats.tolist()], Yt[:, [q]], est.lam_[q]) / len(Y)
+        ref = loo_sse_bruteforce(Xt[:, feats.tolist()], Yt[:, [q]], est.lam_[q], True) / len(Y)
         assert est.lam_loo_[q, i] == pytest.approx(ref, rel=1e-8)
 
 

@@ -46,7 +46,7 @@ def test_intercept_and_standardize_convention(fit_intercept, standardize, n, d):
     est = GreedyRLS(budget=4, lam=lam, fit_intercept=fit_intercept,
                     standardize=standardize).fit(X, Y)
     Xt, Yt = convention_transform(X, Y, fit_intercept, standardize)
-    sel, sse = greedy_bruteforce(Xt, Yt, lam, 4)
+    sel, sse = greedy_bruteforce(Xt, Yt, lam, 4, intercept=fit_intercept)
     assert est.selected_.tolist() == sel
     np.testing.assert_allclose(est.loo_path_, sse / Y.size, rtol=1e-9)
     # coef_ in original units equals a plain ridge on the (scaled) selected columns.

@@ -48,7 +48,7 @@ def _fit(X, Y, lam, budget, **kw):
 
 def _loo_mse(X, Y, lam, columns, fit_intercept=True, standardize=True):
     Xt, Yt = convention_transform(X, Y, fit_intercept, standardize)
-    return loo_sse_bruteforce(Xt[:, list(columns)], Yt, lam) / Y.size
+    return loo_sse_bruteforce(Xt[:, list(columns)], Yt, lam, fit_intercept) / Y.size
 
 
 @SETTINGS
