@@ -14,6 +14,7 @@ from decimal import ROUND_CEILING, Decimal
 from trainer.version import package_version
 
 from . import cgen
+from .c_decisions import decide_part
 from .cgen import DEFAULT_NAME, NUMERICS
 from .errors import ExportError
 from .fixed_point import FORMATS, FixedPointModel, float32_down, float32_up, quantize_model
@@ -336,7 +337,8 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
         not a reserved word.
     numeric : {"float32", "q15", "q31"}
         float32 weights and ``<name>_predict(const float *, float *)``, or fixed point with
-        ``<name>_quantize_<q>``, ``<name>_predict_<q>`` on int16_t/int32_t.
+        ``<name>_quantize_<q>``, ``<name>_predict_<q>`` on int16_t/int32_t. Multi-label headers
+        also get the label thresholds and ``<name>_decide[_<q>]`` (:mod:`export.c_decisions`).
     """
     cgen.check_identifier(name, "name")
     if numeric not in NUMERICS:
@@ -359,5 +361,6 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
         _SELECT.format(name=name, up=up),
         body,
         _labels_part(meta["task"], name, numeric),
+        decide_part(meta, name, numeric, fixed),
         f"#endif /* {up}_H */\n"])
     return CHeader(text=text.replace("\n\n\n", "\n\n"), name=name, numeric=numeric, fixed=fixed)

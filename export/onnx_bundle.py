@@ -4,7 +4,9 @@ Graph input ``features`` (n x d, float32 or float64): with ``inputs="all"`` the 
 feature vector (the graph gathers the selected columns), with ``inputs="selected"`` only the k
 selected features in selection order (what a device computes). Outputs: ``scores`` (n x t), for
 multi-label also ``labels`` (int64 n x t, score > 0), for multi-class also ``label`` (int64 n,
-argmax index). Metadata (``metadata_props``, JSON strings) says which extractors, with which
+argmax index). A multi-label bundle with calibrated thresholds (``decision`` in model.json) adds
+``decisions`` (int64 n x t, score > the label's threshold) and, with Platt coefficients,
+``probabilities`` (n x t, 1 / (1 + exp(-(a score + b))). Metadata (``metadata_props``, JSON strings) says which extractors, with which
 parameters, and which sensors produce the inputs; :func:`describe_onnx` prints it.
 """
 
@@ -21,7 +23,7 @@ from trainer.version import package_version
 
 from .c_header import required_inputs
 from .errors import ExportError
-from .onnx_convert import linear_nodes, op_version
+from .onnx_convert import finite_in, linear_nodes, op_version
 
 INPUT_NAME = "features"
 DEFAULT_OPSET = 13
@@ -29,15 +31,40 @@ MIN_OPSET = 13
 DTYPES = {"float32": (np.float32, TensorProto.FLOAT), "float64": (np.float64, TensorProto.DOUBLE)}
 INPUTS = ("all", "selected")
 METADATA_KEYS = ("task", "inputs", "input_features", "selected_features", "required_extractors",
-                 "required_sensors", "targets", "classes", "costs", "bundle_sha256",
+                 "required_sensors", "required_transforms", "targets", "classes", "costs", "bundle_sha256",
                  "sensorbudget_version")
 
 
 
-def output_names(task: str) -> list:
-    """Graph output names for a task, in order."""
-    return {"regression": ["scores"], "multilabel": ["scores", "labels"],
-            "multiclass": ["scores", "label"]}[task]
+def output_names(task: str, meta: dict | None = None) -> list:
+    """Graph output names for a task, in order; a multi-label bundle with calibrated
+    thresholds (``meta["decision"]``) adds ``decisions`` and, with Platt coefficients,
+    ``probabilities``."""
+    names = {"regression": ["scores"], "multilabel": ["scores", "labels"],
+             "multiclass": ["scores", "label"]}[task]
+    entry = (meta or {}).get("decision") if task == "multilabel" else None
+    if entry:
+        names = names + ["decisions"] + (["probabilities"] if entry.get("platt") else [])
+    return names
+
+
+def decision_nodes(meta: dict, dtype) -> tuple:
+    """Initializers and nodes of the calibrated outputs: ``decisions`` = Cast(Greater(scores,
+    thresholds), INT64) and ``probabilities`` = Sigmoid(scores * a + b) (Platt), the
+    thresholds and coefficients cast to the input's float type (thresholds rounded so that
+    ``score > threshold`` decides in that type as numpy does on the same cast values)."""
+    entry = meta["decision"]
+    inits = [("thresholds", finite_in(entry["thresholds"], dtype, "threshold"))]
+    nodes = [("Greater", ["scores", "thresholds"], ["above_threshold"], {}),
+             ("Cast", ["above_threshold"], ["decisions"], {"to": TensorProto.INT64})]
+    if entry.get("platt"):
+        ab = np.asarray(entry["platt"], dtype=np.float64)
+        inits += [("platt_a", finite_in(ab[:, 0], dtype, "Platt slope")),
+                  ("platt_b", finite_in(ab[:, 1], dtype, "Platt offset"))]
+        nodes += [("Mul", ["scores", "platt_a"], ["platt_scaled"], {}),
+                  ("Add", ["platt_scaled", "platt_b"], ["platt_logit"], {}),
+                  ("Sigmoid", ["platt_logit"], ["probabilities"], {})]
+    return inits, nodes
 
 
 def costs(meta: dict) -> dict:
@@ -59,6 +86,7 @@ def onnx_metadata(bundle, inputs: str = "all") -> dict:
         "input_features": list(meta["features"] if inputs == "all" else meta["selected"]),
         "selected_features": list(meta["selected"]),
         "required_extractors": extractors, "required_sensors": sensors,
+        "required_transforms": meta.get("required_transforms"),
         "targets": list(meta["targets"]), "classes": meta.get("classes"),
         "costs": costs(meta), "bundle_sha256": bundle.bundle_sha256(),
         "sensorbudget_version": package_version(),
@@ -94,6 +122,14 @@ def bundle_to_onnx(bundle, *, inputs: str = "all", dtype: str = "float32",
     graph_outputs = [helper.make_tensor_value_info("scores", proto, ["N", t])]
     if task == "multilabel":
         graph_outputs.append(helper.make_tensor_value_info("labels", TensorProto.INT64, ["N", t]))
+        if meta.get("decision"):
+            more_inits, more_nodes = decision_nodes(meta, np_dtype)
+            inits, nodes = inits + more_inits, nodes + more_nodes
+            graph_outputs.append(helper.make_tensor_value_info("decisions", TensorProto.INT64,
+                                                               ["N", t]))
+            if meta["decision"].get("platt"):
+                graph_outputs.append(helper.make_tensor_value_info("probabilities", proto,
+                                                                   ["N", t]))
     elif task == "multiclass":
         graph_outputs.append(helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]))
     graph = helper.make_graph(

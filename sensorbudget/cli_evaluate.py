@@ -54,7 +54,8 @@ def _load(data, sensors, unit, table_options, groups):
         resolve_groups(groups, {"fs": fs})          # raises for a column name
         costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
         return EvalData(fs.X.astype(float), fs.Y, fs.task, list(fs.target_names),
-                        groups=fs.groups), costs, fs.task
+                        groups=fs.groups, window_start=fs.window_start, window=fs.window,
+                        hop=fs.hop), costs, fs.task
     from trainer.data import load_table
 
     if unit != "feature":
@@ -112,6 +113,11 @@ def _load(data, sensors, unit, table_options, groups):
 @click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
 @click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
 @click.option("--drop-missing", is_flag=True, help="Drop rows with missing values.")
+@click.option("--split", type=click.Choice(("auto", "group", "blocked", "shuffled")),
+              default="auto", show_default=True,
+              help="Outer folds: group (a group in one fold), blocked (contiguous blocks in "
+                   "time, a gap of one window), shuffled; auto = group with at least --folds "
+                   "groups, else blocked for windows of recordings, else shuffled.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Fold shuffling seed.")
 @click.option("--fold", "only_folds", type=click.IntRange(min=0), multiple=True,
               help="Run only this fold index (repeatable; cheap re-runs).")
@@ -126,10 +132,11 @@ def _load(data, sensors, unit, table_options, groups):
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml,
                      targets_last, task,
                      groups, lam, lam_search, compress_labels, label_subset, no_intercept, no_standardize, sep,
-                     decimal, ignore, na_value, drop_missing, seed, only_folds, cache, report,
-                     show_progress=False, html_out=None):
+                     decimal, ignore, na_value, drop_missing, split, seed, only_folds, cache,
+                     report, show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
+    from trainer.evaluation.folds import describe_split
     from trainer.evaluation.protocol import Setup, evaluate
     from trainer.evaluation.report import summary_table, wilcoxon_tests, write_report
 
@@ -159,16 +166,18 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     bar = ProgressBar("evaluating (fold, method)", enabled=show_progress or None)
     try:
         result = evaluate(evdata, methods, budgets, folds=folds, setup=setup,
-                          only_folds=list(only_folds) or None, cache_dir=cache, progress=bar)
+                          only_folds=list(only_folds) or None, cache_dir=cache, progress=bar,
+                          split=split)
     finally:
         bar.close()
+    click.echo(f"outer folds: {describe_split(result.config['split'], folds, evdata.window)}")
     click.echo(summary_table(result))
     for t in wilcoxon_tests(result):
         if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
             click.echo(f"wilcoxon {t['measure']} {t['budget']}: {t['a']} vs {t['b']} "
                        f"p={t['p_value']:.4g} better={t['better']}")
     if report is not None:
-        notes = _notes(setup, evdata, result.config["grouped"])
+        notes = _notes(setup, evdata, result.config["split"])
         write_report(result, report, title=f"Evaluation of {data.name}", notes=notes)
         click.echo(f"wrote {report}")
     if html_out is not None:
@@ -180,7 +189,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
         click.echo(f"wrote {html_out}")
 
 
-def _notes(setup, evdata, grouped) -> list:
+def _notes(setup, evdata, split) -> list:
     notes = [f"task: {evdata.task}; lambda: "
              f"{'LOO over 2^-15..2^15 per fold and budget' if setup.lam is None else setup.lam}"]
     if setup.compress_energy is not None:
@@ -189,10 +198,16 @@ def _notes(setup, evdata, grouped) -> list:
     if setup.label_subset is not None:
         notes.append(f"every method learned {setup.label_subset} ML-CSSP labels; the others "
                      f"reconstructed by Y_C^+ Y")
-    if grouped:
+    if split == "group":
         notes.append("folds keep the rows of one group (recording, subject or query) together "
                      "(group K-fold)")
+    elif split == "blocked":
+        notes.append("fewer recordings than folds: folds are contiguous blocks in time with a "
+                     "gap of one window length between training and test windows")
+    elif evdata.window is not None:
+        notes.append("shuffled folds on windows of recordings: neighbouring windows fall on "
+                     "both sides of a split, so scores are optimistic")
     elif evdata.groups is not None:
         notes.append("fewer groups than folds: rows of one group are split across folds "
-                     "(neighbouring windows of a recording overlap, so scores are optimistic)")
+                     "(shuffled K-fold)")
     return notes

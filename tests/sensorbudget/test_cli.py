@@ -168,3 +168,86 @@ def test_compress_labels_full_energy_gives_the_same_bundle_picks(invoke, tmp_pat
     assert a.meta["selected_index"] == b.meta["selected_index"]
     np.testing.assert_allclose(a.W, b.W, rtol=1e-10, atol=1e-12)
     assert b.meta["label_compression"]["rank"] <= 3
+
+
+@pytest.fixture
+def labels_table(tmp_path):
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(70, 6)) * 2
+    Y = (X[:, :3] @ rng.normal(size=(3, 3)) + 2 * rng.normal(size=(70, 3)) > 1).astype(int)
+    lines = [",".join([f"f{i}" for i in range(6)] + ["p", "q", "r"])]
+    lines += [",".join([f"{v:.6f}" for v in x] + [str(v) for v in t]) for x, t in zip(X, Y)]
+    path = tmp_path / "ml.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, np.round(X, 6), Y
+
+
+def _explicit_loo_scores(X, T, features, lam):
+    """LOO predictions by refitting ridge (intercept inside the fold, all-row scaling)."""
+    Xs = X[:, features] / X[:, features].std(0)
+    out = np.empty_like(T)
+    for i in range(len(X)):
+        keep = np.arange(len(X)) != i
+        xm, tm = Xs[keep].mean(0), T[keep].mean(0)
+        W = np.linalg.solve((Xs[keep] - xm).T @ (Xs[keep] - xm) + lam * np.eye(len(features)),
+                            (Xs[keep] - xm).T @ (T[keep] - tm))
+        out[i] = (Xs[i] - xm) @ W + tm
+    return out
+
+
+@pytest.mark.parametrize("rule", [None, "f1", "precision:0.8", "zero"])
+def test_train_thresholds_equal_a_brute_force_search_on_held_out_scores(tmp_path, labels_table,
+                                                                        rule):
+    from sklearn.metrics import f1_score, precision_score
+
+    path, X, Y = labels_table
+    args = ["train", str(path), "--labels", "3", "--budget", "3", "--lam", "2", "-o",
+            str(tmp_path / "b")] + ([] if rule is None else ["--threshold", rule])
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    meta = load_bundle(tmp_path / "b").meta
+    entry = meta["decision"]
+    assert entry["rule"] == (rule or "f1") and entry["heldout"] == "loo"
+    assert "label thresholds" in result.output
+    S = _explicit_loo_scores(X, 2.0 * Y - 1, meta["selected_index"], 2.0)
+    for j in range(3):
+        s = np.unique(S[:, j])
+        cands = np.concatenate([[s[-1] + 1], 0.5 * (s[1:] + s[:-1])[::-1], [s[0] - 1]])
+        if rule == "zero":
+            expected = 0.0
+        elif rule == "precision:0.8":
+            ok = [c for c in cands if (S[:, j] > c).any()
+                  and precision_score(Y[:, j], S[:, j] > c) >= 0.8]
+            expected = min(ok)
+        else:
+            f1 = [f1_score(Y[:, j], S[:, j] > c, zero_division=0.0) for c in cands]
+            expected = cands[int(np.argmax(f1))]
+        assert entry["thresholds"][j] == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--labels", "3", "--threshold", "precision:2"], "0 < P <= 1"),
+    (["--labels", "3", "--threshold", "best"], "must be f1, zero or precision:P"),
+    (["--target", "p", "--task", "regression", "--threshold", "f1"],
+     "apply to multi-label targets, not task regression"),
+])
+def test_bad_threshold_options(tmp_path, labels_table, args, needle):
+    path, _, _ = labels_table
+    result = CliRunner().invoke(main, ["train", str(path), "--budget", "2", *args, "-o",
+                                       str(tmp_path / "b")])
+    assert result.exit_code == 2 and needle in result.output
+    assert not (tmp_path / "b").exists()
+
+
+def test_train_warns_once_about_overlapping_windows(tmp_path):
+    from tests.fixtures import write_sensors_toml, write_stream
+
+    stream = write_stream(tmp_path / "s.csv", n=200)
+    toml = write_sensors_toml(tmp_path / "sensors.toml")          # window 8, hop 4
+    result = CliRunner().invoke(main, ["train", str(stream), "--sensors", str(toml), "--budget",
+                                       "2", "-o", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    assert result.output.count("windows overlap (window=8, hop=4 samples)") == 1
+    result = CliRunner().invoke(main, ["train", str(stream), "--sensors", str(toml), "--hop",
+                                       "8", "--budget", "2", "-o", str(tmp_path / "c")])
+    assert "windows overlap" not in result.output

@@ -1,6 +1,9 @@
 """The model bundle (``model.json`` + ``weights.npz``) and the project's output files.
 
 - :mod:`~trainer.bundle.model`: the bundle: contents from a fitted estimator, save, load, checks;
+- :mod:`~trainer.bundle.contents`: ``model.json`` from a fitted estimator (path, extractors, costs);
+- :mod:`~trainer.bundle.decision`: calibrated label thresholds and Platt probabilities;
+- :mod:`~trainer.bundle.recordings`: a bundle's selected features computed from recordings;
 - :mod:`~trainer.bundle.schema`: types of the ``model.json`` fields consumers read;
 - :mod:`~trainer.bundle.files`: canonical bytes (NPZ, JSON) and all-or-nothing writing of every
   output file or folder.

@@ -72,6 +72,7 @@ TOP_OPTIONAL = {
     "window_s": (_number, "a number"), "hop_s": (_number, "a number"),
     "currency": (_text, "a string"), "criterion": (_text, "a string"),
     "n_groups": (_integer, "an integer"),
+    "required_transforms": (_strings, "a list of strings"),
     "target_rows": (lambda v: isinstance(v, list) and all(_integer(i) for i in v),
                     "a list of integers"),
     "lam_per_target": (_numbers, "a list of numbers"),

@@ -23,6 +23,11 @@ example counts in every example-based average:
 
 Regression (``Y``, ``pred`` n x t): MSE, MAE and R^2 per target and their mean over targets;
 R^2 of a constant target is nan (undefined) and left out of the mean.
+
+Decisions (0/1 ``D`` against 0/1 ``Y``, n x L): micro-F1 = 2 TP / (2 TP + FP + FN) with the
+counts summed over every (example, label) entry; macro-F1 = the mean over labels of each
+label's F1, a label with TP + FP + FN = 0 counting 0 (scikit-learn's ``f1_score`` with
+``zero_division=0``). Full definitions: ``docs/metrics.md``.
 """
 
 from __future__ import annotations
@@ -34,11 +39,13 @@ from scipy.stats import rankdata
 MULTILABEL_MEASURES = ("zero_one_loss", "hamming_loss", "accuracy", "one_error", "coverage",
                        "ranking_loss", "macro_auc")
 REGRESSION_MEASURES = ("mse", "mae", "r2")
-HIGHER_IS_BETTER = {"accuracy": True, "macro_auc": True, "r2": True}
+HIGHER_IS_BETTER = {"accuracy": True, "macro_auc": True, "r2": True, "micro_f1": True,
+                    "macro_f1": True}
 LABELS = {"zero_one_loss": "0/1 loss", "hamming_loss": "Hamming loss", "accuracy": "accuracy",
           "one_error": "one-error", "coverage": "coverage", "ranking_loss": "ranking loss",
           "macro_auc": "macro-AUC", "mse": "MSE", "mae": "MAE", "r2": "R²",
-          "pairwise_error": "pairwise ranking error", "pairwise_sq_error": "pairwise sq. error"}
+          "pairwise_error": "pairwise ranking error", "pairwise_sq_error": "pairwise sq. error",
+          "micro_f1": "micro-F1", "macro_f1": "macro-F1"}
 
 
 def higher_is_better(measure: str) -> bool:
@@ -140,6 +147,20 @@ def multilabel_scores(Y, scores, threshold=0.0) -> dict:
             "one_error": one_error(Y, scores), "coverage": coverage(Y, scores),
             "ranking_loss": ranking_loss(Y, scores), "macro_auc": auc,
             "auc_skipped_labels": skipped}
+
+
+def f1_scores(Y, decisions) -> dict:
+    """{"micro_f1", "macro_f1"} of 0/1 ``decisions`` against 0/1 ``Y`` (n x L): micro-F1 =
+    2 sum TP / (2 sum TP + sum FP + sum FN); macro-F1 = mean over labels of 2 TP / (2 TP + FP +
+    FN), 0 for a label with TP + FP + FN = 0."""
+    Y, D = _check(Y, decisions)
+    D = D > 0.5
+    tp, fp, fn = (Y & D).sum(0), (~Y & D).sum(0), (Y & ~D).sum(0)
+    denom = 2 * tp + fp + fn
+    per = np.where(denom > 0, 2 * tp / np.maximum(denom, 1), 0.0)
+    total = int(denom.sum())
+    return {"micro_f1": float(2 * tp.sum() / total) if total else 0.0,
+            "macro_f1": float(per.mean())}
 
 
 def regression_per_target(Y, pred) -> dict:

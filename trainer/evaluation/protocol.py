@@ -2,7 +2,10 @@
 
 Outer K-fold: for each fold, every method sees the training rows only -- feature selection,
 the LOO choice of lambda, standardization, label compression and label-subset choice all happen
-inside the training fold -- and is scored on the held-out rows at every budget.
+inside the training fold -- and is scored on the held-out rows at every budget. The outer folds
+respect recordings and time (:mod:`trainer.evaluation.folds`): windows of recordings keep each
+recording in one fold, or, with fewer recordings than folds, form contiguous blocks in time with
+a gap of one window length; only rows without groups or windows are shuffled.
 
 Budgets are counts of selection units (features, or extractors when extractor groups are
 given), fractions of the units (``low``/``med``/``high`` = 10%/45%/80%, the paper's), or cost
@@ -32,6 +35,7 @@ import numpy as np
 from .. import label_compression
 from ..bundle.files import json_default
 from ..errors import TrainerError
+from .folds import choose_split, make_split, overlap_warning
 from .methods import (
     COST_KEYS,
     LIMIT_PARAMS,
@@ -66,6 +70,9 @@ class EvalData:
     task: str = "multilabel"
     target_names: list | None = None
     groups: np.ndarray | None = None
+    window_start: np.ndarray | None = None   # windows of recordings: first sample of each
+    window: int | None = None                # their length in samples
+    hop: int | None = None
 
     def fingerprint(self) -> str:
         h = hashlib.sha256()
@@ -74,17 +81,12 @@ class EvalData:
         return h.hexdigest()[:16]
 
 
-def make_folds(n: int, n_folds: int, seed: int, groups=None) -> list:
-    """[(train_idx, test_idx)]: shuffled K-fold, or group K-fold when ``groups`` has at least
-    ``n_folds`` distinct values (rows of one group never straddle train and test)."""
-    from sklearn.model_selection import GroupKFold, KFold
-
-    if not 2 <= n_folds <= n:
-        raise TrainerError(f"folds={n_folds} must be in 2..{n} (the number of rows)")
-    if groups is not None and np.unique(groups).size >= n_folds:
-        splitter = GroupKFold(n_splits=n_folds)
-        return [(tr, te) for tr, te in splitter.split(np.zeros(n), groups=groups)]
-    return list(KFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n)))
+def make_folds(n: int, n_folds: int, seed: int, groups=None, *, split="auto",
+               window_start=None, window=None) -> list:
+    """[(train_idx, test_idx)]: grouped, blocked (contiguous in time with a gap of one window)
+    or shuffled K-fold; ``auto`` as :func:`trainer.evaluation.folds.choose_split`."""
+    kind = choose_split(split, n_folds, groups, window_start)
+    return make_split(kind, n, n_folds, seed, groups, window_start, window)
 
 
 def encode_targets(Y, task: str) -> np.ndarray:
@@ -143,9 +145,11 @@ class EvaluationResult:
 
 
 def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None = None,
-             only_folds=None, cache_dir=None, progress=None) -> EvaluationResult:
+             only_folds=None, cache_dir=None, progress=None, split="auto") -> EvaluationResult:
     """Nested K-fold evaluation of ``methods`` (names or objects) at ``budgets`` (a spec string
-    or :class:`Budget` list). ``only_folds`` runs a subset of the folds; ``cache_dir`` stores each
+    or :class:`Budget` list). ``split`` chooses the outer folds (:mod:`trainer.evaluation.folds`:
+    auto, group, blocked, shuffled); every method and budget is checked against the smallest
+    training fold before the first fit (:func:`check_combinations`). ``only_folds`` runs a subset of the folds; ``cache_dir`` stores each
     (fold, method) result and reuses it on a re-run with the same configuration; ``progress`` is
     called as ``progress(done, total)``."""
     setup = setup or Setup(task=data.task)
@@ -154,15 +158,20 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
     if data.task in ("multilabel", "multiclass") and not np.isin(data.Y, (0, 1)).all():
         raise TrainerError("multi-label evaluation needs 0/1 label columns")
     _check_ranking(data, methods, folds)
-    splits = make_folds(len(data.X), folds, setup.seed, data.groups)
+    kind = choose_split(split, folds, data.groups, data.window_start)
+    splits = make_split(kind, len(data.X), folds, setup.seed, data.groups, data.window_start,
+                        data.window)
+    check_combinations(data, methods, budgets, splits, setup)
+    if kind == "shuffled" and data.window is not None and (data.hop or 0) < data.window:
+        overlap_warning(data.window, data.hop, "evaluate")
     todo = [i for i in range(folds) if only_folds is None or i in set(only_folds)]
     config = {"folds": folds, "budgets": [asdict(b) for b in budgets],
               "setup": {k: v for k, v in asdict(setup).items() if k != "cost_kwargs"},
               "costs": hashlib.sha256(json.dumps(setup.cost_kwargs, sort_keys=True,
                                                  default=str).encode()).hexdigest()[:16],
               "data": data.fingerprint(),
-              "shape": list(data.X.shape) + [data.Y.shape[1]], "grouped": bool(
-                  data.groups is not None and np.unique(data.groups).size >= folds)}
+              "shape": list(data.X.shape) + [data.Y.shape[1]], "grouped": kind == "group",
+              "split": kind, "window": data.window, "hop": data.hop}
     key = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
     records, done, total = [], 0, len(todo) * len(methods)
     for i in todo:
@@ -183,6 +192,40 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
                     else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
     return EvaluationResult(records, config, measures, [m.name for m in methods],
                             [b.label for b in budgets])
+
+
+def check_combinations(data: EvalData, methods, budgets, splits, setup: Setup) -> None:
+    """Every (method, budget) is possible on every training fold, checked before any fit:
+    a target with a single value in a training fold, a count budget of more features than the
+    smallest training fold has rows, mtlasso with a cost budget or with extractor groups, are
+    :class:`TrainerError` naming them."""
+    rows = min(len(train) for train, _ in splits)
+    names = data.target_names or [f"column {j}" for j in range(data.Y.shape[1])]
+    for i, (train, _) in enumerate(splits):
+        Y = np.asarray(data.Y[train], dtype=np.float64)
+        with np.errstate(invalid="ignore"):
+            flat = np.nanmax(Y, axis=0) == np.nanmin(Y, axis=0)
+        if flat.any():
+            j = int(np.argmax(flat))
+            raise TrainerError(f"target {names[j]!r} has a single value in the training rows "
+                               f"of fold {i}: nothing can be learnt there; use fewer folds or "
+                               f"drop the target")
+    plan = _plan(setup, data.X.shape[1])
+    ext = setup.cost_kwargs.get("extractors")
+    for method in methods:
+        n_units = data.X.shape[1] if method.name == "mtlasso" else plan.n_extractors
+        if method.name == "mtlasso" and ext is not None and len({str(e) for e in ext}) < len(ext):
+            raise TrainerError("mtlasso selects single features; it cannot be used with "
+                               "extractor groups (use --unit feature)")
+        for b in budgets:
+            k = b.count(n_units)
+            if k is None and method.name == "mtlasso":
+                raise TrainerError(f"mtlasso supports count/fraction budgets only, not "
+                                   f"{b.label!r}")
+            if k is not None and k > rows:
+                raise TrainerError(f"budget {b.label!r} ({k} features) with method "
+                                   f"{method.name!r} exceeds the {rows} rows of the smallest "
+                                   f"training fold; use a smaller budget or fewer folds")
 
 
 def _check_ranking(data: EvalData, methods, folds: int) -> None:

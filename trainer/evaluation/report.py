@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..bundle.files import json_default, write_folder_atomically
+from .folds import describe_split
 from .metrics import LABELS, higher_is_better
 
 
@@ -68,37 +69,50 @@ def wilcoxon_tests(result) -> list:
     return rows
 
 
+def _aligned(rows) -> list:
+    """Rows of cells as lines: first two columns left-aligned, the others right-aligned, every
+    column as wide as its widest cell (so the table stays aligned for any names and values)."""
+    widths = [max(len(r[c]) for r in rows) for c in range(len(rows[0]))]
+    return ["  ".join(cell.ljust(w) if c < 2 else cell.rjust(w)
+                      for c, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
+
+
 def summary_table(result, measures=None) -> str:
-    """Plain-text table: one line per (measure, budget), one "mean ± std" column per method."""
+    """Plain-text table: one line per (measure, budget), one "mean ± std" column per method,
+    then the number of features each method really used per budget (mean over folds)."""
     summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
     measures = measures or result.measures
-    w = max([14] + [len(LABELS.get(m, m)) + 2 for m in measures])
-    head = f"{'measure':<{w}}{'budget':<10}" + "".join(f"{m:>22}" for m in result.methods)
-    lines = [head]
+    rows = [["measure", "budget", *result.methods]]
     for measure, budget in itertools.product(measures, result.budgets):
         cells = [summary[(m, budget, measure)] for m in result.methods]
-        lines.append(f"{LABELS.get(measure, measure):<{w}}{budget:<10}" + "".join(
-            f"{fmt(c['mean']) + ' ± ' + fmt(c['std']):>22}" for c in cells))
-    return "\n".join(lines)
+        rows.append([LABELS.get(measure, measure), budget,
+                     *(f"{fmt(c['mean'])} ± {fmt(c['std'])}" for c in cells)])
+    for budget in result.budgets:
+        rows.append(["features used", budget, *(
+            fmt(summary[(m, budget, measures[0])]["n_features"], 1) for m in result.methods)])
+    return "\n".join(_aligned(rows))
 
 
 def markdown_report(result, title="Evaluation", notes=()) -> str:
     """The Markdown report: setup, mean ± std tables, features used, Wilcoxon tests, notes."""
     cfg = result.config
     summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
-    grouped = "grouped " if cfg.get("grouped") else ""
+    split = describe_split(cfg.get("split", "group" if cfg.get("grouped") else "shuffled"),
+                           cfg["folds"], cfg.get("window"))
     out = [f"# {title}", "",
-           f"{cfg['folds']}-fold nested cross-validation ({grouped}outer folds; selection, "
-           f"lambda and preprocessing inside each training fold). "
+           f"Nested cross-validation, outer folds: {split}; selection, lambda and "
+           f"preprocessing inside each training fold. "
            f"Data: {cfg['shape'][0]} rows x {cfg['shape'][1]} features, {cfg['shape'][2]} "
-           f"target(s). Values are mean ± std over folds (ddof=1).", ""]
+           f"target(s). Values are mean ± std over folds (ddof=1); every measure is defined "
+           f"in docs/metrics.md.", ""]
     header = "| measure | budget | " + " | ".join(result.methods) + " |"
     out += [header, "|" + "---|" * (2 + len(result.methods))]
     for measure, budget in itertools.product(result.measures, result.budgets):
         cells = [summary[(m, budget, measure)] for m in result.methods]
         out.append(f"| {LABELS.get(measure, measure)} | {budget} | " + " | ".join(
             f"{fmt(c['mean'])} ± {fmt(c['std'])}" for c in cells) + " |")
-    out += ["", "Mean number of features used per budget:", "",
+    out += ["", "Features each method really used per budget (mean over folds; greedy-separate: "
+                "the union over targets):", "",
             "| budget | " + " | ".join(result.methods) + " |",
             "|" + "---|" * (1 + len(result.methods))]
     for budget in result.budgets:

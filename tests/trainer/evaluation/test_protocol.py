@@ -261,9 +261,18 @@ def test_report_files_contain_the_printed_numbers(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 
 
-def test_markdown_mentions_auc_skips():
+def test_a_target_constant_in_a_training_fold_is_an_error_before_any_fit():
     data = multilabel_data(n=12)
     data.Y[:, 2] = 0
-    data.Y[0, 2] = 1                                           # a label absent from most folds
+    data.Y[make_folds(12, 3, 0)[1][1][0], 2] = 1                  # on in fold 1 only
+    with pytest.raises(TrainerError, match=r"single value in the training rows of fold 1"):
+        evaluate(data, ["greedy-joint"], "2", folds=3)
+
+
+def test_markdown_mentions_auc_skips():
+    data = multilabel_data(n=12)
+    splits = make_folds(12, 3, 0)
+    data.Y[:, 2] = 0
+    data.Y[[splits[0][1][0], splits[1][1][0]], 2] = 1   # on in two folds, absent from the third
     result = evaluate(data, ["greedy-joint"], "2", folds=3)
     assert "skipped" in markdown_report(result)

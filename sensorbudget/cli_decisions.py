@@ -1,0 +1,75 @@
+"""``train --threshold f1|precision:P|zero --platt``: calibrated multi-label decisions, and the
+overlapping-windows warning of ``train``."""
+
+from __future__ import annotations
+
+import click
+
+from ._errors import CliError
+
+
+def _rule(ctx, param, value):
+    if value is None:
+        return None
+    from trainer.errors import TrainerError
+    from trainer.evaluation.calibration import parse_rule
+
+    try:
+        parse_rule(value)
+    except TrainerError as exc:
+        raise click.BadParameter(str(exc), ctx, param) from None
+    return value
+
+
+def threshold_options(f):
+    """--threshold and --platt."""
+    f = click.option("--platt", is_flag=True,
+                     help="Multi-label: also store Platt-scaled probabilities fitted on the same "
+                          "held-out scores.")(f)
+    return click.option(
+        "--threshold", "threshold_rule", default=None, callback=_rule,
+        metavar="f1|precision:P|zero",
+        help="Multi-label decisions: per-label thresholds chosen on the held-out (LOO or "
+             "leave-group-out) scores of the final model: maximise F1 (the default), the "
+             "lowest reaching precision P, or 0 (the sign).")(f)
+
+
+def decision_for(est, task, d, y, groups, rule, platt, dask) -> dict | None:
+    """The bundle's ``decision`` entry (multi-label), or None; errors for options that do not
+    apply."""
+    if task != "multilabel":
+        if rule is not None or platt:
+            raise CliError(f"--threshold/--platt apply to multi-label targets, not task {task}")
+        return None
+    if dask is not None:
+        if rule is not None or platt:
+            raise CliError("--threshold/--platt need the rows in memory (not --dask)")
+        return None
+    from trainer.evaluation.calibration import decision_entry, heldout_predictions
+
+    scores = heldout_predictions(est, d["X"], y, groups)
+    return decision_entry(scores, (y > 0).astype(int), rule or "f1", platt=platt,
+                          source=str(getattr(est, "criterion_", "loo")))
+
+
+def warn_overlap(d: dict, groups) -> None:
+    """Warn when the training windows overlap and no grouping is in force."""
+    fs = d.get("fs")
+    if fs is not None and groups is None and fs.hop < fs.window:
+        from trainer.evaluation.folds import overlap_warning
+
+        overlap_warning(fs.window, fs.hop, "train")
+
+
+def describe_decision(meta: dict) -> list:
+    """Lines on a bundle's label thresholds (held-out F1 at each), for train and info."""
+    entry = meta.get("decision")
+    if not entry:
+        return []
+    lines = [f"label thresholds ({entry['rule']}, chosen on held-out {entry['heldout']} scores; "
+             f"label on when score > threshold"
+             + ("; Platt probabilities stored" if entry.get("platt") else "") + "):"]
+    f1 = entry.get("heldout_f1") or [float("nan")] * len(entry["thresholds"])
+    for name, th, f in zip(meta["targets"], entry["thresholds"], f1):
+        lines.append(f"  {name[:32]:<32} {th:>10.4g}  held-out F1 {f:.3f}")
+    return lines

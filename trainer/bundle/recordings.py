@@ -1,0 +1,99 @@
+"""A bundle's selected features computed from recordings, through its own extractors.
+
+:func:`features_from_recordings` rebuilds the part of ``sensors.toml`` the bundle needs (its
+sensors and, for every selected feature, the extractor kind and channels stored in
+``model.json``) and runs the public feature pipeline
+(:func:`trainer.sensing.feature_set.build_feature_set`) with the bundle's window and hop, window
+by window as training did. Windows are formed as there: ``[k*hop, k*hop + window)``, skipped when
+a channel the *selected* features use has a missing sample or a time gap. Targets are read when
+the recordings hold them: a stream's target columns (the value at each window's last sample, NaN
+when missing there), a labelled recording's labels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import BundleError
+from ..sensing.feature_set import build_feature_set
+from ..sensing.recordings import load_recordings
+from ..sensing.sensors import FeatureDef, Sensor, SensorSpec
+
+
+@dataclass
+class RecordingFeatures:
+    """Selected features (n x k, float32, selection order), targets (n x t, NaN = missing) or
+    None, and each window's recording index and first sample."""
+
+    X: np.ndarray
+    Y: np.ndarray | None
+    groups: np.ndarray
+    window_start: np.ndarray
+    recording_names: list
+
+
+def _spec(meta: dict, labelled: bool) -> SensorSpec:
+    if not meta.get("window") or not meta.get("sample_rate_hz"):
+        raise BundleError("the bundle was not trained from recordings (model.json has no "
+                          "window/sample_rate_hz): give a feature table instead")
+    owner = {f: e for e in meta["extractors"] for f in e.get("features", [])}
+    sensors = tuple(Sensor(name=s["name"], channels=tuple(s.get("channels", [])),
+                           unit_price=float(s.get("unit_price", 0.0)),
+                           energy_per_reading_j=float(s.get("energy_per_reading_j", 0.0)),
+                           sample_rate_hz=float(s.get("sample_rate_hz", meta["sample_rate_hz"])))
+                    for s in meta["sensors"])
+    features = []
+    for name in meta["selected"]:
+        params = owner.get(name, {}).get("params", {})
+        if "kind" not in params or "channels" not in params:
+            raise BundleError(f"model.json does not say how feature {name!r} is computed "
+                              f"(its extractor has no kind/channels)")
+        features.append(FeatureDef(name=name, kind=params["kind"],
+                                   channels=tuple(params["channels"]),
+                                   sensors=tuple(owner[name].get("sensors", []))))
+    return SensorSpec(sensors=sensors, features=tuple(features),
+                      sample_rate_hz=float(meta["sample_rate_hz"]), window=int(meta["window"]),
+                      hop=int(meta.get("hop") or meta["window"]),
+                      targets=None if labelled else (), source="model.json")
+
+
+def _stream_targets(rset, fs, targets, window) -> np.ndarray | None:
+    if not all(t in rec.columns for rec in rset.recordings for t in targets):
+        return None
+    Y = np.empty((len(fs.X), len(targets)))
+    for g, rec in enumerate(rset.recordings):
+        rows = np.flatnonzero(fs.groups == g)
+        last = fs.window_start[rows] + window - 1
+        Y[rows] = np.column_stack([rec.columns[t][last] for t in targets])
+    return Y
+
+
+def _label_targets(fs, targets, task) -> np.ndarray | None:
+    names = list(fs.target_names)
+    if all(t in names for t in targets):
+        return np.asarray(fs.Y, dtype=np.float64)[:, [names.index(t) for t in targets]]
+    if task == "multiclass" and names and all(n in targets for n in names):
+        Y = np.zeros((len(fs.X), len(targets)))          # classes absent here are all 0
+        for j, n in enumerate(names):
+            Y[:, targets.index(n)] = fs.Y[:, j]
+        return Y
+    return None
+
+
+def features_from_recordings(bundle, path, stream_format=None) -> RecordingFeatures:
+    """The bundle's selected features (and targets, when present) of the recordings at
+    ``path`` (a file or folder as :func:`trainer.sensing.recordings.load_recordings` reads)."""
+    meta = bundle.meta
+    kwargs = {} if stream_format is None else {"fmt": stream_format}
+    rset = load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), **kwargs)
+    labelled = any(r.labels for r in rset.recordings)
+    spec = _spec(meta, labelled)
+    fs = build_feature_set(rset, spec, window=spec.window, hop=spec.hop)
+    targets = list(meta["targets"])
+    Y = (_label_targets(fs, targets, meta["task"]) if labelled
+         else _stream_targets(rset, fs, targets, spec.window))
+    return RecordingFeatures(X=np.asarray(fs.X), Y=Y, groups=np.asarray(fs.groups),
+                             window_start=np.asarray(fs.window_start),
+                             recording_names=list(fs.recording_names))

@@ -1,0 +1,105 @@
+"""Outer folds that respect recordings and time, and the overlapping-windows warning.
+
+Windows cut from a recording share samples when the hop is shorter than the window, and
+neighbouring windows are alike even when they do not: shuffled K-fold then puts near-copies of
+every test window into the training rows, and the scores are optimistic. The splits:
+
+- ``group``: :class:`sklearn.model_selection.GroupKFold` on the group ids (recordings, subjects,
+  queries): every group is tested on as a whole by a model that never saw it;
+- ``blocked``: K contiguous blocks of rows in recording and time order (block sizes differ by at
+  most one row), each the test set once; the training rows are the other blocks minus every
+  window of the same recording that starts less than one window length before or after a test
+  window (a gap of one window length: no training window shares a sample with a test window);
+- ``shuffled``: shuffled K-fold (independent rows, e.g. a table without time or groups).
+
+``auto`` takes ``group`` when there are at least as many groups as folds, else ``blocked`` for
+windows of recordings (one recording, or fewer recordings than folds), else ``shuffled``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import TrainerError, TrainerWarning
+
+SPLITS = ("auto", "group", "blocked", "shuffled")
+
+
+def overlap_warning(window, hop, command: str) -> None:
+    """Warn (once per call site) that windows overlap and no grouping keeps them apart."""
+    warnings.warn(
+        f"{command}: windows overlap (window={window}, hop={hop} samples) and no grouping is in "
+        f"force: windows sharing samples fall on both sides of a held-out split, so the "
+        f"held-out error is optimistic; use --groups recording (cut one stream into recordings "
+        f"with --split-gaps or --recording-column)", TrainerWarning, stacklevel=2)
+
+
+def blocked_folds(n_folds: int, window_start, window: int, groups=None) -> list:
+    """[(train, test)]: contiguous blocks of rows with a gap of one window length (module
+    notes). Rows are taken in their given order (recording, then time)."""
+    n = len(window_start)
+    if not 2 <= n_folds <= n:
+        raise TrainerError(f"folds={n_folds} must be in 2..{n} (the number of windows)")
+    start = np.asarray(window_start, dtype=np.int64)
+    rec = np.zeros(n, dtype=np.int64) if groups is None else np.unique(groups,
+                                                                       return_inverse=True)[1]
+    out = []
+    for test in np.array_split(np.arange(n), n_folds):
+        near = np.zeros(n, dtype=bool)
+        for r in np.unique(rec[test]):
+            mine = rec == r
+            lo, hi = start[test][rec[test] == r].min(), start[test][rec[test] == r].max()
+            near |= mine & (start > lo - window) & (start < hi + window)
+        near[test] = True
+        out.append((np.flatnonzero(~near), test))
+    empty = [i for i, (tr, _) in enumerate(out) if tr.size == 0]
+    if empty:
+        raise TrainerError(f"fold {empty[0]} has no training window outside the gap of one "
+                           f"window length; use fewer folds than {n_folds}")
+    return out
+
+
+def choose_split(split: str, n_folds: int, groups, window_start) -> str:
+    """The split ``auto`` resolves to (module notes); checks an explicit one is possible."""
+    if split not in SPLITS:
+        raise TrainerError(f"split={split!r} is not one of {SPLITS}")
+    n_groups = 0 if groups is None else np.unique(groups).size
+    if split == "auto":
+        if n_groups >= n_folds:
+            return "group"
+        return "blocked" if window_start is not None else "shuffled"
+    if split == "group" and n_groups < n_folds:
+        raise TrainerError(f"split 'group' has {n_groups} group(s); folds={n_folds} needs at "
+                           f"least {n_folds} (use --split blocked or fewer --folds)")
+    if split == "blocked" and window_start is None:
+        raise TrainerError("split 'blocked' needs windows of recordings (a feature table or "
+                           "--sensors)")
+    return split
+
+
+def make_split(split, n: int, n_folds: int, seed: int, groups=None, window_start=None,
+               window=None) -> list:
+    """[(train_idx, test_idx)] of the resolved ``split`` (group, blocked or shuffled)."""
+    from sklearn.model_selection import GroupKFold, KFold
+
+    if not 2 <= n_folds <= n:
+        raise TrainerError(f"folds={n_folds} must be in 2..{n} (the number of rows)")
+    if split == "group":
+        return list(GroupKFold(n_splits=n_folds).split(np.zeros(n), groups=groups))
+    if split == "blocked":
+        return blocked_folds(n_folds, window_start, int(window or 1), groups)
+    return list(KFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n)))
+
+
+def describe_split(split: str, n_folds: int, window=None) -> str:
+    """One sentence for the report on how the outer folds were made."""
+    if split == "group":
+        return (f"{n_folds} grouped folds: the rows of a group (recording, subject or query) "
+                f"stay in one fold")
+    if split == "blocked":
+        return (f"{n_folds} contiguous blocks in time order (not shuffled rows), with a gap of "
+                f"one window length ({window} samples) between training and test windows of "
+                f"a recording")
+    return f"{n_folds} shuffled folds (rows treated as independent)"
