@@ -21,11 +21,13 @@ atomically (temporary file + ``os.replace``). A training run can then budget wit
 
 from __future__ import annotations
 
+import math
 import tomllib
 from pathlib import Path
 
 from trainer.bundle import write_atomically
 from trainer.sensing.sensors import parse_sensor_spec
+from trainer.sensing.specs import parse_spec, transforms_of
 
 from .costs import PROFILES, estimate_extractor
 from .errors import DeviceError
@@ -33,6 +35,12 @@ from .report import load_report
 
 BEGIN = "# >>> sensorbudget calibrate: generated, re-running calibrate replaces this block"
 END = "# <<< sensorbudget calibrate"
+#: kinds the op-count model does not list, estimated as one it does (a rough stand-in: two
+#: passes with powers for skew/kurtosis, the products of a correlation for the slope, the
+#: compares of a crossing count for peaks and of ptp for the percentile's selection)
+ESTIMATE_AS = {"skew": "std", "kurtosis": "std", "slope": "corr", "peaks": "zcr",
+               "percentile": "ptp", "bandpower": "mean", "bandratio": "mean", "domfreq": "max",
+               "centroid": "energy", "entropy": "std", "autocorr": "energy", "cadence": "corr"}
 UNIT_KEYS = {"instructions": "compute_instructions", "cycles": "compute_cycles",
              "nanoseconds": "compute_nanoseconds"}
 
@@ -109,10 +117,21 @@ def estimated_entries(features: dict, window, target: str, have: set) -> list:
     selection."""
     prof = PROFILES[target]
     out = []
+    todo = {}
     for name, f in sorted(features.items()):
+        spec = parse_spec(f.kind)
+        todo[name] = (ESTIMATE_AS.get(spec.kind, spec.kind), len(f.channels))
+        for t in transforms_of(f.kind, f.channels):
+            # a filter: about one mad pass; an FFT: (M/2) log2 M butterflies of ~10 ops, about
+            # log2(M)/2 correlation passes
+            todo.setdefault(t, ("fft", 1) if t.endswith(("fft", "fft_rect")) else ("mad", 1))
+    for name, (kind, n_channels) in sorted(todo.items()):
         if name in have or window is None:
             continue
-        units = estimate_extractor(f.kind, window, len(f.channels), prof)
+        if kind == "fft":
+            units = estimate_extractor("corr", window, 1, prof) * max(1, math.log2(window)) / 2
+        else:
+            units = estimate_extractor(kind, window, n_channels, prof)
         t = prof.seconds(units, prof.unit)
         out.append({"extractor": name, "target": target,
                     UNIT_KEYS[prof.unit]: float(round(units, 3)),
@@ -138,13 +157,14 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DeviceError(f"{str(path)!r} is not valid TOML: {exc}") from None
     known, window = known_extractors(data, str(path))
+    transforms = {t for f in known.values() for t in transforms_of(f.kind, f.channels)}
     merged = {(e["extractor"], e["target"]): e for e in data.get("calibration", [])
               if isinstance(e, dict) and "extractor" in e and "target" in e}
     skipped, targets = [], set()
     for rp in reports:
         for e in calibration_entries(load_report(rp), str(rp), allow_estimated):
             targets.add(e["target"])
-            if e["extractor"] not in known:
+            if e["extractor"] not in known and e["extractor"] not in transforms:
                 skipped.append(e["extractor"])
                 continue
             merged[(e["extractor"], e["target"])] = e

@@ -14,7 +14,7 @@ from __future__ import annotations
 from export import cgen
 from trainer.version import package_version
 
-from . import passes_c
+from . import passes_c, q15_c
 from .kernel_c import _MLA
 from .plan import FORMAT_VERSION
 
@@ -155,7 +155,7 @@ def stream_header(plan) -> str:
         "    uint32_t next_end;     /* n_seen at which the next window completes */",
         "    uint32_t windows;      /* windows completed since reset */",
         f"    float features[{P}_N_INPUTS];  /* real feature values, model input order */",
-        inputs_field + f"}} {p}_stream_t;", "",
+        inputs_field + q15_c.stream_fields(plan) + f"}} {p}_stream_t;", "",
         f"/* Model inputs of the last computed window "
         f"({'features' if not plan.fixed else 'quantised'}). */",
         f"#define {P}_STREAM_INPUTS(s) ((s)->{inputs})", "",
@@ -189,13 +189,15 @@ def _call(plan, e) -> str:
 def _groups(plan) -> list:
     """[(key, statistics, extractors)]: one pass per channel (per channel set for the magnitude
     kinds), in order of first use; key None for an extractor with its own routine."""
-    groups = {}
+    groups, sets = {}, q15_c.mag_sets(plan)
     for e in plan.extractors:
         stats = passes_c.pass_stats(e)
         if stats is None:
             groups[("own", e.name)] = (None, [e])
             continue
         key = ("mag", e.channels) if e.kind in passes_c.MAG_KINDS else ("ch", e.channels)
+        if e.fixed and e.kind in q15_c.FIXED_MAG:
+            key = ("qmag", e.channels, sets.index(e.channels))
         have, members = groups.get(key, (set(), []))
         groups[key] = (have | set(stats), members + [e])
     return [(key, stats, members) for key, (stats, members) in groups.items()]
@@ -211,8 +213,12 @@ def _compute(plan) -> str:
         head.append(f"    const unsigned newest = start == 0u ? {P}_WINDOW - 1u : start - 1u;")
     n_pass = sum(1 for _, stats, _ in groups if stats)
     if n_pass:
-        head += [f"    {p}_stats_t st[{n_pass}];", f"    {p}_window_pass(s, start, st);"]
-    if not groups:
+        head.append(f"    {p}_stats_t st[{n_pass}];")
+    if q15_c.mag_sets(plan):
+        head.append(f"    {p}_mag_update(s);")
+    if n_pass:
+        head.append(f"    {p}_window_pass(s, start, st);")
+    else:
         head.append("    (void)start;")
     lines = []
     for key, stats, members in groups:
@@ -226,8 +232,10 @@ def _compute(plan) -> str:
         g = sum(1 for k2, st2, _ in groups[:groups.index((key, stats, members))] if st2)
         for e in members:
             scale = f"{p}_{'energy' if e.kind == 'energy' else 'sample'}_scale[{e.channels[0]}]"
-            lines += [f"    s->features[{slot}] = {passes_c.value(p, P, e, scale, f'st[{g}]')};"
-                      for slot in e.slots]
+            if key[0] == "qmag":
+                scale = cgen.c_float(q15_c.mag_unit(plan, key[1]))
+            expr = passes_c.value(p, P, e, scale, f"st[{g}]", mag=key[-1])
+            lines += [f"    s->features[{slot}] = {expr};" for slot in e.slots]
     if plan.fixed:
         lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
     return "\n".join(head + lines + ["}", ""])
@@ -235,10 +243,18 @@ def _compute(plan) -> str:
 
 def _pass_functions(plan) -> list:
     p, P = plan.name, plan.name.upper()
+    out = []
+    rms = any(e.fixed and e.kind == "rms" for e in plan.extractors)
+    if q15_c.mag_sets(plan) or rms:
+        out.append(q15_c.isqrt(p, P, rms))
+    if q15_c.mag_sets(plan):
+        out.append(q15_c.mag_update(plan))
     groups = [(key, stats) for key, stats, _ in _groups(plan) if stats]
     if not groups:
-        return []
-    out = [passes_c.UNROLL.format(P=P), _MLA.format(p=p), passes_c.stats_struct(p)]
+        return out
+    out += [passes_c.UNROLL.format(P=P), _MLA.format(p=p), passes_c.stats_struct(p)]
+    if plan.fixed:
+        out.append(passes_c.SIMD.format(p=p, P=P))
     if any("dev" in stats for _, stats in groups):
         out.append(passes_c.std_of(p, P))
     out.append(passes_c.window_pass(p, P, groups, plan.fixed, plan.channels))
@@ -250,7 +266,8 @@ def _constants(plan) -> list:
     out = []
     if not plan.fixed:
         return out
-    uses_scale = any(not e.fixed or e.kind not in ("zcr", "energy") for e in plan.extractors)
+    uses_scale = any(not e.fixed or e.kind not in ("zcr", "energy", *q15_c.FIXED_MAG)
+                     for e in plan.extractors)
     if uses_scale:
         out.append(cgen.array_declare("float", f"{p}_sample_scale",
                                       [fs / 32768.0 for fs in plan.full_scale],

@@ -16,7 +16,9 @@ so the values stay bit for bit those of :mod:`firmware_gen.reference`:
 - a magnitude is ``sqrtf(c0*c0 + c1*c1 ...)`` per row (the first product is the sum: ``0 + y == y``
   for ``y >= 0``), then ``sum``, ``max`` or ``dev`` of it;
 - integer (Q15) statistics ``qsum`` (int32), ``qmin`` / ``qmax`` (int16) and ``qsq`` (int64)
-  are exact, so their order is free.
+  are exact, so their order is free; ``rms`` is one integer root of ``qsq / N`` per window;
+- a Q15 magnitude set (``mag_mean``, ``mag_max``) reads the per-sample magnitudes cached by
+  :mod:`firmware_gen.q15_c` (``mmax``: their maximum; the mean needs no pass: its sum is kept).
 
 One loop for every channel rather than one per channel: on the issue-22 set (six extractors on
 five channels, 64-sample windows, Cortex-M4F float32, ``sensorbudget simulate`` on unicorn) the
@@ -43,29 +45,33 @@ _LINES = {
     "qmin": ("if ({q} < qlo{g}) {{", "    qlo{g} = {q};", "}}"),
     "qmax": ("if ({q} > qhi{g}) {{", "    qhi{g} = {q};", "}}"),
     "qsq": ("qsq{g} += (int32_t){q} * {q};",),
+    "mmax": ("if ({x} > mhi{g}) {{", "    mhi{g} = {x};", "}}"),
 }
 #: statistic -> (C type, initial value) of its accumulator ("dev" has two floats at 0)
 _INIT = {"sum": ("float", "0.0f"), "min": ("float", "first{g}"), "max": ("float", "first{g}"),
-         "sq": ("float", "0.0f"), "qsum": ("int32_t", "0"), "qmin": ("int16_t", "qfirst{g}"),
-         "qmax": ("int16_t", "qfirst{g}"), "qsq": ("int64_t", "0")}
+         "sq": ("float", "0.0f"), "qsum": ("int32_t", "0"), "qmin": ("int_fast16_t", "qfirst{g}"),
+         "qmax": ("int_fast16_t", "qfirst{g}"), "qsq": ("int64_t", "0"), "mmax": ("uint16_t", "0u")}
 _FLOAT = {"sum", "min", "max", "sq", "dev"}
 #: accumulator variable(s) and the stats-struct field(s) of a statistic
 _VARS = {"sum": ("sum",), "min": ("lo",), "max": ("hi",), "sq": ("sq",), "dev": ("s1", "s2"),
-         "qsum": ("qsum",), "qmin": ("qlo",), "qmax": ("qhi",), "qsq": ("qsq",)}
+         "qsum": ("qsum",), "qmin": ("qlo",), "qmax": ("qhi",), "qsq": ("qsq",),
+         "mmax": ("mhi",)}
 _ORDER = tuple(_LINES)
 
 #: per-channel kind -> statistics (float definition, integer definition)
 FLOAT_STATS = {"mean": ("sum",), "min": ("min",), "max": ("max",), "ptp": ("min", "max"),
                "energy": ("sq",), "rms": ("sq",), "std": ("dev",), "last": ()}
 FIXED_STATS = {"mean": ("qsum",), "min": ("qmin",), "max": ("qmax",), "ptp": ("qmin", "qmax"),
-               "energy": ("qsq",), "last": ()}
+               "energy": ("qsq",), "rms": ("qsq",), "last": ()}
 MAG_KINDS = {"mag_mean": "sum", "mag_max": "max", "mag_std": "dev"}
+#: fixed-point magnitude kind -> statistics of its pass over the magnitude cache
+FIXED_MAG_STATS = {"mag_mean": (), "mag_max": ("mmax",)}
 
 
 def pass_stats(ext) -> tuple:
     """Statistics extractor ``ext`` (an ExtractorPlan) takes from a pass, or None (own routine)."""
     if ext.kind in MAG_KINDS:
-        return (MAG_KINDS[ext.kind],)
+        return FIXED_MAG_STATS[ext.kind] if ext.fixed else (MAG_KINDS[ext.kind],)
     table = FIXED_STATS if ext.fixed else FLOAT_STATS
     return table.get(ext.kind) if ext.per_channel else None
 
@@ -73,7 +79,7 @@ def pass_stats(ext) -> tuple:
 def stats_struct(p: str) -> str:
     """The struct every pass fills (only the fields of its statistics)."""
     return (f"typedef struct {{\n    float sum, lo, hi, sq, s1, s2;\n    int32_t qsum;\n"
-            f"    int16_t qlo, qhi;\n    int64_t qsq;\n}} {p}_stats_t;\n")
+            f"    int_fast16_t qlo, qhi;\n    int64_t qsq;\n    uint16_t mhi;\n}} {p}_stats_t;\n")
 
 
 def _magnitude(p: str, xs, m2: str) -> list:
@@ -83,70 +89,188 @@ def _magnitude(p: str, xs, m2: str) -> list:
             *(f"{m2} = {p}_mla({m2}, {x}, {x});" for x in xs[1:])]
 
 
-def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
-    """``<p>_window_pass``: one loop over the window (two ring-buffer segments) computing the
-    statistics of every group: ``(("ch", (c,)) | ("mag", channels), statistics)``; group g's
-    results go to ``st[g]``. Each sample of a channel is loaded once for all its groups."""
-    used = sorted({c for _, chans in (key for key, _ in groups) for c in chans})
-    need_f = {c for (kind, chans), stats in groups for c in chans
+def _group_parts(p: str, P: str, g: int, key, stats, names, pairs) -> tuple:
+    """(decls, body, stores, what) of group ``g``; with ``pairs`` (a packed pass: see
+    :func:`_pairs`) its qmin / qmax are the pair's and qsq reads the pair's word."""
+    packed = bool(pairs)
+    kind, chans, *m = key
+    decls, body, stores = [], [], []
+    stat_names = [x for x in _ORDER if x in stats]
+    if kind in ("qmag", "mag"):
+        chan_names = ", ".join(cgen.c_comment(names[c]) for c in chans)
+        what = f"|{chan_names}|{' (Q15, cached)' if kind == 'qmag' else ''}: "
+    else:
+        what = f"{cgen.c_comment(names[chans[0]])}: "
+    what += ", ".join(stat_names)
+    if kind == "qmag":
+        x, q = f"s->mag[i][{m[0]}u]", None
+    elif kind == "mag":
+        if stats & {"min", "max", "dev"}:
+            first = [f"{P}_X(s, start, {c}u)" for c in chans]
+            decls += [f"    float first{g};", "    {",
+                      *(f"        const float f{k} = {v};" for k, v in enumerate(first)),
+                      *("        " + line for line in
+                        _magnitude(p, [f"f{k}" for k in range(len(chans))], "n2")),
+                      f"        first{g} = sqrtf(n2);", "    }"]
+        body += _magnitude(p, [f"x{c}" for c in chans], f"m2_{g}")
+        body.append(f"const float a{g} = sqrtf(m2_{g});")
+        x, q = f"a{g}", None
+    else:
+        (c,) = chans
+        if stats & {"min", "max", "dev"}:
+            decls.append(f"    const float first{g} = {P}_X(s, start, {c}u);")
+        if stats & {"qmin", "qmax"} and not packed:
+            decls.append(f"    const int16_t qfirst{g} = s->buf[start][{c}u];")
+        x, q = f"x{c}", f"q{c}"
+    for n in stat_names:
+        if packed and n == "qsq" and chans[0] // 2 in pairs:
+            half = "hi" if chans[0] % 2 else "lo"
+            decls.append(f"    int64_t qsq{g} = 0;")
+            body.append(f"qsq{g} = {p}_sq_{half}(qsq{g}, w{chans[0] // 2});")
+            stores.append(f"    st[{g}].qsq = qsq{g};")
+            continue
+        if packed and n in ("qmin", "qmax"):
+            half = "" if chans[0] % 2 == 0 else " >> 16"
+            stores.append(f"    st[{g}].{_VARS[n][0]} = (int16_t)(p{n[1:]}{chans[0] // 2}{half});")
+            continue
+        if n == "dev":
+            decls.append(f"    float s1{g} = 0.0f, s2{g} = 0.0f;")
+        else:
+            ctype, init = _INIT[n]
+            decls.append(f"    {ctype} {_VARS[n][0]}{g} = {init.format(g=g)};")
+        body += [line.format(g=g, x=x, q=q, p=p) for line in _LINES[n]]
+        stores += [f"    st[{g}].{v} = {v}{g};" for v in _VARS[n]]
+    return decls, body, stores, what
+
+
+def _pairs(groups, n_channels: int) -> dict:
+    """{pair: (min needed, max needed)} of the channel pairs (2j, 2j+1) a packed pass loads as
+    one word: those of every channel whose pair lies in the row."""
+    out = {}
+    for (kind, chans, *_), stats in groups:
+        if kind == "qmag":
+            continue
+        for c in chans:
+            if c // 2 * 2 + 1 < n_channels:
+                lo, hi = out.get(c // 2, (False, False))
+                one = kind == "ch"
+                out[c // 2] = (lo or (one and "qmin" in stats), hi or (one and "qmax" in stats))
+    return out
+
+
+def _parts(p: str, P: str, groups, fixed_plan: bool, names, packed: bool) -> tuple:
+    """(decls, per-row lines, stores, descriptions) of the pass (scalar or packed)."""
+    used = sorted({c for key, _ in groups if key[0] != "qmag" for c in key[1]})
+    need_f = {c for (kind, chans, *_), stats in groups for c in chans
               if kind == "mag" or stats & _FLOAT}
+    pairs = _pairs(groups, len(names)) if packed else {}
     decls, fetch, body, stores, what = [], [], [], [], []
+    for j, (lo, hi) in pairs.items():
+        fetch += [f"uint32_t w{j};", f"memcpy(&w{j}, row + {2 * j}u, 4u);"]
+        for name, need in (("pmin", lo), ("pmax", hi)):
+            if need:
+                decls += [f"    uint32_t {name}{j};",
+                          f"    memcpy(&{name}{j}, s->buf[start] + {2 * j}u, 4u);"]
+        body += [f"pmin{j} = {p}_min2(pmin{j}, w{j});"] * lo
+        body += [f"pmax{j} = {p}_max2(pmax{j}, w{j});"] * hi
+    scalar_q = {c for (kind, chans, *_), stats in groups if kind == "ch"
+                for c in chans if stats - {"qmin", "qmax", "qsq"}} | need_f
     for c in used:
         if fixed_plan:
-            fetch.append(f"const int16_t q{c} = row[{c}u];")
+            if c // 2 in pairs and c not in scalar_q:
+                continue
+            if c // 2 in pairs:
+                half = "" if c % 2 == 0 else " >> 16"
+                fetch.append(f"const int16_t q{c} = (int16_t)(w{c // 2}{half});")
+            else:
+                fetch.append(f"const int16_t q{c} = row[{c}u];")
             if c in need_f:
                 fetch.append(f"const float x{c} = (float)q{c} * {p}_sample_scale[{c}];")
         else:
             fetch.append(f"const float x{c} = row[{c}u];")
-    for g, ((kind, chans), stats) in enumerate(groups):
-        stat_names = [x for x in _ORDER if x in stats]
-        if kind == "mag":
-            chan_names = ", ".join(cgen.c_comment(names[c]) for c in chans)
-            what.append(f"|{chan_names}|: {', '.join(stat_names)}")
-            if stats & {"min", "max", "dev"}:
-                first = [f"{P}_X(s, start, {c}u)" for c in chans]
-                decls += [f"    float first{g};", "    {",
-                          *(f"        const float f{m} = {v};" for m, v in enumerate(first)),
-                          *("        " + line for line in
-                            _magnitude(p, [f"f{m}" for m in range(len(chans))], "n2")),
-                          f"        first{g} = sqrtf(n2);", "    }"]
-            body += _magnitude(p, [f"x{c}" for c in chans], f"m2_{g}")
-            body.append(f"const float a{g} = sqrtf(m2_{g});")
-            x, q = f"a{g}", None
-        else:
-            (c,) = chans
-            what.append(f"{cgen.c_comment(names[c])}: {', '.join(stat_names)}")
-            if stats & {"min", "max", "dev"}:
-                decls.append(f"    const float first{g} = {P}_X(s, start, {c}u);")
-            if stats & {"qmin", "qmax"}:
-                decls.append(f"    const int16_t qfirst{g} = s->buf[start][{c}u];")
-            x, q = f"x{c}", f"q{c}"
-        for n in stat_names:
-            if n == "dev":
-                decls.append(f"    float s1{g} = 0.0f, s2{g} = 0.0f;")
-            else:
-                ctype, init = _INIT[n]
-                decls.append(f"    {ctype} {_VARS[n][0]}{g} = {init.format(g=g)};")
-            body += [line.format(g=g, x=x, q=q, p=p) for line in _LINES[n]]
-            stores += [f"    st[{g}].{v} = {v}{g};" for v in _VARS[n]]
-    loops = []
+    for g, (key, stats) in enumerate(groups):
+        d, b, st, w = _group_parts(p, P, g, key, stats, names, pairs)
+        decls, body, stores, what = decls + d, body + b, stores + st, what + [w]
+    return decls, fetch + body, stores, what
+
+
+def _loops(p: str, P: str, lines) -> list:
+    out = []
     for lo, hi in (("start", f"{P}_WINDOW"), ("0u", "start")):
-        loops += [f"    {P}_UNROLL", f"    for (i = {lo}; i < {hi}; ++i) {{",
-                  f"        const {p}_sample_t *row = s->buf[i];",
-                  *("        " + line for line in fetch + body), "    }"]
+        out += [f"    {P}_UNROLL", f"    for (i = {lo}; i < {hi}; ++i) {{",
+                f"        const {p}_sample_t *row = s->buf[i];",
+                *("        " + line for line in lines), "    }"]
+    return out
+
+
+def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
+    """``<p>_window_pass``: one loop over the window (two ring-buffer segments) computing the
+    statistics of every group: ``(("ch", (c,)) | ("mag", channels) | ("qmag", channels, m),
+    statistics)`` (m: the set's index in the magnitude cache); group g's results go to
+    ``st[g]``. Each sample of a channel is loaded once for all its groups.
+
+    Q15 passes have a second form for cores with the 32-bit SIMD instructions (Cortex-M4): the
+    row is read a channel pair (one word) at a time, and the minimum / maximum of both
+    channels of a pair are kept in one word (``SSUB16`` + ``SEL``: two instructions for two
+    compares). The integer results are the same."""
+    decls, lines, stores, what = _parts(p, P, groups, fixed_plan, names, False)
+    body = [*decls, "    unsigned i;", *_loops(p, P, lines), *stores]
+    if fixed_plan and _pairs(groups, len(names)):
+        d2, l2, s2, _ = _parts(p, P, groups, fixed_plan, names, True)
+        body = [f"#if {P}_SIMD32", *d2, "    unsigned i;", *_loops(p, P, l2), *s2, "#else",
+                *body, "#endif"]
     comment = cgen.block_comment(["One pass over the window, oldest sample first; per group "
                                   "(a channel or a |magnitude|), its statistics:",
                                   *what])
     return "\n".join([comment.rstrip("\n"),
                       f"static void {p}_window_pass(const {p}_stream_t *s, unsigned start, "
-                      f"{p}_stats_t *st)", "{", *decls, "    unsigned i;", *loops, *stores, "}",
-                      ""])
+                      f"{p}_stats_t *st)", "{", *body, "}", ""])
 
 
-def value(p: str, P: str, ext, scale: str, st: str = "st") -> str:
-    """C expression of ``ext``'s float value from the statistics ``st`` (or the newest sample)."""
+SIMD = """\
+/* Cortex-M4 SIMD: the minimum / maximum of each 16-bit half of two words (SSUB16 sets the
+ * per-half GE flags, SEL picks per half), and acc + h * h for the low or high half h of a word
+ * (SMLALBB / SMLALTT). */
+#if defined(__ARM_FEATURE_SIMD32) && defined(__GNUC__)
+#define {P}_SIMD32 1
+static inline uint32_t {p}_min2(uint32_t m, uint32_t x)
+{{
+    uint32_t t, r;
+    __asm__("ssub16 %0, %2, %3\\n\\tsel %1, %3, %2" : "=&r"(t), "=r"(r) : "r"(x), "r"(m) : "cc");
+    return r;
+}}
+static inline uint32_t {p}_max2(uint32_t m, uint32_t x)
+{{
+    uint32_t t, r;
+    __asm__("ssub16 %0, %2, %3\\n\\tsel %1, %2, %3" : "=&r"(t), "=r"(r) : "r"(x), "r"(m) : "cc");
+    return r;
+}}
+static inline int64_t {p}_sq_lo(int64_t acc, uint32_t w)
+{{
+    __asm__("smlalbb %Q0, %R0, %1, %1" : "+r"(acc) : "r"(w));
+    return acc;
+}}
+static inline int64_t {p}_sq_hi(int64_t acc, uint32_t w)
+{{
+    __asm__("smlaltt %Q0, %R0, %1, %1" : "+r"(acc) : "r"(w));
+    return acc;
+}}
+#else
+#define {P}_SIMD32 0
+#endif
+"""
+
+
+def value(p: str, P: str, ext, scale: str, st: str = "st", mag: int = 0) -> str:
+    """C expression of ``ext``'s float value from the statistics ``st`` (or the newest sample);
+    ``mag`` is the index of a Q15 magnitude set in the cache, ``scale`` then its unit."""
     n = f"(float){P}_WINDOW"
     kind = ext.kind.removeprefix("mag_") if ext.kind in MAG_KINDS else ext.kind
+    if ext.fixed and ext.kind in FIXED_MAG_STATS:
+        raw = (f"s->mag_sum[{mag}u] / {P}_WINDOW" if kind == "mean" else f"{st}.mhi")
+        return f"(float)({raw}) * {scale}"
+    if ext.fixed and kind == "rms":
+        return f"(float){p}_rms_q15({st}.qsq) * {scale}"
     if ext.fixed:
         raw = {"mean": f"{st}.qsum / (int32_t){P}_WINDOW", "min": f"{st}.qlo",
                "max": f"{st}.qhi", "ptp": f"(int32_t){st}.qhi - {st}.qlo", "energy": f"{st}.qsq",

@@ -71,16 +71,22 @@ def window_options(f):
               help="Windows with missing samples or time gaps: skip them (default) or fail.")
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="Feature table to write (.npz).")
+@click.option("--progress", "show_progress", is_flag=True,
+              help="Show the progress bar over the recordings (elapsed, ETA) even when stderr "
+                   "is not a terminal.")
 @handle_errors
 def features_command(recordings, sensors_toml, window, hop, on_missing, compute_target, output,
-                     stream_format):
+                     stream_format, show_progress):
     """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
     compute the candidate features that sensors.toml describes; write them as an NPZ."""
     from trainer.sensing.feature_set import load_feature_set
 
+    from .progress import ProgressBar
+
     fs = load_feature_set(recordings, sensors_toml, window=window, hop=hop,
                           on_missing=on_missing, compute_target=compute_target,
-                          stream_format=stream_format)
+                          stream_format=stream_format,
+                          progress=ProgressBar("features", enabled=show_progress or None))
     write_atomically(output, fs.save_npz())
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in fs.skipped.items() if v)
     click.echo(f"{fs.X.shape[0]} windows x {fs.X.shape[1]} features, {len(fs.target_names)} "

@@ -34,6 +34,8 @@ from pathlib import Path
 
 import numpy as np
 
+from firmware_gen import q15_c
+
 from ..client import SCORE_DTYPES, DeviceInfo
 from ..errors import DeviceError
 from ..protocol import VERSION
@@ -187,6 +189,8 @@ class UnicornBackend(Backend):
         self.inputs = self.features + (0 if m.numeric == "float32" else 4 * m.k)
         size = head + 16 + 4 * m.k + (0 if m.numeric == "float32" else
                                        self.input_dtype.itemsize * m.k)
+        cache = q15_c.cache_bytes(m.plan)      # the Q15 magnitude cache follows, 4-aligned
+        size = -(-size // 4) * 4 + cache if cache else size
         if -(-size // 4) * 4 != stream_size:
             raise DeviceError(f"fw_stream has {stream_size} bytes; the expected layout has "
                               f"{size} (firmware_gen changed its stream struct?)")

@@ -33,6 +33,8 @@ int main(void)
     while (fread(frame, sizeof frame, 1, stdin) == 1) {
         if (sbmodel_stream_push(&s, frame)) {
             fwrite(s.features, sizeof s.features, 1, stdout);
+            sbmodel_stream_compute(&s);     /* again, as BENCH does: the same features */
+            fwrite(s.features, sizeof s.features, 1, stdout);
         }
     }
     return 0;
@@ -52,11 +54,13 @@ def run_stream(tmp_path, fw, samples) -> np.ndarray:
                     "sbmodel_stream.c", "-lm"], cwd=tmp_path, check=True)
     out = subprocess.run([str(exe)], input=np.ascontiguousarray(samples).tobytes(),
                          capture_output=True, check=True).stdout
-    return np.frombuffer(out, dtype="<f4").reshape(-1, fw.plan.k)
+    both = np.frombuffer(out, dtype="<f4").reshape(-1, 2, fw.plan.k)
+    assert same_bits(both[:, 0], both[:, 1])
+    return both[:, 0]
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15", "q31"])
-@pytest.mark.parametrize("window,hop", [(7, 3), (21, 5), (64, 12)])
+@pytest.mark.parametrize("window,hop", [(7, 3), (21, 5), (64, 12), (5, 5), (4, 9)])
 def test_every_kind_at_every_ring_offset(tmp_path, kinds_bundle, bm_recordings, numeric,
                                          window, hop):
     scales = bm_full_scale(bm_recordings) if numeric != "float32" else None
@@ -92,3 +96,44 @@ def test_one_window_pass_loads_each_sample_once(kinds_bundle):
     assert body.count("for (") == 2 and "_NEXT" not in body and "sbmodel_f_" not in body
     for c in acc:
         assert body.count(f"row[{c}u]") == 2
+
+
+ISQRT_HARNESS = r"""
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+@ISQRT@
+int main(void)
+{
+    uint32_t v;
+    while (fread(&v, sizeof v, 1, stdin) == 1) {
+        const uint16_t r = (uint16_t)sbmodel_isqrt32(v);
+        fwrite(&r, sizeof r, 1, stdout);
+    }
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("fpu", [0, 1])
+def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu):
+    """Both forms of the C root (integer digits; FPU sqrtf + one correction, here on the host's
+    float32 arithmetic, which rounds as the Cortex-M4F's does) against math.isqrt at every
+    square up to 65535**2 and its neighbours."""
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    from firmware_gen import q15_c
+
+    (tmp_path / "isqrt.c").write_text(ISQRT_HARNESS.replace("@ISQRT@",
+                                                            q15_c.isqrt("sbmodel", "SBMODEL")))
+    exe = tmp_path / "isqrt"
+    subprocess.run(["gcc", *WARNINGS, "-O2", *FP_FLAGS, f"-DSBMODEL_ISQRT_FPU={fpu}", "-o",
+                    str(exe), "isqrt.c", "-lm"], cwd=tmp_path, check=True)
+    r = np.arange(65536, dtype=np.int64)
+    v = np.concatenate([r * r, r * r - 1, r * r + 1, r * r + r, np.arange(4096)])
+    v = np.unique(v[(v >= 0) & (v <= 65535 ** 2)]).astype(np.uint32)
+    out = subprocess.run([str(exe)], input=v.tobytes(), capture_output=True, check=True).stdout
+    got = np.frombuffer(out, dtype=np.uint16).astype(np.int64)
+    want = np.floor(np.sqrt(v.astype(np.float64))).astype(np.int64)
+    assert all(math.isqrt(int(x)) == w for x, w in zip(v[::997], want[::997]))
+    np.testing.assert_array_equal(got, want)

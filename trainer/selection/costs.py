@@ -12,6 +12,13 @@ Totals of a chosen set E with sensors U(E) (``TOTALS``)::
 
 for kind in price, energy, time. Budgets limit any of the five totals (hard constraints).
 
+Transforms are a level between sensors and extractors: ``sensor -> transform -> extractor``.
+A transform (the FFT of a channel's window, a filter, a derivative) is computation shared by
+the extractors that read it, paid once per window when the first of them is chosen (its
+energy and time add to the totals like a sensor's; it is not counted among the sensors)::
+
+    kind = sum_{e in E} cost_e[kind] + sum_{s in U(E)} cost_s[kind] + sum_{t in T(E)} cost_t[kind]
+
 A *move* is one greedy step: a single extractor that makes at least one new feature available,
 or, when no single extractor does (the first step of the Cartesian case), a smallest set of
 extractors that does. Moves are ordered by their lowest feature index (ties in the greedy go
@@ -20,16 +27,14 @@ to the first move), so one feature per extractor reproduces plain feature select
 
 from __future__ import annotations
 
-import math
-import numbers
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import TrainerError
+from .cost_params import KINDS, cost_vector, limit, listing, resources, structure
 
-KINDS = ("price", "energy", "time")
 TOTALS = ("extractors", "sensors") + KINDS
 #: The estimator parameter that limits each total.
 LIMIT_PARAMS = {"extractors": "budget", "sensors": "max_sensors", "price": "max_cost",
@@ -38,12 +43,14 @@ LIMIT_PARAMS = {"extractors": "budget", "sensors": "max_sensors", "price": "max_
 
 @dataclass
 class State:
-    """Mutable selection state: chosen extractors, paid sensors, available features, totals."""
+    """Mutable selection state: chosen extractors, paid sensors, available features, totals,
+    computed transforms."""
 
     chosen: np.ndarray
     paid: np.ndarray
     taken: np.ndarray
     totals: np.ndarray
+    computed: np.ndarray = None
 
 
 @dataclass
@@ -75,7 +82,8 @@ class Moves:
 
 @dataclass(frozen=True)
 class CostPlan:
-    """Extractor structure, costs and budgets (``limits`` over ``TOTALS``; inf = no limit)."""
+    """Extractor structure, costs and budgets (``limits`` over ``TOTALS``; inf = no limit);
+    the transforms (``transform_uses``: extractors x transforms) as the sensors."""
 
     extractor_names: tuple
     needs: tuple
@@ -85,6 +93,15 @@ class CostPlan:
     sensor_cost: np.ndarray
     limits: np.ndarray
     named_extractors: bool = False
+    transform_names: tuple = ()
+    transform_uses: np.ndarray = None
+    transform_cost: np.ndarray = None
+
+    def __post_init__(self):
+        if self.transform_uses is None:
+            object.__setattr__(self, "transform_uses",
+                               np.zeros((len(self.extractor_names), 0), bool))
+            object.__setattr__(self, "transform_cost", np.zeros((0, len(KINDS))))
 
     @property
     def n_extractors(self) -> int:
@@ -106,7 +123,16 @@ class CostPlan:
 
     def start(self) -> State:
         return State(np.zeros(self.n_extractors, bool), np.zeros(len(self.sensor_names), bool),
-                     np.zeros(len(self.needs), bool), np.zeros(len(TOTALS)))
+                     np.zeros(len(self.needs), bool), np.zeros(len(TOTALS)),
+                     np.zeros(len(self.transform_names), bool))
+
+    def transforms_of(self, ext_ids) -> list:
+        """Names of the transforms the extractor set ``ext_ids`` computes (in plan order)."""
+        ids = np.asarray(sorted(set(int(e) for e in ext_ids)), dtype=np.intp)
+        if not ids.size:
+            return []
+        return [self.transform_names[t]
+                for t in np.flatnonzero(self.transform_uses[ids].any(axis=0))]
 
     def totals_of(self, ext_ids) -> np.ndarray:
         """The five totals of the extractor set ``ext_ids``."""
@@ -115,6 +141,8 @@ class CostPlan:
         out = np.zeros(len(TOTALS))
         out[0], out[1] = ids.size, sensors.sum()
         out[2:] = self.extractor_cost[ids].sum(axis=0) + self.sensor_cost[sensors].sum(axis=0)
+        if ids.size and self.transform_names:
+            out[2:] += self.transform_cost[self.transform_uses[ids].any(axis=0)].sum(axis=0)
         return out
 
     def cost_dict(self, totals) -> dict:
@@ -179,12 +207,17 @@ class CostPlan:
             new = self.uses[ids] & ~state.paid
             added[:, 0] = 1
             added[:, 2:] = self.extractor_cost[ids]
+            tr = self.transform_uses[ids]
         else:
             new = np.array([self.uses[list(e)].any(axis=0) for e in ext]) & ~state.paid
             added[:, 0] = [len(e) for e in ext]
             added[:, 2:] = [self.extractor_cost[list(e)].sum(axis=0) for e in ext]
+            tr = np.array([self.transform_uses[list(e)].any(axis=0) for e in ext])
         added[:, 1] = new.sum(axis=1)
         added[:, 2:] += new.astype(float) @ self.sensor_cost
+        if self.transform_names:
+            done = state.computed if state.computed is not None else False
+            added[:, 2:] += (tr & ~done).astype(float) @ self.transform_cost
         return added
 
     def affordable(self, state: State, moves: Moves) -> np.ndarray:
@@ -198,6 +231,8 @@ class CostPlan:
         new = np.flatnonzero(self.uses[ids].any(axis=0) & ~state.paid)
         state.chosen[ids] = True
         state.paid[new] = True
+        if state.computed is not None and self.transform_names:
+            state.computed |= self.transform_uses[ids].any(axis=0)
         state.taken[np.asarray(features, dtype=np.intp)] = True
         state.totals = self.totals_of(np.flatnonzero(state.chosen))
         return [int(s) for s in new]
@@ -228,14 +263,18 @@ class CostPlan:
         per_ext = self.extractor_cost @ w[2:]
         per_sensor = self.sensor_cost @ w[2:] + w[1]
         sensors_free = not self.uses.any() or np.allclose(per_sensor, 0.0)
-        return bool(sensors_free and np.allclose(per_ext, per_ext[0]))
+        transforms_free = (not self.transform_uses.any()
+                           or np.allclose(self.transform_cost @ w[2:], 0.0))
+        return bool(sensors_free and transforms_free and np.allclose(per_ext, per_ext[0]))
 
     # -- messages -----------------------------------------------------------------------------
     def describe_move(self, ext: tuple) -> str:
         names = " + ".join(repr(self.extractor_names[e]) for e in ext)
         sensors = [self.sensor_names[s] for s in np.flatnonzero(self.uses[list(ext)].any(0))]
+        transforms = self.transforms_of(ext)
         what = "extractor" if len(ext) == 1 else "extractors"
-        return f"{what} {names}" + (f" (sensors: {', '.join(sensors)})" if sensors else "")
+        return (f"{what} {names}" + (f" (sensors: {', '.join(sensors)})" if sensors else "")
+                + (f" (transforms: {', '.join(transforms)})" if transforms else ""))
 
     def infeasible_error(self, moves: Moves) -> TrainerError:
         """The error for a budget that admits no first move, naming the cheapest option."""
@@ -258,103 +297,6 @@ def _fmt(v) -> str:
     return f"{float(v):g}"
 
 
-# -- building a plan from estimator parameters --------------------------------------------------
-def _cost_vector(value, where: str) -> np.ndarray:
-    """A price number, or a {price, energy, time} mapping (absent kinds are 0), checked."""
-    if isinstance(value, Mapping):
-        unknown = sorted(set(value) - set(KINDS))
-        if unknown:
-            raise TrainerError(f"{where}: unknown cost kind {unknown[0]!r} (kinds: "
-                               f"{', '.join(KINDS)})")
-        items = [(k, value.get(k, 0.0)) for k in KINDS]
-    else:
-        items = [("price", value), ("energy", 0.0), ("time", 0.0)]
-    out = []
-    for kind, v in items:
-        if (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)
-                or v < 0):
-            raise TrainerError(f"{where}: {kind}={v!r} must be a finite number >= 0")
-        out.append(float(v))
-    return np.asarray(out)
-
-
-def _limit(value, name: str):
-    if value is None:
-        return np.inf
-    if (isinstance(value, bool) or not isinstance(value, numbers.Real)
-            or not math.isfinite(value) or value < 0):
-        raise TrainerError(f"{name}={value!r} must be a finite number >= 0 (or None)")
-    return float(value)
-
-
-def _structure(n_features: int, extractors, feature_names):
-    """(extractor names in order of first appearance, per-feature tuples of extractor ids)."""
-    if extractors is None:
-        names = [str(f) for f in feature_names]
-        return tuple(names), tuple((i,) for i in range(n_features))
-    if isinstance(extractors, (str, bytes)) or not hasattr(extractors, "__len__"):
-        raise TrainerError(f"extractors must be a sequence of {n_features} names (one per "
-                           f"feature column); got {type(extractors).__name__}")
-    if len(extractors) != n_features:
-        raise TrainerError(f"extractors has {len(extractors)} entries; X has {n_features} "
-                           f"feature columns")
-    index, needs = {}, []
-    for i, entry in enumerate(extractors):
-        parts = (entry,) if isinstance(entry, (str, np.str_)) else entry
-        if (isinstance(parts, (bytes, Mapping)) or not hasattr(parts, "__iter__")
-                or not all(isinstance(p, (str, np.str_)) for p in parts) or not len(parts)):
-            raise TrainerError(f"extractors[{i}]={entry!r} must be a name or a non-empty tuple "
-                               f"of names")
-        needs.append(tuple(dict.fromkeys(index.setdefault(str(p), len(index)) for p in parts)))
-    return tuple(index), tuple(needs)
-
-
-def _sensors(names, extractor_sensors, sensor_costs):
-    """(sensor names, uses (n_ext x n_sens), sensor costs (n_sens x 3))."""
-    position = {n: i for i, n in enumerate(names)}
-    if extractor_sensors is None:
-        if sensor_costs is not None:
-            raise TrainerError("sensor_costs is given but extractor_sensors is not: say which "
-                               "sensors each extractor needs")
-        return (), np.zeros((len(names), 0), bool), np.zeros((0, len(KINDS)))
-    if not isinstance(extractor_sensors, Mapping):
-        raise TrainerError("extractor_sensors must be a dict {extractor: [sensor, ...]}")
-    sensor_index, pairs = {}, []
-    for ext, sensors in extractor_sensors.items():
-        if ext not in position:
-            raise TrainerError(f"extractor_sensors names {ext!r}, which is not an extractor "
-                               f"(extractors: {_listing(names)})")
-        sensors = [sensors] if isinstance(sensors, str) else sensors
-        if not all(isinstance(s, str) for s in sensors):
-            raise TrainerError(f"extractor_sensors[{ext!r}]={sensors!r} must be a list of "
-                               f"sensor names")
-        pairs += [(position[ext], sensor_index.setdefault(s, len(sensor_index))) for s in sensors]
-    sensor_names = tuple(sensor_index)
-    uses = np.zeros((len(names), len(sensor_names)), bool)
-    for e, s in pairs:
-        uses[e, s] = True
-    cost = np.zeros((len(sensor_names), len(KINDS)))
-    if sensor_costs is not None:
-        if not isinstance(sensor_costs, Mapping):
-            raise TrainerError("sensor_costs must be a dict {sensor: price or {price, energy, "
-                               "time}}")
-        unknown = [s for s in sensor_costs if s not in sensor_index]
-        if unknown:
-            raise TrainerError(f"sensor_costs names {unknown[0]!r}, which no extractor uses "
-                               f"(sensors in extractor_sensors: {_listing(sensor_names)})")
-        for s, i in sensor_index.items():
-            if s not in sensor_costs:
-                raise TrainerError(f"sensor_costs has no entry for sensor {s!r}")
-            cost[i] = _cost_vector(sensor_costs[s], f"sensor_costs[{s!r}]")
-    return sensor_names, uses, cost
-
-
-def _listing(names, limit=8) -> str:
-    names = list(names)
-    more = f", ... ({len(names)} in all)" if len(names) > limit else ""
-    return ", ".join(repr(n) for n in names[:limit]) + more
-
-
 def build_plan(n_features: int, *, feature_names=None, extractors=None, extractor_costs=None,
                extractor_sensors=None, sensor_costs=None, budget=None, max_sensors=None,
                max_cost=None, max_energy=None, max_time=None) -> CostPlan:
@@ -366,8 +308,9 @@ def build_plan(n_features: int, *, feature_names=None, extractors=None, extracto
     """
     if feature_names is None:
         feature_names = [f"x{i}" for i in range(n_features)]
-    names, needs = _structure(n_features, extractors, feature_names)
-    sensor_names, uses, sensor_cost = _sensors(names, extractor_sensors, sensor_costs)
+    names, needs = structure(n_features, extractors, feature_names)
+    (sensor_names, uses, sensor_cost), transforms = resources(names, extractor_sensors,
+                                                              sensor_costs)
     ext_cost = np.zeros((len(names), len(KINDS)))
     if extractor_costs is None:
         ext_cost[:, 0] = 1.0 if sensor_costs is None else 0.0
@@ -378,15 +321,16 @@ def build_plan(n_features: int, *, feature_names=None, extractors=None, extracto
         unknown = [e for e in extractor_costs if e not in names]
         if unknown:
             raise TrainerError(f"extractor_costs names {unknown[0]!r}, which is not an "
-                               f"extractor (extractors: {_listing(names)})")
+                               f"extractor (extractors: {listing(names)})")
         for i, e in enumerate(names):
             if e not in extractor_costs:
                 raise TrainerError(f"extractor_costs has no entry for extractor {e!r}")
-            ext_cost[i] = _cost_vector(extractor_costs[e], f"extractor_costs[{e!r}]")
-    limits = np.array([np.inf, _limit(max_sensors, "max_sensors"), _limit(max_cost, "max_cost"),
-                       _limit(max_energy, "max_energy"), _limit(max_time, "max_time")])
+            ext_cost[i] = cost_vector(extractor_costs[e], f"extractor_costs[{e!r}]")
+    limits = np.array([np.inf, limit(max_sensors, "max_sensors"), limit(max_cost, "max_cost"),
+                       limit(max_energy, "max_energy"), limit(max_time, "max_time")])
     plan = CostPlan(names, needs, ext_cost, uses, sensor_names, sensor_cost, limits,
-                    named_extractors=extractors is not None)
+                    named_extractors=extractors is not None, transform_names=transforms[0],
+                    transform_uses=transforms[1], transform_cost=transforms[2])
     return plan.with_limit("extractors", budget)
 
 

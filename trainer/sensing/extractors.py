@@ -20,10 +20,10 @@ compare them bit for bit with a literal scalar transcription of the docstrings.
 
 Fixed point
 -----------
-``mean, min, max, ptp, last, energy, mad, zcr`` also have a fixed-point definition on Q15
-input (int16 ``q``, real value ``q * full_scale / 32768``), see :func:`extract_q15`;
-``std, rms`` and the multi-channel kinds need a square root or a wide division and are
-float-only.
+``mean, min, max, ptp, last, energy, mad, zcr, rms, mag_mean, mag_max`` also have a
+fixed-point definition on Q15 input (int16 ``q``, real value ``q * full_scale / 32768``), see
+:func:`extract_q15` (integer sums, integer square roots: :mod:`trainer.sensing.q15`);
+``std``, ``mag_std`` and ``corr`` need a wide division or several roots and are float-only.
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ from typing import Callable
 import numpy as np
 
 from ..errors import DataError
+from . import shape, spectral
+from .q15 import isqrt32, magnitude_q15, magnitude_shifts
 
 F32 = np.float32
 
@@ -191,6 +193,8 @@ class ExtractorKind:
 
     ``arity`` is ``"1"`` (computed per channel), ``"2"`` (exactly two channels, meant for
     channels of two different sensors) or ``"2+"`` (two or more channels, e.g. a 3-axis vector).
+    ``arg`` names the argument the kind requires (``percentile:90``: ``p``), with its range
+    (:data:`ARGS`); ``firmware`` says whether ``firmware_gen`` generates C for it.
     """
 
     name: str
@@ -198,6 +202,9 @@ class ExtractorKind:
     min_window: int
     fixed_point: bool
     compute: Callable
+    arg: str = ""
+    firmware: bool = True
+    spectral: bool = False      # reads the channel's power spectrum (the FFT transform)
 
     @property
     def per_channel(self) -> bool:
@@ -210,16 +217,32 @@ KINDS = {k.name: k for k in (
     ExtractorKind("min", "1", 1, True, minimum),
     ExtractorKind("max", "1", 1, True, maximum),
     ExtractorKind("ptp", "1", 1, True, ptp),
-    ExtractorKind("rms", "1", 1, False, rms),
+    ExtractorKind("rms", "1", 1, True, rms),
     ExtractorKind("mad", "1", 2, True, mad),
     ExtractorKind("zcr", "1", 2, True, zcr),
     ExtractorKind("energy", "1", 1, True, energy),
     ExtractorKind("last", "1", 1, True, last),
-    ExtractorKind("mag_mean", "2+", 1, False, mag_mean),
+    ExtractorKind("mag_mean", "2+", 1, True, mag_mean),
     ExtractorKind("mag_std", "2+", 1, False, mag_std),
-    ExtractorKind("mag_max", "2+", 1, False, mag_max),
+    ExtractorKind("mag_max", "2+", 1, True, mag_max),
     ExtractorKind("corr", "2", 2, False, corr),
+    ExtractorKind("skew", "1", 1, False, shape.skew, firmware=False),
+    ExtractorKind("kurtosis", "1", 1, False, shape.kurtosis, firmware=False),
+    ExtractorKind("slope", "1", 1, False, shape.slope, firmware=False),
+    ExtractorKind("peaks", "1", 3, False, shape.peaks, arg="k", firmware=False),
+    ExtractorKind("percentile", "1", 1, True, shape.percentile, arg="p", firmware=False),
+    ExtractorKind("bandpower", "1", 2, False, spectral.bandpower, arg="band", firmware=False,
+                  spectral=True),
+    ExtractorKind("bandratio", "1", 2, False, spectral.bandratio, arg="bands", firmware=False,
+                  spectral=True),
+    ExtractorKind("domfreq", "1", 2, False, spectral.domfreq, firmware=False, spectral=True),
+    ExtractorKind("centroid", "1", 2, False, spectral.centroid, firmware=False, spectral=True),
+    ExtractorKind("entropy", "1", 4, False, spectral.entropy, firmware=False, spectral=True),
+    ExtractorKind("autocorr", "1", 2, False, spectral.autocorr, arg="lag", firmware=False),
+    ExtractorKind("cadence", "1", 3, False, spectral.cadence, arg="lags", firmware=False),
 )}
+#: argument name -> (lowest, highest, lowest allowed, highest allowed) of the kinds that take one
+ARGS = {"p": (0.0, 100.0, False, True), "k": (0.0, 100.0, True, True)}
 
 
 def get_kind(name: str) -> ExtractorKind:
@@ -231,13 +254,18 @@ def get_kind(name: str) -> ExtractorKind:
                         f"{', '.join(KINDS)}") from None
 
 
-def extract(kind: str, windows) -> np.ndarray:
+def extract(kind: str, windows, arg=None, rate=None, window: str = "hann") -> np.ndarray:
     """Values of extractor ``kind`` for every window, float32 of shape (n_windows,).
 
     ``windows`` is an array of shape (N, n_windows) for per-channel kinds, or a sequence of
-    such arrays (one per channel, in the feature's channel order) for multi-channel kinds.
+    such arrays (one per channel, in the feature's channel order) for multi-channel kinds;
+    ``arg`` is the argument of the kinds that take one (``percentile``: p, ``peaks``: k);
+    spectral kinds need the sample ``rate`` (Hz) and the FFT's ``window`` (hann or rect).
     """
     entry = get_kind(kind)
+    if bool(entry.arg) != (arg is not None):
+        what = f"the argument {entry.arg}" if entry.arg else "no argument"
+        raise DataError(f"extractor {kind!r} takes {what} (got {arg!r})")
     if entry.per_channel:
         w = np.asarray(windows, dtype=F32)
         n_channels = 1
@@ -250,7 +278,13 @@ def extract(kind: str, windows) -> np.ndarray:
     if length < entry.min_window:
         raise DataError(f"extractor {kind!r} needs a window of at least {entry.min_window} "
                         f"samples (window={length})")
-    return entry.compute(w)
+    if entry.spectral:
+        if rate is None:
+            raise DataError(f"extractor {kind!r} needs the sample rate")
+        P = spectral.power_spectrum(w, window)
+        return (entry.compute(P, length, rate) if arg is None
+                else entry.compute(P, arg, length, rate))
+    return entry.compute(w) if arg is None else entry.compute(w, arg)
 
 
 def _trunc_div(num: np.ndarray, den: int) -> np.ndarray:
@@ -259,16 +293,24 @@ def _trunc_div(num: np.ndarray, den: int) -> np.ndarray:
     return np.where(num < 0, -q, q)
 
 
-def extract_q15(kind: str, q) -> np.ndarray:
+def extract_q15(kind: str, q, full_scale=None, arg=None) -> np.ndarray:
     """Fixed-point value of ``kind`` on Q15 windows ``q`` (int16, shape (N, n_windows)), int64.
 
+    Multi-channel kinds (``mag_mean``, ``mag_max``) take a sequence of such windows (the
+    feature's channel order) and ``full_scale``, the channels' full scales (powers of two).
     Definitions (C types in brackets; ``/`` truncates toward zero as in C99):
 
     - ``mean``: ``[int32] s = sum q[i]`` (in order; no overflow for N <= 65535); ``s / N`` (Q15).
     - ``min``, ``max``, ``last``: as the float definitions, on int16 (Q15).
     - ``ptp``: ``[int32] max - min`` (Q15, up to 65535).
     - ``energy``: ``[int64] s += (int32)q[i] * q[i]`` (Q30: real = s * full_scale**2 / 2**30).
+    - ``rms``: ``isqrt32(energy / N)`` (Q15, 0..32768; ``energy / N <= 2**30``), one integer
+      square root per window (:func:`trainer.sensing.q15.isqrt32`, ``floor(sqrt(.))``).
+    - ``mag_mean``, ``mag_max``: the per-sample magnitude ``a[i]`` of
+      :func:`trainer.sensing.q15.magnitude_q15` (one integer root per sample, unit
+      ``2**e * max(full_scale) / 32768``); ``[uint32] s = sum a[i]; s / N``, or ``max a[i]``.
     - ``mad``: ``[int32] s += abs(q[i] - q[i-1])`` (N <= 32768); ``s / (N-1)`` (Q15).
+    - ``percentile`` (``arg`` = p): the nearest-rank order statistic, as the float one (Q15).
     - ``zcr``: with ``s`` the int32 sum, ``below[i] = (int64)N * q[i] < s`` (exact comparison
       with the mean); the integer crossing count ``c`` (real value ``c / (N-1)``).
     """
@@ -277,19 +319,30 @@ def extract_q15(kind: str, q) -> np.ndarray:
         fixed = [k for k, e in KINDS.items() if e.fixed_point]
         raise DataError(f"extractor {kind!r} has no fixed-point definition; those that do: "
                         f"{', '.join(fixed)}")
-    q = np.asarray(q)
-    if q.dtype != np.int16:
-        raise DataError(f"Q15 windows must be int16 (got {q.dtype})")
-    n = q.shape[0]
+    qs = [np.asarray(q)] if entry.per_channel else [np.asarray(c) for c in q]
+    if any(c.dtype != np.int16 for c in qs):
+        raise DataError(f"Q15 windows must be int16 (got {qs[0].dtype})")
+    n = qs[0].shape[0]
     if n < entry.min_window or n > 32768:
         raise DataError(f"window={n} samples is outside {entry.min_window}..32768 for the "
                         f"fixed-point {kind!r}")
-    v = q.astype(np.int64)
+    if not entry.per_channel:
+        if full_scale is None or len(full_scale) != len(qs):
+            raise DataError(f"the fixed-point {kind!r} needs the full scale of each of its "
+                            f"{len(qs)} channels (got {full_scale!r})")
+        a = magnitude_q15(qs, full_scale)
+        return a.max(axis=0) if kind == "mag_max" else a.sum(axis=0) // n
+    v = qs[0].astype(np.int64)
+    if kind == "percentile":
+        if arg is None:
+            raise DataError("the fixed-point 'percentile' needs its argument p")
+        return shape.percentile(v, arg)
     if kind in ("min", "max", "last", "ptp"):
         lo, hi = v.min(axis=0), v.max(axis=0)
         return {"min": lo, "max": hi, "last": v[-1], "ptp": hi - lo}[kind]
-    if kind == "energy":
-        return (v * v).sum(axis=0)
+    if kind in ("energy", "rms"):
+        e = (v * v).sum(axis=0)
+        return e if kind == "energy" else isqrt32(e // n)
     if kind == "mad":
         return _trunc_div(np.abs(np.diff(v, axis=0)).sum(axis=0), n - 1)
     s = v.sum(axis=0)
@@ -299,9 +352,12 @@ def extract_q15(kind: str, q) -> np.ndarray:
     return np.count_nonzero(below[1:] != below[:-1], axis=0).astype(np.int64)
 
 
-def q15_to_real(kind: str, raw, full_scale: float, window: int) -> np.ndarray:
-    """Real value (float64) of an :func:`extract_q15` result for a channel of ``full_scale``."""
+def q15_to_real(kind: str, raw, full_scale, window: int) -> np.ndarray:
+    """Real value (float64) of an :func:`extract_q15` result for a channel of ``full_scale``
+    (for ``mag_mean`` / ``mag_max``: the sequence of the channels' full scales)."""
     raw = np.asarray(raw, dtype=np.float64)
+    if kind in ("mag_mean", "mag_max"):
+        return raw * magnitude_shifts(full_scale)[2]
     if kind == "energy":
         return raw * full_scale ** 2 / 2.0 ** 30
     if kind == "zcr":

@@ -44,9 +44,10 @@ import numpy as np
 from ..bundle.files import npz_bytes
 from ..bundle.model import TASKS
 from ..errors import DataError
-from .extractors import KINDS, extract, window_view
+from .extractors import window_view
 from .recordings import RecordingSet, load_recordings, time_gaps
 from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
+from .specs import parse_spec, transforms_of
 from .streams import StreamFormat
 
 FORMAT = "sensorbudget-features"
@@ -170,10 +171,8 @@ class FeatureSet:
                 seen.add(entry)
         if self.task not in TASKS:
             raise DataError(f"{source}: task={self.task!r} is not one of {TASKS}")
-        unknown = sorted(set(self.feature_kinds) - set(KINDS))
-        if unknown:
-            raise DataError(f"{source}: unknown feature kind {unknown[0]!r}; known: "
-                            f"{', '.join(sorted(KINDS))}")
+        for kind in sorted(set(self.feature_kinds)):
+            parse_spec(kind, f"{source}: unknown feature kind {kind!r}: ")
         if not (isinstance(self.sensors, list) and all(isinstance(e, dict) and "name" in e
                                                        for e in self.sensors)):
             raise DataError(f"{source}: sensors_json must be a list of sensor objects")
@@ -225,11 +224,14 @@ class FeatureSet:
             if unknown:
                 raise DataError(f"feature {name!r} needs sensor {unknown[0]!r}, which the "
                                 f"sensor description does not declare")
-            params = {"kind": kind, "channels": chans.split("+"), "window": self.window,
-                      "hop": self.hop, "sample_rate_hz": self.sample_rate,
-                      "fixed_point": KINDS[kind].fixed_point, "arithmetic": ARITHMETIC}
+            spec = parse_spec(kind)
+            params = {"kind": spec.kind, **spec.params(), "channels": chans.split("+"),
+                      "window": self.window, "hop": self.hop, "sample_rate_hz": self.sample_rate,
+                      "fixed_point": spec.entry.fixed_point and not spec.pre,
+                      "arithmetic": ARITHMETIC}
             entry = {"name": ext, "features": [name], "sensors": needed, "cost": 0.0,
                      "params": params}
+            entry.update(("transforms", t) for t in [transforms_of(kind, chans.split("+"))] if t)
             if ext in self.compute_costs:
                 entry["compute"] = dict(self.compute_costs[ext])
             extractors.append(entry)
@@ -322,17 +324,11 @@ def _stream_targets(rset: RecordingSet, spec: SensorSpec) -> list:
 
 def _features_of(rec, starts, spec: SensorSpec, window: int) -> np.ndarray:
     """Float32 matrix (windows x features) of one recording."""
-    cache = {}
-
-    def windows(channel):
-        if channel not in cache:
-            cache[channel] = window_view(rec.columns[channel], starts, window)
-        return cache[channel]
-
+    cache = {c: window_view(rec.columns[c], starts, window) for c in spec.used_channels}
     X = np.empty((len(starts), len(spec.features)), dtype=np.float32)
     for j, f in enumerate(spec.features):
-        ws = [windows(c) for c in f.channels]
-        X[:, j] = extract(f.kind, ws[0] if KINDS[f.kind].per_channel else ws)
+        fs, ws = parse_spec(f.kind), [cache[c] for c in f.channels]
+        X[:, j] = fs.compute(ws[0] if fs.entry.per_channel else ws, spec.sample_rate_hz)
     return X
 
 
@@ -347,9 +343,10 @@ def _stream_rows(rec, starts, targets: list, window: int, skipped: dict) -> tupl
 
 
 def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=None,
-                      on_missing=None, compute_target=None) -> FeatureSet:
+                      on_missing=None, compute_target=None, progress=None) -> FeatureSet:
     """Window every recording, compute every feature of ``spec``, attach the targets (and the
-    calibrated per-extractor compute costs of ``compute_target``, if the spec has any)."""
+    calibrated per-extractor compute costs of ``compute_target``, if the spec has any);
+    ``progress(done, total)`` is called after each recording."""
     window, hop = spec.resolve_window(window, hop)
     on_missing = on_missing or spec.on_missing
     if on_missing not in ON_MISSING:
@@ -374,6 +371,8 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         X.append(_features_of(rec, s, spec, window))
         Y.append(y)
         groups.append(np.full(len(s), g, dtype=np.int64))
+        if progress is not None:
+            progress(g + 1, len(rset.recordings))
     if sum(map(len, starts)) == 0:
         raise DataError(f"no usable windows in {len(rset.recordings)} recording(s) "
                         f"(window={window}, hop={hop}); skipped: "
@@ -403,15 +402,17 @@ def is_feature_file(path) -> bool:
 
 
 def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
-                     on_missing=None, compute_target=None, stream_format=None) -> FeatureSet:
+                     on_missing=None, compute_target=None, stream_format=None,
+                     progress=None) -> FeatureSet:
     """Read ``sensors.toml`` and the recordings, and build their :class:`FeatureSet`.
 
     ``window``/``hop`` (samples) and ``on_missing`` ("skip" or "error") override the file;
     ``compute_target`` picks the ``[[calibration]]`` entries to use as extractor costs;
-    ``stream_format`` (:class:`~trainer.sensing.streams.StreamFormat`) reads other streams.
+    ``stream_format`` (:class:`~trainer.sensing.streams.StreamFormat`) reads other streams;
+    ``progress(done, total)`` is called after each recording.
     """
     spec = load_sensor_spec(sensors_toml_path)
     rset = load_recordings(recordings_path, spec.sample_rate_hz,
                            stream_format or StreamFormat())
     return build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing,
-                             compute_target=compute_target)
+                             compute_target=compute_target, progress=progress)

@@ -15,11 +15,18 @@ gives ``energy_per_reading_j`` only). Extractors have no price; their per-predic
 energy and time come from the ``[[calibration]]`` entries that ``sensorbudget calibrate`` writes
 (measured on a device), summed over the extractors a selection unit contains; without them
 computation is not costed.
+
+Transforms (a preprocessing step of a channel today: ``ax.jerk``, ``ay.highpass_0_9``) are the
+level between: a unit needs the transforms of its features, each priced at its calibrated
+compute energy and time (a ``[[calibration]]`` entry named after the transform; 0 without one)
+and paid once per prediction however many chosen units read it. They reach the estimators as
+``extractor_sensors`` entries whose ``sensor_costs`` say ``"level": "transform"``.
 """
 
 from __future__ import annotations
 
 from ..errors import TrainerError
+from .specs import transforms_of
 
 UNITS = ("feature", "channel", "sensor")
 
@@ -44,19 +51,23 @@ def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
 
 
 def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
-                feature_extractors=None, unit: str = "feature", compute_costs=None) -> dict:
+                feature_extractors=None, unit: str = "feature", compute_costs=None,
+                feature_transforms=None) -> dict:
     """``extractors``, ``extractor_sensors`` and ``sensor_costs`` for GreedyRLS(…).
 
     ``feature_sensors[i]`` is a sensor name, a ``"+"``-joined string of names or a tuple;
-    ``feature_extractors`` defaults to the feature names. Only sensors some feature needs are
-    priced. Raises :class:`TrainerError` for an unknown unit or an undeclared sensor.
+    ``feature_extractors`` defaults to the feature names; ``feature_transforms[i]`` lists the
+    transforms feature i reads (default none). Only sensors some feature needs are priced.
+    Raises :class:`TrainerError` for an unknown unit or an undeclared sensor.
     """
     if unit not in UNITS:
         raise TrainerError(f"unit={unit!r} must be one of {UNITS}")
     feature_extractors = feature_names if feature_extractors is None else feature_extractors
     declared = {s["name"] for s in sensors}
-    extractors, ext_sensors = [], {}
-    for name, ext, needed in zip(feature_names, feature_extractors, feature_sensors):
+    extractors, ext_sensors, transforms = [], {}, {}
+    feature_transforms = feature_transforms or [()] * len(feature_names)
+    for name, ext, needed, reads in zip(feature_names, feature_extractors, feature_sensors,
+                                        feature_transforms):
         needed = tuple(needed.split("+")) if isinstance(needed, str) else tuple(needed)
         unknown = [s for s in needed if s not in declared]
         if unknown:
@@ -64,14 +75,17 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
                                f"sensor description does not declare")
         entry = _unit_of(str(name), str(ext), needed, unit)
         extractors.append(entry)
-        if isinstance(entry, tuple):
-            for s in entry:
-                ext_sensors.setdefault(s, [s])
-        else:
-            listed = ext_sensors.setdefault(entry, [])
-            listed += [s for s in needed if s not in listed]
+        for owner in (entry if isinstance(entry, tuple) else (entry,)):
+            listed = ext_sensors.setdefault(owner, [owner] if isinstance(entry, tuple) else [])
+            listed += [s for s in (() if isinstance(entry, tuple) else needed) + tuple(reads)
+                       if s not in listed]
+        transforms.update(dict.fromkeys(reads))
     used = {s for v in ext_sensors.values() for s in v}
     costs = sensor_costs([s for s in sensors if s["name"] in used], window)
+    for t in transforms:
+        measured = (compute_costs or {}).get(t) or {}
+        costs[t] = {"price": 0.0, "energy": float(measured.get("energy", 0.0)),
+                    "time": float(measured.get("time", 0.0)), "level": "transform"}
     kwargs = {"extractors": extractors, "extractor_sensors": ext_sensors, "sensor_costs": costs}
     if compute_costs:
         kwargs["extractor_costs"] = unit_compute_costs(extractors, feature_extractors,
@@ -96,6 +110,9 @@ def unit_compute_costs(units, feature_extractors, compute_costs) -> dict:
 
 def cost_kwargs_from_feature_set(fs, unit: str = "feature") -> dict:
     """:func:`cost_kwargs` for a :class:`trainer.sensing.feature_set.FeatureSet`."""
+    reads = [transforms_of(k, c.split("+")) for k, c in zip(fs.feature_kinds,
+                                                           fs.feature_channels)]
     return cost_kwargs(fs.feature_names, fs.feature_sensors, fs.sensors, fs.window,
                        feature_extractors=fs.feature_extractors, unit=unit,
-                       compute_costs=getattr(fs, "compute_costs", None))
+                       compute_costs=getattr(fs, "compute_costs", None),
+                       feature_transforms=reads)

@@ -31,6 +31,11 @@ Schema (every key is checked; unknown keys are errors, so typos do not pass sile
     channels = ["acc_x", "acc_y", "acc_z"]
     extractors = ["mag_mean"]
 
+    [[features]]                  # arguments and preprocessing (trainer.sensing.specs):
+    channels = ["accel"]          # features "acc_x.jerk.rms", "acc_x.jerk.percentile_90"
+    preprocess = "jerk"           # or "highpass:0.9" (optional)
+    extractors = ["rms", "percentile:90", "peaks:1.5"]
+
 Features are listed in file order: block by block, then channel by channel (per-channel
 blocks), then extractor by extractor.
 """
@@ -45,7 +50,7 @@ from pathlib import Path
 
 from ..bundle.model import TASKS
 from ..errors import DataError
-from .extractors import KINDS, get_kind
+from .specs import block_specs, parse_spec, transforms_of
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 ON_MISSING = ("skip", "error")
@@ -58,7 +63,7 @@ _CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cyc
 _SENSOR_KEYS = {"name", "channels", "unit_price", "energy_per_reading_j", "power_w",
                 "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source"}
 _WINDOW_KEYS = {"length", "length_s", "hop", "hop_s", "on_missing"}
-_FEATURE_KEYS = {"group", "channels", "extractors"}
+_FEATURE_KEYS = {"group", "channels", "extractors", "preprocess", "spectrum_window"}
 
 
 @dataclass(frozen=True)
@@ -155,7 +160,7 @@ class SensorSpec:
                 raise DataError(f"{name}={value!r} must be a whole number of samples in "
                                 f"1..{MAX_WINDOW}")
         for f in self.features:
-            need = KINDS[f.kind].min_window
+            need = parse_spec(f.kind).min_window
             if window < need:
                 raise DataError(f"feature {f.name!r}: extractor {f.kind!r} needs window >= "
                                 f"{need} samples (window={window})")
@@ -268,31 +273,28 @@ def _parse_features(table, index: int, sensors: list, source: str) -> list:
     where = _where(source, f"features[{index}]")
     _check_keys(table, _FEATURE_KEYS, where)
     channels = _expand_channels(_names(table.get("channels"), "channels", where), sensors, where)
-    kinds = []
-    for name in _names(table.get("extractors"), "extractors", where):
-        if name not in KINDS:
-            raise DataError(f"{where}: unknown extractor {name!r} (known: {', '.join(KINDS)})")
-        kinds.append(get_kind(name))
+    kinds = block_specs(table, where)
     owner = {c: s.name for s in sensors for c in s.channels}
     group = table.get("group")
-    multi = [k.name for k in kinds if not k.per_channel]
+    multi = [k.text for k in kinds if not k.entry.per_channel]
     if multi and len(multi) != len(kinds):
         raise DataError(f"{where}: mixes per-channel and multi-channel extractors; put "
                         f"{multi[0]!r} in its own [[features]] block with a group name")
     if not multi:
         if group is not None:
             raise DataError(f"{where}: group={group!r} is only for multi-channel extractors")
-        return [FeatureDef(f"{c}.{k.name}", k.name, (c,), (owner[c],))
+        return [FeatureDef(f"{c}.{k.suffix}", k.text, (c,), (owner[c],))
                 for c in channels for k in kinds]
     if not isinstance(group, str) or not IDENTIFIER.match(group):
         raise DataError(f"{where}: multi-channel extractors need group = a name of the form "
                         f"[A-Za-z_][A-Za-z0-9_]* (got {group!r})")
     for k in kinds:
-        if (k.arity == "2" and len(channels) != 2) or len(channels) < 2:
-            raise DataError(f"{where}: extractor {k.name!r} takes {k.arity} channels; "
+        if (k.entry.arity == "2" and len(channels) != 2) or len(channels) < 2:
+            raise DataError(f"{where}: extractor {k.kind!r} takes {k.entry.arity} channels; "
                             f"group {group!r} has {len(channels)}")
     needed = tuple(dict.fromkeys(owner[c] for c in channels))
-    return [FeatureDef(f"{group}.{k.name}", k.name, tuple(channels), needed) for k in kinds]
+    return [FeatureDef(f"{group}.{k.suffix}", k.text, tuple(channels), needed) for k in kinds]
+
 
 
 def _window_samples(table: dict, key: str, rate: float, where: str):
@@ -350,7 +352,8 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     currency = data.get("currency", "USD")
     if not isinstance(currency, str):
         raise DataError(f"{source}: currency must be a string (got {currency!r})")
-    calibration = _parse_calibration(data.get("calibration", []), seen, source)
+    transforms = {t for f in features for t in transforms_of(f.kind, f.channels)}
+    calibration = _parse_calibration(data.get("calibration", []), seen | transforms, source)
     where = _where(source, "[window]")
     return SensorSpec(calibration=calibration, sensors=tuple(sensors), features=tuple(features),
                       sample_rate_hz=rate,
@@ -369,7 +372,8 @@ def _parse_calibration(raw, feature_names: set, source: str) -> tuple:
         _check_keys(table, _CALIBRATION_KEYS, where)
         name, target = table.get("extractor"), table.get("target")
         if name not in feature_names:
-            raise DataError(f"{where}: extractor={name!r} is not a feature of this file")
+            raise DataError(f"{where}: extractor={name!r} is not a feature or transform of "
+                            f"this file")
         if not isinstance(target, str) or not target:
             raise DataError(f"{where}: target={target!r} must name the compute target")
         entry = {"extractor": name, "target": target}

@@ -1,5 +1,7 @@
 """The extractor library against a literal scalar float32 transcription and float64 formulas."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -12,9 +14,11 @@ from trainer.sensing.extractors import (
     q15_to_real,
     window_view,
 )
+from trainer.sensing.q15 import ISQRT_MAX, isqrt32
 
 f32 = np.float32
-PER_CHANNEL = [k for k, e in KINDS.items() if e.per_channel]
+# the shape kinds (no firmware yet; arguments) are tested in test_shape.py
+PER_CHANNEL = [k for k, e in KINDS.items() if e.per_channel and e.firmware]
 MULTI = [k for k, e in KINDS.items() if not e.per_channel]
 
 
@@ -218,10 +222,12 @@ FIXED = [k for k, e in KINDS.items() if e.fixed_point]
 
 
 def test_fixed_point_set_is_stated():
-    assert FIXED == ["mean", "min", "max", "ptp", "mad", "zcr", "energy", "last"]
+    assert FIXED == ["mean", "min", "max", "ptp", "rms", "mad", "zcr", "energy", "last",
+                     "mag_mean", "mag_max", "percentile"]
 
 
-@pytest.mark.parametrize("kind", FIXED)
+@pytest.mark.parametrize("kind", [k for k in FIXED
+                                  if KINDS[k].per_channel and not KINDS[k].arg])
 def test_q15_matches_real_formula(kind):
     rng = np.random.default_rng(3)
     q = rng.integers(-32768, 32768, size=(40, 30)).astype(np.int16)
@@ -239,9 +245,53 @@ def test_q15_matches_real_formula(kind):
     lsb = full_scale / 32768
     atol = 1e-9 if kind in ("min", "max", "last", "ptp", "energy") else lsb
     np.testing.assert_allclose(got, want, rtol=0, atol=atol)
+    if kind == "rms":                     # floor of the root of the floor of the mean square
+        e = (q.astype(np.int64) ** 2).sum(axis=0)
+        raw = extract_q15(kind, q)
+        assert ((raw ** 2 <= e // n) & ((raw + 1) ** 2 > e // n)).all()
+
+
+def _mag_windows(rng, k, n=24, m=40):
+    qs = [rng.integers(-32768, 32768, size=(n, m)).astype(np.int16) for _ in range(k)]
+    for c in qs:
+        c[:, 0] = -32768                              # the largest magnitude
+        c[:, 1] = 0
+        c[:, 2] = rng.integers(-3, 4, size=n)         # small values: exact roots matter
+    return qs
+
+
+@pytest.mark.parametrize("kind", ["mag_mean", "mag_max"])
+@pytest.mark.parametrize("scales", [(4.0, 4.0, 4.0), (4.0, 1.0, 2.0), (8.0, 8.0),
+                                    (1.0, 1.0, 1.0, 1.0, 0.5)])
+def test_q15_magnitude_matches_real_formula(kind, scales):
+    rng = np.random.default_rng(len(scales))
+    qs = _mag_windows(rng, len(scales))
+    got = q15_to_real(kind, extract_q15(kind, qs, scales), scales, 24)
+    real = np.array([q.astype(np.float64) * f / 32768 for q, f in zip(qs, scales)])
+    want = np.array([F64[kind](real[:, :, j]) for j in range(40)])
+    # the integer root and the shifted squares lose at most one unit (or two with a shift)
+    unit = max(scales) / 32768 * (2 if len(scales) > 3 else 1)
+    np.testing.assert_allclose(got, want, rtol=0, atol=2 * unit)
+    # brute force: floor roots of the exact integer sums of shifted squares
+    shift = [2 * int(np.log2(max(scales) / f)) for f in scales]
+    extra = 2 if len(scales) > 3 else 0
+    raw = extract_q15(kind, qs, scales)
+    for j in range(40):
+        a = [math.isqrt(sum((int(q[i, j]) ** 2) >> (s + extra) for q, s in zip(qs, shift)))
+             for i in range(24)]
+        assert raw[j] == (max(a) if kind == "mag_max" else sum(a) // 24)
+
+
+def test_isqrt32_is_the_floor_root_on_edges():
+    r = np.arange(0, 65536, 97, dtype=np.int64)
+    v = np.concatenate([r * r - 1, r * r, r * r + 1, (r + 1) * (r + 1) - 1, [ISQRT_MAX]])
+    v = v[(v >= 0) & (v <= ISQRT_MAX)]
+    np.testing.assert_array_equal(isqrt32(v), [math.isqrt(int(x)) for x in v])
 
 
 def test_q15_rejects_float_only_kinds_and_bad_input():
+    with pytest.raises(DataError, match="needs the full scale of each of its 3 channels"):
+        extract_q15("mag_mean", [np.zeros((4, 1), dtype=np.int16)] * 3)
     with pytest.raises(DataError, match="'std' has no fixed-point definition"):
         extract_q15("std", np.zeros((4, 1), dtype=np.int16))
     with pytest.raises(DataError, match="must be int16"):

@@ -1,0 +1,150 @@
+"""Q15 square roots and the per-sample magnitude cache of ``<name>_stream.c``.
+
+``<name>_isqrt32`` is :func:`trainer.sensing.q15.isqrt32` (``floor(sqrt(v))``, ``v <= 65535**2``).
+Where the core has a single-precision FPU (Cortex-M4F) it is ``r = (uint32_t)sqrtf((float)v)``
+and one correction: the conversion and ``vsqrt`` each round to nearest, which keeps ``sqrtf`` of a
+perfect square ``r*r`` exactly ``r`` (both errors stay below half a float step of the root), so
+the integer part is the root ``r`` or ``r + 1``, and ``r*r > v`` tells which (the tests check
+every square and its neighbours up to ``65535**2``). Elsewhere (AVR, Cortex-M3, the host) it is
+the digit-by-digit integer root, two bits per step, skipping the leading zero pairs.
+
+The fixed-point magnitude kinds (``mag_mean``, ``mag_max``) need one root per sample. Each
+sample's magnitude is computed once, by the first ``<name>_stream_compute`` after it arrived,
+and kept beside the ring buffer (``mag[WINDOW][sets]``, uint16, at the sample's ring position);
+the window's sum of magnitudes is updated by ``new - old`` as a position is overwritten (uint32,
+exact, so the sum always equals the sum of the cached values: :func:`trainer.sensing.q15` is
+integer arithmetic, so this order gives the same value as summing the window). A prediction
+therefore pays ``hop`` roots, not ``window`` (all of them for the first window after a reset, or
+when ``hop >= window``); ``mag_max`` is the largest cached value (one pass over the cache).
+Each compute redoes at least the newest ``hop`` samples (a cached value recomputed is the same,
+so the sum does not move): a compute repeated on one window (BENCH) costs what the window's own
+compute did, and the features stay the same.
+"""
+
+from __future__ import annotations
+
+from export import cgen
+from trainer.sensing.q15 import magnitude_shifts
+
+FIXED_MAG = ("mag_mean", "mag_max")
+
+
+def mag_sets(plan) -> list:
+    """Channel tuples of the plan's fixed-point magnitude extractors, in order of first use."""
+    out = []
+    for e in plan.extractors:
+        if e.fixed and e.kind in FIXED_MAG and e.channels not in out:
+            out.append(e.channels)
+    return out
+
+
+def mag_unit(plan, channels) -> float:
+    """Real value of one unit of the Q15 magnitude of ``channels`` (a power of two)."""
+    return magnitude_shifts([plan.full_scale[c] for c in channels])[2]
+
+
+def stream_fields(plan) -> str:
+    """Lines of ``<name>_stream_t`` after the inputs: the magnitude cache (or nothing)."""
+    sets = mag_sets(plan)
+    if not sets:
+        return ""
+    P = plan.name.upper()
+    return (f"    uint32_t mag_upto;     /* n_seen when the magnitude cache was last updated */\n"
+            f"    uint32_t mag_sum[{len(sets)}];    /* sum of the cached magnitudes, per set */\n"
+            f"    uint16_t mag[{P}_WINDOW][{len(sets)}];  /* Q15 magnitude of each buffered "
+            f"sample */\n")
+
+
+def cache_bytes(plan) -> int:
+    """Bytes of the magnitude cache fields (they start 4-aligned, after the inputs)."""
+    n = len(mag_sets(plan))
+    return 0 if n == 0 else 4 + 4 * n + 2 * plan.window * n
+
+
+def isqrt(p: str, P: str, rms: bool = False) -> str:
+    """The ``<p>_isqrt32`` routine (see the module docstring), and with ``rms`` the Q15 rms of
+    an energy (``isqrt32(energy / N)``)."""
+    tail = "" if not rms else f"""
+/* Q15 rms of a window's energy (int64 sum of squares): isqrt32(energy / N). */
+static uint32_t {p}_rms_q15(int64_t energy)
+{{
+    return {p}_isqrt32((uint32_t)((uint64_t)energy / {P}_WINDOW));
+}}
+"""
+    return f"""\
+#ifndef {P}_ISQRT_FPU
+#if defined(__ARM_FP) && (__ARM_FP & 4)
+#define {P}_ISQRT_FPU 1
+#else
+#define {P}_ISQRT_FPU 0
+#endif
+#endif
+/* floor(sqrt(v)) for v <= 65535 * 65535 (trainer.sensing.q15.isqrt32). */
+static uint32_t {p}_isqrt32(uint32_t v)
+{{
+#if {P}_ISQRT_FPU
+    /* the integer part of sqrtf((float)v) is the root r or r + 1 */
+    const uint32_t r = (uint32_t)sqrtf((float)v);
+    return r * r > v ? r - 1u : r;
+#else
+    uint32_t rest = v, root = 0u, bit = UINT32_C(1) << 30;
+    while (bit > rest) {{
+        bit >>= 2;
+    }}
+    while (bit != 0u) {{
+        if (rest >= root + bit) {{
+            rest -= root + bit;
+            root = (root >> 1) + bit;
+        }} else {{
+            root >>= 1;
+        }}
+        bit >>= 2;
+    }}
+    return root;
+#endif
+}}
+""" + tail
+
+
+def _square(c: int, shift: int) -> str:
+    sq = f"(uint32_t)((int32_t)row[{c}u] * row[{c}u])"
+    return f"({sq} >> {shift})" if shift else sq
+
+
+def mag_update(plan) -> str:
+    """``<p>_mag_rows`` and ``<p>_mag_update`` (the cache of the magnitude sets), or ''."""
+    sets = mag_sets(plan)
+    if not sets:
+        return ""
+    p, P = plan.name, plan.name.upper()
+    body = []
+    for m, chans in enumerate(sets):
+        shifts = magnitude_shifts([plan.full_scale[c] for c in chans])[0]
+        names = ", ".join(cgen.c_comment(plan.channels[c]) for c in chans)
+        terms = [_square(c, s) for c, s in zip(chans, shifts)]
+        body += [f"        {{   /* |{names}| */",
+                 f"            const uint32_t a = {p}_isqrt32({terms[0]}",
+                 *(f"                + {t}" for t in terms[1:])]
+        body[-1] += ");"
+        body += [f"            s->mag_sum[{m}] += a - s->mag[i][{m}];",
+                 f"            s->mag[i][{m}] = (uint16_t)a;", "        }"]
+    return "\n".join([
+        "/* Q15 magnitudes of the buffered samples at ring positions lo .. hi-1 into the cache;",
+        " * each set's sum changes by new - old (exact). */",
+        f"static void {p}_mag_rows({p}_stream_t *s, unsigned lo, unsigned hi)", "{",
+        "    unsigned i;", "    for (i = lo; i < hi; ++i) {",
+        f"        const {p}_sample_t *row = s->buf[i];", *body, "    }", "}", "",
+        "/* Bring the cache up to date: the samples added since the last update, and at least",
+        f" * the newest {P}_HOP (recomputing a cached one changes nothing, so a repeated compute",
+        f" * costs what a window's first does), at most {P}_WINDOW; oldest first, in the ring",
+        " * buffer's one or two segments. */",
+        f"static void {p}_mag_update({p}_stream_t *s)", "{",
+        "    uint32_t fresh = s->n_seen - s->mag_upto;", "    unsigned first;",
+        "    s->mag_upto = s->n_seen;",
+        f"    if (fresh < {P}_HOP) {{", f"        fresh = {P}_HOP;", "    }",
+        f"    if (fresh > {P}_WINDOW) {{", f"        fresh = {P}_WINDOW;", "    }",
+        "    first = s->pos >= fresh ? s->pos - (unsigned)fresh",
+        f"                            : s->pos + {P}_WINDOW - (unsigned)fresh;",
+        "    if (first < s->pos) {", f"        {p}_mag_rows(s, first, s->pos);",
+        "    } else {", f"        {p}_mag_rows(s, first, {P}_WINDOW);",
+        f"        {p}_mag_rows(s, 0u, s->pos);", "    }", "}", ""])

@@ -1,0 +1,214 @@
+"""Spectral and autocorrelation extractors with exact float32 definitions (issue 18).
+
+The spectrum of a channel's window (``N`` samples, rate ``fs``) is one transform, shared by every
+spectral feature of that channel (the cost model's transform level). Its float32 definition, in
+the order the generated C must follow (no fused multiply-add):
+
+1. ``m = mean(x)`` (the library's sequential mean); ``d[i] = x[i] - m``.
+2. Window: Hann ``d[i] = d[i] * h[i]`` with the table ``h[i] = (float)(0.5 - 0.5 cos(2 pi i / N))``
+   (periodic Hann, each entry rounded once from double), or rectangular (nothing).
+3. ``d`` zero-padded to ``M``, the smallest power of two >= max(N, 2).
+4. Radix-2 decimation-in-time FFT of ``d`` (imaginary part 0): bit-reversed order, then stages of
+   length ``L = 2, 4, .. M``; twiddles ``wr = (float)cos(2 pi j / M)``, ``wi = (float)-sin(2 pi j /
+   M)`` (tables of M/2 entries, ``j = k M / L``); for every block and ``k < L/2``, ``i`` the
+   block's ``k``-th and ``j = i + L/2``: ``tr = wr * re[j] - wi * im[j]; ti = wr * im[j] + wi *
+   re[j]; re[j] = re[i] - tr; im[j] = im[i] - ti; re[i] = re[i] + tr; im[i] = im[i] + ti``.
+5. Power ``P[k] = re[k] * re[k] + im[k] * im[k]`` for ``k = 0 .. M/2``; bin ``k`` is the frequency
+   ``k fs / M``.
+
+One FFT buffer per channel (``2 M`` floats) and three tables (``N + M`` floats); the butterflies are
+``(M/2) log2 M``. Goertzel computes one bin in ``N`` multiply-adds with no buffer, so it is cheaper
+only for fewer than about ``log2 M`` bins (a 3-8 Hz band at 64 Hz and N = 64 spans 5 bins,
+log2 64 = 6; one bin, such as a cadence line, is a Goertzel case): the extractors here take bands
+and whole-spectrum statistics, so they read the shared FFT.
+
+Bands ``[lo, hi)`` select the bins ``k = 1 .. M/2`` with ``lo <= k fs / M < hi`` (exact
+rationals; DC, bin 0, is never in a band: the mean is removed anyway).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import numpy as np
+
+F32 = np.float32
+#: log2 on float32 (for the entropy): frexp, then this polynomial in t = 2 m - 1 (m in [0.5, 1)),
+#: Horner from the highest coefficient, each step rounded: the least-squares degree-6 fit of
+#: log2(1 + t) on [0, 1] (max error 5e-6), fixed here so the C computes the same bits with any libm
+LOG2_POLY = tuple(F32(c) for c in (-0.024825984612107277, 0.11790686100721359,
+                                   -0.2723558247089386, 0.4538581967353821, -0.7169875502586365,
+                                   1.442395567893982, 5.060328021500027e-06))
+
+
+def fft_size(n: int) -> int:
+    """``M``: the smallest power of two >= max(n, 2)."""
+    return max(2, 1 << (max(n, 2) - 1).bit_length())
+
+
+def hann(n: int) -> np.ndarray:
+    """The periodic Hann table ``(float)(0.5 - 0.5 cos(2 pi i / n))``."""
+    return (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(n) / n)).astype(F32)
+
+
+def _bit_reverse(m: int) -> np.ndarray:
+    bits = m.bit_length() - 1
+    return np.array([int(format(i, f"0{bits}b")[::-1], 2) if bits else 0 for i in range(m)])
+
+
+def power_spectrum(w: np.ndarray, window: str = "hann") -> np.ndarray:
+    """``P`` of shape (M/2 + 1, n_windows), float32, by the module's definition."""
+    n = w.shape[0]
+    s = np.zeros(w.shape[1], dtype=F32)
+    for row in w:
+        s = s + row
+    d = w - s / F32(n)
+    if window == "hann":
+        d = d * hann(n)[:, None]
+    m = fft_size(n)
+    re = np.zeros((m, w.shape[1]), dtype=F32)
+    re[:n] = d
+    re = re[_bit_reverse(m)]
+    im = np.zeros_like(re)
+    cos = np.cos(2 * np.pi * np.arange(m // 2) / m).astype(F32)
+    sin = (-np.sin(2 * np.pi * np.arange(m // 2) / m)).astype(F32)
+    length = 2
+    while length <= m:
+        half = length // 2
+        for k in range(half):
+            wr, wi = cos[k * m // length], sin[k * m // length]
+            i = np.arange(k, m, length)
+            j = i + half
+            tr = wr * re[j] - wi * im[j]
+            ti = wr * im[j] + wi * re[j]
+            re[j], im[j] = re[i] - tr, im[i] - ti
+            re[i], im[i] = re[i] + tr, im[i] + ti
+        length *= 2
+    return re[:m // 2 + 1] * re[:m // 2 + 1] + im[:m // 2 + 1] * im[:m // 2 + 1]
+
+
+def band_bins(lo: float, hi: float, n: int, rate: float) -> range:
+    """Bins ``k`` in 1..M/2 with ``lo <= k rate / M < hi`` (exact rational comparison)."""
+    m = fft_size(n)
+    step = Fraction(rate) / m
+    first = max(1, math.ceil(Fraction(lo) / step))
+    last = min(m // 2, math.ceil(Fraction(hi) / step) - 1)
+    return range(first, last + 1)
+
+
+def _sum(P, bins) -> np.ndarray:
+    s = np.zeros(P.shape[1], dtype=F32)
+    for k in bins:
+        s = s + P[k]
+    return s
+
+
+def bandpower(P, band, n: int, rate: float) -> np.ndarray:
+    """``s = 0; for k in band bins (ascending): s = s + P[k]; return s``."""
+    return _sum(P, band_bins(*band, n, rate))
+
+
+def bandratio(P, bands, n: int, rate: float) -> np.ndarray:
+    """``a = bandpower(band 1); b = bandpower(band 2); return b > 0 ? a / b : 0``."""
+    a = bandpower(P, bands[:2], n, rate)
+    b = bandpower(P, bands[2:], n, rate)
+    return np.where(b > 0, a / np.where(b > 0, b, F32(1)), F32(0))
+
+
+def _freqs(n: int, rate: float) -> np.ndarray:
+    m = fft_size(n)
+    return (np.arange(m // 2 + 1) * (rate / m)).astype(F32)
+
+
+def domfreq(P, n: int, rate: float) -> np.ndarray:
+    """``b = 1; for k in 2..M/2: if (P[k] > P[b]) b = k; return f[b]`` with the table
+    ``f[k] = (float)(k * fs / M)`` (the first of equal peaks)."""
+    best = np.ones(P.shape[1], dtype=np.intp)
+    for k in range(2, P.shape[0]):
+        best = np.where(P[k] > P[best, np.arange(P.shape[1])], k, best)
+    return _freqs(n, rate)[best]
+
+
+def centroid(P, n: int, rate: float) -> np.ndarray:
+    """``num = 0; den = 0; for k in 1..M/2: { num = num + f[k] * P[k]; den = den + P[k]; }``
+    ``return den > 0 ? num / den : 0``."""
+    f = _freqs(n, rate)
+    num = np.zeros(P.shape[1], dtype=F32)
+    den = np.zeros(P.shape[1], dtype=F32)
+    for k in range(1, P.shape[0]):
+        num = num + f[k] * P[k]
+        den = den + P[k]
+    return np.where(den > 0, num / np.where(den > 0, den, F32(1)), F32(0))
+
+
+def log2f(x: np.ndarray) -> np.ndarray:
+    """log2 of positive float32 by :data:`LOG2_POLY`: ``x = m 2**e`` (frexp, exact, m in [0.5,
+    1)); ``t = 2 m - 1``; Horner ``p = c0; p = p * t + c1; ...``; ``return p + (float)(e - 1)``."""
+    m, e = np.frexp(np.asarray(x, dtype=F32))
+    t = F32(2) * m.astype(F32) - F32(1)
+    p = np.full_like(t, LOG2_POLY[0])
+    for c in LOG2_POLY[1:]:
+        p = p * t + c
+    return p + (e - 1).astype(F32)
+
+
+def entropy(P, n: int, rate: float) -> np.ndarray:
+    """Normalised spectral entropy over bins 1..M/2 (0 for a flat-zero spectrum):
+    ``den = sum P[k]`` (ascending); ``h = 0; for k: { p = P[k] / den; if (p > 0) h = h - p *
+    log2f(p); } return h / (float)log2(M/2)`` (``log2f`` of :func:`log2f`; M/2 >= 2)."""
+    den = _sum(P, range(1, P.shape[0]))
+    ok = den > 0
+    safe = np.where(ok, den, F32(1))
+    h = np.zeros(P.shape[1], dtype=F32)
+    for k in range(1, P.shape[0]):
+        p = P[k] / safe
+        pos = p > 0
+        h = np.where(pos, h - p * log2f(np.where(pos, p, F32(1))), h)
+    bins = P.shape[0] - 1
+    norm = F32(math.log2(bins)) if bins > 1 else F32(1)
+    return np.where(ok, h / norm, F32(0))
+
+
+def _centred(w):
+    s = np.zeros(w.shape[1], dtype=F32)
+    for row in w:
+        s = s + row
+    return w - s / F32(w.shape[0])
+
+
+def autocorr(w: np.ndarray, lag: int) -> np.ndarray:
+    """Normalised autocorrelation at ``lag`` samples (N > lag), ``d = x - mean(x)``:
+    ``num = 0; for i in 0..N-1-lag: num = num + d[i] * d[i+lag]; den = 0; for i: den = den +
+    d[i] * d[i]; return den > 0 ? num / den : 0``."""
+    d = _centred(w)
+    return _acf(d, lag, _energy(d))
+
+
+def _energy(d):
+    den = np.zeros(d.shape[1], dtype=F32)
+    for row in d:
+        den = den + row * row
+    return den
+
+
+def _acf(d, lag, den):
+    num = np.zeros(d.shape[1], dtype=F32)
+    for i in range(d.shape[0] - lag):
+        num = num + d[i] * d[i + lag]
+    return np.where(den > 0, num / np.where(den > 0, den, F32(1)), F32(0))
+
+
+def cadence(w: np.ndarray, lags) -> np.ndarray:
+    """Lag (samples, as float) of the highest autocorrelation in ``[lo, hi]`` (``autocorr`` of
+    each lag, ascending; the first of equal values): a step or stride period."""
+    d = _centred(w)
+    den = _energy(d)
+    lo, hi = (int(v) for v in lags)
+    best = _acf(d, lo, den)
+    where = np.full(w.shape[1], lo, dtype=F32)
+    for lag in range(lo + 1, hi + 1):
+        r = _acf(d, lag, den)
+        where = np.where(r > best, F32(lag), where)
+        best = np.where(r > best, r, best)
+    return where
