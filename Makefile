@@ -62,7 +62,8 @@ deps-embedded:
 	apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
 	    gcc make python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi \
-	    qemu-system-arm gcc-avr avr-libc simavr libsimavr-dev avrdude \
+	    qemu-system-arm qemu-system-misc gcc-avr avr-libc simavr libsimavr-dev avrdude \
+	    cmake arduino-builder arduino-core-avr \
 	    clang libclang-rt-14-dev chromium chromium-driver
 
 clean:

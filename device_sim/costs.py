@@ -29,6 +29,12 @@ Profiles (typical datasheet values at 25 C; check your part):
   16 MHz); power-down with watchdog 4.2 uA (tabulated at 3 V).
 - ``host``: a PC; power and clock are placeholders (15 W, 1 GHz), energy figures are not
   meaningful and labelled estimated.
+
+These four are generic chips for estimates (``python``) and boards behind ``serial:URL``
+(``--profile``). Every firmware target also has its own profile, named like the target
+(``nucleo-f4``, ``arduino-uno``, ``mps2-an386``, ``mps2-an385``), built from
+:mod:`firmware_gen.profiles` (part, clock, currents and their datasheets); a firmware backend
+is costed with the profile of the target it built.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from firmware_gen.profiles import PROFILES as BOARD_PROFILES
 from trainer.sensing.extractors import KINDS
 
 
@@ -83,29 +90,53 @@ class TargetProfile:
         return d
 
 
+_OPS = {  # op-count estimate per CPU kind: float op, int op, divide/sqrt, float MAC, fixed MAC
+    "cortex-m4f": dict(float_op=3.0, int_op=2.0, slow_op=14.0, mac_float=9.0, mac_fixed=4.0),
+    "cortex-m3": dict(float_op=40.0, int_op=2.0, slow_op=400.0, mac_float=87.0, mac_fixed=5.0),
+    "avr": dict(float_op=140.0, int_op=8.0, slow_op=550.0, mac_float=287.0, mac_fixed=80.0),
+    "host": dict(float_op=0.5, int_op=0.3, slow_op=3.0, mac_float=1.0, mac_fixed=0.7),
+}
+
 PROFILES = {
     "cortex-m4f": TargetProfile(
         "cortex-m4f", 168e6, 3.3, 0.040, 0.3e-3, "instructions", 1.0,
         "STM32F407 @ 168 MHz, 3.3 V: run mode from Flash (ART on, peripherals off) ~40 mA typ, "
-        "Stop mode ~0.3 mA (ST DS8626 supply current tables)",
-        float_op=3.0, int_op=2.0, slow_op=14.0, mac_float=9.0, mac_fixed=4.0),
+        "Stop mode ~0.3 mA (ST DS8626 supply current tables)", **_OPS["cortex-m4f"]),
     "cortex-m3": TargetProfile(
         "cortex-m3", 72e6, 3.3, 0.027, 24e-6, "instructions", 1.0,
         "STM32F103 @ 72 MHz, 3.3 V: run mode from Flash (peripherals off) ~27 mA typ, Stop mode "
-        "~24 uA (ST DS5319 supply current tables)",
-        float_op=40.0, int_op=2.0, slow_op=400.0, mac_float=87.0, mac_fixed=5.0),
+        "~24 uA (ST DS5319 supply current tables)", **_OPS["cortex-m3"]),
     "avr": TargetProfile(
         "avr", 16e6, 5.0, 0.010, 4.2e-6, "cycles", 1.0,
         "ATmega328P @ 16 MHz, 5 V: ~10 mA active (datasheet DC characteristics: 5.2 mA typ at "
         "8 MHz/5 V, doubled per the active-current-vs-frequency figure); power-down with "
-        "watchdog 4.2 uA (tabulated at 3 V)",
-        float_op=140.0, int_op=8.0, slow_op=550.0, mac_float=287.0, mac_fixed=80.0),
+        "watchdog 4.2 uA (tabulated at 3 V)", **_OPS["avr"]),
     "host": TargetProfile(
         "host", 1e9, 1.0, 15.0, 2.0, "nanoseconds", 1.0,
         "placeholder: a PC has no meaningful per-prediction energy (15 W active, 2 W idle)",
-        estimated_power=True, float_op=0.5, int_op=0.3, slow_op=3.0, mac_float=1.0,
-        mac_fixed=0.7),
+        estimated_power=True, **_OPS["host"]),
 }
+
+
+def _board_profile(target: str, unit: str, ops: str) -> TargetProfile:
+    """The cost profile of a firmware target, from its board profile (firmware_gen.profiles):
+    the clock and currents of the part the image is built for."""
+    b = BOARD_PROFILES[target]
+    return TargetProfile(target, b.clock_hz, b.supply_v, b.active_current_a, b.sleep_current_a,
+                         unit, 1.0, f"{b.part} @ {b.clock_hz / 1e6:g} MHz, {b.supply_v:g} V: "
+                         f"{b.power_source}", estimated_power=b.estimated_power, **_OPS[ops])
+
+
+#: The profiles of the firmware targets, by target name: the energy of a firmware backend is
+#: that of the part its image is built for (qemu-m4f: the MPS2 AN386 image at 25 MHz, not an
+#: STM32F407). nucleo-f4 measures cycles on the board and instructions in QEMU (either is
+#: turned into time at the 16 MHz HSI clock, instructions at 1 cycle each).
+PROFILES.update({
+    "mps2-an386": _board_profile("mps2-an386", "instructions", "cortex-m4f"),
+    "mps2-an385": _board_profile("mps2-an385", "instructions", "cortex-m3"),
+    "nucleo-f4": _board_profile("nucleo-f4", "cycles", "cortex-m4f"),
+    "arduino-uno": _board_profile("arduino-uno", "cycles", "avr"),
+})
 
 # Per-sample operation counts of each extractor kind: (float ops, integer ops), plus the slow
 # operations (divide, sqrt) once per window; "mag_*" also take one sqrt per sample.

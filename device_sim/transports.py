@@ -8,7 +8,9 @@
   direction with a seeded RNG; optionally also duplicates writes/reads and delivers them late,
   reorders them, and inserts garbage bursts (the faults protocol v2 must survive).
 - :class:`PtyDevice`: serves a device object on a pseudo-terminal from a thread, so the real
-  pyserial code path (``serial_for_url(path)``) can be exercised without hardware.
+  pyserial code path (``serial_for_url(path)``) can be exercised without hardware; optionally
+  like a board that has just been reset (an Arduino Uno when its port opens): deaf for a while,
+  then it sends its READY banner.
 """
 
 from __future__ import annotations
@@ -171,29 +173,54 @@ class FaultyTransport:
 class PtyDevice:
     """Serve ``device`` (``feed(bytes) -> bytes``, optional ``exit_code``) on a pty.
 
-    Open ``path`` with pyserial; :meth:`close` stops the thread and closes the pty.
+    Open ``path`` with pyserial; :meth:`close` stops the thread and closes the pty. With
+    ``boot_s``, the device boots like a board just reset: for ``boot_s`` seconds after
+    :meth:`reset` (called on creation) it drops what it receives (counted in ``early``), then
+    sends ``banner`` and serves.
     """
 
-    def __init__(self, device):
+    def __init__(self, device, *, boot_s: float | None = None,
+                 banner: bytes = b"\r\nsbfw READY\r\n"):
         import tty
 
         self.device = device
+        self.boot_s, self.banner, self.early = boot_s, banner, 0
+        self._ready_at = None
         self.master, self._slave = os.openpty()
         tty.setraw(self._slave)
         self.path = os.ttyname(self._slave)
         self._stop = threading.Event()
+        self.reset()
         self._thread = threading.Thread(target=self._serve, name="pty-device", daemon=True)
         self._thread.start()
 
+    def reset(self) -> None:
+        """Start booting again (``boot_s``): deaf, then the banner."""
+        if self.boot_s is not None:
+            self._ready_at = time.monotonic() + self.boot_s
+
+    def _booting(self) -> bool:
+        if self._ready_at is None:
+            return False
+        if time.monotonic() < self._ready_at:
+            return True
+        self._ready_at = None
+        os.write(self.master, self.banner)
+        return False
+
     def _serve(self) -> None:
         while not self._stop.is_set():
-            ready, _, _ = select.select([self.master], [], [], 0.05)
+            ready, _, _ = select.select([self.master], [], [], 0.02)
+            booting = self._booting()
             if not ready:
                 continue
             try:
                 data = os.read(self.master, 4096)
             except OSError:
                 return
+            if booting:
+                self.early += len(data)
+                continue
             answer = self.device.feed(data)
             if answer:
                 os.write(self.master, answer)

@@ -1,9 +1,13 @@
 """Generate, build and flash firmware for a bundle: streaming C99 extractors, the model kernel,
-a framed serial protocol (PROTOCOL.md), and HALs for host, Cortex-M (QEMU MPS2) and AVR.
+a framed serial protocol (PROTOCOL.md), and HALs for the host, real boards (Nucleo-64 STM32F4,
+Arduino Uno) and emulation-only boards (QEMU MPS2); target profiles in ``profiles``.
 
 >>> from firmware_gen import TARGETS, NUMERICS
 >>> sorted(TARGETS), NUMERICS
-(['avr', 'cortex-m3', 'cortex-m4f', 'host'], ('float32', 'q15', 'q31'))
+(['arduino-uno', 'host', 'mps2-an385', 'mps2-an386', 'nucleo-f4'], ('float32', 'q15', 'q31'))
+>>> from firmware_gen.targets import get_target
+>>> [get_target(old).name for old in ("cortex-m4f", "cortex-m3", "avr")]
+['mps2-an386', 'mps2-an385', 'arduino-uno']
 """
 
 from .errors import FirmwareGenError

@@ -20,6 +20,7 @@ from .firmware import MANIFEST, MANIFEST_FORMAT, template
 from .targets import get_target
 
 FOOTPRINT = "footprint.json"
+RAM_HEADROOM_WARN = 0.25    # less RAM left after the static data and the stack reserve: warn
 _NOT_LOADED = (".comment", ".debug", ".stab", ".ARM.attributes", ".note", ".mmcu", ".gnu",
                ".symtab", ".strtab", ".shstrtab")
 _RAM_ONLY = (".bss", ".noinit", ".tbss")
@@ -81,14 +82,59 @@ def build(out_dir, *, make_vars=None) -> dict:
     require_tool(target.cc, f"build for {target.name}")
     argv = ["make", "--no-print-directory", "-C", str(out), "-B", "all"]
     argv += [f"{k}={v}" for k, v in sorted((make_vars or {}).items())]
-    _run(argv, None, f"building the {target.name} firmware")
+    try:
+        _run(argv, None, f"building the {target.name} firmware")
+    except FirmwareGenError as exc:
+        overflow = _LD_OVERFLOW.search(str(exc))
+        if overflow is None:
+            raise
+        region, by = overflow.group(1), int(overflow.group(2))
+        limit = target.flash_bytes if region == "FLASH" else target.ram_bytes
+        raise FirmwareGenError(_no_fit(target, "flash" if region == "FLASH" else "RAM",
+                                       f"{limit + by} bytes", limit)) from None
     result = footprint(out)
-    for limit, used, what in ((target.flash_bytes, result["flash_bytes"], "flash"),
-                              (target.ram_bytes, result["ram_bytes"], "RAM")):
-        if limit is not None and used > limit:
-            raise FirmwareGenError(f"the firmware needs {used} bytes of {what}; {target.name} "
-                                   f"has {limit} (try --numeric q15 or a smaller bundle)")
+    check_fit(target, result)
     return result
+
+
+_LD_OVERFLOW = re.compile(r"region `(FLASH|RAM)' overflowed by (\d+) bytes")
+
+
+def _no_fit(target, what: str, need: str, limit: int) -> str:
+    p = target.profile
+    return (f"the firmware needs {need} of {what}; {target.name} ({p.part}) has {limit} "
+            f"(try --numeric q15, --kernel loop or a smaller bundle)")
+
+
+def fit_fields(target, fp: dict) -> dict:
+    """``stack_reserve``, ``ram_headroom`` (the part of RAM left after the static data and the
+    profile's stack reserve; None without a limit) and ``warnings`` (headroom under 25 %) of
+    the footprint ``fp`` on ``target``'s part."""
+    p = target.profile
+    out = {"stack_reserve": p.stack_reserve, "ram_headroom": None, "warnings": []}
+    if target.ram_bytes is None:
+        return out
+    need = fp["ram_bytes"] + p.stack_reserve
+    out["ram_headroom"] = round(1.0 - need / target.ram_bytes, 4)
+    if 0 <= out["ram_headroom"] < RAM_HEADROOM_WARN:
+        out["warnings"].append(
+            f"RAM headroom {out['ram_headroom']:.0%} is under {RAM_HEADROOM_WARN:.0%}: "
+            f"{fp['ram_bytes']} static + {p.stack_reserve} stack reserve of "
+            f"{target.ram_bytes} bytes on {target.name} ({p.part}); the stack may need more")
+    return out
+
+
+def check_fit(target, fp: dict) -> None:
+    """FirmwareGenError when the footprint ``fp`` does not fit the target's part: flash, or RAM
+    plus the profile's stack reserve (:func:`fit_fields`)."""
+    p = target.profile
+    if target.flash_bytes is not None and fp["flash_bytes"] > target.flash_bytes:
+        raise FirmwareGenError(_no_fit(target, "flash", f"{fp['flash_bytes']} bytes",
+                                       target.flash_bytes))
+    need = fp["ram_bytes"] + p.stack_reserve
+    if target.ram_bytes is not None and need > target.ram_bytes:
+        raise FirmwareGenError(_no_fit(target, "RAM", f"{need} bytes ({fp['ram_bytes']} static "
+                                       f"+ {p.stack_reserve} stack reserve)", target.ram_bytes))
 
 
 def parse_size(text: str) -> dict:
@@ -121,7 +167,8 @@ def footprint(out_dir) -> dict:
     return {"target": target.name, "numeric": manifest["numeric"], "name": manifest["name"],
             "kernel": manifest["kernel"], "sections": dict(sorted(sections.items())),
             "flash_bytes": flash, "ram_bytes": ram, "flash_limit": target.flash_bytes,
-            "ram_limit": target.ram_bytes, "artifacts": artifacts}
+            "ram_limit": target.ram_bytes, "artifacts": artifacts,
+            **fit_fields(target, {"ram_bytes": ram})}
 
 
 def format_footprint(fp: dict) -> str:
@@ -135,6 +182,9 @@ def format_footprint(fp: dict) -> str:
 
     lines.append(f"  flash {fp['flash_bytes']} bytes{limit(fp['flash_limit'])}, "
                  f"RAM {fp['ram_bytes']} bytes{limit(fp['ram_limit'])} (without stack)")
+    if fp.get("ram_headroom") is not None:
+        lines.append(f"  RAM headroom {fp['ram_headroom']:.0%} after a stack reserve of "
+                     f"{fp['stack_reserve']} bytes")
     return "\n".join(lines)
 
 

@@ -92,7 +92,8 @@ def _manifest(plan, target, header, kernel) -> dict:
         "generator": f"sensorbudget {package_version()}", "name": plan.name, "target": target.name,
         "target_description": target.description, "numeric": plan.numeric,
         "numeric_code": NUMERIC_CODES[plan.numeric], "kernel": kernel,
-        "bundle_sha256": plan.bundle_sha256, "task": plan.task, "channels": list(plan.channels),
+        "bundle_sha256": plan.bundle_sha256, "task": plan.task, "input_kind": plan.input_kind,
+        "channels": list(plan.channels),
         "full_scale": None if plan.full_scale is None else list(plan.full_scale),
         "sample_encoding": "float32" if not plan.fixed else
         "int16 q = clamp(round_half_away(x * 32768 / full_scale), -32768, 32767)",

@@ -1,11 +1,10 @@
-"""Put a built firmware onto a board: avrdude (AVR serial bootloader), pyocd or OpenOCD
-(Cortex-M debug probes), or a copy of ``firmware.bin`` to a mass-storage (drag-and-drop) board.
+"""Put a built firmware onto its board: ``avrdude -c arduino`` through the Arduino Uno's serial
+bootloader; for a Nucleo-64 (STM32F4) a copy of ``firmware.bin`` to the ST-LINK's USB drive,
+st-flash, pyocd or OpenOCD.
 
 :func:`flash_plan` decides what to do and builds the command without running anything (unit
-tested); :func:`flash` carries it out.
-
-The Cortex-M firmware is built for the ARM MPS2 boards (code at 0x0, CMSDK UART); on another
-Cortex-M board it needs that board's linker script and UART in its HAL (``sbfw_hal.h``).
+tested); :func:`flash` carries it out. The MPS2 targets are emulation boards: nothing to flash
+(the plan's error gives the QEMU command). docs/boards.md has the commands per board.
 """
 
 from __future__ import annotations
@@ -21,8 +20,10 @@ from .build import read_manifest
 from .errors import FirmwareGenError
 from .targets import get_target
 
-PROGRAMMERS = ("auto", "avrdude", "pyocd", "openocd", "copy")
+PROGRAMMERS = ("auto", "avrdude", "st-flash", "pyocd", "openocd", "copy")
 AVR_PART = "atmega328p"
+#: per board: pyocd target, OpenOCD board script, flash base address (st-flash writes the .bin)
+CORTEX_BOARDS = {"nucleo-f4": ("stm32f401re", "board/st_nucleo_f4.cfg", 0x08000000)}
 
 
 @dataclass(frozen=True)
@@ -79,20 +80,30 @@ def _avr_plan(out, manifest, port, baud, avrdude_programmer) -> FlashPlan:
                                              f"bootloader on {port}")
 
 
-def _cortex_plan(out, manifest, port, programmer, chip, openocd_config) -> FlashPlan:
+def _auto_programmer(out, manifest, port) -> str:
+    if port and Path(port).is_dir():
+        return "copy"
+    for tool in ("st-flash", "pyocd", "openocd"):
+        if shutil.which(tool):
+            return tool
+    bin_file = _artifact(out, manifest, "bin")
+    raise FirmwareGenError(
+        f"no Cortex-M flashing tool found (st-flash, pyocd or openocd); a Nucleo is also a USB "
+        f"drive: copy {bin_file} to it, or pass its mount point: --port /media/$USER/NODE_F401RE")
+
+
+def _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config) -> FlashPlan:
+    pyocd_chip, openocd_board, base = CORTEX_BOARDS[target.name]
     if programmer == "auto":
-        if port and Path(port).is_dir():
-            programmer = "copy"
-        elif shutil.which("pyocd"):
-            programmer = "pyocd"
-        elif shutil.which("openocd"):
-            programmer = "openocd"
-        else:
-            bin_file = _artifact(out, manifest, "bin")
-            raise FirmwareGenError(
-                f"no Cortex-M flashing tool found (pyocd or openocd); for a drag-and-drop "
-                f"(mass-storage) board copy {bin_file} to the board's drive, or pass its mount "
-                f"point: --port /media/$USER/BOARD")
+        programmer = _auto_programmer(out, manifest, port)
+    if programmer == "st-flash":
+        bin_file = _artifact(out, manifest, "bin")
+        tool = _need("st-flash", "install it (apt-get install stlink-tools) or use --programmer "
+                                 "copy/pyocd/openocd")
+        argv = [tool, *(["--serial", port] if port else []), "--reset", "write", str(bin_file),
+                f"0x{base:08x}"]
+        return FlashPlan("st-flash", argv, message=f"flashing {bin_file.name} with st-flash at "
+                                                   f"0x{base:08x}")
     if programmer == "copy":
         bin_file = _artifact(out, manifest, "bin")
         if not port or not Path(port).is_dir():
@@ -103,9 +114,7 @@ def _cortex_plan(out, manifest, port, programmer, chip, openocd_config) -> Flash
     if programmer == "pyocd":
         hex_file = _artifact(out, manifest, "hex")
         tool = _need("pyocd", "install it (pip install pyocd) or use --programmer openocd/copy")
-        if not chip:
-            raise FirmwareGenError("pyocd needs the target chip: --chip NAME (see 'pyocd list "
-                                   "--targets', e.g. stm32f411re)")
+        chip = chip or pyocd_chip         # F411RE / F446RE boards: --chip stm32f411re ...
         argv = [tool, "flash", "-t", chip] + (["-u", port] if port else []) + [str(hex_file)]
         return FlashPlan("pyocd", argv, message=f"flashing {hex_file.name} with pyocd ({chip})")
     if programmer == "openocd":
@@ -117,12 +126,11 @@ def _cortex_plan(out, manifest, port, programmer, chip, openocd_config) -> Flash
         elif chip:
             configs = ["-f", "interface/cmsis-dap.cfg", "-f", f"target/{chip}.cfg"]
         else:
-            raise FirmwareGenError("openocd needs --openocd-config BOARD.cfg or --chip NAME "
-                                   "(an OpenOCD target/NAME.cfg, e.g. stm32f4x)")
+            configs = ["-f", openocd_board]
         argv = [tool, *configs, "-c", f"program {elf} verify reset exit"]
         return FlashPlan("openocd", argv, message=f"flashing {elf.name} with OpenOCD")
     raise FirmwareGenError(f"--programmer {programmer} cannot flash a Cortex-M board; use "
-                           f"pyocd, openocd or copy")
+                           f"st-flash, pyocd, openocd or copy")
 
 
 def flash_plan(out_dir, *, port=None, programmer="auto", baud=115200, chip=None,
@@ -132,15 +140,20 @@ def flash_plan(out_dir, *, port=None, programmer="auto", baud=115200, chip=None,
         raise FirmwareGenError(f"programmer={programmer!r} is not one of {PROGRAMMERS}")
     out = Path(out_dir)
     manifest = read_manifest(out)
-    target = get_target(manifest["target"])
+    target = get_target(manifest.get("target"))
     if target.name == "host":
         raise FirmwareGenError("host firmware is not flashed: run ./firmware in the output "
                                "directory")
-    if target.name == "avr":
+    if target.arch == "avr":
         if programmer not in ("auto", "avrdude"):
             raise FirmwareGenError(f"AVR boards are flashed with avrdude, not {programmer}")
         return _avr_plan(out, manifest, port, baud, avrdude_programmer)
-    return _cortex_plan(out, manifest, port, programmer, chip, openocd_config)
+    if target.name not in CORTEX_BOARDS:
+        raise FirmwareGenError(f"{target.name} is an emulation board (QEMU {target.qemu_machine})"
+                               f", nothing to flash: run it with 'sensorbudget simulate' or the "
+                               f"'run' command in firmware.json; for a board use --target "
+                               f"nucleo-f4")
+    return _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config)
 
 
 def flash(out_dir, *, timeout: float = 300, **options) -> FlashPlan:

@@ -7,7 +7,11 @@ multiply-add is a ``vmla.f32``, which rounds the product before the addition (it
 ``vfma``), i.e. the same two roundings in one instruction. Fixed-point kernels accumulate exactly
 (the header guarantees no overflow), so their order is free; Q15 is in :mod:`.kernel_q15` (dual
 16-bit MACs on Cortex-M4, two targets per multiplier pass on AVR). ``loop`` kernels call the
-header's functions.
+header's functions; on AVR, where ``static const`` data is copied into the 2 KB of RAM, they
+run the same loop (same order) over copies of the weights in flash (``PROGMEM``, read with
+``pgm_read_*``) instead, so the weights never take RAM (the unrolled kernels keep them in the
+instructions). ``SB_CONST`` / ``SB_READ_*`` name the storage class and the reads; a build may
+define them itself.
 """
 
 from __future__ import annotations
@@ -76,6 +80,63 @@ def _unrolled_fixed(p, fx) -> str:
     return "\n".join(rows) + "\n}\n"
 
 
+_FLASH_MACROS = """\
+/* Constant tables in flash: PROGMEM and pgm_read_* on AVR (whose static const data would be
+ * copied to RAM), plain static const elsewhere. */
+#ifndef SB_CONST
+#if defined(__AVR__)
+#include <avr/pgmspace.h>
+#define SB_CONST PROGMEM
+#define SB_READ_F32(p) pgm_read_float(p)
+#define SB_READ_I16(p) ((int16_t)pgm_read_word(p))
+#define SB_READ_I32(p) ((int32_t)pgm_read_dword(p))
+#define SB_READ_BYTES(dst, src, n) memcpy_P((dst), (src), (n))
+#else
+#define SB_CONST
+#define SB_READ_F32(p) (*(p))
+#define SB_READ_I16(p) (*(p))
+#define SB_READ_I32(p) (*(p))
+#define SB_READ_BYTES(dst, src, n) memcpy((dst), (src), (n))
+#endif
+#endif
+"""
+
+
+def _flash_loop(p, plan, bundle, header) -> str:
+    """``<p>_predict_flash``: the header's loop (same order, same arithmetic) over weight tables
+    declared ``SB_CONST`` (flash on AVR)."""
+    import numpy as np
+
+    P = p.upper()
+    dims = (f"{P}_N_FEATURES", f"{P}_N_TARGETS")
+    fx = header.fixed
+    if fx is None:
+        ct, acc_t, read_w, sfx = "float", "float", "SB_READ_F32", ""
+        W, B = np.asarray(bundle.W, dtype=np.float32), np.asarray(bundle.b, dtype=np.float32)
+        init = f"SB_READ_F32(&{p}_flash_b[j])"
+        step = f"acc = acc + SB_READ_F32(&{p}_flash_w[i][j]) * x[i];"
+        done = "scores[j] = acc;"
+    else:
+        q, ct, acc_t = fx.fmt.name, fx.fmt.ctype, fx.fmt.acc_ctype
+        read_w, sfx = {"int16_t": "SB_READ_I16", "int32_t": "SB_READ_I32"}[ct], f"_{q}"
+        W, B = fx.weights, list(fx.intercepts)
+        init = f"{p}_flash_acc(&{p}_flash_b[j])"
+        step = f"acc += ({acc_t}){read_w}(&{p}_flash_w[i][j]) * ({acc_t})x[i];"
+        done = f"scores[j] = {p}_{q}_rescale(acc);"
+    tables = [cgen.array_declare(ct, f"{p}_flash_w", W, size_macros=dims),
+              cgen.array_declare(acc_t, f"{p}_flash_b", B, size_macros=(f"{P}_N_TARGETS",))]
+    tables = [t.replace("static const ", "static const SB_CONST ", 1) for t in tables]
+    reader = "" if fx is None else (
+        f"static inline {acc_t} {p}_flash_acc(const {acc_t} *src)\n{{\n    {acc_t} v;\n"
+        f"    SB_READ_BYTES(&v, src, sizeof v);\n    return v;\n}}\n\n")
+    return "".join(tables) + "\n" + reader + (
+        f"static inline void {p}_predict{sfx}_flash(const {ct} *x, {ct} *scores)\n{{\n"
+        f"    size_t i, j;\n    for (j = 0; j < {P}_N_TARGETS; ++j) {{\n"
+        f"        {acc_t} acc = {init};\n"
+        f"        for (i = 0; i < {P}_N_FEATURES; ++i) {{\n            {step}\n        }}\n"
+        f"        {done}\n    }}\n}}\n")
+
+
 def kernel_header(plan, bundle, header, kernel: str) -> str:
     """The kernel header text; ``header`` is export's :class:`~export.c_header.CHeader`."""
     p, P = plan.name, plan.name.upper()
@@ -99,11 +160,14 @@ def kernel_header(plan, bundle, header, kernel: str) -> str:
                                          np.asarray(bundle.b, dtype=np.float32)))
         else:
             parts.append(_unrolled_fixed(p, header.fixed))
-        impl = f"{p}_predict{sfx}_unrolled"
+        call = f"    {p}_predict{sfx}_unrolled(x, scores);\n"
     else:
-        impl = f"{p}_predict{sfx}"
+        parts += [_FLASH_MACROS, "#if defined(__AVR__)",
+                  _flash_loop(p, plan, bundle, header).rstrip("\n"), "#endif\n"]
+        call = (f"#if defined(__AVR__)\n    {p}_predict{sfx}_flash(x, scores);\n#else\n"
+                f"    {p}_predict{sfx}(x, scores);\n#endif\n")
     parts.append(f"/* scores = model(x): the kernel PUSH_SAMPLES, PREDICT and BENCH use. */\n"
                  f"static inline void {p}_fw_predict(const {ct} *x, {ct} *scores)\n{{\n"
-                 f"    {impl}(x, scores);\n}}\n")
+                 f"{call}}}\n")
     parts.append(f"#endif /* {P}_KERNEL_H */\n")
     return "\n".join(parts)

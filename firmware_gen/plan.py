@@ -1,11 +1,16 @@
 """What a firmware computes, read off a bundle: channels, extractors, model inputs, scaling.
 
-:func:`make_plan` checks that the bundle can become firmware (it was trained from recordings, so
-every required extractor carries ``params`` with its ``kind`` and ``channels``; one window and
-hop) and fixes every choice the generated C and the Python reference (:mod:`.reference`) share.
+:func:`make_plan` checks that the bundle can become firmware and fixes every choice the
+generated C and the Python reference (:mod:`.reference`) share. Two kinds of bundle:
 
-Channels are those of the required extractors, in the order of the bundle's sensors and their
-channels (channels no sensor lists follow in order of first use), as ``device_sim`` assumes.
+- trained from recordings (``input_kind`` "samples"): every required extractor carries
+  ``params`` with its ``kind`` and ``channels``, with one window and hop. Channels are those of
+  the required extractors, in the order of the bundle's sensors and their channels (channels
+  no sensor lists follow in order of first use), as ``device_sim`` assumes;
+- trained on a plain feature table (``input_kind`` "features": no required extractor names a
+  kind): the device's input is the feature vector itself. Each selected feature is a channel
+  (selection order) read by a ``last`` extractor over a window of 1 sample, hop 1, so every
+  pushed "sample" (one feature vector) gives one prediction, through the same generated code.
 """
 
 from __future__ import annotations
@@ -56,6 +61,7 @@ class FirmwarePlan:
     targets: tuple
     task: str
     bundle_sha256: str
+    input_kind: str = "samples"    # "samples" (recordings) or "features" (a feature table)
 
     @property
     def k(self) -> int:
@@ -79,6 +85,34 @@ class FirmwarePlan:
         return tuple(sorted({e.kind for e in self.extractors}))
 
 
+def is_feature_table(meta: dict) -> bool:
+    """No required extractor of the bundle names an extractor kind: it was trained on a plain
+    feature table (CSV, ARFF, NPZ without recordings), so the device input is the features."""
+    by_name = {e["name"]: e for e in meta.get("extractors", []) if isinstance(e, dict)}
+    return bool(meta["required_extractors"]) and not any(
+        ((by_name.get(n) or {}).get("params") or {}).get("kind")
+        for n in meta["required_extractors"])
+
+
+def _feature_table_plan(bundle, *, name: str, numeric: str, full_scale) -> FirmwarePlan:
+    """The plan of a feature-table bundle: channel i = selected feature i, a ``last``
+    extractor per channel, window = hop = 1 (one prediction per feature vector)."""
+    meta, arrays = bundle.meta, bundle.arrays
+    features = tuple(str(f) for f in meta["selected"])
+    fixed = numeric != "float32"
+    extractors = tuple(ExtractorPlan(f, "last", (i,), (i,), fixed) for i, f in enumerate(features))
+    scales = None
+    if fixed:
+        bounds = {f: max(abs(float(arrays["x_min"][i])), abs(float(arrays["x_max"][i])))
+                  for i, f in enumerate(features)}
+        scales = resolve_full_scale(features, full_scale, bounds)
+    return FirmwarePlan(
+        name=name, numeric=numeric, channels=features, full_scale=scales, window=1, hop=1,
+        sample_rate_hz=float(meta.get("sample_rate_hz", 0.0)), extractors=extractors,
+        features=features, targets=tuple(str(t) for t in (meta.get("classes") or meta["targets"])),
+        task=meta["task"], bundle_sha256=bundle.bundle_sha256(), input_kind="features")
+
+
 def _extractor_entries(meta: dict) -> list:
     by_name = {e["name"]: e for e in meta.get("extractors", []) if isinstance(e, dict)}
     entries = []
@@ -88,11 +122,19 @@ def _extractor_entries(meta: dict) -> list:
         if params.get("kind") not in KINDS or not params.get("channels"):
             raise FirmwareGenError(
                 f"required extractor {name!r} has no extractor kind and channels in the bundle "
-                f"(params={params!r}); firmware can only be generated for bundles trained from "
-                f"recordings with a sensors.toml (sensorbudget train RECORDINGS --sensors ...)")
+                f"(params={params!r}) while others do; firmware needs every required extractor "
+                f"described (a bundle trained from recordings with a sensors.toml) or none (a "
+                f"plain feature table)")
         if len(entry.get("features", [])) != 1:
             raise FirmwareGenError(f"extractor {name!r} yields {len(entry.get('features', []))} "
                                    f"features; the firmware supports one feature per extractor")
+        extra = sorted({"arg", "preprocess"} & set(params))
+        if not KINDS[params["kind"]].firmware or extra:
+            what = f"{params['kind']!r}" + (f" with {extra[0]}" if extra else "")
+            raise FirmwareGenError(f"extractor {name!r} ({what}) has no firmware implementation "
+                                   f"yet; firmware supports the extractors "
+                                   f"{', '.join(k for k, e in KINDS.items() if e.firmware)} "
+                                   f"without arguments or preprocessing")
         entries.append(entry)
     return entries
 
@@ -181,11 +223,14 @@ def resolve_full_scale(channels, given, bounds) -> tuple:
 def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePlan:
     """The :class:`FirmwarePlan` of ``bundle`` for ``numeric`` (raises FirmwareGenError).
 
-    ``full_scale`` ({channel or "*": value}) applies to q15/q31 only.
+    ``full_scale`` ({channel or "*": value}) applies to q15/q31 only. A bundle trained on a
+    feature table gets the plan of :func:`_feature_table_plan` (its channels are the features).
     """
     if numeric not in NUMERICS:
         raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
     meta, arrays = bundle.meta, bundle.arrays
+    if is_feature_table(meta):
+        return _feature_table_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
     entries = _extractor_entries(meta)
     window, hop = _window_hop(meta, entries)
     channels = device_channels(meta, entries)

@@ -3,7 +3,7 @@
 Float32 firmware: every extractor is the float32 definition of :mod:`trainer.sensing.extractors` on
 the float32 samples. Fixed-point firmware (q15/q31) receives Q15 samples (:func:`quantize_samples`);
 the kinds with a fixed-point definition run :func:`trainer.sensing.extractors.extract_q15` and are
-turned into float32 real values, the float-only kinds run the float32 definitions on the samples
+turned into float32 real values, the float-only kinds (std, mag_std, corr) run the float32 definitions on the samples
 ``(float)q * (full_scale / 32768)``; the features are then quantised by the header's quantiser
 (:func:`export.fixed_point.quantize_inputs`) and fed to the integer model
 (:func:`export.fixed_point.predict_int`). See PROTOCOL.md.
@@ -15,6 +15,7 @@ import numpy as np
 
 from export.fixed_point import predict_int, quantize_inputs, quantize_model
 from trainer.sensing.extractors import extract, extract_q15
+from trainer.sensing.q15 import magnitude_shifts
 
 F32 = np.float32
 
@@ -41,6 +42,11 @@ def _windows(column, starts, window) -> np.ndarray:
 
 def _fixed_value(plan, ext, q, starts) -> np.ndarray:
     """Float32 real value of a fixed-point extractor (the firmware's conversion)."""
+    if not ext.per_channel:
+        scales = [plan.full_scale[c] for c in ext.channels]
+        raw = extract_q15(ext.kind, [_windows(q[:, c], starts, plan.window).astype(np.int16)
+                                     for c in ext.channels], scales)
+        return raw.astype(F32) * F32(magnitude_shifts(scales)[2])
     (c,) = ext.channels
     raw = extract_q15(ext.kind, _windows(q[:, c], starts, plan.window).astype(np.int16))
     if ext.kind == "zcr":

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from export.cgen import MAX_LINE
 
 from .errors import FirmwareGenError
+from .profiles import PROFILES, BoardProfile
 
 WARNINGS = ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",
             "-Wconversion")
@@ -19,10 +20,16 @@ SIZE_FLAGS = ("-ffunction-sections", "-fdata-sections")
 
 @dataclass(frozen=True)
 class Target:
-    """One firmware target."""
+    """One firmware target (a canonical name of :data:`TARGETS`; aliases: :data:`ALIASES`).
+
+    ``qemu`` is ``(qemu-system binary, machine, -icount shift or None, serial port index)``:
+    the emulator that runs this target's image (the UART on that QEMU serial port; the ones
+    before it are ``null``). ``emulators`` names every way of running the image here.
+    """
 
     name: str
     description: str
+    arch: str                 # host | cortex-m | avr
     prefix: str               # toolchain prefix ("" for the host)
     arch_flags: tuple
     opt: str
@@ -32,10 +39,10 @@ class Target:
     exe: str
     rx_payload: int
     tx_payload: int
-    flash_bytes: int | None   # limits for the footprint check (None: no limit)
-    ram_bytes: int | None
     cost_unit: str
-    qemu_machine: str | None = None
+    qemu: tuple | None = None
+    emulators: tuple = ()
+    counter: str = ""         # how the firmware counts costs (for reports and docs)
 
     @property
     def cc(self) -> str:
@@ -43,7 +50,23 @@ class Target:
 
     @property
     def mcu(self) -> bool:
-        return self.name != "host"
+        return self.arch != "host"
+
+    @property
+    def qemu_machine(self) -> str | None:
+        return None if self.qemu is None else self.qemu[1]
+
+    @property
+    def profile(self) -> BoardProfile:
+        return PROFILES[self.name]
+
+    @property
+    def flash_bytes(self) -> int | None:
+        return self.profile.flash_bytes
+
+    @property
+    def ram_bytes(self) -> int | None:
+        return self.profile.ram_bytes
 
     @property
     def cflags(self) -> tuple:
@@ -51,38 +74,64 @@ class Target:
                 *(SIZE_FLAGS if self.mcu else ()))
 
 
-_CM_LD = ("-T", "sbfw_cortex_m.ld", "-nostartfiles", "-specs=nano.specs", "-specs=nosys.specs",
-          "-Wl,--gc-sections")
-_CM_HAL = ("sbfw_hal_cortex_m.c", "sbfw_startup_cortex_m.c")
+_CM_LD = ("-nostartfiles", "-specs=nano.specs", "-specs=nosys.specs", "-Wl,--gc-sections")
+_MPS2_HAL = ("sbfw_hal_cortex_m.c", "sbfw_startup_cortex_m.c", "sbfw_systick.h")
+_F4_HAL = ("sbfw_hal_stm32f4.c", "sbfw_startup_cortex_m.c", "sbfw_systick.h")
+_M4F = ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard", "-mfpu=fpv4-sp-d16")
+_M3 = ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft")
+#: -icount shifts: one instruction is 2**shift ns of virtual time, so SysTick (25 MHz on MPS2,
+#: 168 MHz on netduinoplus2) ticks 6.4 / 5.376 times per instruction and the HALs convert ticks
+#: back to exact instruction counts (sbfw_hal_cortex_m.c, sbfw_hal_stm32f4.c).
+MPS2_ICOUNT_SHIFT = 8
+NETDUINO_ICOUNT_SHIFT = 5
+_SYSTICK = "SysTick under QEMU -icount shift={}: exact instruction counts"
 
 TARGETS = {t.name: t for t in (
-    Target("host", "this computer (gcc); protocol on stdin/stdout", "", (), "-O2", (),
-           ("sbfw_hal_host.c",), None, "firmware", 1024, 1024, None, None, "nanoseconds"),
-    Target("cortex-m4f", "Cortex-M4F, ARM MPS2 AN386 (QEMU mps2-an386), hard float",
-           "arm-none-eabi-", ("-mcpu=cortex-m4", "-mthumb", "-mfloat-abi=hard",
-                              "-mfpu=fpv4-sp-d16"), "-O2", _CM_LD, _CM_HAL, "sbfw_cortex_m.ld",
-           "firmware.elf", 1024, 1024, 4 << 20, 4 << 20, "instructions", "mps2-an386"),
-    Target("cortex-m3", "Cortex-M3, ARM MPS2 AN385 (QEMU mps2-an385), soft float",
-           "arm-none-eabi-", ("-mcpu=cortex-m3", "-mthumb", "-mfloat-abi=soft"), "-O2", _CM_LD,
-           _CM_HAL, "sbfw_cortex_m.ld", "firmware.elf", 1024, 1024, 4 << 20, 4 << 20,
-           "instructions", "mps2-an385"),
-    Target("avr", "ATmega328P at 16 MHz (Arduino Uno class; simavr)", "avr-",
+    Target("host", "this computer (gcc); protocol on stdin/stdout", "host", "", (), "-O2", (),
+           ("sbfw_hal_host.c",), None, "firmware", 1024, 1024, "nanoseconds",
+           emulators=("native",), counter="CLOCK_MONOTONIC nanoseconds"),
+    Target("mps2-an386", "Cortex-M4F, hard float, MPS2 AN386 FPGA board (emulation only)",
+           "cortex-m", "arm-none-eabi-", _M4F, "-O2",
+           ("-T", "sbfw_cortex_m.ld", *_CM_LD), _MPS2_HAL, "sbfw_cortex_m.ld", "firmware.elf",
+           1024, 1024, "instructions", ("qemu-system-arm", "mps2-an386", MPS2_ICOUNT_SHIFT, 0),
+           ("qemu",), _SYSTICK.format(MPS2_ICOUNT_SHIFT)),
+    Target("mps2-an385", "Cortex-M3, soft float, MPS2 AN385 FPGA board (emulation only)",
+           "cortex-m", "arm-none-eabi-", _M3, "-O2",
+           ("-T", "sbfw_cortex_m.ld", *_CM_LD), _MPS2_HAL, "sbfw_cortex_m.ld", "firmware.elf",
+           1024, 1024, "instructions", ("qemu-system-arm", "mps2-an385", MPS2_ICOUNT_SHIFT, 0),
+           ("qemu",), _SYSTICK.format(MPS2_ICOUNT_SHIFT)),
+    Target("nucleo-f4", "Nucleo-64 STM32F401RE/F411RE/F446RE, USART2 = ST-LINK USB serial",
+           "cortex-m", "arm-none-eabi-", _M4F, "-O2",
+           ("-T", "sbfw_stm32f4.ld", *_CM_LD), _F4_HAL,
+           "sbfw_stm32f4.ld", "firmware.elf", 1024, 1024, "cycles",
+           ("qemu-system-arm", "netduinoplus2", NETDUINO_ICOUNT_SHIFT, 1), ("qemu",),
+           "DWT CYCCNT cycles on the board; " + _SYSTICK.format(NETDUINO_ICOUNT_SHIFT)
+           + " in QEMU (DWT reads 0 there)"),
+    Target("arduino-uno", "Arduino Uno, ATmega328P at 16 MHz, USART0 = USB serial", "avr", "avr-",
            ("-mmcu=atmega328p", "-DF_CPU=16000000UL"), "-O2", ("-Wl,--gc-sections",),
-           ("sbfw_hal_avr.c",), None, "firmware.elf", 256, 160, 32768, 2048, "cycles"),
+           ("sbfw_hal_avr.c",), None, "firmware.elf", 256, 160, "cycles",
+           ("qemu-system-avr", "arduino-uno", None, 0), ("simavr", "qemu"),
+           "Timer1 at clk/1: cycles (exact in simavr; qemu-system-avr is a functional check)"),
 )}
+#: Older names, kept working: they resolve to these canonical targets (the same image).
+ALIASES = {"cortex-m4f": "mps2-an386", "cortex-m3": "mps2-an385", "avr": "arduino-uno"}
+TARGET_NAMES = (*TARGETS, *ALIASES)
 
 
 def get_target(name: str) -> Target:
+    """The target called ``name`` (a canonical name or an alias)."""
     try:
-        return TARGETS[name]
-    except KeyError:
-        raise FirmwareGenError(f"target={name!r} is not one of {', '.join(TARGETS)}") from None
+        return TARGETS[ALIASES.get(name, name)]
+    except (KeyError, TypeError):
+        raise FirmwareGenError(f"target={name!r} is not one of "
+                               f"{', '.join(TARGET_NAMES)}") from None
 
 
 def runtime_files(target: Target) -> tuple:
     """Static runtime files (from ``templates/``) the target's firmware needs."""
     files = ("sbfw_hal.h", "sbfw_protocol.h", "sbfw_protocol.c", *target.hal)
-    return files + ((target.linker_script,) if target.linker_script else ())
+    files += (target.linker_script,) if target.linker_script else ()
+    return files + (("sbfw_simavr.c",) if target.arch == "avr" else ())
 
 
 def _variable(name: str, words) -> str:
@@ -111,7 +160,7 @@ def makefile(target: Target, sources, headers, banner: str) -> str:
               _variable("SRCS", sources), _variable("HDRS", headers), ""]
     outputs = [t.exe] + (["firmware.hex", "firmware.bin"] if t.mcu else [])
     deps = "$(SRCS) $(HDRS)" + (f" {t.linker_script}" if t.linker_script else "")
-    strip = " -R .eeprom" if t.name == "avr" else ""
+    strip = " -R .eeprom" if t.arch == "avr" else ""
     lines += [f"all: {' '.join(outputs)}", "",
               f"{t.exe}: {deps}",
               "\t$(CC) $(CFLAGS) $(EXTRA_CFLAGS) $(SRCS) -o $@ $(LDFLAGS) $(LDLIBS)", ""]
@@ -119,7 +168,7 @@ def makefile(target: Target, sources, headers, banner: str) -> str:
         lines += [f"firmware.hex: {t.exe}", f"\t$(OBJCOPY) -O ihex{strip} $< $@", "",
                   f"firmware.bin: {t.exe}", f"\t$(OBJCOPY) -O binary{strip} $< $@", ""]
     phony = "all size clean"
-    if t.name == "avr":
+    if t.arch == "avr":
         outputs.append("sbfw_simavr")
         phony += " sim"
         lines += ["# the simulator harness: ./sbfw_simavr firmware.elf (needs libsimavr-dev)",
@@ -130,16 +179,32 @@ def makefile(target: Target, sources, headers, banner: str) -> str:
     return "\n".join(lines)
 
 
-def run_command(target: Target, out_dir=".", port: int | None = None) -> list:
-    """argv that runs the built firmware (QEMU serial on loopback TCP ``port``)."""
+def run_command(target: Target, out_dir=".", port: int | None = None,
+                emulator: str | None = None) -> list:
+    """argv that runs the built firmware here: the host executable, QEMU (its UART on loopback
+    TCP ``port``) or the simavr harness. ``emulator`` picks one of ``target.emulators``
+    (default: the first; ``"qemu"`` runs the Uno image on qemu-system-avr, a functional check
+    without -icount, where reading Timer1 would abort QEMU)."""
     from pathlib import Path
 
+    emulator = emulator or target.emulators[0]
+    if emulator not in target.emulators:
+        raise FirmwareGenError(f"emulator={emulator!r} cannot run {target.name}; it runs on "
+                               f"{', '.join(target.emulators)}")
     exe = str(Path(out_dir) / target.exe)
-    if target.name == "host":
+    if emulator == "native":
         return [exe if Path(exe).parent != Path(".") else f"./{exe}"]
-    if target.qemu_machine:
-        serial = f"tcp:127.0.0.1:{port or 4321},server=on,wait=on,nodelay=on"
-        return ["qemu-system-arm", "-M", target.qemu_machine, "-display", "none", "-monitor",
-                "none", "-kernel", exe, "-semihosting-config", "enable=on,target=native",
-                "-icount", "shift=0", "-serial", serial]
-    return [str(Path(out_dir) / "sbfw_simavr"), exe, "atmega328p", "16000000"]
+    if emulator == "simavr":
+        return [str(Path(out_dir) / "sbfw_simavr"), exe, "atmega328p", "16000000"]
+    binary, machine, shift, index = target.qemu
+    serial = f"tcp:127.0.0.1:{port or 4321},server=on,wait=on,nodelay=on"
+    argv = [binary, "-M", machine, "-display", "none", "-monitor", "none"]
+    if target.arch == "avr":
+        argv += ["-bios", exe]
+    else:
+        argv += ["-kernel", exe, "-semihosting-config", "enable=on,target=native"]
+    if shift is not None:
+        argv += ["-icount", f"shift={shift}"]
+    for _ in range(index):
+        argv += ["-serial", "null"]
+    return argv + ["-serial", serial]

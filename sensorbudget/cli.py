@@ -20,6 +20,7 @@ from . import __version__
 from ._errors import CliError, handle_errors
 from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
 from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
+from .cli_decisions import decision_for, describe_decision, threshold_options, warn_overlap
 from .cli_features import window_options
 from .cli_groups import group_column, groups_option, resolve_groups
 from .cli_report import check_html, html_option, write_html
@@ -88,13 +89,14 @@ def _progress(total_label, enabled=None):
 @click.option("-o", "--output", type=click.Path(path_type=Path), required=True,
               help="Bundle directory to write (model.json + weights.npz).")
 @cost_options
+@threshold_options
 @dask_option
 @html_option
 @handle_errors
 def train_command(data, budget, task, lam, lam_search, no_intercept, no_standardize, dtype,
                   show_progress, compress_labels,
                   output, max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
-                  dask, **load_options):
+                  dask, threshold_rule=None, platt=False, **load_options):
     """Select features from DATA and write a model bundle.
 
     DATA is a feature table (CSV, ARFF or NPZ, including the NPZ written by
@@ -127,7 +129,10 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
                        max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
                        max_time=max_time, mode=mode, strategy=strategy, unit=unit,
                        feature_set=d["fs"]))
-    training_rows = {"X": d["X"]}
+    training_rows, groups = {"X": d["X"]}, None
+    if dask is None:
+        groups = resolve_groups(load_options["groups"], d)
+        warn_overlap(d, groups)
     if dask is not None:
         training_rows = {"X": None,
                          **fit_on_dask(est, shards, dask,
@@ -135,8 +140,9 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     elif compress_labels is not None:
         fit_compressed(est, d, y, task, compress_labels, extra)
     else:
-        est.fit(d["X"], y, groups=resolve_groups(load_options["groups"], d),
-                progress=_progress("selecting", show_progress))
+        est.fit(d["X"], y, groups=groups, progress=_progress("selecting", show_progress))
+    decision = decision_for(est, task, d, y if dask is None else None, groups, threshold_rule,
+                            platt, dask)
     if task == "multiclass" and dask is None:
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
         extra = {"classes": targets}
@@ -145,7 +151,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
                                    extractors=extractors, sensors=sensors,
                                    created_by=f"sensorbudget {__version__}",
                                    extra={**structure, **extra, "data": d["source"]},
-                                   **training_rows)
+                                   decision=decision, **training_rows)
     meta = save_bundle(output, meta, arrays)
     if plot:
         write_plot(meta["path"], plot, criterion=meta.get("criterion"))
@@ -217,7 +223,10 @@ def estimator_for_task(task, Y, targets):
     Multi-class: one target column of class values, or one-hot 0/1 columns named by class.
     """
     from trainer import GreedyRLS, GreedyRLSClassifier
+    from trainer.selection.validation import check_targets
 
+    if task != "multiclass":
+        check_targets(Y, targets)            # a single-valued target, named (issue 16)
     if task == "regression":
         return GreedyRLS(), Y, targets, {}
     if task == "multilabel":
@@ -252,6 +261,7 @@ def format_path(meta: dict) -> str:
                      f"{entry['cost']:>8.4g}")
     if meta.get("required_sensors"):
         lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
+    lines += describe_decision(meta)
     return "\n".join(lines)
 
 
@@ -288,7 +298,8 @@ def _register_optional_commands():
                 ("cli_evaluate", "evaluate_command"), ("cli_firmware", "firmware_command"),
                 ("cli_firmware", "flash_command"), ("cli_simulate", "simulate_command"),
                 ("cli_simulate", "compare_command"), ("cli_simulate", "calibrate_command"),
-                ("cli_report", "report_command"))
+                ("cli_report", "report_command"), ("cli_predict", "predict_command"),
+                ("cli_targets", "targets_command"))
     for module, attr in commands:
         try:
             mod = importlib.import_module(f"{__package__}.{module}")
@@ -298,6 +309,10 @@ def _register_optional_commands():
             continue
         if hasattr(mod, attr):
             main.add_command(getattr(mod, attr))
+    from .cli_export import export_group
+    from .cli_library import c_library_command
+
+    export_group.add_command(c_library_command)         # sensorbudget export c-library
 
 
 _register_optional_commands()

@@ -1,4 +1,5 @@
-"""``sensorbudget export``: write a bundle as an ONNX model or a C header (thin click layer)."""
+"""``sensorbudget export``: write a bundle as an ONNX model or a C header (thin click layer;
+``export c-library`` is in :mod:`.cli_library`)."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def export_group():
 @handle_errors
 def onnx_command(bundle_dir, output, inputs, dtype, opset):
     """Write BUNDLE_DIR as an ONNX model with its required extractors and sensors as metadata."""
-    from export.onnx_bundle import bundle_to_onnx, output_names
+    from export.onnx_bundle import bundle_to_onnx
     from trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
@@ -41,7 +42,7 @@ def onnx_command(bundle_dir, output, inputs, dtype, opset):
     width = model.graph.input[0].type.tensor_type.shape.dim[1].dim_value
     click.echo(f"wrote {output} ({len(data)} bytes): ONNX opset {model.opset_import[0].version}, "
                f"{dtype}, input features[N, {width}] ({inputs}), outputs "
-               f"{', '.join(output_names(bundle.task))}")
+               f"{', '.join(out.name for out in model.graph.output)}")
 
 
 @export_group.command("c-header")

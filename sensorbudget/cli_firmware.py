@@ -10,12 +10,11 @@ import click
 
 from export.cgen import DEFAULT_NAME, NUMERICS
 from firmware_gen.plan import full_scale_used
+from firmware_gen.targets import TARGET_NAMES
 from trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
-
-TARGET_NAMES = ("host", "cortex-m4f", "cortex-m3", "avr")
 
 
 def parse_full_scale(ctx, param, values) -> dict:
@@ -58,8 +57,10 @@ def _is_firmware(folder: Path) -> bool:
 @click.command("firmware")
 @click.argument("bundle_dir", type=BUNDLE_ARG)
 @click.option("--target", type=click.Choice(TARGET_NAMES), required=True,
-              help="host (gcc, stdin/stdout), cortex-m4f / cortex-m3 (arm-none-eabi-gcc, QEMU "
-                   "mps2-an386 / mps2-an385) or avr (avr-gcc, ATmega328P at 16 MHz).")
+              help="Boards: nucleo-f4 (Nucleo-64 STM32F401RE/F411RE/F446RE; QEMU "
+                   "netduinoplus2), arduino-uno (ATmega328P; simavr). Emulation only: mps2-an386 "
+                   "/ mps2-an385 (QEMU). host (gcc, stdin/stdout). Old names: cortex-m4f, "
+                   "cortex-m3, avr. 'sensorbudget targets' lists them.")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Model arithmetic: float32, or fixed point (Q15 samples; "
                                       "Q15 or Q31 model).")
@@ -115,7 +116,7 @@ def _build(folder: Path, fw) -> dict:
     (folder / FOOTPRINT).write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n",
                                     encoding="ascii")
     harness_error = None
-    if fw.target == "avr":
+    if _is_avr(fw):
         try:
             build_simavr_harness(folder)
         except FirmwareGenError as exc:
@@ -123,13 +124,21 @@ def _build(folder: Path, fw) -> dict:
     return {"footprint": fp, "harness_error": harness_error}
 
 
+def _is_avr(fw) -> bool:
+    from firmware_gen.targets import get_target
+
+    return get_target(fw.target).arch == "avr"
+
+
 def _report_build(out_dir: Path, fw, built: dict) -> None:
     from firmware_gen.build import FOOTPRINT, format_footprint
 
     fp = built["footprint"]
     click.echo(format_footprint(fp))
+    for warning in fp.get("warnings", []):
+        click.echo(f"Warning: {warning}", err=True)
     click.echo(f"built {', '.join(fp['artifacts'].values())}; footprint in {out_dir / FOOTPRINT}")
-    if fw.target == "avr":
+    if _is_avr(fw):
         if built["harness_error"] is None:
             click.echo(f"simulate: {out_dir / 'sbfw_simavr'} {out_dir / 'firmware.elf'}")
         else:
@@ -141,16 +150,19 @@ def _report_build(out_dir: Path, fw, built: dict) -> None:
 @click.command("flash")
 @click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--port", default=None,
-              help="AVR: serial port of the board (/dev/ttyACM0, net:HOST:PORT). Cortex-M: "
-                   "mount point of a mass-storage board, or the pyocd probe id.")
-@click.option("--programmer", type=click.Choice(("auto", "avrdude", "pyocd", "openocd", "copy")),
+              help="arduino-uno: its serial port (/dev/ttyACM0, net:HOST:PORT). nucleo-f4: the "
+                   "mount point of its USB drive (a copy), or the ST-LINK serial (st-flash) / "
+                   "probe id (pyocd).")
+@click.option("--programmer", type=click.Choice(("auto", "avrdude", "st-flash", "pyocd",
+                                                 "openocd", "copy")),
               default="auto", show_default=True,
-              help="auto: avrdude for AVR; for Cortex-M a copy to --port if it is a directory, "
-                   "else pyocd, else OpenOCD.")
+              help="auto: avrdude for the Uno; for the Nucleo a copy to --port if it is a "
+                   "directory, else st-flash, pyocd or OpenOCD (the first installed).")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Bootloader baud rate (AVR; Arduino Uno optiboot: 115200).")
-@click.option("--chip", default=None, help="Cortex-M target: pyocd target name or OpenOCD "
-                                           "target/<CHIP>.cfg.")
+@click.option("--chip", default=None, help="Cortex-M: pyocd target name [default: stm32f401re] "
+                                           "or OpenOCD target/<CHIP>.cfg [default: the "
+                                           "board/st_nucleo_f4.cfg script].")
 @click.option("--avrdude-programmer", default="arduino", show_default=True,
               help="avrdude -c programmer (arduino = STK500v1 serial bootloader).")
 @click.option("--openocd-config", default=None,

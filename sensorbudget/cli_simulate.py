@@ -13,7 +13,8 @@ from ._errors import handle_errors
 from .cli_firmware import parse_full_scale, rounding_notes
 from .cli_report import check_html, html_option, write_html
 
-NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "unicorn-m4f", "simavr")
+NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f",
+                  "simavr")
 
 
 class BackendType(click.ParamType):
@@ -50,8 +51,9 @@ class RateType(click.ParamType):
 @click.option("--recordings", required=True, type=click.Path(exists=True, path_type=Path),
               help="Recordings to replay (file or directory, as for 'features').")
 @click.option("--backend", type=BackendType(), default="python", show_default=True,
-              help="python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr, serial:URL, or best "
-                   "(the most informative one available here).")
+              help="python, host, qemu-m4f, qemu-m3, qemu-nucleo-f4, unicorn-m4f, simavr, "
+                   "serial:URL (a board: /dev/ttyACM0, socket://...), or best (the most "
+                   "informative one available here).")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic of the model on the device.")
 @click.option("--rate", type=RateType(), default=None,
@@ -70,9 +72,12 @@ class RateType(click.ParamType):
 @click.option("--full-scale", "full_scale", multiple=True, callback=parse_full_scale,
               help="Fixed point: full scale of the Q15 samples, CHANNEL=VALUE or VALUE for every "
                    "channel (repeatable; default: from the bundle's training ranges).")
-@click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host")),
+@click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host",
+                                             "nucleo-f4", "arduino-uno", "mps2-an386",
+                                             "mps2-an385")),
               default=None, help="Cost profile of the python (estimates) and serial backends "
-                                 "[default: cortex-m4f]; firmware backends use their target's.")
+                                 "(a board: nucleo-f4, arduino-uno) [default: cortex-m4f]; "
+                                 "firmware backends use their target's.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the generated and compiled firmware here (default: a temporary dir).")
 @click.option("--progress", "show_progress", is_flag=True,

@@ -3,7 +3,8 @@
 - :mod:`~device_sim.backends.base`: :class:`Backend` (what the replay needs) and
   :class:`ProtocolBackend` (a device behind the framed protocol and its link);
 - :mod:`~device_sim.backends.local`: ``python`` and ``serial:URL`` (no firmware is built);
-- :mod:`~device_sim.backends.firmware`: ``host``, ``qemu-m4f``, ``qemu-m3`` and ``simavr``:
+- :mod:`~device_sim.backends.firmware`: ``host``, ``qemu-m4f``, ``qemu-m3``,
+  ``qemu-nucleo-f4`` and ``simavr``:
   the generated firmware built and run as a child process (:func:`~.firmware.launch`);
 - :mod:`~device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's functions
   called in unicorn (optional dependency ``sensorbudget[sim]``).
@@ -12,10 +13,11 @@
 ``python``                :class:`~device_sim.fake.FakeDevice` in-process (reference pipeline;
                           costs are op-count estimates)
 ``host``                  host-compiled firmware, child process on a pty (pyserial)
-``qemu-m4f``/``qemu-m3``  firmware in qemu-system-arm (mps2-an386/an385, ``-icount shift=0``),
+``qemu-m4f``/``qemu-m3``  firmware in qemu-system-arm (mps2-an386/an385, ``-icount shift=8``),
                           UART on loopback TCP (pyserial ``socket://``); instruction counts
+``qemu-nucleo-f4``        the nucleo-f4 board image on QEMU netduinoplus2; instruction counts
 ``unicorn-m4f``           compiled functions called in unicorn; exact per-call instruction counts
-``simavr``                ATmega328P at 16 MHz in a libsimavr harness; cycle counts
+``simavr``                the arduino-uno image (ATmega328P, 16 MHz) in libsimavr; cycle counts
 ``serial:URL``            a real board on any pyserial URL or port
 ========================  ==================================================================
 """
@@ -36,7 +38,8 @@ __all__ = ["BACKENDS", "Backend", "ProtocolBackend", "PythonBackend", "SerialBac
            "FirmwareBackend", "UnicornBackend", "make_backend", "available_backends",
            "best_backend"]
 
-BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "unicorn-m4f", "simavr", "serial:URL")
+BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f", "simavr",
+            "serial:URL")
 
 
 def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options) -> Backend:
@@ -62,6 +65,7 @@ def available_backends() -> dict:
     """{backend: None if usable here, else the reason it is not} (tools on PATH, modules)."""
     need = {"host": ["gcc"], "qemu-m4f": ["arm-none-eabi-gcc", "qemu-system-arm"],
             "qemu-m3": ["arm-none-eabi-gcc", "qemu-system-arm"],
+            "qemu-nucleo-f4": ["arm-none-eabi-gcc", "qemu-system-arm"],
             "unicorn-m4f": ["arm-none-eabi-gcc"], "simavr": ["avr-gcc", "gcc"]}
     out = {"python": None}
     for name, tools in need.items():

@@ -1,13 +1,57 @@
 """The interface every backend implements (:class:`Backend`), and :class:`ProtocolBackend`, a
-device spoken to with the framed protocol (:mod:`device_sim.link`, :mod:`device_sim.client`)."""
+device spoken to with the framed protocol (:mod:`device_sim.link`, :mod:`device_sim.client`).
+
+Board images send a READY banner (``sbfw_hal.h``'s ``SBFW_READY_BANNER``) once after a reset,
+before any frame. :func:`wait_ready` reads up to it. A board that resets when its port is opened
+(an Arduino Uno: DTR pulses its reset line, then its bootloader waits about a second) must not be
+sent anything before it: :meth:`ProtocolBackend.open` waits for the banner on such ports
+(:func:`resets_on_open`: USB serial chips of Arduino boards) before the HELLO handshake.
+"""
 
 from __future__ import annotations
 
 import time
 
+import serial
+
 from ..client import DeviceClient
 from ..errors import DeviceError, DeviceTimeout
 from ..link import Link
+
+READY = b"sbfw READY\r\n"  # SBFW_READY_BANNER (sbfw_hal.h) without its leading line break
+READY_WAIT_S = 4.0        # a board that resets on open must send its banner within this time
+#: USB vendor ids of serial bridges whose DTR resets the board when the port opens: Arduino
+#: (ATmega16U2 firmware), Arduino SRL, WCH CH340 (clones), FTDI, Silicon Labs CP210x.
+RESET_ON_OPEN_VIDS = frozenset({0x2341, 0x2A03, 0x1A86, 0x0403, 0x10C4})
+
+
+def resets_on_open(url: str) -> bool:
+    """Whether opening serial port ``url`` resets the board behind it (by its USB vendor id;
+    False for ST-LINK and other debuggers, ptys, sockets and unknown ports)."""
+    try:
+        from serial.tools import list_ports
+
+        ports = list_ports.comports()
+    except (ImportError, OSError):
+        return False
+    return any(p.device == url and p.vid in RESET_ON_OPEN_VIDS for p in ports)
+
+
+def wait_ready(port, timeout: float, what: str) -> bytes:
+    """Read ``port`` until the firmware's READY banner; returns what came before it.
+    DeviceTimeout when it does not come within ``timeout`` s."""
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while READY not in seen:
+        if time.monotonic() > deadline:
+            raise DeviceTimeout(f"{what} sent no READY banner within {timeout:g} s (received "
+                                f"{seen[-60:]!r}): is the sensorbudget firmware on it, at "
+                                f"115200 baud?")
+        try:
+            seen += port.read(max(1, min(64, port.in_waiting)))
+        except (serial.SerialException, OSError) as exc:
+            raise DeviceError(f"{what} closed its port before the READY banner: {exc}") from None
+    return seen[:seen.index(READY)]
 
 
 class Backend:
@@ -77,8 +121,12 @@ class ProtocolBackend(Backend):
 
     measured = True
 
-    def __init__(self, *, timeout=None, retries=4, clock=time.monotonic, wrap=None):
+    def __init__(self, *, timeout=None, retries=4, clock=time.monotonic, wrap=None,
+                 ready_timeout=None):
         self.timeout = 0.5 if timeout is None else timeout
+        # seconds to wait for the READY banner after opening; None: READY_WAIT_S on a port that
+        # resets its board (resets_on_open of the backend's ``url``), else none
+        self.ready_timeout = ready_timeout
         self.retries, self.clock = retries, clock
         self.wrap = wrap            # e.g. a FaultyTransport factory (tests)
         self.client = None
@@ -88,13 +136,30 @@ class ProtocolBackend(Backend):
         """Start whatever runs the device and return an open pyserial-like port."""
         raise NotImplementedError
 
+    def _ready_wait(self) -> float:
+        if self.ready_timeout is not None:
+            return self.ready_timeout
+        url = getattr(self, "url", None)
+        return READY_WAIT_S if url and resets_on_open(url) else 0.0
+
     def open(self):
         self.port = self.connect()
+        wait, missing = self._ready_wait(), None
+        if wait > 0:
+            try:
+                wait_ready(self.port, wait, self.name)
+            except DeviceTimeout as exc:
+                missing = str(exc)       # maybe it was running already: HELLO will tell
         if self.wrap is not None:
             self.port = self.wrap(self.port)
         link = Link(self.port, timeout=self.timeout, retries=self.retries, clock=self.clock)
         self.client = DeviceClient(link, max_request=self.max_request)
-        return self.client.hello()
+        try:
+            return self.client.hello()
+        except DeviceTimeout as exc:
+            if missing is None:
+                raise
+            raise DeviceTimeout(f"{missing}; and no answer to HELLO: {exc}") from None
 
     def reset(self) -> None:
         self.client.reset()

@@ -2,9 +2,15 @@
 
 - ``host``: the host build on a pty (the child gets the pty master as stdin/stdout, pyserial
   opens the slave; the port is opened *before* the child starts, so nothing it sends is lost).
-- ``qemu-m4f`` / ``qemu-m3``: ``qemu-system-arm -M mps2-an386 / mps2-an385 -icount shift=0``, the
-  UART on a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
-- ``simavr``: the firmware's libsimavr harness (``sbfw_simavr``) bridging USART0 to a pty.
+- ``qemu-m4f`` / ``qemu-m3``: the emulation-only ``mps2-an386`` / ``mps2-an385`` images on
+  ``qemu-system-arm -icount shift=8``; ``qemu-nucleo-f4``: the ``nucleo-f4`` board image on QEMU
+  ``netduinoplus2`` (``-icount shift=5``, USART2 = QEMU's second serial port); the UART on a
+  loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
+- ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
+  USART0 to a pty; cycle counts. (:func:`launch` with ``emulator="qemu"`` runs the same image on
+  qemu-system-avr: a functional check, no costs.)
+
+Board images announce themselves with a READY banner after a reset; :func:`launch` waits for it.
 
 The firmware is generated from the replay's :class:`~device_sim.reference.ReferenceModel` (its
 bundle and its :class:`~firmware_gen.plan.FirmwarePlan`, so the device and the reference share
@@ -28,17 +34,25 @@ from firmware_gen.firmware import generate_firmware
 from firmware_gen.targets import get_target, run_command
 
 from ..errors import DeviceError
-from .base import ProtocolBackend
+from .base import ProtocolBackend, wait_ready
 
-SPECS = {  # backend -> (firmware target, cost method, default answer timeout in s)
-    "host": ("host", "host CLOCK_MONOTONIC nanoseconds (host time, not a target cost)", 2.0),
-    "qemu-m4f": ("cortex-m4f", "QEMU -icount shift=0 instruction count (SysTick ticks x 40)",
-                 5.0),
-    "qemu-m3": ("cortex-m3", "QEMU -icount shift=0 instruction count (SysTick ticks x 40)", 5.0),
-    "simavr": ("avr", "simavr cycle count (Timer1 at clk/1), ATmega328P at 16 MHz", 10.0),
+SPECS = {  # backend -> (firmware target, emulator, cost method, default answer timeout in s)
+    "host": ("host", "native", "host CLOCK_MONOTONIC nanoseconds (host time, not a target cost)",
+             2.0),
+    "qemu-m4f": ("mps2-an386", "qemu", "QEMU mps2-an386 -icount shift=8: exact instruction "
+                 "counts from SysTick (6.4 ticks per instruction)", 5.0),
+    "qemu-m3": ("mps2-an385", "qemu", "QEMU mps2-an385 -icount shift=8: exact instruction "
+                "counts from SysTick (6.4 ticks per instruction)", 5.0),
+    "qemu-nucleo-f4": ("nucleo-f4", "qemu", "the nucleo-f4 image on QEMU netduinoplus2 -icount "
+                       "shift=5: exact instruction counts from SysTick (DWT CYCCNT, the board's "
+                       "cycle counter, reads 0 in QEMU)", 5.0),
+    "simavr": ("arduino-uno", "simavr", "simavr cycle count (Timer1 at clk/1), ATmega328P at "
+               "16 MHz", 10.0),
 }
-PROFILE_OF = {"host": "host", "cortex-m4f": "cortex-m4f", "cortex-m3": "cortex-m3", "avr": "avr"}
+PROFILE_OF = {"host": "host", "mps2-an386": "mps2-an386", "mps2-an385": "mps2-an385",
+              "nucleo-f4": "nucleo-f4", "arduino-uno": "arduino-uno"}
 QEMU_START_S = 20.0       # QEMU's UART server must accept a connection within this time
+READY_S = 20.0            # an emulated board must send its READY banner within this time
 STOP_S = 5.0              # a terminated firmware process must exit within this time
 
 
@@ -50,7 +64,7 @@ def build_firmware(model, target: str, out_dir) -> dict:
                            name=model.plan.name, plan=model.plan)
     write_firmware(fw, out_dir)
     build(out_dir)
-    if target == "avr":
+    if get_target(target).arch == "avr":
         build_simavr_harness(out_dir)
     return fw.manifest
 
@@ -147,33 +161,44 @@ def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProce
             time.sleep(0.05)
 
 
-def launch(out_dir, *, harness=None, log=None, poll: float = 0.01) -> FirmwareProcess:
+def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
+           emulator: str | None = None) -> FirmwareProcess:
     """Start the built firmware in ``out_dir`` for its target (host process on a pty, QEMU on
-    loopback TCP, simavr on a pty) and connect to its UART.
+    loopback TCP, simavr on a pty), connect to its UART and, for a board image, wait for its
+    READY banner (so nothing is sent before its receiver is on).
 
-    ``harness`` is the ``sbfw_simavr`` executable for AVR (default: ``out_dir/sbfw_simavr``);
-    the child's stderr goes to ``log`` (default: ``out_dir/<target>.stderr.log``); ``poll`` is the
-    port's read timeout in s.
+    ``emulator`` is one of the target's (:func:`firmware_gen.targets.run_command`; default its
+    first: ``simavr`` for the Uno, ``qemu`` for qemu-system-avr); ``harness`` is the
+    ``sbfw_simavr`` executable (default: ``out_dir/sbfw_simavr``); the child's stderr goes to
+    ``log`` (default: ``out_dir/<target>.stderr.log``); ``poll`` is the port's read timeout in s.
     """
     out = Path(out_dir)
     target = get_target(read_manifest(out)["target"])
     exe = out / target.exe
     if not exe.is_file():
         raise DeviceError(f"{str(exe)!r} is missing: build the firmware first")
+    emulator = emulator or target.emulators[0]
     log = Path(log) if log is not None else out / f"{target.name}.stderr.log"
-    if target.qemu_machine:
+    if emulator == "qemu":
         tcp = free_port()
-        return _on_qemu(run_command(target, out, tcp), tcp, log, f"qemu {target.qemu_machine}",
-                        poll)
-    argv = run_command(target, out)
-    if target.name == "avr":
+        process = _on_qemu(run_command(target, out, tcp, emulator), tcp, log,
+                           f"qemu {target.qemu_machine}", poll)
+    elif emulator == "simavr":
+        argv = run_command(target, out, emulator=emulator)
         if harness is not None:
             argv[0] = str(harness)
         if not Path(argv[0]).is_file():
             raise DeviceError(f"{argv[0]!r} is missing: build it with "
                               f"firmware_gen.build.build_simavr_harness or 'make sim'")
-        return _on_pty(argv, log, "simavr atmega328p", poll)
-    return _on_pty(argv, log, "host", poll)
+        process = _on_pty(argv, log, "simavr atmega328p", poll)
+    else:
+        return _on_pty(run_command(target, out, emulator=emulator), log, "host", poll)
+    try:
+        wait_ready(process.port, READY_S, process.name)
+    except BaseException:
+        process.close()
+        raise
+    return process
 
 
 class FirmwareBackend(ProtocolBackend):
@@ -181,10 +206,11 @@ class FirmwareBackend(ProtocolBackend):
 
     def __init__(self, spec: str, *, model, workdir, timeout=None, retries=4,
                  clock=time.monotonic, firmware_dir=None, wrap=None):
-        target, method, default_timeout = SPECS[spec]
+        target, emulator, method, default_timeout = SPECS[spec]
         super().__init__(timeout=timeout or default_timeout, retries=retries, clock=clock,
                          wrap=wrap)
         self.name, self.target, self.cost_method = spec, target, method
+        self.emulator = emulator
         self.profile = PROFILE_OF[target]
         self.model = model
         self.out_dir = (Path(firmware_dir) if firmware_dir
@@ -200,7 +226,8 @@ class FirmwareBackend(ProtocolBackend):
 
     def connect(self):
         self.build()
-        self.process = launch(self.out_dir, log=self.out_dir / f"{self.name}.stderr.log")
+        self.process = launch(self.out_dir, log=self.out_dir / f"{self.name}.stderr.log",
+                              emulator=self.emulator)
         return self.process.port
 
     def close(self) -> None:

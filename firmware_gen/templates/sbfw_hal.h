@@ -1,6 +1,7 @@
 /*
  * sbfw_hal.h: what the sensorbudget firmware needs from a target (sensorbudget firmware_gen).
- * One implementation per target: sbfw_hal_host.c, sbfw_hal_cortex_m.c, sbfw_hal_avr.c.
+ * One implementation per target: sbfw_hal_host.c, sbfw_hal_cortex_m.c (QEMU MPS2),
+ * sbfw_hal_stm32f4.c (Nucleo-64 STM32F4 and QEMU netduinoplus2), sbfw_hal_avr.c (Arduino Uno).
  * To run the firmware on another board, implement these functions for it.
  */
 #ifndef SBFW_HAL_H
@@ -14,6 +15,10 @@
 #define SBFW_UNIT_NANOSECONDS 0u
 #define SBFW_UNIT_CYCLES 1u
 #define SBFW_UNIT_INSTRUCTIONS 2u
+
+/* What a board's HAL sends once its UART is on (after a reset), before any frame: a host that
+ * opens the port (which resets an Arduino Uno) waits for it. Not a frame: receivers drop it. */
+#define SBFW_READY_BANNER "\r\nsbfw READY\r\n"
 
 void sbfw_hal_init(void);
 /* Next received byte (blocks), or -1 when the input has ended (host only). */

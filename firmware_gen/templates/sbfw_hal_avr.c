@@ -1,6 +1,8 @@
 /*
- * sbfw_hal_avr.c: the avr target, ATmega328P (sensorbudget firmware_gen).
- * USART0 at SBFW_BAUD (8N1, polled), costs in CPU cycles from Timer1 at clk/1. Interrupts are
+ * sbfw_hal_avr.c: the arduino-uno target (alias avr), ATmega328P at 16 MHz (sensorbudget
+ * firmware_gen). USART0 at SBFW_BAUD (8N1, polled; 115200 is the Uno's optiboot rate, so the
+ * Uno's USB serial port needs no other setting), announced by SBFW_READY_BANNER after a reset
+ * (opening the port resets an Uno). Costs in CPU cycles from Timer1 at clk/1. Interrupts are
  * enabled only inside a timed region, and the only interrupt is the Timer1 overflow: a region
  * shorter than 65536 cycles is timed exactly without any interrupt.
  * Exit: the code goes to GPIOR0, then cli + sleep (simavr stops; the sbfw_simavr harness
@@ -38,6 +40,8 @@ void sbfw_hal_init(void)
     TCCR1A = 0u;
     TCCR1B = (uint8_t)(1u << CS10);
     TIMSK1 = (uint8_t)(1u << TOIE1);
+    sbfw_hal_write((const uint8_t *)SBFW_READY_BANNER,
+                   (uint16_t)(sizeof SBFW_READY_BANNER - 1u));
 }
 
 int sbfw_hal_getc(void)

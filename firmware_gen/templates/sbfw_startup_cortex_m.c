@@ -1,7 +1,8 @@
 /*
- * sbfw_startup_cortex_m.c: vector table and reset handler for the MPS2 boards
- * (sensorbudget firmware_gen). Copies .data, clears .bss, enables the FPU on Cortex-M4F, runs
- * main. Faults end the program with exit code 254.
+ * sbfw_startup_cortex_m.c: vector table (the 16 core vectors: the firmware uses no peripheral
+ * interrupt) and reset handler of every Cortex-M target (sensorbudget firmware_gen). Copies
+ * .data, clears .bss, enables the FPU on Cortex-M4F (CPACR), runs main. Faults end the program
+ * with exit code 254 (sbfw_hal_exit: on a real board, a reset).
  */
 #include <stdint.h>
 

@@ -15,7 +15,8 @@ from .conftest import model_of
 
 
 def test_profiles_are_sourced_and_consistent():
-    assert set(PROFILES) == {"cortex-m4f", "cortex-m3", "avr", "host"}
+    assert set(PROFILES) == {"cortex-m4f", "cortex-m3", "avr", "host", "mps2-an386",
+                             "mps2-an385", "nucleo-f4", "arduino-uno"}
     for p in PROFILES.values():
         assert p.source and p.clock_hz > 0 and p.active_power_w > p.sleep_power_w > 0
     assert PROFILES["avr"].unit == "cycles" and PROFILES["host"].estimated_power
@@ -66,3 +67,26 @@ def test_estimate_of_a_model(tiny):
 def test_stats3():
     assert stats3([3, None, 1, 2]) == {"min": 1.0, "median": 2.0, "max": 3.0, "mean": 2.0, "n": 3}
     assert stats3([]) is None
+
+
+def test_firmware_backends_are_costed_as_the_part_they_build_for(tmp_path):
+    """The energy model uses the profile of the target actually built: the MPS2 images at the
+    FPGA's 25 MHz (estimated power, no silicon), the Nucleo's STM32F401RE at its 16 MHz HSI
+    (146 uA/MHz), the Uno's ATmega328P; the figures are the board profiles'."""
+    from device_sim.backends import make_backend
+    from firmware_gen.profiles import PROFILES as BOARDS
+    from firmware_gen.targets import get_target
+
+    expected = {"qemu-m4f": "mps2-an386", "qemu-m3": "mps2-an385",
+                "qemu-nucleo-f4": "nucleo-f4", "simavr": "arduino-uno", "host": "host"}
+    for spec, name in expected.items():
+        backend = make_backend(spec, model=None, workdir=tmp_path, firmware_dir=tmp_path)
+        assert backend.profile == name and get_target(backend.target).name == name
+        prof, board = PROFILES[name], BOARDS[name]
+        assert (prof.clock_hz, prof.supply_v, prof.active_current_a, prof.sleep_current_a) == \
+            (board.clock_hz, board.supply_v, board.active_current_a, board.sleep_current_a)
+        assert prof.estimated_power == board.estimated_power
+    assert PROFILES["mps2-an386"].clock_hz == 25e6 and PROFILES["mps2-an386"].estimated_power
+    nucleo = PROFILES["nucleo-f4"]
+    assert nucleo.active_current_a == pytest.approx(146e-6 * 16)
+    assert nucleo.seconds(16e6, "cycles") == pytest.approx(1.0) and "DS10086" in nucleo.source

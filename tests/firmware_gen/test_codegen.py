@@ -30,7 +30,8 @@ def test_fixed_plan_uses_integer_definitions_where_they_exist(kinds_bundle):
     plan = make_plan(kinds_bundle, name="m", numeric="q15", full_scale={"*": 40})
     assert plan.full_scale == (64.0,) * 6          # rounded up to a power of two
     fixed = {e.kind for e in plan.extractors if e.fixed}
-    assert fixed == {"mean", "min", "max", "ptp", "mad", "zcr", "energy", "last"}
+    assert fixed == {"mean", "min", "max", "ptp", "mad", "zcr", "energy", "last", "rms",
+                     "mag_mean", "mag_max"}
 
 
 def test_generation_is_deterministic_and_complete(kinds_bundle):
@@ -39,11 +40,13 @@ def test_generation_is_deterministic_and_complete(kinds_bundle):
     b = generate_firmware(kinds_bundle, target="cortex-m4f", numeric="q15",
                           full_scale={"*": 64})
     assert a.files == b.files
+    from firmware_gen.targets import get_target, runtime_files
+
     assert set(a.files) == {
         "sbmodel.h", "sbmodel_stream.h", "sbmodel_stream.c", "sbmodel_kernel.h", "main.c",
-        "sbfw_hal.h", "sbfw_protocol.h", "sbfw_protocol.c", "sbfw_hal_cortex_m.c",
-        "sbfw_startup_cortex_m.c", "sbfw_cortex_m.ld", "Makefile", "firmware.json",
-        "PROTOCOL.md"}
+        "Makefile", "firmware.json", "PROTOCOL.md",
+        *runtime_files(get_target("cortex-m4f"))}
+    assert {"sbfw_hal.h", "sbfw_protocol.c", "sbfw_hal_cortex_m.c"} <= set(a.files)
     manifest = json.loads(a.files["firmware.json"])
     assert manifest["numeric"] == "q15" and manifest["full_scale"] == [64.0] * 6
     assert manifest["score_frac_bits"] == a.header.fixed.score_frac_bits
@@ -85,9 +88,32 @@ def test_identifiers_are_sanitized_and_checked(kinds_bundle):
     assert "#define WATCH_2_CH_ACC_X 0u" in fw.files["Watch_2_stream.h"]
 
 
-def test_refuses_bundles_without_extractor_params(tmp_path):
-    bundle, _ = synthetic_bundle(tmp_path, "regression")
-    with pytest.raises(FirmwareGenError, match="trained from recordings"):
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_feature_table_bundles_take_the_feature_vector(tmp_path, numeric):
+    """No extractor kinds (a plain table): each selected feature is a channel read by a
+    ``last`` extractor over windows of one sample, so one push is one prediction."""
+    bundle, X = synthetic_bundle(tmp_path, "regression")
+    plan = make_plan(bundle, name="m", numeric=numeric)
+    selected = tuple(bundle.meta["selected"])
+    assert plan.input_kind == "features" and plan.channels == selected == plan.features
+    assert (plan.window, plan.hop) == (1, 1)
+    assert [(e.kind, e.channels, e.slots) for e in plan.extractors] == \
+        [("last", (i,), (i,)) for i in range(len(selected))]
+    if numeric == "q15":      # full scales from the training ranges, as for recordings
+        bound = np.abs(X[:, bundle.meta["selected_index"]]).max(axis=0)
+        assert plan.full_scale == tuple(power_of_two_above(b) for b in bound)
+    fw = generate_firmware(bundle, target="host", numeric=numeric)
+    manifest = json.loads(fw.files["firmware.json"])
+    assert manifest["input_kind"] == "features" and manifest["channels"] == list(selected)
+
+
+def test_refuses_bundles_with_some_extractors_undescribed(tmp_path):
+    names = [f"f{i}" for i in range(8)]
+    params = {"kind": "mean", "channels": ["a"], "window": 4, "hop": 2}
+    extractors = [{"name": f, "features": [f], "sensors": [], "cost": 1.0,
+                   "params": params if i < 4 else {}} for i, f in enumerate(names)]
+    bundle, _ = synthetic_bundle(tmp_path, "regression", budget=8, extractors=extractors)
+    with pytest.raises(FirmwareGenError, match="has no extractor kind.*while others do"):
         generate_firmware(bundle, target="host")
 
 

@@ -55,7 +55,9 @@ def test_m4f_float32_model_costs_at_most_3_2_instructions_per_mac(firmware, bm_b
         dev.call(Cmd.PREDICT, np.linspace(-1, 1, built.plan.k).astype("<f4").tobytes())
         _, total = dev.bench(20000, 0)
         dev.quit(0)
-    per_mac = total / 20000 / (built.plan.k * built.plan.t)
+    # exact counts (-icount shift=8): the repetitions plus a few instructions of the timer's
+    # own not calibrated away
+    per_mac = (total - 10) / 20000 / (built.plan.k * built.plan.t)
     assert per_mac <= 3.2, per_mac
 
 
@@ -116,5 +118,7 @@ def test_m4f_q15_model_costs_at_most_1_5_instructions_per_mac(firmware, bm_bundl
         dev.call(Cmd.PREDICT, np.arange(built.plan.k, dtype="<i2").tobytes())
         _, total = dev.bench(20000, 0)
         dev.quit(0)
-    per_mac = total / 20000 / (built.plan.k * built.plan.t)
+    # exact counts (-icount shift=8): the repetitions plus a few instructions of the timer's
+    # own not calibrated away
+    per_mac = (total - 10) / 20000 / (built.plan.k * built.plan.t)
     assert per_mac <= 1.5, per_mac

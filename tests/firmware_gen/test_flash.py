@@ -1,5 +1,6 @@
 """Flashing without hardware: avrdude against a fake Arduino bootloader on a loopback socket
-(net:HOST:PORT), and the commands built for pyocd, OpenOCD and mass-storage boards."""
+(net:HOST:PORT), and the commands built for a Nucleo-64 (st-flash, pyocd, OpenOCD, the
+ST-LINK's mass-storage drive); the emulation-only MPS2 targets are refused."""
 
 import shutil
 
@@ -39,12 +40,12 @@ def tools(monkeypatch):
 
 @pytest.fixture(scope="module")
 def cm_out(tmp_path_factory):
-    """A Cortex-M firmware directory with stand-in artifacts (command construction only)."""
+    """A nucleo-f4 firmware directory with stand-in artifacts (command construction only)."""
     import json
 
     out = tmp_path_factory.mktemp("cm")
     (out / "firmware.json").write_text(json.dumps({
-        "format": "sensorbudget-firmware", "target": "cortex-m4f",
+        "format": "sensorbudget-firmware", "target": "nucleo-f4",
         "artifacts": {"elf": "firmware.elf", "hex": "firmware.hex", "bin": "firmware.bin"}}))
     for name in ("firmware.elf", "firmware.hex", "firmware.bin"):
         (out / name).write_bytes(b"\x00" * 16)
@@ -56,8 +57,28 @@ def test_pyocd_command(tools, cm_out):
     plan = flash_plan(cm_out, chip="stm32f411re", port="0240000034")
     assert plan.argv == ["pyocd", "flash", "-t", "stm32f411re", "-u", "0240000034",
                          str(cm_out / "firmware.hex")]
-    with pytest.raises(FirmwareGenError, match="--chip"):
-        flash_plan(cm_out)
+    plan = flash_plan(cm_out)                       # the smallest Nucleo-64 part by default
+    assert plan.argv == ["pyocd", "flash", "-t", "stm32f401re", str(cm_out / "firmware.hex")]
+
+
+def test_st_flash_command_writes_the_bin_at_the_flash_base(tools, cm_out):
+    tools.update({"st-flash", "pyocd", "openocd"})
+    plan = flash_plan(cm_out)                      # auto: st-flash first
+    assert plan.tool == "st-flash"
+    assert plan.argv == ["st-flash", "--reset", "write", str(cm_out / "firmware.bin"),
+                         "0x08000000"]
+    plan = flash_plan(cm_out, programmer="st-flash", port="066DFF485457")
+    assert plan.argv[:3] == ["st-flash", "--serial", "066DFF485457"]
+
+
+def test_emulation_boards_are_not_flashed(tools, tmp_path):
+    import json
+
+    tools.update({"st-flash", "pyocd", "openocd"})
+    (tmp_path / "firmware.json").write_text(json.dumps({
+        "format": "sensorbudget-firmware", "target": "cortex-m4f"}))
+    with pytest.raises(FirmwareGenError, match="mps2-an386 is an emulation board.*nucleo-f4"):
+        flash_plan(tmp_path)
 
 
 def test_openocd_command(tools, cm_out, tmp_path):
@@ -68,6 +89,8 @@ def test_openocd_command(tools, cm_out, tmp_path):
     cfg = tmp_path / "board.cfg"
     plan = flash_plan(cm_out, programmer="openocd", openocd_config=cfg)
     assert plan.argv[:3] == ["openocd", "-f", str(cfg)]
+    plan = flash_plan(cm_out, programmer="openocd")       # OpenOCD's Nucleo-F4 board script
+    assert plan.argv[:3] == ["openocd", "-f", "board/st_nucleo_f4.cfg"]
 
 
 def test_mass_storage_copy(tools, cm_out, tmp_path):
@@ -80,6 +103,8 @@ def test_mass_storage_copy(tools, cm_out, tmp_path):
 def test_clear_errors(tools, cm_out, firmware, bm_bundle, tmp_path):
     with pytest.raises(FirmwareGenError, match="no Cortex-M flashing tool.*firmware.bin"):
         flash_plan(cm_out)
+    with pytest.raises(FirmwareGenError, match="st-flash is not installed"):
+        flash_plan(cm_out, programmer="st-flash")
     with pytest.raises(FirmwareGenError, match="pyocd is not installed"):
         flash_plan(cm_out, programmer="pyocd", chip="x")
     with pytest.raises(FirmwareGenError, match="mounted drive"):

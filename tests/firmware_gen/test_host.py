@@ -212,3 +212,29 @@ def test_answers_longer_than_the_transmit_buffer(firmware, bm_bundle, bm_recordi
         expect_error(dev, Cmd.PUSH_SAMPLES, struct.pack("<H", 30)
                      + np.ascontiguousarray(samples[:30]).tobytes(), Err.BAD_LENGTH)
         assert push_samples(dev, plan, samples[:30], 20)[0] == [0, 1]
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_feature_table_firmware_takes_the_feature_vector(firmware, tmp_path, numeric):
+    """A bundle trained on a plain table: HELLO says window 1, hop 1 and one channel per
+    feature; each pushed feature vector is one prediction, equal to the reference (float32
+    bit for bit, fixed point exactly) and, in float32, to numpy's model on the features."""
+    from tests.export.helpers import synthetic_bundle
+
+    bundle, X = synthetic_bundle(tmp_path, "multiclass", d=10, t=3, budget=4)
+    built = firmware(bundle, "host", numeric)
+    plan = built.plan
+    values = np.asarray(X, dtype=np.float64)[:60, bundle.meta["selected_index"]]
+    samples = device_samples(plan, {c: values[:, i] for i, c in enumerate(plan.channels)})
+    features, inputs, expected = reference.stream(plan, bundle, samples)
+    with built.start() as dev:
+        hello = dev.call(Cmd.HELLO)
+        assert struct.unpack_from("<HHHHH", hello, 2) == (plan.k, plan.t, plan.k, 1, 1)
+        windows, scores = push_samples(dev, plan, samples, 9)
+        got = np.array([predict(dev, plan, x) for x in inputs[:5]])
+    assert windows == list(range(60))
+    assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
+    assert same_bits(got, np.asarray(expected[:5]).astype(got.dtype))
+    if numeric == "float32":
+        assert same_bits(features, values.astype(np.float32))
+        assert same_bits(scores, float32_sequential(bundle.W, bundle.b, values))

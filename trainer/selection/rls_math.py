@@ -117,12 +117,12 @@ def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
             np.multiply(R[:, J], w[J], out=WR)  # w_i R_ji
             np.multiply(WR, p2[J], out=Ht)
             num += Ht                          # -2 Q_ji + w_i R_ji p2_i
+            num *= WR
+            num += a2                          # a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i
             np.multiply(R[:, J], WR, out=Ht)   # w_i R_ji^2
             np.subtract(hcol, Ht, out=Ht)      # h_j - w_i R_ji^2
             bad = Ht.min(axis=0) <= 0
-            num *= WR
-            num += a2                          # a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i
-            num /= Ht
+            Ht *= Ht                           # one division (the slow operation) per entry
             num /= Ht
             part = num.sum(axis=0, dtype=np.float64)
             part[bad] = np.inf

@@ -1,0 +1,79 @@
+"""``sensorbudget export c-library``: the model as a C library for the user's own firmware
+(thin click layer over :func:`firmware_gen.library.generate_library`; registered under
+``export`` by :mod:`.cli`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from export.cgen import DEFAULT_NAME, NUMERICS
+from trainer.bundle import write_atomically, write_folder_atomically
+
+from ._errors import handle_errors
+from .cli_export import BUNDLE_ARG
+from .cli_firmware import parse_full_scale, rounding_notes
+
+
+def _is_c_library(folder) -> bool:
+    """An earlier output of ``export c-library`` (its manifest is there)."""
+    from firmware_gen.library import MANIFEST
+
+    return (Path(folder) / MANIFEST).is_file()
+
+
+def _write_nested(files: dict):
+    """``then`` callback of write_folder_atomically: the files under subfolders (src/ ...)."""
+    def write(folder: Path) -> None:
+        for rel, data in files.items():
+            path = folder / rel
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, data)
+    return write
+
+
+@click.command("c-library")
+@click.argument("bundle_dir", type=BUNDLE_ARG)
+@click.option("-o", "--output", "out_dir", required=True,
+              type=click.Path(file_okay=False, path_type=Path),
+              help="Folder to write (CMake, make, Arduino, PlatformIO and Zephyr library).")
+@click.option("--numeric", type=click.Choice(NUMERICS), default="float32", show_default=True,
+              help="Arithmetic: float32 samples and scores, or Q15 samples with a Q15/Q31 model.")
+@click.option("--name", default=DEFAULT_NAME, show_default=True,
+              help="Library name: prefix of the API (<name>_init, <name>_push_sample, "
+                   "<name>_ready, <name>_predict) and the CMake target.")
+@click.option("--full-scale", multiple=True, callback=parse_full_scale, metavar="[CHANNEL=]VALUE",
+              help="Q15 full scale of a channel's samples (q15/q31; repeatable; without "
+                   "CHANNEL= for every channel). Default: from the bundle's training ranges.")
+@handle_errors
+def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
+    """Write BUNDLE_DIR as a C library for your own firmware: the model header, the streaming
+    extractors and a four-call API, with no protocol, no main and no malloc."""
+    from firmware_gen.library import generate_library
+    from trainer.bundle.model import load_bundle
+
+    lib = generate_library(load_bundle(bundle_dir), numeric=numeric, name=name,
+                           full_scale=full_scale)
+    data = {rel: text.encode("ascii") for rel, text in lib.files.items()}
+    flat = {rel: b for rel, b in data.items() if "/" not in rel}
+    nested = {rel: b for rel, b in data.items() if "/" in rel}
+    write_folder_atomically(out_dir, flat, replaceable=_is_c_library,
+                            what="a generated C library (it holds no c_library.json)",
+                            then=_write_nested(nested))
+    plan, m = lib.plan, lib.manifest
+    source = (f"input: the {plan.k} features" if plan.input_kind == "features" else
+              f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
+              f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
+    click.echo(f"wrote {len(lib.files)} files to {out_dir}: library {name} ({numeric}), "
+               f"{plan.k} features -> {plan.t} scores, {source}, {m['kernel']} kernel")
+    click.echo(f"CMake: add_subdirectory({out_dir}) + target_link_libraries(app PRIVATE "
+               f"{name}); make: include {out_dir / (name + '.mk')}; Arduino: examples/"
+               f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml")
+    if plan.full_scale is not None:
+        click.echo("Q15 sample full scales: " + ", ".join(
+            f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
+        for note in rounding_notes(full_scale, plan.channels):
+            click.echo(note)
+        click.echo(f"fixed-point error bound ({numeric}): |score - float model| <= "
+                   f"{lib.header.error_bound:.2g} over the training input ranges")
