@@ -21,7 +21,6 @@ atomically (temporary file + ``os.replace``). A training run can then budget wit
 
 from __future__ import annotations
 
-import math
 import tomllib
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from trainer.bundle import write_atomically
 from trainer.sensing.sensors import parse_sensor_spec
 from trainer.sensing.specs import parse_spec, transforms_of
 
-from .costs import PROFILES, estimate_extractor
+from .costs import PROFILES, estimate_extractor, estimate_transform
 from .errors import DeviceError
 from .report import load_report
 
@@ -56,7 +55,9 @@ def _toml_value(v) -> str:
 
 
 def calibration_entries(report: dict, source: str, allow_estimated: bool = False) -> list:
-    """[[calibration]] dictionaries from one report's per-extractor costs."""
+    """[[calibration]] dictionaries from one report's per-extractor and per-transform costs
+    (a transform such as ``acc_y.fft`` gets its entry under its name, which the cost model
+    charges once per window when a feature reading it is selected)."""
     cost = report["cost"]
     if not cost.get("per_extractor_measured", cost.get("measured")) and not allow_estimated:
         raise DeviceError(f"{source}: the compute costs of backend {report['backend']!r} are "
@@ -68,7 +69,8 @@ def calibration_entries(report: dict, source: str, allow_estimated: bool = False
     prof = PROFILES[report["profile"]["name"]]
     unit = cost["unit"]
     entries = []
-    for name, value in sorted((cost.get("per_extractor") or {}).items()):
+    parts = {**(cost.get("per_transform") or {}), **(cost.get("per_extractor") or {})}
+    for name, value in sorted(parts.items()):
         t = prof.seconds(float(value), unit)
         entries.append({"extractor": name, "target": prof.name,
                         UNIT_KEYS[unit]: float(round(float(value), 3)),
@@ -122,14 +124,14 @@ def estimated_entries(features: dict, window, target: str, have: set) -> list:
         spec = parse_spec(f.kind)
         todo[name] = (ESTIMATE_AS.get(spec.kind, spec.kind), len(f.channels))
         for t in transforms_of(f.kind, f.channels):
-            # a filter: about one mad pass; an FFT: (M/2) log2 M butterflies of ~10 ops, about
-            # log2(M)/2 correlation passes
+            # device_sim.costs.estimate_transform: (M/2) log2 M butterflies for an FFT (the
+            # jerk's has one value fewer), a few float ops per value for a filter
             todo.setdefault(t, ("fft", 1) if t.endswith(("fft", "fft_rect")) else ("mad", 1))
     for name, (kind, n_channels) in sorted(todo.items()):
         if name in have or window is None:
             continue
-        if kind == "fft":
-            units = estimate_extractor("corr", window, 1, prof) * max(1, math.log2(window)) / 2
+        if kind in ("fft", "mad"):      # a transform: an FFT or a filter of the window
+            units = estimate_transform(name, window - (".jerk" in name), prof)
         else:
             units = estimate_extractor(kind, window, n_channels, prof)
         t = prof.seconds(units, prof.unit)

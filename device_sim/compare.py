@@ -25,7 +25,8 @@ def bundle_summary(path, profile: str = "cortex-m4f", battery_wh=DEFAULT_BATTERY
     model = ReferenceModel(bundle)
     prof = PROFILES[profile]
     est = estimate_costs(model, prof)
-    ext, mod = sum(est["extractors"].values()), est["model"]
+    ext = sum(est["extractors"].values()) + sum(est["transforms"].values())   # FFTs once each
+    mod = est["model"]
     sensors = sensor_costs(meta)
     energy = energy_budget(compute_units=[ext + mod], unit=prof.unit, profile=prof,
                            sensors=sensors, period_s=model.period_s, battery_wh=battery_wh,

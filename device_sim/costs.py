@@ -157,16 +157,90 @@ def estimate_extractor(kind: str, window: int, n_channels: int, profile: TargetP
     return window * per_sample + _PER_WINDOW_SLOW.get(kind, 0) * profile.slow_op
 
 
+# Shape, autocorrelation and spectral kinds (computed on a copy of the window, then on its
+# power spectrum; firmware_gen.series_c / fft_c): per value of the array (float ops, int ops),
+# per window slow ops; spectral kinds count per bin of the M/2 + 1 of the spectrum.
+_SERIES = {"skew": (8, 1, 3), "kurtosis": (8, 1, 3), "slope": (6, 1, 2), "peaks": (8, 3, 2),
+           "percentile": (1, 6, 0), "autocorr": (6, 1, 2), "cadence": (3, 1, 2),
+           "bandpower": (1, 1, 0), "bandratio": (1, 1, 1), "domfreq": (1, 2, 0),
+           "centroid": (3, 1, 1), "entropy": (18, 4, 2)}
+
+
+def fft_points(n: int) -> int:
+    """Points of the FFT of an ``n``-value array (the power of two >= max(n, 2))."""
+    return max(2, 1 << (max(n, 2) - 1).bit_length())
+
+
+def estimate_series(spec, n: int, rate: float, profile: TargetProfile) -> float:
+    """Estimated cost of one shape / spectral extractor (a :class:`Spec`) on an ``n``-value
+    array (its transforms excluded: :func:`estimate_transform`)."""
+    floats, ints, slow = _SERIES[spec.kind]
+    count = n
+    if spec.kind in ("bandpower", "bandratio"):
+        from trainer.sensing.spectral import band_bins
+
+        bands = [spec.arg[i:i + 2] for i in range(0, len(spec.arg), 2)]
+        count = sum(len(band_bins(lo, hi, n, rate)) for lo, hi in bands)
+    elif spec.kind in ("domfreq", "centroid", "entropy"):
+        count = fft_points(n) // 2
+        slow += count if spec.kind == "entropy" else 0        # one division per bin
+    elif spec.kind == "cadence":
+        count = n * (int(spec.arg[1]) - int(spec.arg[0]) + 1) + 2 * n
+    elif spec.kind in ("skew", "kurtosis", "peaks"):
+        count = 2 * n                                         # the mean first
+    return count * (floats * profile.float_op + ints * profile.int_op) + slow * profile.slow_op
+
+
+def estimate_transform(name: str, n: int, profile: TargetProfile) -> float:
+    """Estimated cost of one transform on an ``n``-sample window: ``*.fft`` / ``*.fft_rect``
+    (mean, window, (M/2) log2 M butterflies of 10 float ops, the power of M/2 + 1 bins),
+    ``*.jerk`` (one subtraction per value), ``*.highpass_*`` (three float ops per value)."""
+    per_value = 2 * profile.int_op                              # load, store, loop
+    if name.endswith(("fft", "fft_rect")):
+        m = fft_points(n)
+        butterflies = m // 2 * max(1, m.bit_length() - 1)
+        return (n * (3 * profile.float_op + per_value) + 2 * m * profile.int_op
+                + butterflies * (10 * profile.float_op + 4 * profile.int_op)
+                + (m // 2 + 1) * 3 * profile.float_op + profile.slow_op)
+    floats = 1 if name.endswith(".jerk") else 3
+    return n * (floats * profile.float_op + per_value)
+
+
+def _plan_costs(plan, profile: TargetProfile) -> tuple:
+    """({extractor: cost}, {transform: cost}) of a FirmwarePlan: each transform once."""
+    from trainer.sensing.specs import transforms_of
+
+    ext, transforms = {}, {}
+    for e in plan.extractors:
+        spec = e.full_spec
+        names = [plan.channels[c] for c in e.channels]
+        n = plan.window - (1 if spec.pre == "jerk" else 0)
+        for t in transforms_of(spec.text, names):
+            transforms.setdefault(t, estimate_transform(t, n, profile))
+        if spec.kind in _SERIES:
+            ext[e.name] = estimate_series(spec, n, plan.sample_rate_hz, profile)
+        else:
+            ext[e.name] = estimate_extractor(e.kind, n, len(e.channels), profile)
+    return ext, transforms
+
+
 def estimate_costs(model, profile: TargetProfile) -> dict:
-    """Estimated {"extractors": {name: cost}, "model": cost} of a ReferenceModel."""
-    ext = {f.name: estimate_extractor(f.kind, model.window, len(f.channels), profile)
-           for f in model.features}
+    """Estimated {"extractors": {name: cost}, "transforms": {name: cost}, "model": cost} of a
+    ReferenceModel (a transform, such as a channel's FFT, is counted once however many
+    extractors read it)."""
+    plan = getattr(model, "plan", None)
+    if plan is not None:
+        ext, transforms = _plan_costs(plan, profile)
+    else:
+        ext = {f.name: estimate_extractor(f.kind, model.window, len(f.channels), profile)
+               for f in model.features}
+        transforms = {}
     macs = model.k * model.t
     if model.fixed is None:
         mcost = macs * profile.mac_float
     else:
         mcost = macs * profile.mac_fixed + model.k * (4 * profile.float_op + profile.slow_op)
-    return {"extractors": ext, "model": float(mcost)}
+    return {"extractors": ext, "transforms": transforms, "model": float(mcost)}
 
 
 def sensor_costs(meta: dict) -> dict:

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from export.c_decisions import integer_thresholds
 from trainer.sensing.recordings import time_gaps
 
 from .errors import DeviceError, DeviceTimeout
@@ -75,6 +76,40 @@ class ReplayResult:
     @property
     def mismatches(self) -> int:
         return sum(r.match is False for r in self.records) + self.unexpected
+
+
+def decision_thresholds(model):
+    """The bundle's label thresholds in the units of the model's scores (float32, or the
+    integer thresholds floor(threshold * 2^G) of the C header, :func:`export.c_decisions.
+    integer_thresholds`), or None unless the bundle is multi-label with a ``decision`` entry."""
+    meta = model.meta
+    if meta.get("task") != "multilabel" or not meta.get("decision"):
+        return None
+    values = np.asarray(meta["decision"]["thresholds"], dtype=np.float64)
+    if model.fixed is None:
+        return values.astype(np.float32)
+    return np.asarray(integer_thresholds(values, model.fixed), dtype=np.int64)
+
+
+def decision_agreement(result: ReplayResult, model) -> dict | None:
+    """Calibrated decisions of the device against the reference's, on every window the device
+    answered: the device's scores and the reference's scores each turned into 0/1 decisions
+    with the bundle's thresholds (label j on when score > threshold j, in the scores' units:
+    :func:`decision_thresholds`). {``rule``, ``windows`` compared, ``mismatches`` (windows
+    whose decision vectors differ), ``label_mismatches`` (differing (window, label) entries)},
+    or None without calibrated thresholds (not multi-label, or no ``decision`` entry)."""
+    th = decision_thresholds(model)
+    if th is None:
+        return None
+    got = [r for r in result.records if r.scores is not None]
+    if not got:
+        return {"rule": str(model.meta["decision"]["rule"]), "windows": 0, "mismatches": 0,
+                "label_mismatches": 0}
+    device = np.array([np.asarray(r.scores).reshape(-1) for r in got]) > th
+    reference = np.array([np.asarray(r.reference).reshape(-1) for r in got]) > th
+    differ = device != reference
+    return {"rule": str(model.meta["decision"]["rule"]), "windows": len(got),
+            "mismatches": int(differ.any(axis=1).sum()), "label_mismatches": int(differ.sum())}
 
 
 def same_scores(a, b) -> bool:

@@ -5,9 +5,15 @@
 - ``backend``, ``numeric``, ``bundle`` (path, sha256, selected features, required sensors);
 - ``predictions`` (reference windows), ``delivered``, ``retried``, ``lost``, ``mismatches``
   (device predictions that are not bit-identical to the reference), ``unexpected``;
+- ``decision_mismatches``: for a multi-label bundle with calibrated thresholds, the windows
+  whose device decisions (scores > the bundle's thresholds) differ from the reference's
+  (``decisions``: rule, windows, mismatches, label_mismatches; both null otherwise,
+  :func:`device_sim.replay.decision_agreement`);
 - ``cost``: ``unit`` (instructions, cycles, nanoseconds), ``measured`` (bool) and ``method``,
   per-prediction statistics ``extractors``/``model``/``total`` (min, median, max, mean, n),
-  ``per_extractor`` (one window, per feature's extractor) and ``bench`` averages; the same
+  ``per_extractor`` (one window, per feature's extractor), ``per_transform`` (each shared
+  transform, e.g. a channel's FFT ``acc_x.fft`` or its jerk ``acc_x.jerk``, paid once per window)
+  and ``bench`` averages; the same
   statistics are repeated under the unit's name (``"instructions"`` or ``"cycles"``);
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
   prediction), ``energy`` (latency, deadline misses, duty cycle, average power, battery life);
@@ -29,6 +35,7 @@ from trainer.bundle.files import json_default, write_folder_atomically
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
+from .replay import decision_agreement
 from .report_schema import check_report
 
 FORMAT = "sensorbudget-sim-report"
@@ -131,24 +138,29 @@ def cost_section(result, backend, model) -> dict:
     est = estimate_costs(model, prof)
     recs = [r for r in result.records if r.extractors is not None]
     measured = bool(backend.measured and recs)
+    est_tr = est.get("transforms", {})
     if recs:
         unit = result.cost_unit or prof.unit
         ext, mod = stats3(r.extractors for r in recs), stats3(r.model for r in recs)
         tot = stats3(r.extractors + r.model for r in recs)
     else:
-        unit, e = prof.unit, sum(est["extractors"].values())
+        unit = prof.unit
+        e = sum(est["extractors"].values()) + sum(est_tr.values())
         ext, mod, tot = stats3([e]), stats3([est["model"]]), stats3([e + est["model"]])
     method = (getattr(backend, "cost_method", "measured on the backend") if measured
               else f"estimated (op-count model, {prof.name} profile)")
     per, per_method = backend.per_extractor(), getattr(backend, "per_extractor_method", "")
+    per_transform = dict(est_tr)
     if per is None and measured:
-        share = sum(est["extractors"].values()) or 1.0
+        share = (sum(est["extractors"].values()) + sum(est_tr.values())) or 1.0
         per = {k: ext["median"] * v / share for k, v in est["extractors"].items()}
-        per_method = "apportioned: measured extractor total split by the op-count model"
+        per_transform = {k: ext["median"] * v / share for k, v in est_tr.items()}
+        per_method = ("apportioned: measured extractor total split by the op-count model "
+                      "(transforms, such as a channel's FFT, once each)")
     elif per is None:
         per, per_method = dict(est["extractors"]), "estimated (op-count model)"
     return {"unit": unit, "measured": measured, "method": method, "extractors": ext,
-            "model": mod, "total": tot, "per_extractor": per,
+            "model": mod, "total": tot, "per_extractor": per, "per_transform": per_transform,
             "per_extractor_method": per_method, "per_extractor_measured": measured,
             "bench": result.bench}
 
@@ -167,6 +179,7 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
                            sensors=sensors, period_s=model.period_s, battery_wh=battery_wh,
                            sample_period_s=1.0 / model.sample_rate)
     energy["estimated"] = (not cost["measured"]) or profile.estimated_power
+    decisions = decision_agreement(result, model)
     report = {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         "backend": result.backend, "numeric": result.numeric,
@@ -182,6 +195,8 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
         "predictions": len(result.records), "delivered": result.count("delivered"),
         "retried": result.count("retried"), "lost": result.count("lost"),
         "mismatches": result.mismatches, "unexpected": result.unexpected,
+        "decision_mismatches": None if decisions is None else decisions["mismatches"],
+        "decisions": decisions,
         "segments": result.segments, "samples_sent": result.samples_sent,
         "recoveries": result.recoveries, "late_samples": result.late_samples,
         "round_trip_s": stats3(r.round_trip_s for r in result.records),
@@ -219,6 +234,7 @@ def summary_markdown(report: dict) -> str:
              "| predictions | delivered | retried | lost | mismatches |", "|---|---|---|---|---|",
              f"| {report['predictions']} | {report['delivered']} | {report['retried']} | "
              f"{report['lost']} | {report['mismatches']} |", "",
+             *_decision_lines(report.get("decisions")),
              f"## Compute per prediction ({c['unit']}, {label}: {c['method']})", "",
              "| part | min | median | max |", "|---|---|---|---|"]
     for part in ("extractors", "model", "total"):
@@ -228,6 +244,7 @@ def summary_markdown(report: dict) -> str:
     for part, b in sorted((c.get("bench") or {}).items()):
         lines.append(f"\nBENCH {part}: {b['total']} {b['unit']} over {b['reps']} runs = "
                      f"{b['per_run']:.6g} per run")
+    lines += _breakdown(c)
     p = report["profile"]
     est = "; estimated" if e["estimated"] else ""
     epp = e["energy_per_prediction_j"]
@@ -249,6 +266,26 @@ def summary_markdown(report: dict) -> str:
         lines += ["", "## Link", "", ", ".join(f"{k} {v}" for k, v in link.items())]
     lines += ["", "Plots: cost_histogram.png, cost_breakdown.png, timeline.png", ""]
     return "\n".join(lines)
+
+
+def _decision_lines(d) -> list:
+    """The calibrated decisions' agreement line (multi-label bundles with thresholds)."""
+    if not d:
+        return []
+    return [f"Label decisions (thresholds {d['rule']}): {d['mismatches']} of {d['windows']} "
+            f"windows differ from the reference's ({d['label_mismatches']} labels).", ""]
+
+
+def _breakdown(c: dict) -> list:
+    """The per-transform and per-extractor table of a cost section (Markdown lines)."""
+    rows = [("transform", k, v) for k, v in sorted((c.get("per_transform") or {}).items())]
+    rows += [("extractor", k, v) for k, v in sorted((c.get("per_extractor") or {}).items())]
+    if not rows:
+        return []
+    return ["", f"Per transform (paid once per window) and per extractor, {c['unit']} "
+                f"({c.get('per_extractor_method') or c.get('method', '')}):", "",
+            "| part | name | cost |", "|---|---|---|",
+            *(f"| {part} | {name} | {_fmt(float(v), 5)} |" for part, name, v in rows)]
 
 
 def _fmt_acc(acc) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 from export import cgen
 from trainer.version import package_version
 
-from . import passes_c, q15_c
+from . import passes_c, q15_c, series_c
 from .kernel_c import _MLA
 from .plan import FORMAT_VERSION
 
@@ -128,7 +128,7 @@ def stream_header(plan) -> str:
     for i, (c, m) in enumerate(zip(plan.channels, cgen.macro_names(f"{P}_CH", plan.channels))):
         scale = "" if not plan.fixed else f"  /* full scale {plan.full_scale[i]:g} */"
         chan.append(f"#define {m} {i}u  /* {cgen.c_comment(c)} */{scale}")
-    ext = [f"  [{i}] {cgen.c_comment(e.name)} {e.kind}"
+    ext = [f"  [{i}] {cgen.c_comment(e.name)} {e.full_spec.text}"
            f"{'' if not plan.fixed else (' (integer Q15)' if e.fixed else ' (float32)')}"
            f" -> model input {', '.join(map(str, e.slots))}" for i, e in enumerate(plan.extractors)]
     inputs = "features" if not plan.fixed else "inputs"
@@ -191,6 +191,8 @@ def _groups(plan) -> list:
     kinds), in order of first use; key None for an extractor with its own routine."""
     groups, sets = {}, q15_c.mag_sets(plan)
     for e in plan.extractors:
+        if e.on_series:
+            continue
         stats = passes_c.pass_stats(e)
         if stats is None:
             groups[("own", e.name)] = (None, [e])
@@ -209,7 +211,7 @@ def _compute(plan) -> str:
     groups = _groups(plan)
     head = [f"void {p}_stream_compute({p}_stream_t *s)", "{",
             "    const unsigned start = s->pos;  /* oldest sample of the window */"]
-    if any(e.kind == "last" for e in plan.extractors):
+    if any(e.kind == "last" and not e.on_series for e in plan.extractors):
         head.append(f"    const unsigned newest = start == 0u ? {P}_WINDOW - 1u : start - 1u;")
     n_pass = sum(1 for _, stats, _ in groups if stats)
     if n_pass:
@@ -236,6 +238,7 @@ def _compute(plan) -> str:
                 scale = cgen.c_float(q15_c.mag_unit(plan, key[1]))
             expr = passes_c.value(p, P, e, scale, f"st[{g}]", mag=key[-1])
             lines += [f"    s->features[{slot}] = {expr};" for slot in e.slots]
+    lines += series_c.compute_calls(plan)
     if plan.fixed:
         lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
     return "\n".join(head + lines + ["}", ""])
@@ -282,7 +285,7 @@ def _constants(plan) -> list:
 def stream_source(plan) -> str:
     """``<name>_stream.c``: the extractors the plan needs, and the streaming API."""
     p, P = plan.name, plan.name.upper()
-    own = [e for e in plan.extractors if passes_c.pass_stats(e) is None]
+    own = [e for e in plan.extractors if passes_c.pass_stats(e) is None and not e.on_series]
     float_kinds = {e.kind for e in own if not e.fixed}
     fixed_kinds = {e.kind for e in own if e.fixed}
     routines = [_FLOAT[k][1] for k in _needed(_FLOAT, float_kinds)]
@@ -333,5 +336,6 @@ int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
             "#endif\n",
             f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
             *_constants(plan), *_pass_functions(plan), *(r.format(p=p, P=P) for r in routines),
+            *series_c.source_parts(plan),
             compute, api]
     return "\n".join(body)

@@ -28,11 +28,12 @@ from export.cgen import DEFAULT_NAME
 from export.errors import ExportError
 from trainer.version import package_version
 
-from . import library_build
+from . import library_build, library_decide
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
 from .library_arduino import arduino_name
+from .library_wrap import wrap_c
 from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
 
 LIBRARY_FORMAT_VERSION = 1
@@ -85,6 +86,8 @@ def _usage(name: str, plan) -> list:
     lines = ["Usage (no allocation; the caller owns the state):",
              f"    static {name}_t m;",
              f"    {name}_score_t scores[{N}_N_TARGETS];",
+             *([f"    unsigned char decisions[{N}_N_TARGETS];"]
+               if library_decide.has_decide(plan) else []),
              f"    {name}_init(&m);",
              f"    for each {sample}:"]
     if plan.fixed:
@@ -93,7 +96,7 @@ def _usage(name: str, plan) -> list:
     else:
         lines.append(f"        if ({name}_push_sample(&m, values)) {{")
     lines += [f"            {name}_predict(&m, scores);   (window {name}_window_index(&m))",
-              "        }"]
+              *library_decide.usage_lines(name, plan), "        }"]
     if plan.fixed:
         lines.append(f"A score's real value is scores[j] * {N}_SCORE_SCALE.")
     return lines
@@ -127,8 +130,9 @@ def _macros(name: str, plan, header) -> list:
     return rows
 
 
-def api_header(name: str, plan, header) -> str:
-    """``<name>.h``: the library's API (C and C++)."""
+def api_header(name: str, plan, header, decision: dict | None = None) -> str:
+    """``<name>.h``: the library's API (C and C++); ``decision``: the bundle's entry, for the
+    comment of ``<name>_decide`` (multi-label)."""
     N, p = name.upper(), model_prefix(name)
     sample = "an int16_t Q15 value" if plan.fixed else "a float"
     decls = [
@@ -152,7 +156,8 @@ def api_header(name: str, plan, header) -> str:
         f"/* Scores ({N}_N_TARGETS) of the newest completed window (again if already taken). */",
         f"{name}_status_t {name}_predict({name}_t *m, {name}_score_t *scores);",
         f"/* Number of that window since {name}_init (0 for the first). */",
-        f"uint32_t {name}_window_index(const {name}_t *m);"]
+        f"uint32_t {name}_window_index(const {name}_t *m);",
+        *library_decide.declarations(name, plan, decision)]
     if plan.fixed:
         decls += [
             "/* Q15 sample of real values: clamp(round_half_away(value * 32768 / full_scale)),",
@@ -264,6 +269,8 @@ def api_source(name: str, plan, header) -> str:
                                         size_macros=(f"{N}_N_CHANNELS",)))
         parts.append(_QUANTIZE.format(n=name, N=N))
     parts.append(_SOURCE.format(n=name, N=N, p=p, P=P))
+    if library_decide.has_decide(plan):
+        parts.append(library_decide.source(name, p, plan))
     return "\n".join(parts)
 
 
@@ -326,8 +333,8 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
     except ExportError as exc:
         raise FirmwareGenError(f"cannot export the model: {exc}") from None
     kernel = choose_kernel(kernel, plan.k, plan.t)
-    src = {f"{name}.h": api_header(name, plan, header),
-           f"{name}.c": api_source(name, plan, header),
+    src = {f"{name}.h": wrap_c(api_header(name, plan, header, bundle.meta.get("decision"))),
+           f"{name}.c": wrap_c(api_source(name, plan, header)),
            f"{prefix}.h": header.text, f"{prefix}_stream.h": stream_header(plan),
            f"{prefix}_stream.c": FP_CONTRACT_OFF + "\n" + stream_source(plan),
            f"{prefix}_kernel.h": kernel_header(plan, bundle, header, kernel)}

@@ -19,6 +19,8 @@ from export import cgen
 from export.cgen import MAX_LINE
 from trainer.version import package_version
 
+from .library_wrap import wrap_c
+
 BAUD = 115200
 SCORE_DIGITS = 6
 MAX_DECIMALS = 10        # 10^d is exact in float32 up to d = 10
@@ -128,7 +130,7 @@ static int parse_line(float *values)
 static void print_prediction(void)
 {
     @name@_score_t scores[@NAME@_N_TARGETS];
-    unsigned j;
+@decide_decl@    unsigned j;
     if (@name@_predict(&model, scores) != @NAME@_OK) {
         return;
     }
@@ -137,7 +139,7 @@ static void print_prediction(void)
         Serial.print(',');
         Serial.print((float)scores[j] * @NAME@_SCORE_SCALE, @digits@);
     }
-    Serial.println();
+@decide@    Serial.println();
 }
 
 static void handle_line(void)
@@ -202,13 +204,33 @@ def example(name: str, plan, header) -> str:
         push_decl = ""
         push = (f"    if ({name}_push_sample(&model, values)) {{\n"
                 "        print_prediction();\n    }\n")
+    decide_decl, decide, on = _decisions(name, plan)
+    if on:
+        head.insert(4, "Then the label decisions, 0 or 1 each (" + ", ".join(
+            cgen.c_comment(c) for c in on) + f"): {name}_decide with the bundle's thresholds.")
     hello = "\n".join(cgen.wrap_literal(cgen.c_string(
         f"# {name}: send " + ",".join(plan.channels) + " per line; prints "
-        + ",".join(["window", *plan.targets])), "        ", MAX_LINE - 3))
+        + ",".join(["window", *plan.targets, *on])), "        ", MAX_LINE - 3))
     values = {"name": name, "NAME": name.upper(), "n": str(len(plan.channels)),
               "line_chars": str(min(1024, 24 * len(plan.channels) + 16)),
               "digits": str(SCORE_DIGITS), "baud": str(BAUD), "hello": hello,
-              "push_decl": push_decl, "push": push,
+              "push_decl": push_decl, "push": push, "decide_decl": decide_decl,
+              "decide": decide,
               "read_number": _READ_NUMBER.replace("@MAX_DECIMALS@", str(MAX_DECIMALS))}
     text = re.sub(r"@(\w+)@", lambda m: values[m.group(1)], _SKETCH)   # one pass
-    return cgen.block_comment(head) + text
+    return cgen.block_comment(head) + wrap_c(text)
+
+
+def _decisions(name: str, plan) -> tuple:
+    """(declaration, printing code, column names) of a multi-label sketch's decisions (each
+    label's 0/1 after its score, from ``<name>_decide``); empty otherwise."""
+    if plan.task != "multilabel":
+        return "", "", []
+    N = name.upper()
+    decl = f"    unsigned char decisions[{N}_N_TARGETS];\n"
+    code = (f"    if ({name}_decide(scores, decisions) == {N}_OK) {{\n"
+            f"        for (j = 0; j < {N}_N_TARGETS; ++j) {{\n"
+            "            Serial.print(',');\n"
+            "            Serial.print((unsigned)decisions[j]);\n"
+            "        }\n    }\n")
+    return decl, code, [f"{t}:on" for t in plan.targets]

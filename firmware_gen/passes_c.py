@@ -70,6 +70,8 @@ FIXED_MAG_STATS = {"mag_mean": (), "mag_max": ("mmax",)}
 
 def pass_stats(ext) -> tuple:
     """Statistics extractor ``ext`` (an ExtractorPlan) takes from a pass, or None (own routine)."""
+    if ext.on_series:
+        return None
     if ext.kind in MAG_KINDS:
         return FIXED_MAG_STATS[ext.kind] if ext.fixed else (MAG_KINDS[ext.kind],)
     table = FIXED_STATS if ext.fixed else FLOAT_STATS

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from export.cgen import NUMERICS
 from trainer.sensing.extractors import KINDS
+from trainer.sensing.specs import Spec
 
 from .errors import FirmwareGenError
 
@@ -28,6 +29,9 @@ FORMAT_VERSION = 1        # of the generated sources; main.c checks every part a
 PROTOCOL_VERSION = 2           # the framed link of PROTOCOL.md (device_sim.protocol.VERSION)
 MAX_WINDOW = 65535        # HELLO carries window and hop as u16
 MAX_FIXED_WINDOW = 32768  # extract_q15's limit
+#: kinds computed on a linear copy of the window (shape, spectral, autocorrelation: series_c)
+SERIES_KINDS = ("skew", "kurtosis", "slope", "peaks", "percentile", "bandpower", "bandratio",
+                "domfreq", "centroid", "entropy", "autocorr", "cadence")
 
 
 @dataclass(frozen=True)
@@ -39,10 +43,22 @@ class ExtractorPlan:
     channels: tuple
     slots: tuple
     fixed: bool           # computed with the integer (Q15) definition
+    spec: Spec | None = None   # argument, preprocessing, spectrum window (None: the bare kind)
 
     @property
     def per_channel(self) -> bool:
         return KINDS[self.kind].per_channel
+
+    @property
+    def full_spec(self) -> Spec:
+        """The extractor's :class:`~trainer.sensing.specs.Spec` (the bare kind by default)."""
+        return self.spec if self.spec is not None else Spec(self.kind)
+
+    @property
+    def on_series(self) -> bool:
+        """Computed on a linear copy of the (preprocessed) window (:mod:`.series_c`), not by
+        the window pass: the shape and spectral kinds, and any kind after preprocessing."""
+        return bool(self.full_spec.pre) or self.kind in SERIES_KINDS
 
 
 @dataclass(frozen=True)
@@ -128,15 +144,23 @@ def _extractor_entries(meta: dict) -> list:
         if len(entry.get("features", [])) != 1:
             raise FirmwareGenError(f"extractor {name!r} yields {len(entry.get('features', []))} "
                                    f"features; the firmware supports one feature per extractor")
-        extra = sorted({"arg", "preprocess"} & set(params))
-        if not KINDS[params["kind"]].firmware or extra:
-            what = f"{params['kind']!r}" + (f" with {extra[0]}" if extra else "")
+        kind = KINDS[params["kind"]]
+        if not kind.firmware or (params.get("preprocess") and not kind.per_channel):
+            what = f"{params['kind']!r}" + (" with preprocessing" if kind.firmware else "")
             raise FirmwareGenError(f"extractor {name!r} ({what}) has no firmware implementation "
                                    f"yet; firmware supports the extractors "
-                                   f"{', '.join(k for k, e in KINDS.items() if e.firmware)} "
-                                   f"without arguments or preprocessing")
+                                   f"{', '.join(k for k, e in KINDS.items() if e.firmware)}, "
+                                   f"preprocessing on the per-channel ones")
         entries.append(entry)
     return entries
+
+
+def spec_of(params: dict) -> Spec:
+    """The :class:`~trainer.sensing.specs.Spec` of a bundle extractor's ``params``."""
+    arg = params.get("arg")
+    return Spec(params["kind"], tuple(arg) if isinstance(arg, list) else arg,
+                params.get("preprocess", ""), params.get("preprocess_arg"),
+                rect=params.get("spectrum_window") == "rect")
 
 
 def _window_hop(meta: dict, entries: list) -> tuple:
@@ -239,17 +263,24 @@ def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePl
     fixed_numeric = numeric != "float32"
     plans = []
     for e in entries:
-        kind = e["params"]["kind"]
-        if window < KINDS[kind].min_window:
-            raise FirmwareGenError(f"extractor {e['name']!r} ({kind}) needs a window of at "
-                                   f"least {KINDS[kind].min_window} samples (window={window})")
-        fixed = fixed_numeric and KINDS[kind].fixed_point
+        kind, spec = e["params"]["kind"], spec_of(e["params"])
+        if window < spec.min_window:
+            raise FirmwareGenError(f"extractor {e['name']!r} ({spec.text}) needs a window of at "
+                                   f"least {spec.min_window} samples (window={window})")
+        fixed = fixed_numeric and KINDS[kind].fixed_point and not spec.pre
         if fixed and window > MAX_FIXED_WINDOW:
             raise FirmwareGenError(f"extractor {e['name']!r}: the fixed-point {kind} needs "
                                    f"window <= {MAX_FIXED_WINDOW} (window={window})")
+        if KINDS[kind].spectral and window > MAX_FIXED_WINDOW:
+            raise FirmwareGenError(f"extractor {e['name']!r}: the FFT of {kind} needs "
+                                   f"window <= {MAX_FIXED_WINDOW} (window={window}; 16-bit "
+                                   f"indices on AVR)")
+        if KINDS[kind].spectral and not float(meta.get("sample_rate_hz", 0.0)) > 0:
+            raise FirmwareGenError(f"extractor {e['name']!r} ({kind}) needs the bundle's "
+                                   f"sample_rate_hz")
         slots = tuple(slot_of[f] for f in e["features"] if f in slot_of)
         plans.append(ExtractorPlan(e["name"], kind, tuple(index[c] for c in e["params"]["channels"]),
-                                   slots, fixed))
+                                   slots, fixed, spec))
     fed = sorted(s for p in plans for s in p.slots)
     if fed != list(range(len(meta["selected"]))):
         missing = [f for i, f in enumerate(meta["selected"]) if i not in fed]

@@ -6,7 +6,9 @@ the kinds with a fixed-point definition run :func:`trainer.sensing.extractors.ex
 turned into float32 real values, the float-only kinds (std, mag_std, corr) run the float32 definitions on the samples
 ``(float)q * (full_scale / 32768)``; the features are then quantised by the header's quantiser
 (:func:`export.fixed_point.quantize_inputs`) and fed to the integer model
-(:func:`export.fixed_point.predict_int`). See PROTOCOL.md.
+(:func:`export.fixed_point.predict_int`). See PROTOCOL.md. Extractors with an argument,
+preprocessing or a spectrum (:mod:`trainer.sensing.specs`) run their spec's float32 definition
+(the integer one for a Q15 ``percentile`` without preprocessing) at the bundle's sample rate.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from export.fixed_point import predict_int, quantize_inputs, quantize_model
-from trainer.sensing.extractors import extract, extract_q15
+from trainer.sensing.extractors import extract_q15
 from trainer.sensing.q15 import magnitude_shifts
 
 F32 = np.float32
@@ -48,7 +50,8 @@ def _fixed_value(plan, ext, q, starts) -> np.ndarray:
                                      for c in ext.channels], scales)
         return raw.astype(F32) * F32(magnitude_shifts(scales)[2])
     (c,) = ext.channels
-    raw = extract_q15(ext.kind, _windows(q[:, c], starts, plan.window).astype(np.int16))
+    raw = extract_q15(ext.kind, _windows(q[:, c], starts, plan.window).astype(np.int16),
+                      arg=ext.full_spec.arg)
     if ext.kind == "zcr":
         return raw.astype(F32) / F32(plan.window - 1)
     fs = plan.full_scale[c]
@@ -73,7 +76,8 @@ def window_features(plan, samples) -> np.ndarray:
             column = _fixed_value(plan, ext, q, starts)
         else:
             ws = [_windows(values[:, c], starts, plan.window) for c in ext.channels]
-            column = extract(ext.kind, ws[0] if ext.per_channel else ws)
+            column = ext.full_spec.compute(ws[0] if ext.per_channel else ws,
+                                           rate=plan.sample_rate_hz)
         for slot in ext.slots:
             X[:, slot] = column
     return X

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from ._errors import CliError, handle_errors
+from .cli_decisions import _rule
 from .cli_groups import RECORDING, group_column, resolve_groups
 from .cli_report import check_html, html_option, write_html
 
@@ -118,6 +119,11 @@ def _load(data, sensors, unit, table_options, groups):
               help="Outer folds: group (a group in one fold), blocked (contiguous blocks in "
                    "time, a gap of one window), shuffled; auto = group with at least --folds "
                    "groups, else blocked for windows of recordings, else shuffled.")
+@click.option("--threshold", "threshold_rule", default=None, callback=_rule,
+              metavar="f1|precision:P|zero",
+              help="Multi-label decisions inside each outer fold: per-label thresholds chosen "
+                   "on the training fold's LOO scores as 'train --threshold' chooses them "
+                   "(zero: the sign of the score, the old numbers)  [default: f1]")
 @click.option("--seed", type=int, default=0, show_default=True, help="Fold shuffling seed.")
 @click.option("--fold", "only_folds", type=click.IntRange(min=0), multiple=True,
               help="Run only this fold index (repeatable; cheap re-runs).")
@@ -132,7 +138,8 @@ def _load(data, sensors, unit, table_options, groups):
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml,
                      targets_last, task,
                      groups, lam, lam_search, compress_labels, label_subset, no_intercept, no_standardize, sep,
-                     decimal, ignore, na_value, drop_missing, split, seed, only_folds, cache,
+                     decimal, ignore, na_value, drop_missing, split, threshold_rule, seed,
+                     only_folds, cache,
                      report, show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
@@ -151,6 +158,9 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
         task = "multilabel" if (labels or xml) else found_task
     evdata.task = task
     methods = methods or DEFAULT_METHODS.get(task, list(METHOD_NAMES[:3]))
+    if threshold_rule is not None and task != "multilabel":
+        raise CliError(f"--threshold {threshold_rule} applies to multi-label targets, not task "
+                       f"{task}")
     bad = [f for f in only_folds if f >= folds]
     if bad:
         raise CliError(f"--fold {bad[0]} is outside 0..{folds - 1}")
@@ -160,7 +170,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
                   standardize=not no_standardize, lam=lam, lam_search=lam_search,
                   cost_kwargs=costs,
-                  compress_energy=compress_labels, label_subset=label_subset, seed=seed)
+                  compress_energy=compress_labels, label_subset=label_subset, seed=seed,
+                  threshold=threshold_rule or "f1")
     from .progress import ProgressBar
 
     bar = ProgressBar("evaluating (fold, method)", enabled=show_progress or None)

@@ -42,7 +42,8 @@ def _write_nested(files: dict):
               help="Arithmetic: float32 samples and scores, or Q15 samples with a Q15/Q31 model.")
 @click.option("--name", default=DEFAULT_NAME, show_default=True,
               help="Library name: prefix of the API (<name>_init, <name>_push_sample, "
-                   "<name>_ready, <name>_predict) and the CMake target.")
+                   "<name>_ready, <name>_predict; multi-label: <name>_decide) and the CMake "
+                   "target.")
 @click.option("--full-scale", multiple=True, callback=parse_full_scale, metavar="[CHANNEL=]VALUE",
               help="Q15 full scale of a channel's samples (q15/q31; repeatable; without "
                    "CHANNEL= for every channel). Default: from the bundle's training ranges.")
@@ -53,8 +54,8 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
     from firmware_gen.library import generate_library
     from trainer.bundle.model import load_bundle
 
-    lib = generate_library(load_bundle(bundle_dir), numeric=numeric, name=name,
-                           full_scale=full_scale)
+    bundle = load_bundle(bundle_dir)
+    lib = generate_library(bundle, numeric=numeric, name=name, full_scale=full_scale)
     data = {rel: text.encode("ascii") for rel, text in lib.files.items()}
     flat = {rel: b for rel, b in data.items() if "/" not in rel}
     nested = {rel: b for rel, b in data.items() if "/" in rel}
@@ -62,11 +63,17 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
                             what="a generated C library (it holds no c_library.json)",
                             then=_write_nested(nested))
     plan, m = lib.plan, lib.manifest
-    source = (f"input: the {plan.k} features" if plan.input_kind == "features" else
+    source = (f"input: the {plan.k} selected features (one prediction per feature vector)"
+              if plan.input_kind == "features" else
               f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
               f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
     click.echo(f"wrote {len(lib.files)} files to {out_dir}: library {name} ({numeric}), "
                f"{plan.k} features -> {plan.t} scores, {source}, {m['kernel']} kernel")
+    if plan.task == "multilabel":
+        entry = bundle.meta.get("decision")
+        click.echo(f"label decisions: {name}_decide(scores, decisions) with " + (
+            f"the bundle's calibrated thresholds ({entry['rule']})" if entry
+            else "threshold 0 (the bundle has no calibrated thresholds)"))
     click.echo(f"CMake: add_subdirectory({out_dir}) + target_link_libraries(app PRIVATE "
                f"{name}); make: include {out_dir / (name + '.mk')}; Arduino: examples/"
                f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml")

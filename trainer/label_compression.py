@@ -31,6 +31,7 @@ import numpy as np
 from scipy.linalg import qr
 
 from .errors import TrainerError
+from .selection.heldout import heldout_predictions
 from .selection.refit import ridge_refit
 
 
@@ -154,8 +155,11 @@ def fit_on_compressed_labels(estimator, X, Y, energy: float = 0.999):
     the chosen features and lambda, so ``predict`` returns every label. LOO errors are rescaled
     from per compressed entry to per label entry (SSE / (n t), exact at full rank, the LOO error
     of the retained part otherwise); ``loo_mse_per_target`` entries repeat that mean (per-label
-    LOO errors are not available). Adds ``label_compression_`` = {energy, rank, n_labels}.
-    Returns the estimator.
+    LOO errors are not available). ``heldout_predictions_`` are recomputed for the original
+    labels (the LOO predictions of the refitted ridge model, intercept refitted per fold:
+    :func:`trainer.selection.heldout.heldout_predictions`), not left in compressed-target
+    units, so thresholds chosen on them fit the labels. Adds ``label_compression_`` =
+    {energy, rank, n_labels}. Returns the estimator.
     """
     if getattr(estimator, "mode", "joint") != "joint":
         raise TrainerError("label compression applies to the joint criterion (mode='joint')")
@@ -165,6 +169,7 @@ def fit_on_compressed_labels(estimator, X, Y, energy: float = 0.999):
     model = ridge_refit(np.asarray(X, dtype=np.float64), Y, estimator.selected_, estimator.lam_,
                         estimator.x_mean_, estimator.x_scale_, estimator.fit_intercept)
     estimator.coef_, estimator.intercept_ = model.coef, model.intercept
+    estimator.heldout_predictions_ = _heldout_in_label_units(estimator, X, Y)
     factor = Y_r.shape[1] / Y.shape[1]
     estimator.loo_path_ = estimator.loo_path_ * factor
     estimator.lam_loo_ = estimator.lam_loo_ * factor
@@ -174,3 +179,17 @@ def fit_on_compressed_labels(estimator, X, Y, energy: float = 0.999):
     estimator.label_compression_ = {"energy": float(energy), "rank": int(Y_r.shape[1]),
                                     "n_labels": int(Y.shape[1])}
     return estimator
+
+
+def _heldout_in_label_units(estimator, X, Y) -> np.ndarray:
+    """LOO predictions (n x t) of every original label by ridge on the estimator's selected
+    columns at its lambda, scaled as it scaled them (not refitted per fold) and centred on all
+    rows with the intercept refitted without the held-out row (offset 1/n)."""
+    f = np.asarray(estimator.selected_, dtype=np.intp)
+    X = np.asarray(X, dtype=np.float64)
+    Xs = (X[:, f] - estimator.x_mean_[f]) / estimator.x_scale_[f]
+    n = X.shape[0]
+    if estimator.fit_intercept:
+        Xs = Xs - Xs.mean(axis=0)
+        return heldout_predictions(Xs, Y, Y.mean(axis=0), float(estimator.lam_), None, 1.0 / n)
+    return heldout_predictions(Xs, Y, np.zeros(Y.shape[1]), float(estimator.lam_))

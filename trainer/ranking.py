@@ -62,6 +62,11 @@ class GreedyRankRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator
 
     Attributes are those of :class:`trainer.GreedyRLS`; ``intercept_`` is 0, ``loo_path_`` is
     the leave-query-out pairwise squared error per row, and ``n_queries_`` the number of queries.
+    There is no ``heldout_predictions_``: the closed form gives the held-out predictions of
+    the transformed targets sqrt(m_q) (y - mean_q y), i.e. held-out scores only up to an unknown
+    shift per query (the held-out model's mean score on the query), which is not in the units
+    of ``predict`` and has no label decision to calibrate; it is removed rather than left in the
+    wrong units.
     """
 
     #: Fixed for ranking: no intercept (shift invariance), one feature set for all targets.
@@ -94,6 +99,7 @@ class GreedyRankRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator
         qid = check_groups(groups, X.shape[0])
         Xq, Yq = query_laplacian_transform(X, Y, np.zeros(len(X)) if qid is None else qid)
         self._fit_targets(Xq, Yq, progress, qid)
+        del self.heldout_predictions_       # transformed-target units (class notes)
         self.n_queries_ = 1 if qid is None else self.n_groups_
         return self
 

@@ -29,7 +29,8 @@ class PythonBackend(ProtocolBackend):
         super().__init__(**link_options)
         self.profile = profile
         est = estimate_costs(model, PROFILES[profile])
-        costs = (round(sum(est["extractors"].values())), round(est["model"]))
+        costs = (round(sum(est["extractors"].values()) + sum(est["transforms"].values())),
+                 round(est["model"]))
         unit = Unit[PROFILES[profile].unit.upper()]
         self.device = (device if device is not None
                        else FakeDevice(model, costs=costs, unit=unit))

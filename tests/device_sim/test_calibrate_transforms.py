@@ -27,3 +27,20 @@ def test_estimated_entries_cover_features_and_transforms():
     parsed = parse_sensor_spec(tomllib.loads(text + "\n" + render_block(entries)), "s.toml")
     costs = parsed.compute_costs("cortex-m4f")
     assert costs["ax.jerk"]["energy"] > 0 and "ax.jerk.skew" in costs
+
+
+def test_measured_transform_costs_become_calibration_entries():
+    """A report's per_transform costs (a channel's FFT) are written under the transform's name,
+    so the next selection pays the FFT once for the features that read it."""
+    from device_sim.calibrate import calibration_entries
+
+    report = {"backend": "simavr", "profile": {"name": "arduino-uno"},
+              "cost": {"unit": "cycles", "measured": True, "per_extractor_measured": True,
+                       "per_extractor": {"ax.entropy": 95000.0},
+                       "per_transform": {"ax.fft": 288000.0},
+                       "per_extractor_method": "apportioned"}}
+    entries = {e["extractor"]: e for e in calibration_entries(report, "sim")}
+    assert set(entries) == {"ax.fft", "ax.entropy"}
+    fft = entries["ax.fft"]
+    assert fft["compute_cycles"] == 288000.0 and fft["target"] == "arduino-uno"
+    assert fft["compute_time_s"] == 288000.0 / 16e6 and fft["compute_energy_j"] > 0

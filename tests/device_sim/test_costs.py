@@ -90,3 +90,59 @@ def test_firmware_backends_are_costed_as_the_part_they_build_for(tmp_path):
     nucleo = PROFILES["nucleo-f4"]
     assert nucleo.active_current_a == pytest.approx(146e-6 * 16)
     assert nucleo.seconds(16e6, "cycles") == pytest.approx(1.0) and "DS10086" in nucleo.source
+
+
+def _spectral_plan():
+    from types import SimpleNamespace
+
+    from firmware_gen.plan import ExtractorPlan
+    from trainer.sensing.specs import parse_spec
+
+    specs = [("ax.bandpower_1to3", "bandpower:1-3", 0), ("ax.entropy", "entropy", 0),
+             ("ax.jerk.centroid", "jerk>centroid", 0), ("ay.skew", "skew", 1),
+             ("ay.mean", "mean", 1)]
+    exts = tuple(ExtractorPlan(n, parse_spec(s).kind, (c,), (i,), False, parse_spec(s))
+                 for i, (n, s, c) in enumerate(specs))
+    return SimpleNamespace(extractors=exts, channels=("ax", "ay"), window=40,
+                           sample_rate_hz=10.0)
+
+
+def test_transforms_are_estimated_once_each():
+    from types import SimpleNamespace
+
+    from device_sim.costs import estimate_transform, fft_points
+
+    m4 = PROFILES["cortex-m4f"]
+    plan = _spectral_plan()
+    est = estimate_costs(SimpleNamespace(plan=plan, k=5, t=1, fixed=None), m4)
+    # two spectral features of ax share one FFT; the jerk's spectrum is a second transform
+    assert sorted(est["transforms"]) == ["ax.fft", "ax.jerk", "ax.jerk.fft"]
+    assert set(est["extractors"]) == {e.name for e in plan.extractors}
+    assert est["transforms"]["ax.fft"] == estimate_transform("ax.fft", 40, m4)
+    assert est["transforms"]["ax.jerk.fft"] == estimate_transform("ax.jerk.fft", 39, m4)
+    # (M/2) log2 M butterflies dominate: 128 points cost more than twice 64
+    assert fft_points(40) == fft_points(64) == 64 and fft_points(65) == 128
+    assert estimate_transform("ax.fft", 128, m4) > 2 * estimate_transform("ax.fft", 64, m4)
+    # the FFT costs more than the features that read its bins, far more on a core without FPU
+    assert est["transforms"]["ax.fft"] > 5 * est["extractors"]["ax.bandpower_1to3"]
+    avr = estimate_costs(SimpleNamespace(plan=plan, k=5, t=1, fixed=None), PROFILES["avr"])
+    assert avr["transforms"]["ax.fft"] > 20 * est["transforms"]["ax.fft"]
+
+
+def test_report_splits_a_measured_total_over_transforms_and_extractors():
+    from types import SimpleNamespace
+
+    from device_sim.report import _breakdown, cost_section
+
+    plan = _spectral_plan()
+    model = SimpleNamespace(plan=plan, k=5, t=1, fixed=None)
+    result = SimpleNamespace(records=[SimpleNamespace(extractors=e, model=10.0)
+                                      for e in (9000.0, 10000.0, 11000.0)],
+                             cost_unit="instructions", bench=None)
+    backend = SimpleNamespace(profile="cortex-m4f", measured=True, per_extractor=lambda: None)
+    cost = cost_section(result, backend, model)
+    parts = sum(cost["per_extractor"].values()) + sum(cost["per_transform"].values())
+    assert parts == pytest.approx(10000.0)          # the measured median, once
+    assert cost["per_transform"]["ax.fft"] > cost["per_extractor"]["ax.entropy"]
+    table = "\n".join(_breakdown(cost))
+    assert "| transform | ax.fft |" in table and "| extractor | ay.skew |" in table

@@ -47,7 +47,7 @@ def test_evaluate_prints_and_writes_the_report(invoke, labels_csv, tmp_path):
     text = (report / "report.md").read_text()
     cells = [c.strip() for line in result.output.splitlines() for c in line.split("  ")
              if "±" in c]
-    assert len(cells) == 7 * 2 * 3
+    assert len(cells) == 9 * 2 * 3
     assert all(cell in text for cell in cells)
     for name in ("curves.png", "summary.csv", "wilcoxon.csv", "results.json"):
         assert (report / name).stat().st_size > 0

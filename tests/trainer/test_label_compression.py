@@ -105,3 +105,38 @@ def test_fit_on_compressed_labels_matches_the_uncompressed_estimator():
     assert len(packed.path_[-1]["loo_mse_per_target"]) == 8
     with pytest.raises(TrainerError, match="joint"):
         fit_on_compressed_labels(GreedyRLS(budget=2, mode="separate"), X, Y)
+
+
+def _explicit_loo(X, Y, features, lam, x_mean, x_scale, fit_intercept):
+    """Refit ridge (intercept unpenalized, refitted) without each row and predict it."""
+    Xs = (X[:, features] - x_mean[features]) / x_scale[features]
+    out = np.empty_like(Y)
+    for i in range(len(X)):
+        keep = np.arange(len(X)) != i
+        A, B = Xs[keep], Y[keep]
+        if fit_intercept:
+            a_mean, b_mean = A.mean(axis=0), B.mean(axis=0)
+        else:
+            a_mean, b_mean = np.zeros(A.shape[1]), np.zeros(B.shape[1])
+        W = np.linalg.solve((A - a_mean).T @ (A - a_mean) + lam * np.eye(A.shape[1]),
+                            (A - a_mean).T @ (B - b_mean))
+        out[i] = (Xs[i] - a_mean) @ W + b_mean
+    return out
+
+
+@pytest.mark.parametrize("energy", [1.0, 0.6])
+@pytest.mark.parametrize("fit_intercept", [True, False])
+def test_compressed_fit_heldout_predictions_are_in_label_units(energy, fit_intercept):
+    from trainer.evaluation.calibration import heldout_predictions
+    from trainer.label_compression import fit_on_compressed_labels
+
+    X, Y = make_data(30, 10, 6, seed=4)
+    est = fit_on_compressed_labels(GreedyRLS(budget=3, fit_intercept=fit_intercept), X, Y,
+                                   energy=energy)
+    assert est.label_compression_["rank"] <= 6
+    ref = _explicit_loo(X, Y, np.asarray(est.selected_), float(est.lam_), est.x_mean_,
+                        est.x_scale_, fit_intercept)
+    assert est.heldout_predictions_.shape == Y.shape
+    np.testing.assert_allclose(est.heldout_predictions_, ref, atol=1e-9)
+    # the threshold code path of train takes them as they are
+    np.testing.assert_allclose(heldout_predictions(est, X, Y), ref, atol=1e-9)

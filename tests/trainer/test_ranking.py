@@ -162,3 +162,12 @@ def test_evaluate_ranking_refuses(task, groups, methods, match):
     g = {"q": qid, "few": qid % 2, None: None}[groups]
     with pytest.raises(TrainerError, match=match):
         evaluate(EvalData(X, y[:, None], task=task, groups=g), methods, "2", folds=3)
+
+
+def test_no_heldout_predictions_in_transformed_units():
+    """The closed form holds out queries of the transformed targets sqrt(m) (y - mean_q y):
+    not the units of predict, so the attribute is absent rather than wrong."""
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(24, 5)), rng.normal(size=24)
+    est = GreedyRankRLS(budget=2, lam=1.0).fit(X, y, np.repeat(np.arange(6), 4))
+    assert not hasattr(est, "heldout_predictions_")

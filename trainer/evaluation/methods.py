@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import partial
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from ..selection.costs import build_plan
 from ..selection.loop import LAMBDA_GRID
 from ..selection.refit import Model, ridge_refit
 from . import baselines
+from .calibration import heldout_predictions, ridge_heldout
 
 PRESETS = {"low": 0.10, "med": 0.45, "high": 0.80}
 LIMIT_PARAMS = {"price": "max_cost", "energy": "max_energy", "time": "max_time",
@@ -94,11 +96,24 @@ class Setup:
     compress_energy: float | None = None
     label_subset: int | None = None
     seed: int = 0
+    threshold: str = "f1"        # multi-label decisions: rule of calibration.choose_thresholds
 
     def estimator_kwargs(self) -> dict:
         return dict(fit_intercept=self.fit_intercept, standardize=self.standardize,
                     dtype=self.dtype, **{k: v for k, v in self.cost_kwargs.items()
                                          if k in COST_KEYS and v is not None})
+
+
+def _refit(X, Y_fit, features, est, setup: Setup) -> Model:
+    """Ridge on ``features`` at ``est``'s lambda and scaling (:func:`ridge_refit`), with
+    ``heldout()``: its LOO predictions of ``Y_fit`` on these training rows, intercept refitted
+    per row (:func:`trainer.evaluation.calibration.ridge_heldout`, the scores ``train
+    --threshold`` chooses thresholds on)."""
+    model = ridge_refit(X, Y_fit, features, est.lam_, est.x_mean_, est.x_scale_,
+                        setup.fit_intercept)
+    model.heldout = partial(ridge_heldout, X, Y_fit, model.features, est.lam_, est.x_mean_,
+                            est.x_scale_, setup.fit_intercept)
+    return model
 
 
 def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
@@ -114,8 +129,7 @@ def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
         for k in sorted(set(counts)):
             est = GreedyRLS(budget=k, lam=None, lam_search="path", strategy="error",
                             **setup.estimator_kwargs()).fit(X, Y_sel)
-            out[k] = ridge_refit(X, Y_fit, est.selected_, est.lam_, est.x_mean_, est.x_scale_,
-                                 setup.fit_intercept)
+            out[k] = _refit(X, Y_fit, est.selected_, est, setup)
         return out
     K = max(counts)
     grid = LAMBDA_GRID if setup.lam is None else (float(setup.lam),)
@@ -127,8 +141,7 @@ def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
             return est.path_[min(k, len(est.path_)) - 1]["loo_mse"]
         best = min(fits, key=lambda e: (loo(e), e.lam_))
         feats = [f for entry in best.path_[:k] for f in entry["added"]]
-        out[k] = ridge_refit(X, Y_fit, feats, best.lam_, best.x_mean_, best.x_scale_,
-                             setup.fit_intercept)
+        out[k] = _refit(X, Y_fit, feats, best, setup)
     return out
 
 
@@ -136,10 +149,11 @@ def _cost_models(X, Y_sel, Y_fit, budget: Budget, setup: Setup, mode="joint") ->
     est = GreedyRLS(budget=None, lam=setup.lam, mode=mode, **setup.estimator_kwargs(),
                     **{LIMIT_PARAMS[budget.kind]: budget.value}).fit(X, Y_sel)
     if mode == "separate":
-        return Model(list(map(int, est.selected_)), est.coef_, est.intercept_,
-                     lam=est.lam_.tolist())
-    return ridge_refit(X, Y_fit, est.selected_, est.lam_, est.x_mean_, est.x_scale_,
-                       setup.fit_intercept)
+        model = Model(list(map(int, est.selected_)), est.coef_, est.intercept_,
+                      lam=est.lam_.tolist())
+        model.heldout = partial(heldout_predictions, est, X, Y_fit)
+        return model
+    return _refit(X, Y_fit, est.selected_, est, setup)
 
 
 def _plan(setup: Setup, n_features: int):
@@ -172,6 +186,8 @@ class _Separate(Model):
         feats = sorted({f for m in models for f in m.features})
         super().__init__(feats, None, None, lam=[m.lam for m in models],
                          exact=all(m.exact for m in models))
+        if all(hasattr(m, "heldout") for m in models):
+            self.heldout = lambda: np.column_stack([m.heldout() for m in models])
 
     def predict(self, X):
         return np.column_stack([m.predict(X) for m in self.models])

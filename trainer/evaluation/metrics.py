@@ -1,7 +1,9 @@
 """Evaluation measures: the seven multi-label measures of the paper and per-target regression.
 
 Multi-label inputs are ``Y`` (n x L, 0/1 ground truth) and ``scores`` (n x L real); a label is
-predicted on when its score is > ``threshold`` (0 for the +1/-1 encoding the trainer uses).
+predicted on when its score is > ``threshold`` (a number, or one per label: 0 for the +1/-1
+encoding's sign; :mod:`trainer.evaluation.protocol` passes the thresholds each training fold
+chose, as a trained bundle decides).
 Definitions follow the paper's Appendix A (Naula et al. 2014) and Mulan's implementations; every
 example counts in every example-based average:
 
@@ -38,6 +40,8 @@ from scipy.stats import rankdata
 #: Multi-label measures in the paper's order, and whether larger is better.
 MULTILABEL_MEASURES = ("zero_one_loss", "hamming_loss", "accuracy", "one_error", "coverage",
                        "ranking_loss", "macro_auc")
+#: Measures of the 0/1 decisions only (scores > per-label thresholds).
+DECISION_MEASURES = ("micro_f1", "macro_f1")
 REGRESSION_MEASURES = ("mse", "mae", "r2")
 HIGHER_IS_BETTER = {"accuracy": True, "macro_auc": True, "r2": True, "micro_f1": True,
                     "macro_f1": True}

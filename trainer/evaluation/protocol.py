@@ -35,6 +35,7 @@ import numpy as np
 from .. import label_compression
 from ..bundle.files import json_default
 from ..errors import TrainerError
+from .calibration import choose_thresholds
 from .folds import choose_split, make_split, overlap_warning
 from .methods import (
     COST_KEYS,
@@ -52,7 +53,14 @@ from .methods import (
     prefix_models,
     ridge_refit,
 )
-from .metrics import MULTILABEL_MEASURES, REGRESSION_MEASURES, multilabel_scores, regression_scores
+from .metrics import (
+    DECISION_MEASURES,
+    MULTILABEL_MEASURES,
+    REGRESSION_MEASURES,
+    f1_scores,
+    multilabel_scores,
+    regression_scores,
+)
 from .ranking_metrics import RANKING_MEASURES, ranking_scores
 
 __all__ = ["COST_KEYS", "LIMIT_PARAMS", "PRESETS", "Budget", "EvalData", "EvaluationResult",
@@ -95,6 +103,24 @@ def encode_targets(Y, task: str) -> np.ndarray:
     return 2.0 * Y - 1.0 if task in ("multilabel", "multiclass") else Y
 
 
+def fold_thresholds(model, Y_train, B, setup: Setup) -> tuple:
+    """(thresholds (L,), rule used) for a multi-label model fitted on a training fold, chosen
+    as ``train --threshold`` chooses them: :func:`trainer.evaluation.calibration.
+    choose_thresholds` with ``setup.threshold`` on the model's LOO scores of the fold's rows
+    (``model.heldout()``, reconstructed through ``B`` for a label subset) against their 0/1
+    labels. Multiclass, rule "zero", and methods without closed-form held-out scores (mtlasso)
+    decide at 0; the rule returned says so."""
+    L = Y_train.shape[1]
+    if setup.task != "multilabel" or setup.threshold == "zero":
+        return np.zeros(L), "zero"
+    heldout = getattr(model, "heldout", None)
+    if heldout is None:
+        return np.zeros(L), "zero (no held-out scores)"
+    scores = heldout()
+    scores = scores if B is None else label_compression.reconstruct(scores, B)
+    return choose_thresholds(scores, Y_train, setup.threshold), setup.threshold
+
+
 def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list:
     """Fit ``method`` on the rows ``train`` and score it on ``test`` at every budget."""
     T = encode_targets(data.Y[train], setup.task)
@@ -112,7 +138,9 @@ def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list
         scores = model.predict(X_te)
         scores = scores if B is None else label_compression.reconstruct(scores, B)
         if setup.task in ("multilabel", "multiclass"):
-            values = multilabel_scores(data.Y[test], scores)
+            thresholds, rule = fold_thresholds(model, data.Y[train], B, setup)
+            values = {**multilabel_scores(data.Y[test], scores, thresholds),
+                      **f1_scores(data.Y[test], scores > thresholds), "decision": rule}
         elif setup.task == "ranking":
             values = ranking_scores(data.Y[test], scores.reshape(data.Y[test].shape),
                                     data.groups[test])
@@ -188,7 +216,8 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
             done += 1
             if progress is not None:
                 progress(done, total)
-    measures = list(MULTILABEL_MEASURES if setup.task in ("multilabel", "multiclass")
+    measures = list(MULTILABEL_MEASURES + DECISION_MEASURES
+                    if setup.task in ("multilabel", "multiclass")
                     else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
     return EvaluationResult(records, config, measures, [m.name for m in methods],
                             [b.label for b in budgets])

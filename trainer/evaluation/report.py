@@ -77,6 +77,25 @@ def _aligned(rows) -> list:
                       for c, (cell, w) in enumerate(zip(row, widths))).rstrip() for row in rows]
 
 
+def describe_decisions(result) -> str | None:
+    """One line on how multi-label decisions were made (None for other tasks): the rule
+    (``config["setup"]["threshold"]``) and the methods that fell back to threshold 0."""
+    setup = result.config.get("setup", {})
+    if setup.get("task") not in ("multilabel", "multiclass"):
+        return None
+    rule = setup.get("threshold", "zero") if setup.get("task") == "multilabel" else "zero"
+    if rule == "zero":
+        text = "decisions: a label is on when its score is > 0 (--threshold zero)"
+    else:
+        text = (f"decisions: per-label thresholds ({rule}) chosen on each training fold's LOO "
+                f"scores, as train --threshold {rule} does, applied to its test fold")
+    fallback = sorted({r["method"] for r in result.records
+                       if str(r.get("decision", "")).startswith("zero (")})
+    if rule != "zero" and fallback:
+        text += f"; at 0 for {', '.join(fallback)} (no closed-form held-out scores)"
+    return text
+
+
 def summary_table(result, measures=None) -> str:
     """Plain-text table: one line per (measure, budget), one "mean ± std" column per method,
     then the number of features each method really used per budget (mean over folds)."""
@@ -90,7 +109,8 @@ def summary_table(result, measures=None) -> str:
     for budget in result.budgets:
         rows.append(["features used", budget, *(
             fmt(summary[(m, budget, measures[0])]["n_features"], 1) for m in result.methods)])
-    return "\n".join(_aligned(rows))
+    decisions = describe_decisions(result)
+    return "\n".join(_aligned(rows) + ([decisions] if decisions else []))
 
 
 def markdown_report(result, title="Evaluation", notes=()) -> str:
@@ -104,7 +124,9 @@ def markdown_report(result, title="Evaluation", notes=()) -> str:
            f"preprocessing inside each training fold. "
            f"Data: {cfg['shape'][0]} rows x {cfg['shape'][1]} features, {cfg['shape'][2]} "
            f"target(s). Values are mean ± std over folds (ddof=1); every measure is defined "
-           f"in docs/metrics.md.", ""]
+           f"in docs/metrics.md."
+           + (f" Multi-label {describe_decisions(result)}." if describe_decisions(result)
+              else ""), ""]
     header = "| measure | budget | " + " | ".join(result.methods) + " |"
     out += [header, "|" + "---|" * (2 + len(result.methods))]
     for measure, budget in itertools.product(result.measures, result.budgets):

@@ -125,11 +125,14 @@ def percentile(w: np.ndarray, p: float) -> np.ndarray:
     ceil(p / 100 * N)`` (1-based, at least 1). No arithmetic on the samples.
 
     ``r`` is computed exactly as ``ceil(p * N / 100)`` on the decimal ``p`` (``p = 50``,
-    ``N = 4`` gives ``r = 2``).
+    ``N = 4`` gives ``r = 2``). Float values are returned as ``v + 0.0f`` (a zero is +0).
     """
     n = w.shape[0]
     r = max(1, min(n, math.ceil(round(p * n, 9) / 100)))
-    return np.sort(w, axis=0, kind="stable")[r - 1].copy()
+    out = np.sort(w, axis=0, kind="stable")[r - 1]
+    # a float zero is returned as +0: the C selection need not know which of -0 / +0 (equal
+    # to the comparisons) the stable sort ranks first
+    return out + out.dtype.type(0)
 
 
 def jerk(w: np.ndarray) -> np.ndarray:

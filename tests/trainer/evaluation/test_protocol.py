@@ -248,15 +248,17 @@ def test_report_files_contain_the_printed_numbers(tmp_path):
     out = write_report(result, tmp_path / "rep", notes=["a note"])
     text = (out / "report.md").read_text()
     cells = [c.strip() for line in printed.splitlines()[1:] for c in line.split("  ") if "±" in c]
-    assert len(cells) == 7 * 2 * 2
+    assert len(cells) == 9 * 2 * 2
     for cell in cells:
         assert cell in text
     assert (out / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     saved = json.loads((out / "results.json").read_text())
     assert len(saved["records"]) == len(result.records)
-    assert (out / "summary.csv").read_text().count("\n") == 1 + 2 * 2 * 7
-    assert len(wilcoxon_tests(result)) == 2 * 7
+    assert (out / "summary.csv").read_text().count("\n") == 1 + 2 * 2 * 9
+    assert len(wilcoxon_tests(result)) == 2 * 9
     assert "a note" in text and "Wilcoxon" in text
+    assert "per-label thresholds (f1)" in text and "at 0 for mtlasso" in text
+    assert printed.splitlines()[-1].startswith("decisions: per-label thresholds (f1)")
     write_report(result, out)                                  # replacing an old report works
     assert sorted(p.name for p in tmp_path.iterdir()) == ["rep"]
 

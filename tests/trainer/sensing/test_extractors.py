@@ -17,8 +17,9 @@ from trainer.sensing.extractors import (
 from trainer.sensing.q15 import ISQRT_MAX, isqrt32
 
 f32 = np.float32
-# the shape kinds (no firmware yet; arguments) are tested in test_shape.py
-PER_CHANNEL = [k for k, e in KINDS.items() if e.per_channel and e.firmware]
+# the window statistics of extractors.py; the shape and spectral kinds are tested in test_shape.py
+PER_CHANNEL = [k for k, e in KINDS.items() if e.per_channel
+               and e.compute.__module__ == "trainer.sensing.extractors"]
 MULTI = [k for k, e in KINDS.items() if not e.per_channel]
 
 

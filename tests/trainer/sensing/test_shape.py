@@ -74,7 +74,7 @@ def _peaks(x, k):
 
 def _percentile(x, p):
     r = max(1, math.ceil(p * len(x) / 100))
-    return sorted(x)[r - 1]
+    return sorted(x)[r - 1] + f32(0)       # a zero as +0 (the C selection's -0 / +0 tie)
 
 
 def _highpass(x, a):

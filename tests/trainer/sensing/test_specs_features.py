@@ -1,5 +1,5 @@
 """Extractor arguments and preprocessing in sensors.toml, through the feature table and the
-bundle: names, values (recomputed window by window), params, the firmware's clear refusal, and
+bundle: names, values (recomputed window by window), params, the firmware plan of these kinds, and
 the per-recording progress callback (issue 18; issue 19's progress)."""
 
 import numpy as np
@@ -89,16 +89,16 @@ def test_values_bundle_params_and_progress(tmp_path):
     assert type(fs).load(path).feature_kinds == fs.feature_kinds
 
 
-def test_firmware_refuses_what_it_cannot_compute(tmp_path):
-    from firmware_gen.errors import FirmwareGenError
+def test_firmware_plans_preprocessing_and_shape_kinds(tmp_path):
+    """Issue 18: the firmware now generates these (tests/firmware_gen/test_spectral_c.py runs
+    them); the plan carries each extractor's spec."""
     from firmware_gen.plan import make_plan
     from trainer import GreedyRLS
     from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     write_stream(tmp_path / "rec.csv", n=80, rate_hz=10, channels=("ax", "ay"))
     rset = load_recordings(tmp_path / "rec.csv", 10)
-    for block, what in ((FEATURES[1], "'rms' with preprocess"),
-                        ({"channels": ["ax"], "extractors": ["skew"]}, "'skew'")):
+    for block in (FEATURES[1], {"channels": ["ax"], "extractors": ["skew"]}):
         fs = build_feature_set(rset, parse_sensor_spec(_spec([block])))
         extractors, sensors, extra = fs.bundle_structure()
         X = np.asarray(fs.X, dtype=np.float64)
@@ -107,8 +107,10 @@ def test_firmware_refuses_what_it_cannot_compute(tmp_path):
                                        task="regression", extractors=extractors,
                                        sensors=sensors, extra=extra)
         save_bundle(tmp_path / "b", meta, arrays)
-        with pytest.raises(FirmwareGenError, match=f"{what}.* has no firmware implementation"):
-            make_plan(load_bundle(tmp_path / "b"), name="m", numeric="float32")
+        plan = make_plan(load_bundle(tmp_path / "b"), name="m", numeric="float32")
+        (e,) = plan.extractors
+        assert e.on_series and e.full_spec.text in block.get("extractors", []) + [
+            f"{block.get('preprocess')}>{k}" for k in block["extractors"]]
 
 
 def test_features_command_progress_flag(tmp_path):

@@ -1,0 +1,224 @@
+"""C for the power spectrum and the spectral extractors (issue 18), following
+:mod:`trainer.sensing.spectral` operation for operation.
+
+``<name>_power_spectrum`` is that module's definition: the mean removed (the library's
+sequential mean), the periodic Hann table (or nothing: rectangular), the values scattered to
+their bit-reversed positions of a zeroed ``M``-point buffer (``M`` the power of two >= N), the
+radix-2 decimation-in-time butterflies stage by stage (``tr = wr * re[j] - wi * im[j]; ti = wr *
+im[j] + wi * re[j]; re[j] = re[i] - tr; ...``; within a stage the loop runs twiddle by twiddle,
+so each twiddle is read once: the butterflies of a stage touch disjoint pairs, so their order
+cannot change a value), then ``P[k] = re[k] * re[k] + im[k] * im[k]`` for ``k <= M/2`` into
+``re``. The tables (bit-reversal ``uint16_t``, twiddles ``cos`` / ``-sin`` of ``M/2`` entries,
+Hann of ``N`` entries, bin frequencies ``k fs / M``) are ``static const SB_CONST``: flash on AVR
+(read with ``pgm_read_*``), plain constants elsewhere; each value is the float32 the Python
+reference rounds from double. One buffer (``re``, ``im``: ``2 M`` floats) serves every channel
+in turn; a channel's spectrum is computed once per window and read by all its spectral features.
+
+The entropy's log2 is :data:`trainer.sensing.spectral.LOG2_POLY` after ``frexpf`` (exact), the
+same polynomial in the same Horner order, so no libm's ``log2f`` is involved.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from export import cgen
+from trainer.sensing import spectral
+
+SPECTRAL = ("bandpower", "bandratio", "domfreq", "centroid", "entropy")
+
+
+def is_spectral(ext) -> bool:
+    return ext.kind in SPECTRAL
+
+
+_LOG2 = "\n".join(f"    p = p * t + {cgen.c_float(c)};" for c in spectral.LOG2_POLY[1:])
+
+ROUTINES = {
+    "spectrum": (("mean",), """\
+/* Power spectrum of x[0..n-1] into re[0..m/2] (trainer.sensing.spectral.power_spectrum); hann
+ * is the window table (0: rectangular), rev / twr / twi the m-point bit-reversal and twiddles
+ * (tables in SB_CONST storage, read with SB_READ_*). */
+static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
+    unsigned m, const uint16_t *rev, const float *twr, const float *twi, float *re, float *im)
+{
+    const float mean = @p@_s_mean(x, n);
+    unsigned i, k, half;
+    for (i = 0u; i < m; ++i) {
+        re[i] = 0.0f;
+        im[i] = 0.0f;
+    }
+    for (i = 0u; i < n; ++i) {
+        float d = x[i] - mean;
+        if (hann != 0) {
+            d = d * SB_READ_F32(&hann[i]);
+        }
+        re[(uint16_t)SB_READ_I16(&rev[i])] = d;
+    }
+    for (half = 1u; half < m; half <<= 1) {        /* stages of length L = 2 half */
+        const unsigned step = m / (2u * half);     /* twiddle index k M / L */
+        for (k = 0u; k < half; ++k) {
+            const float wr = SB_READ_F32(&twr[k * step]), wi = SB_READ_F32(&twi[k * step]);
+            for (i = k; i < m; i += 2u * half) {
+                const unsigned j = i + half;
+                const float tr = wr * re[j] - wi * im[j];
+                const float ti = wr * im[j] + wi * re[j];
+                re[j] = re[i] - tr;
+                im[j] = im[i] - ti;
+                re[i] = re[i] + tr;
+                im[i] = im[i] + ti;
+            }
+        }
+    }
+    for (k = 0u; k <= m / 2u; ++k) {
+        re[k] = re[k] * re[k] + im[k] * im[k];
+    }
+}
+"""),
+    "bandpower": ((), """\
+/* Sum of P[first..last] in ascending order (a band's bins). */
+static float @p@_band_power(const float *P, unsigned first, unsigned last)
+{
+    float s = 0.0f;
+    unsigned k;
+    for (k = first; k <= last; ++k) {
+        s = s + P[k];
+    }
+    return s;
+}
+"""),
+    "bandratio": (("bandpower",), """\
+static float @p@_band_ratio(const float *P,
+    unsigned a0, unsigned a1, unsigned b0, unsigned b1)
+{
+    const float a = @p@_band_power(P, a0, a1);
+    const float b = @p@_band_power(P, b0, b1);
+    return b > 0.0f ? a / b : 0.0f;
+}
+"""),
+    "domfreq": ((), """\
+/* Frequency of the highest bin in 1..m/2 (the first of equal peaks). */
+static float @p@_dominant_frequency(const float *P, unsigned m,
+    const float *freq)
+{
+    unsigned k, b = 1u;
+    for (k = 2u; k <= m / 2u; ++k) {
+        if (P[k] > P[b]) {
+            b = k;
+        }
+    }
+    return SB_READ_F32(&freq[b]);
+}
+"""),
+    "centroid": ((), """\
+/* Spectral centroid: sum f[k] P[k] / sum P[k] over bins 1..m/2 (0 for a zero spectrum). */
+static float @p@_spectral_centroid(const float *P, unsigned m,
+    const float *freq)
+{
+    float num = 0.0f, den = 0.0f;
+    unsigned k;
+    for (k = 1u; k <= m / 2u; ++k) {
+        num = num + SB_READ_F32(&freq[k]) * P[k];
+        den = den + P[k];
+    }
+    return den > 0.0f ? num / den : 0.0f;
+}
+"""),
+    "entropy": ((), f"""\
+/* log2 of a positive float: frexpf (exact), then the fixed polynomial in t = 2 mant - 1
+ * (trainer.sensing.spectral.log2f; no libm log2f). */
+static float @p@_log2(float v)
+{{
+    int e;
+    const float t = 2.0f * (float)frexpf(v, &e) - 1.0f;  /* avr-libc: a double */
+    float p = {cgen.c_float(spectral.LOG2_POLY[0])};
+{_LOG2}
+    return p + (float)(e - 1);
+}}
+
+/* Normalised spectral entropy over bins 1..m/2 (0 for a zero spectrum). */
+static float @p@_spectral_entropy(const float *P, unsigned m, float norm)
+{{
+    float den = 0.0f, h = 0.0f;
+    unsigned k;
+    for (k = 1u; k <= m / 2u; ++k) {{
+        den = den + P[k];
+    }}
+    if (!(den > 0.0f)) {{
+        return 0.0f;
+    }}
+    for (k = 1u; k <= m / 2u; ++k) {{
+        const float p = P[k] / den;
+        if (p > 0.0f) {{
+            h = h - p * @p@_log2(p);
+        }}
+    }}
+    return h / norm;
+}}
+"""),
+}
+
+
+def _bit_reverse(m: int) -> list:
+    bits = m.bit_length() - 1
+    return [int(format(i, f"0{bits}b")[::-1], 2) if bits else 0 for i in range(m)]
+
+
+def _flash(text: str) -> str:
+    return text.replace("static const ", "static const SB_CONST ", 1)
+
+
+def tables(plan, exts, series_length) -> str:
+    """The ``SB_CONST`` tables of the spectra of ``exts``: per FFT size the bit-reversal and
+    twiddles (and bin frequencies when domfreq / centroid read them), per length the Hann."""
+    p = plan.name
+    out = []
+    sizes = sorted({spectral.fft_size(series_length(plan, e)) for e in exts})
+    for m in sizes:
+        j = np.arange(m // 2)
+        out.append(_flash(cgen.array_declare("uint16_t", f"{p}_rev_{m}", _bit_reverse(m),
+                                             per_line=12)))
+        out.append(_flash(cgen.array_declare(
+            "float", f"{p}_twr_{m}", np.cos(2 * np.pi * j / m).astype(np.float32))))
+        out.append(_flash(cgen.array_declare(
+            "float", f"{p}_twi_{m}", (-np.sin(2 * np.pi * j / m)).astype(np.float32))))
+        if any(e.kind in ("domfreq", "centroid") and
+               spectral.fft_size(series_length(plan, e)) == m for e in exts):
+            freq = (np.arange(m // 2 + 1) * (plan.sample_rate_hz / m)).astype(np.float32)
+            out.append(_flash(cgen.array_declare("float", f"{p}_freq_{m}", freq)))
+    for n in sorted({series_length(plan, e) for e in exts if not e.full_spec.rect}):
+        out.append(_flash(cgen.array_declare("float", f"{p}_hann_{n}", spectral.hann(n))))
+    return "/* Spectrum tables (trainer.sensing.spectral), in flash on AVR. */\n" + "\n".join(out)
+
+
+def _bins(band, length, rate) -> tuple:
+    r = spectral.band_bins(band[0], band[1], length, rate)
+    return (r.start, r.stop - 1) if len(r) else (1, 0)
+
+
+def spectrum_lines(plan, exts, length: int, n: str, rect: bool) -> list:
+    """Lines of a series group: the spectrum of ``<p>_x`` once, then each spectral feature."""
+    p, rate = plan.name, plan.sample_rate_hz
+    m = spectral.fft_size(length)
+    hann = "0" if rect else f"{p}_hann_{length}"
+    lines = [f"    {p}_power_spectrum({p}_x, {n}, {hann}, {m}u, {p}_rev_{m}, {p}_twr_{m}, "
+             f"{p}_twi_{m}, {p}_re, {p}_im);"]
+    for e in exts:
+        arg = e.full_spec.arg
+        if e.kind == "bandpower":
+            a, b = _bins(arg, length, rate)
+            expr = f"{p}_band_power({p}_re, {a}u, {b}u)"
+        elif e.kind == "bandratio":
+            (a0, a1), (b0, b1) = _bins(arg[:2], length, rate), _bins(arg[2:], length, rate)
+            expr = f"{p}_band_ratio({p}_re, {a0}u, {a1}u, {b0}u, {b1}u)"
+        elif e.kind == "domfreq":
+            expr = f"{p}_dominant_frequency({p}_re, {m}u, {p}_freq_{m})"
+        elif e.kind == "centroid":
+            expr = f"{p}_spectral_centroid({p}_re, {m}u, {p}_freq_{m})"
+        else:
+            norm = math.log2(m // 2) if m // 2 > 1 else 1.0
+            expr = f"{p}_spectral_entropy({p}_re, {m}u, {cgen.c_float(norm)})"
+        lines += [f"    s->features[{slot}] = {expr};" for slot in e.slots]
+    return lines

@@ -1,0 +1,68 @@
+"""The C library's calibrated decisions for multi-label bundles: ``<name>_decide``.
+
+``<name>_decide(scores, decisions)`` turns the scores of ``<name>_predict`` into 0/1 label
+decisions with the thresholds of the library's model header (``<name>_model_thresholds``, or
+``<name>_model_<q>_thresholds`` for Q15/Q31: :mod:`export.c_decisions`): label j is on when
+``scores[j] > threshold[j]``. The thresholds are the bundle's calibrated ones (``decision`` in
+model.json, chosen on held-out scores), or 0 without them (the sign of the score). Fixed-point
+scores are integers ``s * 2^-G``; the stored integer thresholds floor(threshold * 2^G) make the
+integer comparison equal the real one (:func:`export.c_decisions.integer_thresholds`).
+"""
+
+from __future__ import annotations
+
+from export import cgen
+from export.fixed_point import FORMATS
+
+_SOURCE = """\
+{n}_status_t {n}_decide(const {n}_score_t *scores, unsigned char *decisions)
+{{
+    unsigned j;
+    {N}_PRECONDITION(scores != NULL && decisions != NULL, {N}_ERR_ARGUMENT);
+    for (j = 0u; j < {N}_N_TARGETS; ++j) {{
+        decisions[j] = (unsigned char)({cast}scores[j] > {th}[j]);
+    }}
+    return {N}_OK;
+}}
+"""
+
+
+def has_decide(plan) -> bool:
+    """Multi-label libraries have ``<name>_decide``."""
+    return plan.task == "multilabel"
+
+
+def thresholds_symbol(prefix: str, plan) -> str:
+    """The model header's thresholds array (:func:`export.c_decisions.decide_part`)."""
+    return f"{prefix}_thresholds" if not plan.fixed else f"{prefix}_{plan.numeric}_thresholds"
+
+
+def usage_lines(name: str, plan) -> list:
+    """Lines of the API header's usage comment."""
+    if not has_decide(plan):
+        return []
+    return [f"            {name}_decide(scores, decisions);   (0/1 per label, "
+            f"calibrated thresholds)"]
+
+
+def declarations(name: str, plan, decision: dict | None) -> list:
+    """Prototype and comment in ``<name>.h`` ([] unless multi-label)."""
+    if not has_decide(plan):
+        return []
+    N = name.upper()
+    source = ("the bundle's calibrated thresholds (rule "
+              + cgen.c_comment(str(decision.get("rule"))) + ")"
+              if decision else "threshold 0 (the bundle has no calibrated thresholds)")
+    return [f"/* Label decisions of scores from {name}_predict: decisions[j] = 1 when",
+            f" * scores[j] > the threshold of label j ({N}_N_TARGETS values), with",
+            f" * {source}. */",
+            f"{name}_status_t {name}_decide(const {name}_score_t *scores, "
+            f"unsigned char *decisions);"]
+
+
+def source(name: str, prefix: str, plan) -> str:
+    """The definition in ``<name>.c`` ('' unless multi-label)."""
+    if not has_decide(plan):
+        return ""
+    cast = f"({FORMATS[plan.numeric].acc_ctype})" if plan.fixed else ""
+    return _SOURCE.format(n=name, N=name.upper(), cast=cast, th=thresholds_symbol(prefix, plan))

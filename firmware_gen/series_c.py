@@ -1,0 +1,252 @@
+"""C for the extractors computed on a linear copy of a channel's window (issue 18).
+
+The shape kinds (skew, kurtosis, slope, peaks, percentile), autocorrelation and cadence, the
+spectral kinds (:mod:`.fft_c`) and every per-channel kind after a preprocessing step (``jerk``,
+``highpass:ALPHA``) read the window as one array, oldest sample first. For each (channel,
+preprocessing) pair a plan needs, ``<name>_stream_compute`` calls one generated function, named
+for the channel and the step (``<name>_series_acc_x_jerk``), that
+
+1. fills the scratch array ``<name>_x`` once: the ring buffer unrolled (a plain copy), or the
+   preprocessing (:mod:`trainer.sensing.shape`: ``d[i] = x[i+1] - x[i]``; ``y[i] = ALPHA * (y[i-1]
+   + (x[i] - x[i-1]))``), computed once however many features read it (the transform level of
+   the cost model);
+2. computes every non-spectral feature of that array, then, per spectrum window (Hann,
+   rectangular), the power spectrum once (:mod:`.fft_c`) and every spectral feature reading it;
+3. last, the percentiles: a selection (Wirth's, about ``2 N`` compares) reorders the array in
+   place, which no later feature reads (several percentiles select in the same array: a
+   permutation of the window has the same order statistics).
+
+Every routine is a literal transcription of its docstring in :mod:`trainer.sensing.extractors`,
+:mod:`~trainer.sensing.shape` and :mod:`~trainer.sensing.spectral` (same float32 operation order,
+no fused multiply-add), so the values equal :mod:`firmware_gen.reference` bit for bit. A Q15
+``percentile`` without preprocessing selects on an ``int16_t`` copy (``<name>_q``): exact.
+Scratch arrays are file ``static`` (one set, however many channels: each group consumes them
+before the next fills them); nothing is allocated.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+from export import cgen
+from trainer.sensing.spectral import fft_size
+
+from . import fft_c, shape_c
+from .kernel_c import _FLASH_MACROS
+
+ROUTINES = {**shape_c.ROUTINES, **fft_c.ROUTINES}
+
+#: preprocessing -> (fill function, C text)
+_FILL = {
+    "": """\
+/* The window of channel c, oldest sample first, into x[0..WINDOW-1]. */
+static void @p@_series_copy(const @p@_stream_t *s,
+    unsigned start, unsigned c, float *x)
+{
+    unsigned i, j = start;
+    for (i = 0u; i < @P@_WINDOW; ++i) {
+        x[i] = @P@_X(s, j, c);
+        j = @P@_NEXT(j);
+    }
+}
+""",
+    "jerk": """\
+/* Jerk (first difference) of channel c: x[i] = w[i+1] - w[i], WINDOW - 1 values. */
+static void @p@_series_jerk(const @p@_stream_t *s,
+    unsigned start, unsigned c, float *x)
+{
+    float prev = @P@_X(s, start, c);
+    unsigned i, j = @P@_NEXT(start);
+    for (i = 0u; i + 1u < @P@_WINDOW; ++i) {
+        const float cur = @P@_X(s, j, c);
+        x[i] = cur - prev;
+        prev = cur;
+        j = @P@_NEXT(j);
+    }
+}
+""",
+    "highpass": """\
+/* First-order high-pass of channel c restarted in the window: y[0] = 0;
+ * y[i] = alpha * (y[i-1] + (w[i] - w[i-1])), WINDOW values. */
+static void @p@_series_highpass(const @p@_stream_t *s,
+    unsigned start, unsigned c, float alpha, float *x)
+{
+    float prev = @P@_X(s, start, c), y = 0.0f;
+    unsigned i, j = @P@_NEXT(start);
+    x[0] = 0.0f;
+    for (i = 1u; i < @P@_WINDOW; ++i) {
+        const float cur = @P@_X(s, j, c);
+        y = alpha * (y + (cur - prev));
+        x[i] = y;
+        prev = cur;
+        j = @P@_NEXT(j);
+    }
+}
+""",
+    "qcopy": """\
+/* The Q15 window of channel c, oldest sample first, into q[0..WINDOW-1]. */
+static void @p@_series_qcopy(const @p@_stream_t *s,
+    unsigned start, unsigned c, int16_t *q)
+{
+    unsigned i, j = start;
+    for (i = 0u; i < @P@_WINDOW; ++i) {
+        q[i] = @P@_Q(s, j, c);
+        j = @P@_NEXT(j);
+    }
+}
+""",
+}
+
+
+def needed(roots) -> list:
+    """Routines for ``roots``, dependencies first, each once."""
+    out = []
+
+    def visit(name):
+        for dep in ROUTINES[name][0]:
+            visit(dep)
+        if name not in out:
+            out.append(name)
+
+    for name in sorted(roots):
+        visit(name)
+    return out
+
+
+def series_length(plan, ext) -> int:
+    """Values of the extractor's array: the window, one fewer after ``jerk``."""
+    return plan.window - (1 if ext.full_spec.pre == "jerk" else 0)
+
+
+def groups(plan) -> list:
+    """[((channel, pre, pre_arg), extractors)] of the plan's series extractors, first use order."""
+    out = {}
+    for e in plan.extractors:
+        if e.on_series:
+            s = e.full_spec
+            out.setdefault((e.channels[0], s.pre, s.pre_arg), []).append(e)
+    return list(out.items())
+
+
+def _percentile_rank(p: float, n: int) -> int:
+    """``r`` of :func:`trainer.sensing.shape.percentile` (1-based)."""
+    return max(1, min(n, math.ceil(round(p * n, 9) / 100)))
+
+
+def _value(plan, e, n: str, length: int) -> str:
+    """C expression of a non-spectral series extractor on ``<p>_x`` of length ``n``."""
+    p, s = plan.name, e.full_spec
+    if e.kind == "percentile":
+        r = _percentile_rank(float(s.arg), length) - 1
+        if e.fixed:
+            return f"(float){p}_q_select({p}_q, {n}, {r}u) * {p}_sample_scale[{e.channels[0]}]"
+        return f"{p}_s_select({p}_x, {n}, {r}u) + 0.0f"
+    if e.kind == "peaks":
+        return f"{p}_s_peaks({p}_x, {n}, {cgen.c_float(s.arg)})"
+    if e.kind == "autocorr":
+        return f"{p}_s_autocorr({p}_x, {n}, {int(s.arg)}u)"
+    if e.kind == "cadence":
+        return f"{p}_s_cadence({p}_x, {n}, {int(s.arg[0])}u, {int(s.arg[1])}u)"
+    return f"{p}_s_{e.kind}({p}_x, {n})"
+
+
+def _function_names(plan) -> list:
+    names, seen = [], set()
+    for (c, pre, pre_arg), _ in groups(plan):
+        base = f"{plan.name}_series_{cgen.sanitize_identifier(plan.channels[c])}"
+        base += f"_{pre}" if pre else ""
+        name, k = base, 2
+        while name in seen:
+            name, k = f"{base}_{k}", k + 1
+        seen.add(name)
+        names.append(name)
+    return names
+
+
+def wrap_call(line: str, p: str) -> list:
+    """``line`` (a statement calling a ``<p>_`` routine), its arguments packed onto indented
+    lines when it is longer than :data:`export.cgen.MAX_LINE`."""
+    found = re.search(rf"\b{re.escape(p)}_\w+\(", line)
+    if len(line) <= cgen.MAX_LINE or found is None:
+        return [line]
+    head, rest = line[:found.end()], line[found.end():]
+    close = rest.index(")")
+    args, tail = rest[:close].split(", "), rest[close:]
+    lines = cgen.pack(args, " " * 8)
+    if len(lines[-1] + tail) > cgen.MAX_LINE:
+        lines, tail = lines + [" " * 8 + tail[1:].strip()], ")"
+        lines[-2], lines[-1] = lines[-2] + tail, lines[-1]
+        return [head, *lines]
+    return [head, *lines[:-1], lines[-1] + tail]
+
+
+def _group_function(plan, fname, key, members) -> str:
+    p, P = plan.name, plan.name.upper()
+    c, pre, pre_arg = key
+    length = plan.window - (1 if pre == "jerk" else 0)
+    n = f"{P}_WINDOW - 1u" if pre == "jerk" else f"{P}_WINDOW"
+    floats = [e for e in members if not e.fixed]
+    lines = []
+    if floats:
+        fill = {"": "copy", "jerk": "jerk", "highpass": "highpass"}[pre]
+        alpha = f"{cgen.c_float(pre_arg)}, " if pre == "highpass" else ""
+        lines.append(f"    {p}_series_{fill}(s, start, {c}u, {alpha}{p}_x);")
+    plain = [e for e in floats if e.kind != "percentile" and not fft_c.is_spectral(e)]
+    lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
+              for e in plain for slot in e.slots]
+    for rect in (False, True):
+        spectral = [e for e in floats if fft_c.is_spectral(e) and e.full_spec.rect == rect]
+        if spectral:
+            lines += fft_c.spectrum_lines(plan, spectral, length, n, rect)
+    lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
+              for e in floats if e.kind == "percentile" for slot in e.slots]
+    fixed = [e for e in members if e.fixed]
+    if fixed:
+        lines.append(f"    {p}_series_qcopy(s, start, {c}u, {p}_q);")
+        lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
+                  for e in fixed for slot in e.slots]
+    what = cgen.c_comment(plan.channels[c]) + (f" {pre}" if pre else "")
+    kinds = ", ".join(e.full_spec.text for e in members)
+    body = [out for line in lines for out in wrap_call(line, p)]
+    return "\n".join([cgen.block_comment([f"{what}: {kinds}"]).rstrip("\n"),
+                      f"static void {fname}({p}_stream_t *s,", "    unsigned start)", "{",
+                      *body, "}", ""])
+
+
+def compute_calls(plan) -> list:
+    """Lines of ``<name>_stream_compute``: one call per series group."""
+    return [f"    {name}(s, start);" for name in _function_names(plan)]
+
+
+def source_parts(plan) -> list:
+    """Scratch arrays, routines, tables and group functions of the plan's series extractors."""
+    found = groups(plan)
+    if not found:
+        return []
+    p, P = plan.name, plan.name.upper()
+    exts = [e for _, members in found for e in members]
+    roots = {("qpercentile" if e.fixed else "percentile") if e.kind == "percentile"
+             else e.kind for e in exts}
+    roots = {r for r in roots if r in ROUTINES} | ({"spectrum"} if any(
+        fft_c.is_spectral(e) for e in exts) else set())
+    fills = {"qcopy" if e.fixed else ("copy" if not e.full_spec.pre else e.full_spec.pre)
+             for e in exts}
+    spectral = [e for e in exts if fft_c.is_spectral(e)]
+    out = ["/* Scratch of the series extractors (one window, refilled by every group). */",
+           f"static float {p}_x[{P}_WINDOW];"]
+    if any(e.fixed for e in exts):
+        out.append(f"static int16_t {p}_q[{P}_WINDOW];")
+    if spectral:
+        m = max(fft_size(series_length(plan, e)) for e in spectral)
+        out += [f"/* FFT buffer, {m} points */", f"static float {p}_re[{m}], {p}_im[{m}];"]
+    out = ["\n".join(out) + "\n"]
+    if spectral:
+        out += [_FLASH_MACROS, fft_c.tables(plan, spectral, series_length)]
+    for key in ("", "jerk", "highpass", "qcopy"):
+        if (key or "copy") in fills:
+            out.append(_FILL[key].replace("@p@", p).replace("@P@", P))
+    out += [ROUTINES[r][1].replace("@p@", p).replace("@P@", P) for r in needed(roots)]
+    out += [_group_function(plan, fname, key, members)
+            for fname, (key, members) in zip(_function_names(plan), found)]
+    return out
