@@ -15,6 +15,7 @@ from trainer.version import package_version
 
 from . import cgen
 from .c_decisions import decide_part
+from .c_wrap import wrap_c
 from .cgen import DEFAULT_NAME, NUMERICS
 from .errors import ExportError
 from .fixed_point import FORMATS, FixedPointModel, float32_down, float32_up, quantize_model
@@ -363,4 +364,5 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
         _labels_part(meta["task"], name, numeric),
         decide_part(meta, name, numeric, fixed),
         f"#endif /* {up}_H */\n"])
-    return CHeader(text=text.replace("\n\n\n", "\n\n"), name=name, numeric=numeric, fixed=fixed)
+    return CHeader(text=wrap_c(text.replace("\n\n\n", "\n\n")), name=name, numeric=numeric,
+                   fixed=fixed)

@@ -12,6 +12,7 @@ buffer of the last ``window`` samples of every channel); nothing is allocated.
 from __future__ import annotations
 
 from export import cgen
+from export.c_wrap import wrap_c
 from trainer.version import package_version
 
 from . import passes_c, q15_c, series_c
@@ -121,6 +122,11 @@ def _banner(plan, fname, what) -> str:
 
 
 def stream_header(plan) -> str:
+    """:func:`_stream_header`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    return wrap_c(_stream_header(plan))
+
+
+def _stream_header(plan) -> str:
     """``<name>_stream.h``: configuration, the context struct and the streaming API."""
     p, P = plan.name, plan.name.upper()
     sample, inp = _types(plan)
@@ -283,6 +289,11 @@ def _constants(plan) -> list:
 
 
 def stream_source(plan) -> str:
+    """:func:`_stream_source`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    return wrap_c(_stream_source(plan))
+
+
+def _stream_source(plan) -> str:
     """``<name>_stream.c``: the extractors the plan needs, and the streaming API."""
     p, P = plan.name, plan.name.upper()
     own = [e for e in plan.extractors if passes_c.pass_stats(e) is None and not e.on_series]
@@ -330,9 +341,10 @@ int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
             "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n",
             f'#include "{p}.h"\n#include "{p}_stream.h"\n',
             f"#if {P}_STREAM_FORMAT_VERSION != {FORMAT_VERSION}\n"
-            f'#error "{p}_stream.h is from another firmware_gen version: regenerate"\n#endif\n'
+            '#error "this stream header is from another firmware_gen version: regenerate"\n'
+            "#endif\n"
             f"#if {P}_N_INPUTS != {P}_N_FEATURES\n"
-            f'#error "{p}_stream.h and {p}.h disagree on the number of model inputs: regenerate"\n'
+            '#error "the stream and the model header disagree on the number of inputs: regenerate"\n'
             "#endif\n",
             f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
             *_constants(plan), *_pass_functions(plan), *(r.format(p=p, P=P) for r in routines),

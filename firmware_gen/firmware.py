@@ -15,6 +15,7 @@ from importlib import resources
 
 from export import cgen
 from export.c_header import HEADER_FORMAT_VERSION, c_header
+from export.c_wrap import wrap_c
 from export.cgen import DEFAULT_NAME
 from export.errors import ExportError
 from trainer.version import package_version
@@ -60,6 +61,11 @@ def template(name: str) -> str:
 
 
 def main_source(plan, target) -> str:
+    """:func:`_main_source`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    return wrap_c(_main_source(plan, target))
+
+
+def _main_source(plan, target) -> str:
     """``main.c``: the protocol loop for the plan's numeric format."""
     sb, ib, scb, get_sample, get_input, put_score = _WIRE[plan.numeric]
     score_t = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from export import cgen
 from export.c_header import HEADER_FORMAT_VERSION, c_header
+from export.c_wrap import wrap_c
 from export.cgen import DEFAULT_NAME
 from export.errors import ExportError
 from trainer.version import package_version
@@ -33,7 +34,6 @@ from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
 from .library_arduino import arduino_name
-from .library_wrap import wrap_c
 from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
 
 LIBRARY_FORMAT_VERSION = 1

@@ -16,10 +16,9 @@ import re
 import numpy as np
 
 from export import cgen
+from export.c_wrap import wrap_c
 from export.cgen import MAX_LINE
 from trainer.version import package_version
-
-from .library_wrap import wrap_c
 
 BAUD = 115200
 SCORE_DIGITS = 6
