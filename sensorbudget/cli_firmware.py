@@ -94,12 +94,8 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
         replaceable=_is_firmware, what="a generated firmware (it holds no firmware.json)",
         then=(lambda folder: built.update(_build(folder, fw))) if do_build else None)
     plan, m = fw.plan, fw.manifest
-    source = (f"input: the {plan.k} selected features (one prediction per feature vector)"
-              if plan.input_kind == "features" else
-              f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
-              f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
-               f"features -> {plan.t} scores, {source}, {m['kernel']} kernel")
+               f"features -> {plan.t} scores, {input_summary(plan)}, {m['kernel']} kernel")
     if plan.full_scale is not None:
         click.echo("Q15 sample full scales: " + ", ".join(
             f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
@@ -187,3 +183,11 @@ def flash_command(out_dir, port, programmer, baud, chip, avrdude_programmer, ope
     click.echo(f"{plan.message}: {what}")
     flash(out_dir, **options)
     click.echo("done")
+
+
+def input_summary(plan) -> str:
+    """What the generated code reads: the feature vector, or the extractors over channels."""
+    if plan.input_kind == "features":
+        return f"input: the {plan.k} selected features (one prediction per feature vector)"
+    return (f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
+            f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")

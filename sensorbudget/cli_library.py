@@ -13,7 +13,7 @@ from trainer.bundle import write_atomically, write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
-from .cli_firmware import parse_full_scale, rounding_notes
+from .cli_firmware import input_summary, parse_full_scale, rounding_notes
 
 
 def _is_c_library(folder) -> bool:
@@ -63,12 +63,9 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
                             what="a generated C library (it holds no c_library.json)",
                             then=_write_nested(nested))
     plan, m = lib.plan, lib.manifest
-    source = (f"input: the {plan.k} selected features (one prediction per feature vector)"
-              if plan.input_kind == "features" else
-              f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
-              f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
     click.echo(f"wrote {len(lib.files)} files to {out_dir}: library {name} ({numeric}), "
-               f"{plan.k} features -> {plan.t} scores, {source}, {m['kernel']} kernel")
+               f"{plan.k} features -> {plan.t} scores, {input_summary(plan)}, "
+               f"{m['kernel']} kernel")
     if plan.task == "multilabel":
         entry = bundle.meta.get("decision")
         click.echo(f"label decisions: {name}_decide(scores, decisions) with " + (

@@ -36,6 +36,7 @@ import numpy as np
 from ..errors import DataError
 from . import shape, spectral
 from .q15 import isqrt32, magnitude_q15, magnitude_shifts
+from .shape import mean, std
 
 F32 = np.float32
 
@@ -49,31 +50,6 @@ def window_view(signal, starts, length: int) -> np.ndarray:
 
 def _zeros(w: np.ndarray) -> np.ndarray:
     return np.zeros(w.shape[1], dtype=F32)
-
-
-def mean(w: np.ndarray) -> np.ndarray:
-    """Mean: ``s = 0; for i in 0..N-1: s = s + x[i]; return s / (float)N``."""
-    s = _zeros(w)
-    for row in w:
-        s = s + row
-    return s / F32(w.shape[0])
-
-
-def std(w: np.ndarray) -> np.ndarray:
-    """Population standard deviation, shifted by the first sample (one pass, stable).
-
-    ``s1 = 0; s2 = 0; for i in 0..N-1: { d = x[i] - x[0]; s1 = s1 + d; s2 = s2 + d * d; }``
-    ``m = s1 / (float)N; v = s2 / (float)N - m * m; return v > 0 ? sqrtf(v) : 0``
-    """
-    s1, s2 = _zeros(w), _zeros(w)
-    for row in w:
-        d = row - w[0]
-        s1 = s1 + d
-        s2 = s2 + d * d
-    n = F32(w.shape[0])
-    m = s1 / n
-    v = s2 / n - m * m
-    return np.where(v > 0, np.sqrt(np.maximum(v, F32(0))), F32(0))
 
 
 def minimum(w: np.ndarray) -> np.ndarray:

@@ -2,8 +2,9 @@
 
 Same contract as :mod:`trainer.sensing.extractors`: windows are float32 arrays of shape
 ``(N, n_windows)``, each docstring gives the definition as a sequence of binary32 operations in
-the written order (``mean(x)`` and ``std(x)`` are those of ``extractors``), and the
-implementations loop over the sample index so every window goes through that sequence.
+the written order (``mean(x)`` and ``std(x)``, defined here, are also the library's ``mean`` and
+``std``), and the implementations loop over the sample index so every window goes through that
+sequence.
 
 Mean-crossing rate: the library's ``zcr`` already counts crossings of the window mean.
 
@@ -26,16 +27,20 @@ def _zeros(w: np.ndarray) -> np.ndarray:
     return np.zeros(w.shape[1], dtype=F32)
 
 
-def _mean(w):
+def mean(w: np.ndarray) -> np.ndarray:
+    """Mean: ``s = 0; for i in 0..N-1: s = s + x[i]; return s / (float)N``."""
     s = _zeros(w)
     for row in w:
         s = s + row
     return s / F32(w.shape[0])
 
 
-def _std(w):
-    """``extractors.std`` (shifted by the first sample; see there), repeated to keep the
-    import graph one-way."""
+def std(w: np.ndarray) -> np.ndarray:
+    """Population standard deviation, shifted by the first sample (one pass, stable).
+
+    ``s1 = 0; s2 = 0; for i in 0..N-1: { d = x[i] - x[0]; s1 = s1 + d; s2 = s2 + d * d; }``
+    ``m = s1 / (float)N; v = s2 / (float)N - m * m; return v > 0 ? sqrtf(v) : 0``
+    """
     s1, s2 = _zeros(w), _zeros(w)
     for row in w:
         d = row - w[0]
@@ -50,7 +55,7 @@ def _std(w):
 def _central(w):
     """(m, s2, s3, s4): ``m = mean(x); for i: { d = x[i] - m; d2 = d * d; s2 = s2 + d2;
     s3 = s3 + d2 * d; s4 = s4 + d2 * d2; }``."""
-    m = _mean(w)
+    m = mean(w)
     s2, s3, s4 = _zeros(w), _zeros(w), _zeros(w)
     for row in w:
         d = row - m
@@ -114,7 +119,7 @@ def peaks(w: np.ndarray, k: float) -> np.ndarray:
     definitions); ``c`` counts ``i`` in ``1..N-2`` with ``x[i] > thr && x[i] > x[i-1] &&
     x[i] >= x[i+1]`` (a plateau counts once, at its first sample); ``return (float)c``.
     """
-    thr = _mean(w) + F32(k) * _std(w)
+    thr = mean(w) + F32(k) * std(w)
     mid = w[1:-1]
     hit = (mid > thr) & (mid > w[:-2]) & (mid >= w[2:])
     return np.count_nonzero(hit, axis=0).astype(F32)
