@@ -12,7 +12,9 @@
 - :mod:`~device_sim.replay`: recordings -> predictions, compared with the reference;
   :mod:`~device_sim.costs`: target profiles, energy, deadlines, battery life;
   :mod:`~device_sim.report`, :mod:`~device_sim.plots`, :mod:`~device_sim.compare`,
-  :mod:`~device_sim.calibrate`: report directory, comparisons, measured costs into sensors.toml.
+  :mod:`~device_sim.calibrate`: report directory (its schema: :mod:`~device_sim.report_schema`),
+  comparisons, measured costs into sensors.toml; :mod:`~device_sim.soak`: long link soaks.
+- :mod:`~device_sim.errors`: the package's exceptions.
 - :mod:`~device_sim.html`: the interactive HTML report of bundles, evaluations and simulations
   (``sensorbudget report``).
 - :func:`device_sim.simulate.simulate` ties them together (``sensorbudget simulate``).

@@ -6,6 +6,8 @@
   ``import export.onnx_convert``, ``skl2onnx.to_onnx(estimator, X)`` works);
 - :mod:`~export.onnx_bundle`: a bundle as an ONNX model, its metadata;
 - :mod:`~export.c_header`, :mod:`~export.cgen`: the C99 header and its code-writing helpers;
+  :mod:`~export.c_decisions`: its calibrated label decisions (``<name>_decide``);
+  :mod:`~export.c_wrap`: every generated C text kept within 100 columns;
 - :mod:`~export.fixed_point`: Q15/Q31 quantization and the integer reference;
 - :mod:`~export.errors`: :class:`ExportError`.
 """
