@@ -9,6 +9,9 @@
   :mod:`~trainer.selection.holdout_math` and :mod:`~trainer.selection.holdout_blocks`
   (leave-group-out), :mod:`~trainer.selection.batched` (small batched algebra): the step math
   as pure numpy functions, each docstring stating its identity (derivations: docs/method.md);
+  :mod:`~trainer.selection.blas_rows` (scratch arrays, in-place rank-one update) and
+  :mod:`~trainer.selection.lam_curve` (ridge on fixed columns, its LOO SSE for all lambdas)
+  hold parts of rls_math, which re-exports them;
 - :mod:`~trainer.selection.validation`: parameter and input checks of the estimators
   (constant targets, budgets beyond a fold's rows: ``check_targets``, ``check_budget``);
 - :mod:`~trainer.selection.refit`: ridge refitted on a chosen feature set;

@@ -144,6 +144,7 @@ class RowBlock:
         Yr = Y if rows is None else Y[rows]
         Yc = np.asarray(Yr[:, self.targets], dtype=np.float64) - prep.y_mean
         self.E, self.h = rls_math.initial_rows(self.R, Yc)
+        self.a2 = None       # ||E_j||^2 of the singleton rows, set by sse_parts until E changes
         offset = intercept_offset(prep, n)
         self.h -= offset
         self.n_single = n if layout is None else layout.n_single
@@ -164,10 +165,11 @@ class RowBlock:
 
     def sse_parts(self):
         """(criterion SSE, SSE per target (t,)) over these rows: LOO over singleton rows plus
-        sum_Q ||F_Q||^2 over grouped rows."""
+        sum_Q ||F_Q||^2 over grouped rows; keeps the row norms ``a2`` for the next scoring."""
         n1 = self.n_single
-        per_target = rls_math.loo_sse_per_target(self.E[:n1], self.h[:n1]) if n1 else np.zeros(
-            self.targets.size)
+        per_target = np.zeros(self.targets.size)
+        if n1:
+            per_target, self.a2 = rls_math.loo_sse_terms(self.E[:n1], self.h[:n1])
         if self.holdout is None:
             return float(per_target.sum()), per_target     # n1 = all rows: one pass
         per_target = per_target + holdout_math.holdout_sse_per_target(self.holdout)
@@ -196,10 +198,11 @@ class RowBlock:
                 cols = idx[:, 0]
                 full = 2 * cols.size >= d
                 if n1:
-                    scores[sel] = (rls_math.candidate_loo_sse(single, E[:n1], h[:n1], P, sigma, lam)
+                    scores[sel] = (rls_math.candidate_loo_sse(single, E[:n1], h[:n1], P, sigma, lam,
+                                                              a2=self.a2)
                                    [cols] if full else rls_math.candidate_loo_sse(
                                        np.ascontiguousarray(single[:, cols]), E[:n1], h[:n1],
-                                       P[cols], sigma[cols], lam))
+                                       P[cols], sigma[cols], lam, a2=self.a2))
                 if self.holdout is not None:
                     hc = self.holdout
                     scores[sel] += (holdout_math.candidate_lgo_sse(R[n1:], hc, P, sigma, lam)[cols]
@@ -225,6 +228,7 @@ class RowBlock:
         """Apply the row-local update of adding the columns J, given the global Rr = R^T X_J,
         ``coef`` (den = lam + sigma_b for one column, K^{-1} for a block) and the old P_J;
         then the hold-out caches. Returns :meth:`sse_parts` after the step."""
+        self.a2 = None
         saved = None if self.holdout is None else holdout_math.holdout_save(self.holdout, self.R, J)
         if J.size == 1:
             rls_math.add_feature_rows(self.R, self.E, self.h, Rr, coef, J[0], PJ)

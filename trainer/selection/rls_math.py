@@ -26,16 +26,32 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy.linalg import get_blas_funcs
 from threadpoolctl import ThreadpoolController
+
+from .blas_rows import rank_one_update, scratch  # noqa: F401  (re-exported)
+from .lam_curve import loo_sse_lambda_curve, ridge_weights  # noqa: F401  (re-exported)
 
 #: Rows/columns per block of the element-wise scoring pass (keeps temporaries cache-sized).
 ROW_BLOCK = 256
-COL_BLOCK = 1024
+COL_BLOCK = 2048
+#: Entries of R per task of the scoring pass when its row block is chosen from the shape
+#: (rows = BLOCK_ENTRIES // min(d, COL_BLOCK)); whole rows of R (d <= COL_BLOCK) keep every
+#: operand contiguous, and with many targets the GEMM of a tall block runs near BLAS peak.
+BLOCK_ENTRIES = 1 << 19
+#: Entries per element-wise sub-block of the scoring pass (3 scratch arrays of 1 MiB), and the
+#: target count from which the GEMM runs once per task (measured on 2 cores: 13-19 % faster
+#: per step than 256 x 1024 blocks without sub-blocks; 2^15 fits L2 but loses to call overhead).
+SUB_ENTRIES = 1 << 17
+WIDE_T = 64
+#: Rows per block of the light passes that sum over rows (fixed by the shape, not by the
+#: thread count, so every sum has the same order on every machine).
+UPDATE_ROWS = 4 * ROW_BLOCK
+#: Light passes over fewer entries than this stay on the calling thread (handing work to
+#: threads costs about 0.1 ms on a busy machine; a 2000 x 1000 rank-one update takes 0.7 ms).
+PARALLEL_ENTRIES = 1 << 22
 
 
 def initial_caches(R: np.ndarray, Y: np.ndarray):
@@ -70,83 +86,99 @@ def loo_sse(E: np.ndarray, h: np.ndarray) -> float:
     return float(loo_sse_per_target(E, h).sum())
 
 
-def loo_sse_per_target(E: np.ndarray, h: np.ndarray, *, row_block=4 * ROW_BLOCK) -> np.ndarray:
+def loo_sse_per_target(E: np.ndarray, h: np.ndarray, *, row_block=UPDATE_ROWS) -> np.ndarray:
     """LOO SSE of each target: sum_j (E_jq / h_j)^2 = ((E o E)^T w)_q with w_j = 1 / h_j^2 (t,).
 
     One read of E in row blocks (a GEMV per block on a reused scratch square), no n x t
     temporary: with many labels this pass runs every step. Sums in float64.
     """
+    return loo_sse_terms(E, h, row_block=row_block)[0]
+
+
+def loo_sse_terms(E: np.ndarray, h: np.ndarray, *, row_block=UPDATE_ROWS):
+    """(LOO SSE per target (t,), a2) with a2_j = ||E_j||^2 (rows,) from the same squares.
+
+    Per target: sum_j (E_jq / h_j)^2 = ((E o E)^T w)_q, w_j = 1 / h_j^2; a2 = (E o E) 1 is
+    the row term of :func:`candidate_loo_sse_partial`, so the next scoring pass does not read
+    E again. Row blocks on the worker threads, partial sums added in row order; float64.
+    """
     n, t = E.shape
-    w = 1.0 / np.square(np.asarray(h, dtype=np.float64))
-    out = np.zeros(t, dtype=np.float64)
-    buf = scratch(1, min(row_block, max(n, 1)) * t, np.float64, tag="sse")[0]
-    for i0 in range(0, n, row_block):
-        block = E[i0:i0 + row_block]
+    a2 = np.empty(n, dtype=np.float64)
+
+    def part(rows):
+        block = E[rows]
+        buf = scratch(1, block.size, np.float64, tag="sse")[0]
         square = buf[:block.size].reshape(block.shape)
         np.multiply(block, block, out=square, dtype=np.float64)
-        out += w[i0:i0 + row_block] @ square
-    return out
+        np.sum(square, axis=1, out=a2[rows])
+        return np.square(1.0 / np.asarray(h[rows], dtype=np.float64)) @ square
+
+    out = np.zeros(t, dtype=np.float64)
+    for p in row_map(part, n, row_block, chunked=True, parallel=n * t >= PARALLEL_ENTRIES):
+        out += p                                # fixed order: deterministic sums
+    return out, a2.astype(E.dtype, copy=False)
 
 
-def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK):
+def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK, a2=None):
     """Partial (over the given rows) LOO SSE of the model after adding each single candidate.
 
     Sherman-Morrison with w_i = 1 / (lam + sigma_i): adding feature i changes
     E -> E - w_i R_i P_i^T and h -> h - w_i R_i o R_i, hence, with Q = E P^T (n x d),
-    a2_j = sum_q E_jq^2 and p2_i = sum_q P_iq^2,
+    a2_j = sum_q E_jq^2, p2_i = sum_q P_iq^2 and z_ji = w_i R_ji^2,
 
-        e_i = sum_j (a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i) / (h_j - w_i R_ji^2)^2.
+        e_i = sum_j (a2_j - 2 w_i R_ji Q_ji + z_ji w_i p2_i) / (h_j - z_ji)^2.
 
     ``R``, ``E``, ``h`` may hold any subset of the rows; ``Pt`` = P^T (t x d), ``w`` and ``p2``
     are global. The full e is the sum of the partial results over a row partition. Cost:
-    2 rows d t flops (the GEMM for Q) plus one element-wise pass over rows x ``col_block``
-    scratch arrays (:func:`scratch`, reused across calls). A candidate whose updated
-    1 - leverage is not positive scores inf.
+    2 rows d t flops (the GEMM for -2 w_i Q_ji, the factor folded into P) plus one element-wise
+    pass in sub-blocks of :data:`SUB_ENTRIES` (cache-sized scratch, :func:`scratch`, reused
+    across calls); with many targets (t >= :data:`WIDE_T`) the GEMM runs once over all the
+    rows. A candidate whose updated 1 - leverage is not positive scores
+    inf. ``a2`` (rows,): the row norms ||E_j||^2 when known (:func:`loo_sse_terms`).
     """
     rows, d = R.shape
-    a2 = np.einsum("ij,ij->i", E, E)[:, None]
-    hcol = h[:, None]
-    Pm2 = Pt * -2.0                            # folds the factor -2 into the GEMM
-    out = np.empty(d, dtype=np.float64)
-    bufs = scratch(3, rows * min(col_block, d), np.result_type(R, E, Pt))
+    a2 = (np.einsum("ij,ij->i", E, E) if a2 is None else a2)[:, None]
+    Pw = Pt * (-2.0 * w)                       # folds -2 w_i into the GEMM
+    wp2 = w * p2
+    out = np.zeros(d, dtype=np.float64)
+    dtype, cols = np.result_type(R, E, Pt), min(col_block, d)
+    sub = min(rows, max(8, SUB_ENTRIES // max(cols, 1)))
+    wide = E.shape[1] >= WIDE_T and sub < rows
+    G, Z, T = scratch(3, max(sub, rows if wide else 0) * cols, dtype, tag="score")
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         for j0 in range(0, d, col_block):
             J = slice(j0, min(j0 + col_block, d))
-            num, WR, Ht = (b[:rows * (J.stop - j0)].reshape(rows, -1) for b in bufs)
-            np.matmul(E, Pm2[:, J], out=num)   # -2 Q_ji for the block
-            np.multiply(R[:, J], w[J], out=WR)  # w_i R_ji
-            np.multiply(WR, p2[J], out=Ht)
-            num += Ht                          # -2 Q_ji + w_i R_ji p2_i
-            num *= WR
-            num += a2                          # a2_j - 2 w_i R_ji Q_ji + w_i^2 R_ji^2 p2_i
-            np.multiply(R[:, J], WR, out=Ht)   # w_i R_ji^2
-            np.subtract(hcol, Ht, out=Ht)      # h_j - w_i R_ji^2
-            bad = Ht.min(axis=0) <= 0
-            Ht *= Ht                           # one division (the slow operation) per entry
-            num /= Ht
-            part = num.sum(axis=0, dtype=np.float64)
-            part[bad] = np.inf
-            out[J] = part
+            c = J.stop - j0
+            if wide:
+                np.matmul(E, Pw[:, J], out=G[:rows * c].reshape(rows, c))
+            bad = np.zeros(c, dtype=bool)
+            for i0 in range(0, rows, sub):
+                S = slice(i0, min(i0 + sub, rows))
+                m = S.stop - i0
+                num = G[i0 * c:S.stop * c] if wide else G[:m * c]
+                if not wide:
+                    np.matmul(E[S], Pw[:, J], out=num.reshape(m, c))
+                bad |= _score_rows(num.reshape(m, c), R[S, J], w[J], wp2[J], a2[S], h[S, None],
+                                   Z[:m * c].reshape(m, c), T[:m * c].reshape(m, c), out[J])
+            out[J][bad] = np.inf
     return out
 
 
-_SCRATCH = threading.local()
-
-
-def scratch(count: int, size: int, dtype, tag: str = "") -> list:
-    """``count`` flat scratch arrays of at least ``size`` elements, cached per thread.
-
-    Reused by every call on the same thread: allocating several MB per row block anew makes
-    glibc map fresh pages each time (mmap threshold; heap trimming), and the page faults cost
-    more than the arithmetic (measured 4-5x on a LOO step). Memory: count x size per thread.
-    Callers whose buffers are alive at the same time use different ``tag``s.
-    """
-    cache = _SCRATCH.__dict__.setdefault("arrays", {})
-    key = (tag, count, np.dtype(dtype).str)
-    bufs = cache.get(key)
-    if bufs is None or bufs[0].size < size:
-        bufs = cache[key] = [np.empty(size, dtype=dtype) for _ in range(count)]
-    return bufs
+def _score_rows(num, RJ, w, wp2, a2, hcol, Z, T, acc):
+    """One L2-sized sub-block of :func:`candidate_loo_sse_partial`: ``num`` holds -2 w_i Q_ji;
+    adds sum_j of the terms to ``acc`` and returns the columns whose 1 - leverage is <= 0."""
+    num *= RJ                              # -2 w_i R_ji Q_ji
+    np.multiply(RJ, w, out=Z)
+    Z *= RJ                                # z_ji = w_i R_ji^2
+    np.multiply(Z, wp2, out=T)
+    num += T
+    num += a2                              # the squared norm of the updated residual row
+    np.subtract(hcol, Z, out=Z)            # h_j - z_ji
+    bad = Z.min(axis=0) <= 0
+    Z *= Z                                 # one division (the slow operation) per entry
+    num /= Z
+    acc += num.sum(axis=0, dtype=np.float64)
+    return bad
 
 
 def scoring_terms(P, sigma, lam, dtype):
@@ -156,25 +188,24 @@ def scoring_terms(P, sigma, lam, dtype):
     return np.ascontiguousarray(P.T, dtype=dtype), w, p2
 
 
-def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=ROW_BLOCK, col_block=COL_BLOCK):
+def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=None, col_block=COL_BLOCK, a2=None):
     """LOO SSE after adding each candidate, as the sum of partial scores over row blocks.
 
     Identity: e = sum over row blocks B of ``candidate_loo_sse_partial(R_B, E_B, h_B, ...)``.
+    ``row_block`` None: :data:`BLOCK_ENTRIES` // min(d, ``col_block``) rows. ``a2``: see
+    :func:`candidate_loo_sse_partial`.
     """
     n, d = R.shape
     Pt, w, p2 = scoring_terms(P, sigma, lam, R.dtype)
-    blocks = [slice(i0, min(i0 + row_block, n)) for i0 in range(0, n, row_block)]
+    if row_block is None:
+        row_block = max(16, BLOCK_ENTRIES // max(1, min(d, col_block)))
 
     def part(rows):
         return candidate_loo_sse_partial(R[rows], E[rows], h[rows], Pt, w, p2,
-                                         col_block=col_block)
+                                         col_block=col_block,
+                                         a2=None if a2 is None else a2[rows])
 
-    if len(blocks) > 1 and _WORKERS > 1:
-        # Row blocks on worker threads (numpy releases the GIL); BLAS single-threaded meanwhile.
-        with single_threaded_blas():
-            parts = list(_thread_pool().map(part, blocks))
-    else:
-        parts = [part(rows) for rows in blocks]
+    parts = row_map(part, n, row_block)
     total = np.zeros(d, dtype=np.float64)
     for p in parts:                              # fixed order: deterministic sums
         total += p
@@ -182,6 +213,24 @@ def candidate_loo_sse(R, E, h, P, sigma, lam, *, row_block=ROW_BLOCK, col_block=
 
 
 _WORKERS = min(4, os.cpu_count() or 1)
+
+
+def row_map(fn, n: int, row_block: int, *, chunked: bool = False, parallel: bool = True) -> list:
+    """[fn(rows) for the row blocks slice(i0, i0 + row_block) of n rows], in row order; on the
+    worker threads when ``parallel`` and there are several blocks (numpy releases the GIL),
+    with BLAS single-threaded meanwhile. ``chunked``: one task per worker thread, each running
+    its contiguous share of the blocks in order (for light per-block work: a task costs about
+    0.1 ms to hand over on a busy machine); the results are the same."""
+    blocks = [slice(i0, min(i0 + row_block, n)) for i0 in range(0, n, row_block)] or [slice(0, 0)]
+    if len(blocks) <= 1 or _WORKERS <= 1 or not parallel:
+        return [fn(rows) for rows in blocks]
+    with single_threaded_blas():
+        if not chunked:
+            return list(_thread_pool().map(fn, blocks))
+        share = -(-len(blocks) // _WORKERS)
+        chunks = [blocks[i:i + share] for i in range(0, len(blocks), share)]
+        done = _thread_pool().map(lambda chunk: [fn(rows) for rows in chunk], chunks)
+        return [r for chunk in done for r in chunk]
 
 
 def set_threads(n: int) -> None:
@@ -230,28 +279,18 @@ def single_threaded_blas():
 
 
 def residual_products(R: np.ndarray, x_b: np.ndarray) -> np.ndarray:
-    """r = R^T x_b (a sum over rows): r_i = lam x_b^T G x_i, symmetric in (b, i)."""
-    return R.T @ x_b
+    """r = R^T x_b (a sum over rows): r_i = lam x_b^T G x_i, symmetric in (b, i).
 
-
-def rank_one_update(R: np.ndarray, alpha: float, u: np.ndarray, v: np.ndarray) -> None:
-    """In place R <- R + alpha u v^T (row-local), with BLAS ``ger`` when R is C-contiguous.
-
-    ``ger`` on the Fortran-ordered view R^T (R^T + alpha v u^T) touches R once, without an
-    n x d temporary; other layouts fall back to row blocks.
+    GEMVs over row blocks of :data:`UPDATE_ROWS` (on the worker threads from
+    :data:`PARALLEL_ENTRIES`: numpy releases the GIL), added in row order.
     """
-    u = np.ascontiguousarray(u, dtype=R.dtype)
-    v = np.ascontiguousarray(v, dtype=R.dtype)
-    if R.flags.c_contiguous and R.size:
-        ger = get_blas_funcs("ger", (R,))
-        out = ger(alpha, v, u, a=R.T, overwrite_a=True)
-        if np.shares_memory(out, R):
-            return
-        R[...] = out.T   # pragma: no cover - BLAS declined to work in place
-        return
-    for i0 in range(0, R.shape[0], ROW_BLOCK):
-        rows = slice(i0, i0 + ROW_BLOCK)
-        R[rows] += alpha * np.outer(u[rows], v)
+    n, d = R.shape
+    parts = row_map(lambda rows: R[rows].T @ x_b[rows], n, UPDATE_ROWS, chunked=True,
+                    parallel=n * d >= PARALLEL_ENTRIES)
+    r = parts[0]
+    for p in parts[1:]:
+        r += p
+    return r
 
 
 def add_feature(R, E, h, P, sigma, x_b, b, lam):
@@ -289,65 +328,13 @@ def add_feature_sums(P, sigma, r, b, lam):
 
 def add_feature_rows(R, E, h, r, den, b, Pb):
     """The row-local part of :func:`add_feature` on any subset of rows: R <- R - R_b r^T / den,
-    E <- E - R_b P_b^T / den, h <- h - R_b o R_b / den (in place; h clipped > 0)."""
+    E <- E - R_b P_b^T / den, h <- h - R_b o R_b / den (in place; h clipped > 0).
+
+    The rank-one updates stay on this thread: scipy's BLAS wrappers hold the GIL (row blocks on
+    the worker threads run one at a time), and lending BLAS a second thread leaves it spinning
+    into the next scoring pass (measured: whole runs 10 % slower)."""
     Rb = R[:, b].copy()
     rank_one_update(R, -1.0 / den, Rb, r)
     rank_one_update(E, -1.0 / den, Rb, Pb)
     h -= (Rb * Rb / den).astype(h.dtype, copy=False)
     np.maximum(h, np.finfo(h.dtype).tiny, out=h)
-
-
-def ridge_weights(X_S: np.ndarray, Y: np.ndarray, lam: float) -> np.ndarray:
-    """W = (X_S^T X_S + lam I)^{-1} X_S^T Y (k x t): the primal ridge solution on S.
-
-    Equals X_S^T A of the paper (push-through identity); solved directly for accuracy.
-    """
-    X_S = np.asarray(X_S, dtype=np.float64)
-    k = X_S.shape[1]
-    if k == 0:
-        return np.zeros((0, Y.shape[1]))
-    K = X_S.T @ X_S + lam * np.eye(k)
-    return np.linalg.solve(K, X_S.T @ np.asarray(Y, dtype=np.float64))
-
-
-def loo_sse_lambda_curve(XS: np.ndarray, Y: np.ndarray, lams, offset: float = 0.0) -> np.ndarray:
-    """LOO SSE of ridge on the fixed columns ``XS`` (n x s) for every lambda in ``lams``.
-
-    ``offset`` = 1/n adds an unpenalized intercept refitted per held-out row (``XS`` and ``Y``
-    centred with the means of all n rows): its hat matrix is J/n + the centred one, so every
-    1 - leverage below is lowered by 1/n.
-
-    One thin SVD XS = U diag(d) V^T serves every lambda: the ridge hat matrix is
-    U diag(f) U^T with f_k = d_k^2 / (d_k^2 + lam), so with g = 1 - f = lam / (d_k^2 + lam),
-    B = U^T Y (s x t) and the part of Y outside span(U), Yp = Y - U B, the residuals are
-    E = Yp + U diag(g) B and 1 - leverage is h_j = 1 - sum_k U_jk^2 + sum_k U_jk^2 g_k.
-    With N = Yp B^T (n x s) and B B^T = L L^T (L: s x r, r = rank(B) <= min(s, t)):
-
-        ||E_j||^2 = ||Yp_j||^2 + 2 sum_k g_k U_jk N_jk + ||(U diag(g) L)_j||^2,
-
-    and LOO SSE(lam) = sum_j ||E_j||^2 / h_j^2 (the LOO identity of this module). Every term
-    is of the size of the residual (no cancellation against ||Y||^2). Cost O(n s (s + t))
-    once plus O(n s r) per lambda: all lambdas for about the price of one greedy step.
-    """
-    XS = np.asarray(XS, dtype=np.float64)
-    Y = np.asarray(Y, dtype=np.float64)
-    lams = np.asarray(lams, dtype=np.float64)
-    if XS.shape[1] == 0:
-        return np.full(lams.shape, float(np.sum(np.square(Y))) / (1.0 - offset) ** 2)
-    U, d, _ = np.linalg.svd(XS, full_matrices=False)
-    B = U.T @ Y
-    Yp = Y - U @ B
-    p2 = np.einsum("ij,ij->i", Yp, Yp)
-    UN = U * (Yp @ B.T)
-    w, V = np.linalg.eigh(B @ B.T)
-    keep = w > w.max(initial=0.0) * 1e-15
-    L = V[:, keep] * np.sqrt(w[keep])
-    U2 = U * U
-    outside = 1.0 - offset - U2.sum(axis=1)
-    out = np.empty(lams.shape)
-    for i, lam in enumerate(lams):
-        g = lam / (d * d + lam)
-        h = outside + U2 @ g
-        e2 = p2 + 2.0 * (UN @ g) + np.einsum("ij,ij->i", *(2 * ((U * g) @ L,)))
-        out[i] = float(np.sum(e2 / (h * h)))
-    return out
