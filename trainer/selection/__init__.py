@@ -1,9 +1,10 @@
 """Greedy RLS selection: the one greedy loop and the closed-form math it runs on.
 
 - :mod:`~trainer.selection.loop`: the one greedy selection loop, preprocessing, the choice of
-  lambda by the criterion, path records;
-- :mod:`~trainer.selection.costs`: the cost model (extractors, sensors, budgets) as a plan of
-  moves;
+  lambda by the criterion, path records; :mod:`~trainer.selection.lam_search`: the default
+  lambda search along the path (and the exhaustive grid);
+- :mod:`~trainer.selection.costs`: the cost model (extractors, transforms, sensors, budgets) as a
+  plan of moves; :mod:`~trainer.selection.cost_params`: its parameter checks;
 - :mod:`~trainer.selection.caches`: the caches of one run in blocks of rows x targets;
 - :mod:`~trainer.selection.rls_math` (LOO), :mod:`~trainer.selection.group_math` (rank-m moves),
   :mod:`~trainer.selection.holdout_math` and :mod:`~trainer.selection.holdout_blocks`
