@@ -93,21 +93,6 @@ _FIXED = {
 }
 
 
-def _needed(table, roots) -> list:
-    """The routines of ``table`` needed for ``roots``, dependencies first, each once."""
-    out = []
-
-    def visit(kind):
-        for dep in table[kind][0]:
-            visit(dep)
-        if kind not in out:
-            out.append(kind)
-
-    for kind in sorted(roots):
-        visit(kind)
-    return out
-
-
 def _types(plan) -> tuple:
     sample = "int16_t" if plan.fixed else "float"
     inp = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]
@@ -299,8 +284,8 @@ def _stream_source(plan) -> str:
     own = [e for e in plan.extractors if passes_c.pass_stats(e) is None and not e.on_series]
     float_kinds = {e.kind for e in own if not e.fixed}
     fixed_kinds = {e.kind for e in own if e.fixed}
-    routines = [_FLOAT[k][1] for k in _needed(_FLOAT, float_kinds)]
-    routines += [_FIXED[k][1] for k in _needed(_FIXED, fixed_kinds)]
+    routines = [_FLOAT[k][1] for k in series_c.needed(_FLOAT, float_kinds)]
+    routines += [_FIXED[k][1] for k in series_c.needed(_FIXED, fixed_kinds)]
     fetch = (f"#define {P}_X(s, j, c) ((s)->buf[(j)][(c)])" if not plan.fixed else
              f"#define {P}_X(s, j, c) ((float)(s)->buf[(j)][(c)] * {p}_sample_scale[(c)])\n"
              f"#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")

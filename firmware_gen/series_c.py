@@ -99,12 +99,13 @@ static void @p@_series_qcopy(const @p@_stream_t *s,
 }
 
 
-def needed(roots) -> list:
-    """Routines for ``roots``, dependencies first, each once."""
+def needed(table, roots) -> list:
+    """The routines of ``table`` ({name: (dependencies, C text)}) needed for ``roots``,
+    dependencies first, each once (also for the routine tables of :mod:`.extractors_c`)."""
     out = []
 
     def visit(name):
-        for dep in ROUTINES[name][0]:
+        for dep in table[name][0]:
             visit(dep)
         if name not in out:
             out.append(name)
@@ -246,7 +247,8 @@ def source_parts(plan) -> list:
     for key in ("", "jerk", "highpass", "qcopy"):
         if (key or "copy") in fills:
             out.append(_FILL[key].replace("@p@", p).replace("@P@", P))
-    out += [ROUTINES[r][1].replace("@p@", p).replace("@P@", P) for r in needed(roots)]
+    out += [ROUTINES[r][1].replace("@p@", p).replace("@P@", P)
+            for r in needed(ROUTINES, roots)]
     out += [_group_function(plan, fname, key, members)
             for fname, (key, members) in zip(_function_names(plan), found)]
     return out

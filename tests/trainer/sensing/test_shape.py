@@ -11,25 +11,9 @@ from trainer.errors import DataError
 from trainer.sensing.extractors import extract, extract_q15
 from trainer.sensing.specs import parse_spec
 
+from .test_extractors import _mean, _std  # the scalar references of mean and std
+
 f32 = np.float32
-
-
-def _mean(x):
-    s = f32(0)
-    for v in x:
-        s = f32(s + v)
-    return f32(s / f32(len(x)))
-
-
-def _std(x):
-    s1 = s2 = f32(0)
-    for v in x:
-        d = f32(v - x[0])
-        s1, s2 = f32(s1 + d), f32(s2 + f32(d * d))
-    n = f32(len(x))
-    m = f32(s1 / n)
-    var = f32(f32(s2 / n) - f32(m * m))
-    return np.sqrt(var) if var > 0 else f32(0)
 
 
 def _central(x):
