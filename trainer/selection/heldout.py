@@ -55,7 +55,8 @@ def heldout_residuals(Xs, Yc, L, W, groups=None, offset=0.0) -> np.ndarray:
     V = [Xs L^{-T}, sqrt(offset) 1].
     """
     Xs = np.asarray(Xs, dtype=np.float64)
-    E = np.asarray(Yc, dtype=np.float64) - Xs @ W
+    E = Xs @ W                                   # n x t: built and finished in place
+    np.subtract(np.asarray(Yc, dtype=np.float64), E, out=E)
     n = Xs.shape[0]
     V = solve_triangular(L, Xs.T, lower=True).T if Xs.shape[1] else np.zeros((n, 0))
     if offset:
@@ -63,7 +64,8 @@ def heldout_residuals(Xs, Yc, L, W, groups=None, offset=0.0) -> np.ndarray:
     if V.shape[1] == 0:
         return E
     if groups is None:
-        return E / (1.0 - np.einsum("ij,ij->i", V, V))[:, None]
+        E /= (1.0 - np.einsum("ij,ij->i", V, V))[:, None]
+        return E
     layout = group_layout(groups)
     order = layout.order
     Vo, Eo = V[order], E[order]
@@ -89,7 +91,9 @@ def heldout_predictions(Xs, Y, y_mean, lam, groups=None, offset=0.0) -> np.ndarr
     Y = np.asarray(Y, dtype=np.float64)
     Yc = Y - y_mean
     L, W = fit_terms(Xs, Yc, lam)
-    return Y - heldout_residuals(Xs, Yc, L, W, groups, offset)
+    F = heldout_residuals(Xs, Yc, L, W, groups, offset)
+    del Yc
+    return np.subtract(Y, F, out=F)             # n x t temporaries reused: one pass each
 
 
 def observed_heldout(X, Y, groups, features, cols, prep, lam) -> list:
@@ -109,6 +113,9 @@ def _observed_heldout(X, Y, groups, features, cols, prep, lam) -> list:
         g = None if groups is None else (np.asarray(groups) if rows is None
                                          else np.asarray(groups)[rows])
         Xs = q.columns(Xr, features, np.float64)
+        which = np.asarray(cols)[targets]
+        every = np.array_equal(which, np.arange(Yr.shape[1]))   # no n x t copy for all targets
         out.append((rows, targets, heldout_predictions(
-            Xs, Yr[:, cols[targets]], q.y_mean, lam, g, intercept_offset(q, Xr.shape[0]))))
+            Xs, Yr if every else Yr[:, which], q.y_mean, lam, g,
+            intercept_offset(q, Xr.shape[0]))))
     return out
