@@ -37,7 +37,7 @@ def _stats(v) -> bool:
         v.get(k) is None or _number(v[k]) for k in ("min", "median", "max")))
 
 
-def _per_extractor(v) -> bool:
+def _costs_by_name(v) -> bool:
     return v is None or (isinstance(v, dict) and all(
         _text(k) and _number(x) and x >= 0 for k, x in v.items()))
 
@@ -65,7 +65,8 @@ FIELDS = {
     "cost.measured": (lambda v: isinstance(v, bool), "true or false"),
     "cost.extractors": (_stats, "an object with min/median/max numbers"),
     "cost.model": (_stats, "an object with min/median/max numbers"),
-    "cost.per_extractor": (_per_extractor, "an object of names to numbers >= 0"),
+    "cost.per_extractor": (_costs_by_name, "an object of names to numbers >= 0"),
+    "cost.per_transform": (_costs_by_name, "an object of names to numbers >= 0"),
     "cost.per_extractor_measured": (_optional(lambda v: isinstance(v, bool)), "true or false"),
     "cost.method": (_optional(_text), "a string"),
     "cost.per_extractor_method": (_optional(_text), "a string"),

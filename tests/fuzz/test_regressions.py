@@ -30,6 +30,11 @@ def targets(tmp_path_factory):
         module._DIR.mkdir()
         if hasattr(module, "_load_bases") and not module.BASES:
             module._load_bases(module._DIR)
+        if hasattr(module, "_base_report") and module._BASE is None:      # py_reports
+            (module._DIR / "base").mkdir()
+            module._BASE = module._base_report(module._DIR / "base")
+        if hasattr(module, "_base") and module._BASE is None:             # py_features
+            module._BASE = module._base(module._DIR)
         modules[name] = module
     return modules
 

@@ -45,6 +45,8 @@ from ..bundle.files import npz_bytes
 from ..bundle.model import TASKS
 from ..errors import DataError
 from .extractors import window_view
+from .members import names as _names
+from .members import scalar as _scalar
 from .recordings import RecordingSet, load_recordings, time_gaps
 from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
 from .specs import parse_spec, transforms_of
@@ -55,14 +57,6 @@ FORMAT_VERSION = 1
 ARITHMETIC = "float32-sequential-v1"
 _STRINGS = ("feature_names", "target_names", "feature_extractors", "feature_sensors",
             "feature_kinds", "feature_channels", "recording_names")
-
-
-def _scalar(value):
-    """The single element of a 0-d (or one-element) array."""
-    value = np.asarray(value)
-    if value.size != 1:
-        raise DataError(f"expected a single value, got an array of shape {value.shape}")
-    return value.reshape(-1)[0].item()
 
 
 @dataclass
@@ -123,7 +117,9 @@ class FeatureSet:
         missing = [k for k in names if k not in arrays]
         if missing:
             raise DataError(f"{source} lacks the array {missing[0]!r}")
-        kwargs = {k: [str(s) for s in arrays[k]] for k in _STRINGS}
+        limit = 1024 + sum(np.shape(arrays["X"])) + sum(np.shape(arrays["Y"])) + np.size(
+            arrays["groups"])                   # names per column or recording: far fewer
+        kwargs = {k: _names(arrays[k], k, source, limit) for k in _STRINGS}
         scalar = {k: _scalar(arrays[k]) for k in ("window", "hop", "sample_rate", "task",
                                                    "currency", "sensors_json")}
         out = cls(X=arrays["X"], Y=arrays["Y"], window=int(scalar["window"]),
