@@ -107,17 +107,10 @@ def resources(names, extractor_sensors, sensor_costs) -> tuple:
     cost = np.zeros((len(all_names), len(KINDS)))
     level = np.zeros(len(all_names), bool)            # True: a transform
     if sensor_costs is not None:
-        if not isinstance(sensor_costs, Mapping):
-            raise TrainerError("sensor_costs must be a dict {sensor: price or {price, energy, "
-                               "time}}")
-        unknown = [s for s in sensor_costs if s not in sensor_index]
-        if unknown:
-            raise TrainerError(f"sensor_costs names {unknown[0]!r}, which no extractor uses "
-                               f"(sensors in extractor_sensors: {listing(all_names)})")
+        cost[list(sensor_index.values())] = cost_rows(
+            sensor_costs, list(sensor_index), "sensor_costs", "sensor",
+            f"which no extractor uses (sensors in extractor_sensors: {listing(all_names)})")
         for s, i in sensor_index.items():
-            if s not in sensor_costs:
-                raise TrainerError(f"sensor_costs has no entry for sensor {s!r}")
-            cost[i] = cost_vector(sensor_costs[s], f"sensor_costs[{s!r}]")
             kind = sensor_costs[s].get("level", "sensor") if isinstance(
                 sensor_costs[s], Mapping) else "sensor"
             if kind not in LEVELS:
@@ -132,3 +125,20 @@ def listing(names, limit=8) -> str:
     names = list(names)
     more = f", ... ({len(names)} in all)" if len(names) > limit else ""
     return ", ".join(repr(n) for n in names[:limit]) + more
+
+
+def cost_rows(costs, names, what: str, noun: str, unknown_text: str) -> np.ndarray:
+    """(len(names), len(KINDS)) cost vectors of ``costs`` ({name: price or {price, energy,
+    time}}, the parameter ``what``), which must name every one of ``names`` and nothing else
+    (``unknown_text`` says why an extra name is wrong)."""
+    if not isinstance(costs, Mapping):
+        raise TrainerError(f"{what} must be a dict {{{noun}: price or {{price, energy, time}}}}")
+    unknown = [c for c in costs if c not in set(names)]
+    if unknown:
+        raise TrainerError(f"{what} names {unknown[0]!r}, {unknown_text}")
+    rows = np.zeros((len(names), len(KINDS)))
+    for i, name in enumerate(names):
+        if name not in costs:
+            raise TrainerError(f"{what} has no entry for {noun} {name!r}")
+        rows[i] = cost_vector(costs[name], f"{what}[{name!r}]")
+    return rows

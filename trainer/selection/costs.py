@@ -27,13 +27,12 @@ to the first move), so one feature per extractor reproduces plain feature select
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import TrainerError
-from .cost_params import KINDS, cost_vector, limit, listing, resources, structure
+from .cost_params import KINDS, cost_rows, limit, listing, resources, structure
 
 TOTALS = ("extractors", "sensors") + KINDS
 #: The estimator parameter that limits each total.
@@ -315,17 +314,8 @@ def build_plan(n_features: int, *, feature_names=None, extractors=None, extracto
     if extractor_costs is None:
         ext_cost[:, 0] = 1.0 if sensor_costs is None else 0.0
     else:
-        if not isinstance(extractor_costs, Mapping):
-            raise TrainerError("extractor_costs must be a dict {extractor: price or {price, "
-                               "energy, time}}")
-        unknown = [e for e in extractor_costs if e not in names]
-        if unknown:
-            raise TrainerError(f"extractor_costs names {unknown[0]!r}, which is not an "
-                               f"extractor (extractors: {listing(names)})")
-        for i, e in enumerate(names):
-            if e not in extractor_costs:
-                raise TrainerError(f"extractor_costs has no entry for extractor {e!r}")
-            ext_cost[i] = cost_vector(extractor_costs[e], f"extractor_costs[{e!r}]")
+        ext_cost = cost_rows(extractor_costs, list(names), "extractor_costs", "extractor",
+                             f"which is not an extractor (extractors: {listing(names)})")
     limits = np.array([np.inf, limit(max_sensors, "max_sensors"), limit(max_cost, "max_cost"),
                        limit(max_energy, "max_energy"), limit(max_time, "max_time")])
     plan = CostPlan(names, needs, ext_cost, uses, sensor_names, sensor_cost, limits,
