@@ -96,11 +96,7 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     plan, m = fw.plan, fw.manifest
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
                f"features -> {plan.t} scores, {input_summary(plan)}, {m['kernel']} kernel")
-    if plan.full_scale is not None:
-        click.echo("Q15 sample full scales: " + ", ".join(
-            f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
-        for note in rounding_notes(full_scale, plan.channels):
-            click.echo(note)
+    echo_full_scales(plan, full_scale)
     if do_build:
         _report_build(out_dir, fw, built)
 
@@ -191,3 +187,14 @@ def input_summary(plan) -> str:
         return f"input: the {plan.k} selected features (one prediction per feature vector)"
     return (f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
             f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
+
+
+def echo_full_scales(plan, full_scale) -> None:
+    """Fixed point: the Q15 full scale of every channel, and notes on the rounding of
+    ``--full-scale`` values (nothing for float32)."""
+    if plan.full_scale is None:
+        return
+    click.echo("Q15 sample full scales: " + ", ".join(
+        f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
+    for note in rounding_notes(full_scale, plan.channels):
+        click.echo(note)

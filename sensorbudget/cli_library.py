@@ -13,7 +13,7 @@ from trainer.bundle import write_atomically, write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
-from .cli_firmware import input_summary, parse_full_scale, rounding_notes
+from .cli_firmware import echo_full_scales, input_summary, parse_full_scale
 
 
 def _is_c_library(folder) -> bool:
@@ -74,10 +74,7 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
     click.echo(f"CMake: add_subdirectory({out_dir}) + target_link_libraries(app PRIVATE "
                f"{name}); make: include {out_dir / (name + '.mk')}; Arduino: examples/"
                f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml")
+    echo_full_scales(plan, full_scale)
     if plan.full_scale is not None:
-        click.echo("Q15 sample full scales: " + ", ".join(
-            f"{c}={v:g}" for c, v in zip(plan.channels, plan.full_scale)))
-        for note in rounding_notes(full_scale, plan.channels):
-            click.echo(note)
         click.echo(f"fixed-point error bound ({numeric}): |score - float model| <= "
                    f"{lib.header.error_bound:.2g} over the training input ranges")
