@@ -139,3 +139,20 @@ def same_bits(a, b) -> bool:
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     return a.shape == b.shape and a.dtype.itemsize == b.dtype.itemsize and \
         np.array_equal(a.view(np.uint8), b.view(np.uint8))
+
+
+def check_replay(session, plan, bundle, columns) -> None:
+    """Push a recording's samples (33 per request) through a running firmware: every window's
+    scores and one PREDICT equal firmware_gen.reference bit for bit, and STATS counts
+    instructions with the extractors costing more than the model."""
+    from device_sim.protocol import Unit
+    from firmware_gen import reference
+
+    samples = device_samples(plan, columns)
+    _, inputs, expected = reference.stream(plan, bundle, samples)
+    windows, scores = push_samples(session, plan, samples, 33)
+    assert windows == list(range(len(expected)))
+    assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
+    assert same_bits(predict(session, plan, inputs[3]), scores[3])
+    unit, extract, model = struct.unpack("<BII", session.call(Cmd.STATS))
+    assert unit == Unit.INSTRUCTIONS and extract > model > 0

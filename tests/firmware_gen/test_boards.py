@@ -11,12 +11,18 @@ import numpy as np
 import pytest
 
 from device_sim.backends.firmware import launch
-from device_sim.protocol import Cmd, FrameDecoder, Unit
+from device_sim.protocol import Cmd, FrameDecoder
 from firmware_gen import TARGETS, FirmwareGenError, generate_firmware, reference
 from firmware_gen.build import build, footprint
 from firmware_gen.targets import ALIASES, get_target, run_command
 from tests.firmware_gen.conftest import bm_full_scale, need_tools
-from tests.firmware_gen.helpers import Session, device_samples, predict, push_samples, same_bits
+from tests.firmware_gen.helpers import (
+    Session,
+    check_replay,
+    device_samples,
+    push_samples,
+    same_bits,
+)
 
 
 def test_old_names_are_aliases_of_the_canonical_targets(bm_bundle):
@@ -64,17 +70,9 @@ def test_nucleo_image_on_netduinoplus2_matches_the_reference(kinds_bundle, bm_re
     fw, out, fp = _nucleo(kinds_bundle, numeric, tmp_path, bm_full_scale(bm_recordings))
     assert fp["flash_bytes"] < 512 * 1024 and fp["ram_bytes"] + 2048 < 96 * 1024
     assert fp["ram_headroom"] > 0.75 and fp["warnings"] == []
-    plan = fw.plan
-    samples = device_samples(plan, bm_recordings.recordings[12].columns)
-    _, inputs, expected = reference.stream(plan, kinds_bundle, samples)
     with Session(out) as dev:
         assert dev.name == "qemu netduinoplus2"
-        windows, scores = push_samples(dev, plan, samples, 33)
-        assert windows == list(range(len(expected)))
-        assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
-        assert same_bits(predict(dev, plan, inputs[3]), scores[3])
-        unit, extract, model = struct.unpack("<BII", dev.call(Cmd.STATS))
-        assert unit == Unit.INSTRUCTIONS and extract > model > 0
+        check_replay(dev, fw.plan, kinds_bundle, bm_recordings.recordings[12].columns)
         assert dev.quit(5) == 5                            # semihosting exit under QEMU
 
 

@@ -10,11 +10,11 @@ from device_sim.protocol import Cmd, Err, Unit, encode_frame
 from firmware_gen import reference
 from tests.firmware_gen.conftest import bm_full_scale, need_tools
 from tests.firmware_gen.helpers import (
+    check_replay,
     device_samples,
     expect_error,
     predict,
     push_samples,
-    same_bits,
 )
 
 
@@ -29,18 +29,11 @@ def test_boots_and_matches_the_reference(firmware, kinds_bundle, bm_recordings, 
                                          numeric):
     built = firmware(kinds_bundle, target, numeric, full_scale=bm_full_scale(bm_recordings))
     plan = built.plan
-    samples = device_samples(plan, bm_recordings.recordings[12].columns)
-    _, inputs, expected = reference.stream(plan, kinds_bundle, samples)
     with built.start() as dev:
         hello = dev.call(Cmd.HELLO)
         assert struct.unpack_from("<BBHHHHH", hello)[:4] == (2, ["float32", "q15", "q31"].index(
             numeric), plan.k, plan.t)
-        windows, scores = push_samples(dev, plan, samples, 33)
-        assert windows == list(range(len(expected)))
-        assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
-        assert same_bits(predict(dev, plan, inputs[3]), scores[3])
-        unit, extract, model = struct.unpack("<BII", dev.call(Cmd.STATS))
-        assert unit == Unit.INSTRUCTIONS and extract > model > 0
+        check_replay(dev, plan, kinds_bundle, bm_recordings.recordings[12].columns)
         unit, total = dev.bench(2000, 0)
         assert unit == Unit.INSTRUCTIONS and 20 * 2000 < total < 5000 * 2000
         # malformed input does not crash it
