@@ -49,3 +49,21 @@ def rank_one_update(R: np.ndarray, alpha: float, u: np.ndarray, v: np.ndarray) -
     for i0 in range(0, R.shape[0], ROW_BLOCK):
         rows = slice(i0, i0 + ROW_BLOCK)
         R[rows] += alpha * np.outer(u[rows], v)
+
+
+def rank_k_update(A: np.ndarray, U: np.ndarray, V: np.ndarray) -> None:
+    """In place A <- A + U V^T for thin U (n x k), V (d x k): BLAS ``gemm`` with beta = 1 on
+    the Fortran-ordered view A^T (A^T + V U^T) when A is C-contiguous, one pass over A;
+    other layouts fall back to row blocks."""
+    U = np.ascontiguousarray(U, dtype=A.dtype)
+    V = np.ascontiguousarray(V, dtype=A.dtype)
+    if A.flags.c_contiguous and A.size:
+        gemm = get_blas_funcs("gemm", (A,))
+        out = gemm(1.0, V, U, beta=1.0, c=A.T, trans_b=True, overwrite_c=True)
+        if np.shares_memory(out, A):
+            return
+        A[...] = out.T   # pragma: no cover - BLAS declined to work in place
+        return
+    for i0 in range(0, A.shape[0], ROW_BLOCK):
+        rows = slice(i0, i0 + ROW_BLOCK)
+        A[rows] += U[rows] @ V.T

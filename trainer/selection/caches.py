@@ -32,7 +32,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..errors import TrainerError
-from . import group_math, holdout_blocks, holdout_math, rls_math
+from . import group_math, holdout_blocks, holdout_math, rls_math, wide_rows
 
 
 class GramStore:
@@ -142,14 +142,20 @@ class RowBlock:
         self.rows = rows
         self.R = prep.transform_into(X, dtype, rows=rows)
         Yr = Y if rows is None else Y[rows]
-        Yc = np.asarray(Yr[:, self.targets], dtype=np.float64) - prep.y_mean
-        self.E, self.h = rls_math.initial_rows(self.R, Yc)
+        if not np.array_equal(self.targets, np.arange(Yr.shape[1])):
+            Yr = Yr[:, self.targets]
+        self.E, self.h = rls_math.initial_rows(self.R, np.asarray(Yr, dtype=np.float64),
+                                               prep.y_mean)
         self.a2 = None       # ||E_j||^2 of the singleton rows, set by sse_parts until E changes
         offset = intercept_offset(prep, n)
         self.h -= offset
         self.n_single = n if layout is None else layout.n_single
         self.holdout = None if layout is None else holdout_math.init_holdout(
             layout, self.R, self.E, offset)
+        # Q = E P^T kept by rank-2 updates with many targets (:mod:`wide_rows`), from the
+        # first scoring pass on; None when not kept or out of date.
+        self.keep_q = self.holdout is None and self.targets.size >= wide_rows.TRACK_TARGETS
+        self.Q = None
 
     def initial_sums(self):
         """Partial (P, sigma) of S = {} over these rows (:func:`rls_math.initial_sums`)."""
@@ -197,12 +203,16 @@ class RowBlock:
             if m == 1:
                 cols = idx[:, 0]
                 full = 2 * cols.size >= d
+                if self.keep_q and self.Q is None:
+                    self.Q = wide_rows.target_products(E, P)
+                Q = self.Q
                 if n1:
                     scores[sel] = (rls_math.candidate_loo_sse(single, E[:n1], h[:n1], P, sigma, lam,
-                                                              a2=self.a2)
+                                                              a2=self.a2, Q=Q)
                                    [cols] if full else rls_math.candidate_loo_sse(
                                        np.ascontiguousarray(single[:, cols]), E[:n1], h[:n1],
-                                       P[cols], sigma[cols], lam, a2=self.a2))
+                                       P[cols], sigma[cols], lam, a2=self.a2,
+                                       Q=None if Q is None else np.ascontiguousarray(Q[:, cols])))
                 if self.holdout is not None:
                     hc = self.holdout
                     scores[sel] += (holdout_math.candidate_lgo_sse(R[n1:], hc, P, sigma, lam)[cols]
@@ -224,10 +234,16 @@ class RowBlock:
             return rls_math.residual_products(self.R, self.columns(J)[:, 0])
         return group_math.block_products(self.R, self.columns(J))
 
-    def add(self, J, lam, Rr, coef, PJ):
+    def add(self, J, lam, Rr, coef, PJ, PPJ=None):
         """Apply the row-local update of adding the columns J, given the global Rr = R^T X_J,
-        ``coef`` (den = lam + sigma_b for one column, K^{-1} for a block) and the old P_J;
-        then the hold-out caches. Returns :meth:`sse_parts` after the step."""
+        ``coef`` (den = lam + sigma_b for one column, K^{-1} for a block), the old P_J and, for
+        one column, PPJ = P P_J of the old P (keeps Q, :func:`wide_rows.add_feature_wide`;
+        None drops Q); then the hold-out caches. Returns :meth:`sse_parts` after the step."""
+        if self.Q is not None and J.size == 1 and PPJ is not None:
+            per_target, self.a2 = wide_rows.add_feature_wide(self.R, self.E, self.h, self.Q, Rr,
+                                                             coef, J[0], PJ, PPJ)
+            return float(per_target.sum()), per_target
+        self.Q = None
         self.a2 = None
         saved = None if self.holdout is None else holdout_math.holdout_save(self.holdout, self.R, J)
         if J.size == 1:
@@ -325,8 +341,9 @@ class CacheBlock:
         J = np.asarray(J, dtype=np.intp)
         Rr = total(self.parts.map("products", J))
         if J.size == 1:
+            PPJ = self.P @ self.P[J[0]]                # for the kept Q (wide_rows)
             den, PJ = rls_math.add_feature_sums(self.P, self.sigma, Rr, J[0], lam)
-            self._sse = total_sse(self.parts.map("add", J, lam, Rr, den, PJ))
+            self._sse = total_sse(self.parts.map("add", J, lam, Rr, den, PJ, PPJ))
             Rr, K_inv = np.asarray(Rr, dtype=np.float64)[:, None], np.array([[1.0 / den]])
         else:
             K_inv, PJ = group_math.add_group_sums(self.P, self.sigma, Rr, J, lam)

@@ -153,11 +153,11 @@ class CostPlan:
         """The candidate moves from ``state`` (see the module notes), with their added costs."""
         if self.static:
             ids = np.flatnonzero(~state.chosen)
-            ext = [(int(e),) for e in ids]
+            ext = [(e,) for e in ids.tolist()]
             single = self._single_feature
             if single is not None:            # one feature per extractor: no per-move lists
                 return Moves(ext, np.ones(ids.size, dtype=np.intp), single[ids],
-                             self._added(state, ext))
+                             self._added(state, ext, ids))
             feats = [self._ext_features[e] for e in ids]
         else:
             ext, feats = self._generic_moves(state)
@@ -197,12 +197,14 @@ class CostPlan:
         keys = sorted((k for k in groups if len(k) == size), key=lambda k: groups[k][0])
         return keys, [np.asarray(groups[k], dtype=np.intp) for k in keys]
 
-    def _added(self, state: State, ext: list) -> np.ndarray:
+    def _added(self, state: State, ext: list, ids=None) -> np.ndarray:
+        """Costs each move adds; ``ids``: the extractor of every move when each adds one."""
         added = np.zeros((len(ext), len(TOTALS)))
         if not ext:
             return added
-        if all(len(e) == 1 for e in ext):
-            ids = np.fromiter((e[0] for e in ext), dtype=np.intp, count=len(ext))
+        if ids is not None or all(len(e) == 1 for e in ext):
+            if ids is None:
+                ids = np.fromiter((e[0] for e in ext), dtype=np.intp, count=len(ext))
             new = self.uses[ids] & ~state.paid
             added[:, 0] = 1
             added[:, 2:] = self.extractor_cost[ids]

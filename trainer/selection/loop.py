@@ -92,9 +92,13 @@ class Preprocessing:
         n = X.shape[0] if rows is None else len(rows)
         out = np.empty((n, X.shape[1]), dtype=dtype)
         step = max(1, (1 << 20) // max(1, X.shape[1]))
-        for i0 in range(0, n, step):
+        wide = np.dtype(dtype) == np.float64
+        buf = None if wide else np.empty((min(step, n), X.shape[1]))
+        for i0 in range(0, n, step):      # float64 arithmetic, no chunk-sized temporaries
             part = X[i0:i0 + step] if rows is None else X[rows[i0:i0 + step]]
-            out[i0:i0 + step] = (part - self.x_mean) / self.x_scale
+            dst = out[i0:i0 + step] if wide else buf[:part.shape[0]]
+            np.subtract(part, self.x_mean, out=dst, dtype=np.float64)
+            np.divide(dst, self.x_scale, out=dst if wide else out[i0:i0 + step])
         return out
 
     def column(self, X, b, dtype) -> np.ndarray:
@@ -119,10 +123,13 @@ def row_sums(X, Y) -> dict:
     mean = total / max(n, 1)
     m2, absmax = np.zeros(d), np.zeros(d)
     step = max(1, (1 << 20) // max(1, d))
+    buf = np.empty((min(step, n), d))          # one chunk buffer (no per-chunk temporaries)
     for i0 in range(0, n, step):
-        part = X[i0:i0 + step] - mean
+        part = buf[:min(step, n - i0)]
+        np.subtract(X[i0:i0 + step], mean, out=part)
         m2 += np.einsum("ij,ij->j", part, part)
-        absmax = np.maximum(absmax, np.abs(X[i0:i0 + step]).max(axis=0))
+        np.abs(X[i0:i0 + step], out=part)
+        np.maximum(absmax, part.max(axis=0), out=absmax)
     return {"n": n, "x": total, "m2": m2, "absmax": absmax,
             "y": np.where(nan, 0.0, Y).sum(axis=0), "y_count": (~nan).sum(axis=0)}
 
