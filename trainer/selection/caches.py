@@ -63,6 +63,14 @@ class GramStore:
             group_math.downdate_grams(S, idx, Rr, K_inv)
 
 
+def target_columns(Y, cols):
+    """Y[:, cols], or Y itself (no n x t copy) when ``cols`` lists every column in order."""
+    cols = np.asarray(cols)
+    if cols.dtype != bool and np.array_equal(cols, np.arange(Y.shape[1])):
+        return Y
+    return Y[:, cols]
+
+
 def target_blocks(X, Y, prep) -> list:
     """[(rows or None, target indices, Preprocessing)] grouping targets by observation mask.
 

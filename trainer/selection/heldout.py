@@ -21,7 +21,7 @@ import numpy as np
 from scipy.linalg import cho_factor, solve_triangular
 
 from . import rls_math
-from .caches import intercept_offset, target_blocks
+from .caches import intercept_offset, target_blocks, target_columns
 from .holdout_math import group_layout
 
 #: Entries of the (groups, rows, k + 1) chunk of V processed at once.
@@ -108,14 +108,12 @@ def observed_heldout(X, Y, groups, features, cols, prep, lam) -> list:
 def _observed_heldout(X, Y, groups, features, cols, prep, lam) -> list:
     out = []
     features = np.asarray(features, dtype=np.intp)
-    for rows, targets, q in target_blocks(X, Y[:, cols], prep):
+    for rows, targets, q in target_blocks(X, target_columns(Y, cols), prep):
         Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
         g = None if groups is None else (np.asarray(groups) if rows is None
                                          else np.asarray(groups)[rows])
         Xs = q.columns(Xr, features, np.float64)
-        which = np.asarray(cols)[targets]
-        every = np.array_equal(which, np.arange(Yr.shape[1]))   # no n x t copy for all targets
         out.append((rows, targets, heldout_predictions(
-            Xs, Yr if every else Yr[:, which], q.y_mean, lam, g,
+            Xs, target_columns(Yr, np.asarray(cols)[targets]), q.y_mean, lam, g,
             intercept_offset(q, Xr.shape[0]))))
     return out

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .caches import target_blocks
+from .caches import target_blocks, target_columns
 from .rls_math import ridge_weights
 
 
@@ -40,8 +40,9 @@ def observed_ridge(X, Y, features, cols, prep, lam) -> list:
     target_blocks`): [(targets within cols, that mask's preprocessing, W)], each W fitted on
     the mask's rows, centred and scaled by its preprocessing."""
     out = []
-    for rows, targets, q in target_blocks(X, Y[:, cols], prep):
+    for rows, targets, q in target_blocks(X, target_columns(Y, cols), prep):
         Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
         Xs = (Xr[:, features] - q.x_mean[features]) / q.x_scale[features]
-        out.append((targets, q, ridge_weights(Xs, Yr[:, cols[targets]] - q.y_mean, lam)))
+        Yc = np.subtract(target_columns(Yr, np.asarray(cols)[targets]), q.y_mean)
+        out.append((targets, q, ridge_weights(Xs, Yc, lam)))
     return out
