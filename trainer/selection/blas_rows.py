@@ -40,11 +40,7 @@ def rank_one_update(R: np.ndarray, alpha: float, u: np.ndarray, v: np.ndarray) -
     u = np.ascontiguousarray(u, dtype=R.dtype)
     v = np.ascontiguousarray(v, dtype=R.dtype)
     if R.flags.c_contiguous and R.size:
-        ger = get_blas_funcs("ger", (R,))
-        out = ger(alpha, v, u, a=R.T, overwrite_a=True)
-        if np.shares_memory(out, R):
-            return
-        R[...] = out.T   # pragma: no cover - BLAS declined to work in place
+        _keep(R, get_blas_funcs("ger", (R,))(alpha, v, u, a=R.T, overwrite_a=True))
         return
     for i0 in range(0, R.shape[0], ROW_BLOCK):
         rows = slice(i0, i0 + ROW_BLOCK)
@@ -59,11 +55,14 @@ def rank_k_update(A: np.ndarray, U: np.ndarray, V: np.ndarray) -> None:
     V = np.ascontiguousarray(V, dtype=A.dtype)
     if A.flags.c_contiguous and A.size:
         gemm = get_blas_funcs("gemm", (A,))
-        out = gemm(1.0, V, U, beta=1.0, c=A.T, trans_b=True, overwrite_c=True)
-        if np.shares_memory(out, A):
-            return
-        A[...] = out.T   # pragma: no cover - BLAS declined to work in place
+        _keep(A, gemm(1.0, V, U, beta=1.0, c=A.T, trans_b=True, overwrite_c=True))
         return
     for i0 in range(0, A.shape[0], ROW_BLOCK):
         rows = slice(i0, i0 + ROW_BLOCK)
         A[rows] += U[rows] @ V.T
+
+
+def _keep(A: np.ndarray, out_t: np.ndarray) -> None:
+    """Make the BLAS result ``out_t`` (computed on the view A^T) the content of A."""
+    if not np.shares_memory(out_t, A):
+        A[...] = out_t.T   # pragma: no cover - BLAS declined to work in place
