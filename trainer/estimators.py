@@ -13,6 +13,7 @@ from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_dat
 
 from .errors import TrainerError
 from .selection import fitted
+from .selection.caches import target_columns
 from .selection.heldout import observed_heldout
 from .selection.lam_search import choose_lambda
 from .selection.loop import Preprocessing
@@ -80,7 +81,7 @@ class _GreedyRLSBase:
         check_magnitudes(X, Y)
         prep = Preprocessing.fit(X, Y, self.fit_intercept, self.standardize)
         n_groups = None if groups is None else int(np.unique(groups).size)
-        self._select_and_refit(plan, prep, lambda c: (X, Y[:, c]), Y.shape, n_groups,
+        self._select_and_refit(plan, prep, lambda c: (X, target_columns(Y, c)), Y.shape, n_groups,
                                partial(observed_ridge, X, Y), progress, groups,
                                partial(observed_heldout, X, Y, groups))
         return self

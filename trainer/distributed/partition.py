@@ -21,8 +21,9 @@ import numpy as np
 
 from ..errors import TrainerError
 from ..selection import rls_math
-from ..selection.caches import RowBlock
+from ..selection.caches import RowBlock, target_columns
 from ..selection.heldout import heldout_residuals
+from ..selection.lam_curve import centred_products
 from ..selection.loop import row_sums
 
 _REGISTRY: dict = {}
@@ -101,15 +102,16 @@ class RowPartition:
         ``features`` (transformed by ``prep``) and the centred ``targets``."""
         raw = self.X[:, features]
         Xs = (raw - prep.x_mean[features]) / prep.x_scale[features]
-        Yc = self.Y[:, targets] - prep.y_mean
-        return Xs.T @ Xs, Xs.T @ Yc, raw.min(axis=0), raw.max(axis=0)
+        XtYc = centred_products(Xs, target_columns(self.Y, targets), prep.y_mean)
+        return Xs.T @ Xs, XtYc, raw.min(axis=0), raw.max(axis=0)
 
     def heldout(self, features, targets, prep, L, W, offset) -> np.ndarray:
         """Held-out predictions of these rows (whole groups) for the global ridge terms
         (L, W) of the selected ``features`` (:func:`trainer.selection.heldout.heldout_residuals`)."""
         Xs = (self.X[:, features] - prep.x_mean[features]) / prep.x_scale[features]
-        Y = self.Y[:, targets]
-        return Y - heldout_residuals(Xs, Y - prep.y_mean, L, W, self.groups, offset)
+        Y = target_columns(self.Y, targets)
+        F = heldout_residuals(Xs, Y, L, W, self.groups, offset, y_mean=prep.y_mean)
+        return np.subtract(Y, F, out=F)
 
     def release(self) -> None:
         self.blocks = []

@@ -23,17 +23,19 @@ from scipy.linalg import cho_factor, solve_triangular
 from . import rls_math
 from .caches import intercept_offset, target_blocks, target_columns
 from .holdout_math import group_layout
+from .lam_curve import centred_products
 
 #: Entries of the (groups, rows, k + 1) chunk of V processed at once.
 CHUNK = 1 << 22
 
 
-def fit_terms(Xs, Yc, lam):
+def fit_terms(Xs, Yc, lam, y_mean=None):
     """(L, W): the lower Cholesky factor of Xs^T Xs + lam I and the ridge weights
-    W = (Xs^T Xs + lam I)^{-1} Xs^T Yc (k x t), from the Gram (a sum over rows)."""
+    W = (Xs^T Xs + lam I)^{-1} Xs^T Yc (k x t), from the Gram (a sum over rows); with
+    ``y_mean``, ``Yc`` holds Y and is centred chunk by chunk (no n x t temporary)."""
     Xs = np.asarray(Xs, dtype=np.float64)
     K = Xs.T @ Xs + lam * np.eye(Xs.shape[1])
-    return gram_terms(K, Xs.T @ np.asarray(Yc, dtype=np.float64))
+    return gram_terms(K, centred_products(Xs, Yc, y_mean))
 
 
 def gram_terms(K, XtY):
@@ -45,17 +47,19 @@ def gram_terms(K, XtY):
     return L, W
 
 
-def heldout_residuals(Xs, Yc, L, W, groups=None, offset=0.0) -> np.ndarray:
+def heldout_residuals(Xs, Yc, L, W, groups=None, offset=0.0, y_mean=None) -> np.ndarray:
     """Hold-out residuals F (rows in the given order) of ridge on ``Xs`` (module notes).
 
     ``L``, ``W``: :func:`fit_terms` of all rows (possibly summed over other rows too: the
     function is local to whole groups); ``groups`` None means LOO; ``offset`` = 1/n with an
     intercept refitted per fold (n = the rows the centring means came from), else 0.
     Identity: F_Q = E_Q + V_Q (I - V_Q^T V_Q)^{-1} V_Q^T E_Q with E = Yc - Xs W and
-    V = [Xs L^{-T}, sqrt(offset) 1].
+    V = [Xs L^{-T}, sqrt(offset) 1]. With ``y_mean``, ``Yc`` holds Y and E = Y - (Xs W + y_mean).
     """
     Xs = np.asarray(Xs, dtype=np.float64)
     E = Xs @ W                                   # n x t: built and finished in place
+    if y_mean is not None:
+        E += y_mean
     np.subtract(np.asarray(Yc, dtype=np.float64), E, out=E)
     n = Xs.shape[0]
     V = solve_triangular(L, Xs.T, lower=True).T if Xs.shape[1] else np.zeros((n, 0))
@@ -89,11 +93,9 @@ def heldout_predictions(Xs, Y, y_mean, lam, groups=None, offset=0.0) -> np.ndarr
     """Held-out predictions Y - F in the units of ``Y`` (n x t, rows in the given order):
     :func:`heldout_residuals` of ridge on the transformed columns ``Xs`` and Yc = Y - y_mean."""
     Y = np.asarray(Y, dtype=np.float64)
-    Yc = Y - y_mean
-    L, W = fit_terms(Xs, Yc, lam)
-    F = heldout_residuals(Xs, Yc, L, W, groups, offset)
-    del Yc
-    return np.subtract(Y, F, out=F)             # n x t temporaries reused: one pass each
+    L, W = fit_terms(Xs, Y, lam, y_mean=y_mean)
+    F = heldout_residuals(Xs, Y, L, W, groups, offset, y_mean=y_mean)
+    return np.subtract(Y, F, out=F)             # one n x t array, finished in place
 
 
 def observed_heldout(X, Y, groups, features, cols, prep, lam) -> list:

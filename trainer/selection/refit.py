@@ -43,6 +43,6 @@ def observed_ridge(X, Y, features, cols, prep, lam) -> list:
     for rows, targets, q in target_blocks(X, target_columns(Y, cols), prep):
         Xr, Yr = (X, Y) if rows is None else (X[rows], Y[rows])
         Xs = (Xr[:, features] - q.x_mean[features]) / q.x_scale[features]
-        Yc = np.subtract(target_columns(Yr, np.asarray(cols)[targets]), q.y_mean)
-        out.append((targets, q, ridge_weights(Xs, Yc, lam)))
+        Ysel = target_columns(Yr, np.asarray(cols)[targets])
+        out.append((targets, q, ridge_weights(Xs, Ysel, lam, y_mean=q.y_mean)))
     return out

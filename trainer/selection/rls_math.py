@@ -107,7 +107,7 @@ def loo_sse_terms(E: np.ndarray, h: np.ndarray, *, row_block=UPDATE_ROWS):
     1e-6, 3x faster than converting every square to float64).
     """
     n, t = E.shape
-    a2 = np.empty(n, dtype=np.float64)
+    a2 = np.empty(n, dtype=E.dtype)
 
     def part(rows):
         block = E[rows]
@@ -121,7 +121,7 @@ def loo_sse_terms(E: np.ndarray, h: np.ndarray, *, row_block=UPDATE_ROWS):
     out = np.zeros(t, dtype=np.float64)
     for p in row_map(part, n, row_block, chunked=True, parallel=n * t >= PARALLEL_ENTRIES):
         out += p                                # fixed order: deterministic sums
-    return out, a2.astype(E.dtype, copy=False)
+    return out, a2
 
 
 def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK, a2=None, Q=None):
@@ -186,7 +186,7 @@ def _score_rows(num, RJ, w, wp2, a2, hcol, Z, T, acc):
     bad = Z.min(axis=0) <= 0
     Z *= Z                                 # one division (the slow operation) per entry
     num /= Z
-    acc += num.sum(axis=0, dtype=np.float64)
+    acc += num.sum(axis=0)                 # in the caches' dtype per sub-block, then float64
     return bad
 
 
