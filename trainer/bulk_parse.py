@@ -183,8 +183,9 @@ def _dense_values(rows, attrs):
     token is literally one of its declared values and INTEGER values are finite."""
     m = len(attrs)
     nominal = [c for c, (_, kind) in enumerate(attrs) if isinstance(kind, (list, tuple))]
+    declared = {v for c in nominal for v in attrs[c][1]}     # Mulan: one shared declaration
     if any(kind == "STRING" for _, kind in attrs) or any(
-            _float_or_none(v) is None for c in nominal for v in attrs[c][1]):
+            _float_or_none(v) is None for v in declared):
         return None
     if _ARFF_SPECIAL.search("\n".join(rows)):
         return None
