@@ -268,7 +268,7 @@ def main():
         items = items[:1] if args.quick else items + [("cal500", 50, True), ("tmc", 50, False)]
         print(section_default(items, runs, args.vs), "\n")
     if "labels" in sections and not args.quick:
-        items = [("delicious", 100, "float64", True), ("delicious", 100, "float32", False)]
+        items = [("delicious", 100, "float64", True), ("delicious", 100, "float32", True)]
         print(section_labels(items, runs, args.vs), "\n")
     if "loading" in sections:
         import bench_loading
