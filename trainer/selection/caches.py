@@ -149,9 +149,7 @@ class RowBlock:
                 rows = None
         self.rows = rows
         self.R = prep.transform_into(X, dtype, rows=rows)
-        Yr = Y if rows is None else Y[rows]
-        if not np.array_equal(self.targets, np.arange(Yr.shape[1])):
-            Yr = Yr[:, self.targets]
+        Yr = target_columns(Y if rows is None else Y[rows], self.targets)
         self.E, self.h = rls_math.initial_rows(self.R, np.asarray(Yr, dtype=np.float64),
                                                prep.y_mean)
         self.a2 = None       # ||E_j||^2 of the singleton rows, set by sse_parts until E changes
