@@ -141,6 +141,7 @@ def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK, a2=Non
     rows. A candidate whose updated 1 - leverage is not positive scores
     inf. ``a2`` (rows,): the row norms ||E_j||^2 when known (:func:`loo_sse_terms`). ``Q``
     (rows x d): E P^T when kept (:mod:`trainer.selection.wide_rows`); no GEMM is then run.
+    Each sub-block's column sums are taken in the caches' dtype and added in float64.
     """
     rows, d = R.shape
     a2 = (np.einsum("ij,ij->i", E, E) if a2 is None else a2)[:, None]
