@@ -237,8 +237,8 @@ def section_labels(items, runs, vs):
                      f"{bu.median([r['rss_mib'] for r in res]):.0f}",
                      *vs_cells(both, "run_s"), f"{l0:.2f}/{l1:.2f}"])
     return bu.table(["data", "k", "dtype", "run s", "k GEMMs s", "run/GEMMs",
-                     f"<={GEMM_FACTOR:g}x", "GEMM-equiv. GFLOP/s run / machine", "peak MiB", "before s",
-                     "before/after", "load"], rows)
+                     f"<={GEMM_FACTOR:g}x", "GEMM-equiv. GFLOP/s run / machine", "peak MiB",
+                     "before s", "before/after", "load"], rows)
 
 
 def main():

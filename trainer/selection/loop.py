@@ -92,13 +92,13 @@ class Preprocessing:
         n = X.shape[0] if rows is None else len(rows)
         out = np.empty((n, X.shape[1]), dtype=dtype)
         step = max(1, (1 << 20) // max(1, X.shape[1]))
-        wide = np.dtype(dtype) == np.float64
-        buf = None if wide else np.empty((min(step, n), X.shape[1]))
+        direct = np.dtype(dtype) == np.float64          # else via a float64 chunk buffer
+        buf = None if direct else np.empty((min(step, n), X.shape[1]))
         for i0 in range(0, n, step):      # float64 arithmetic, no chunk-sized temporaries
             part = X[i0:i0 + step] if rows is None else X[rows[i0:i0 + step]]
-            dst = out[i0:i0 + step] if wide else buf[:part.shape[0]]
+            dst = out[i0:i0 + step] if direct else buf[:part.shape[0]]
             np.subtract(part, self.x_mean, out=dst, dtype=np.float64)
-            np.divide(dst, self.x_scale, out=dst if wide else out[i0:i0 + step])
+            np.divide(dst, self.x_scale, out=dst if direct else out[i0:i0 + step])
         return out
 
     def column(self, X, b, dtype) -> np.ndarray:
