@@ -17,18 +17,19 @@ from trainer.errors import TrainerWarning
 from trainer.sensing.streams import StreamFormat
 
 from . import __version__
-from ._errors import CliError, handle_errors
+from ._errors import CliError, OneLineGroup, handle_errors
 from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
 from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
 from .cli_decisions import decision_for, describe_decision, threshold_options, warn_overlap
 from .cli_features import window_options
 from .cli_groups import group_column, groups_option, resolve_groups
 from .cli_report import check_html, html_option, write_html
+from .text_out import printable
 
 TASKS = ("auto", "regression", "multilabel", "multiclass")
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="sensorbudget")
 def main():
     """Budgeted sensor selection with greedy RLS: recordings -> model -> firmware."""
@@ -70,7 +71,12 @@ def _progress(total_label, enabled=None):
 @click.option("--na-value", type=float, default=None,
               help="A number that marks a missing value (e.g. -200).")
 @click.option("--drop-missing", is_flag=True,
-              help="Drop rows with a missing/non-finite value instead of failing.")
+              help="Drop rows with a missing/non-finite value instead of failing (prints the "
+                   "rows, the fraction and the count per column).")
+@click.option("--max-drop-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.5,
+              show_default=True,
+              help="With --drop-missing: refuse when more than this fraction of the rows "
+                   "would be dropped (1 = drop any number).")
 @click.option("--keep-missing-targets", is_flag=True,
               help="Keep rows whose targets are partly missing: each target then trains on its "
                    "observed rows (regression).")
@@ -115,7 +121,8 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     if dask is not None:
         if compress_labels is not None:
             raise CliError("--compress-labels does not apply with --dask")
-        d = load_shards(data, **load_options)
+        d = load_shards(data, **{k: v for k, v in load_options.items()
+                                 if k != "max_drop_fraction"})
         task = d["task"] if task == "auto" else task
         est, shards, targets, extra = dask_estimator_for_task(task, d)
     else:
@@ -157,7 +164,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
         write_plot(meta["path"], plot, criterion=meta.get("criterion"))
     if html_out is not None:
         write_html(html_out, [output])
-    click.echo(format_path(meta))
+    click.echo(printable(format_path(meta)))
     click.echo(f"wrote {output}" + (f" and {plot}" if plot else "")
                + (f" and {html_out}" if html_out else ""))
 
@@ -174,7 +181,8 @@ def fit_compressed(est, d, y, task, energy, extra):
 
 def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
                        drop_missing, keep_missing_targets, groups, sensors_toml, window, hop,
-                       compute_target, stream_format=None, targets_last=None):
+                       compute_target, stream_format=None, targets_last=None,
+                       max_drop_fraction=0.5):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
     from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
@@ -202,14 +210,15 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
     if groups == "recording":
         resolve_groups(groups, {"fs": None})      # raises: a table has no recordings
     table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                       decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
+                       decimal=decimal, ignore=tuple(ignore),
+                       drop_missing=drop_missing and max_drop_fraction,
                        na_value=na_value, groups=group_column(groups),
                        keep_missing_targets=keep_missing_targets, targets_last=targets_last)
     if "time" in table.feature_names:
         warnings.warn(f"{Path(data).name}: the column 'time' is used as a feature; for a "
                       f"recording give --sensors sensors.toml (or --ignore time)", TrainerWarning)
     if table.dropped_rows:
-        click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
+        click.echo(table.missing.describe(), err=True)
     return {"X": table.X, "Y": table.Y, "features": table.feature_names,
             "targets": table.target_names, "task": table.task,
             "structure": (None, None, {}), "source": table.source, "fs": None,
@@ -279,12 +288,12 @@ def info_command(path, plot):
     if path.suffix.lower() == ".onnx":
         import export
 
-        click.echo(export.describe_onnx(path))
+        click.echo(printable(export.describe_onnx(path)))
         return
     from trainer.bundle.model import load_bundle
 
     meta = load_bundle(path).meta
-    click.echo(format_path(meta))
+    click.echo(printable(format_path(meta)))
     if plot:
         write_plot(meta["path"], plot, criterion=meta.get("criterion"))
         click.echo(f"wrote {plot}")

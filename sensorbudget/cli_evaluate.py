@@ -65,7 +65,7 @@ def _load(data, sensors, unit, table_options, groups):
         resolve_groups(groups, {"fs": None})        # raises: a table has no recordings
     table = load_table(data, groups=group_column(groups), **table_options)
     if table.dropped_rows:
-        click.echo(f"dropped {table.dropped_rows} row(s) with missing values", err=True)
+        click.echo(table.missing.describe(), err=True)
     return (EvalData(table.X, table.Y, table.task, list(table.target_names), groups=table.groups),
             {}, table.task)
 
@@ -113,7 +113,13 @@ def _load(data, sensors, unit, table_options, groups):
 @click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
 @click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
 @click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
-@click.option("--drop-missing", is_flag=True, help="Drop rows with missing values.")
+@click.option("--drop-missing", is_flag=True,
+              help="Drop rows with missing values (prints the rows, the fraction and the count "
+                   "per column).")
+@click.option("--max-drop-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.5,
+              show_default=True,
+              help="With --drop-missing: refuse when more than this fraction of the rows "
+                   "would be dropped (1 = drop any number).")
 @click.option("--split", type=click.Choice(("auto", "group", "blocked", "shuffled")),
               default="auto", show_default=True,
               help="Outer folds: group (a group in one fold), blocked (contiguous blocks in "
@@ -138,7 +144,7 @@ def _load(data, sensors, unit, table_options, groups):
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml,
                      targets_last, task,
                      groups, lam, lam_search, compress_labels, label_subset, no_intercept, no_standardize, sep,
-                     decimal, ignore, na_value, drop_missing, split, threshold_rule, seed,
+                     decimal, ignore, na_value, drop_missing, max_drop_fraction, split, threshold_rule, seed,
                      only_folds, cache,
                      report, show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
@@ -148,7 +154,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     from trainer.evaluation.report import summary_table, wilcoxon_tests, write_report
 
     options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                   decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
+                   decimal=decimal, ignore=tuple(ignore),
+                   drop_missing=drop_missing and max_drop_fraction,
                    na_value=na_value, targets_last=targets_last)
     if task == "ranking" and groups is None:
         raise CliError("--task ranking needs --groups COLUMN (the query id of every row)")

@@ -3,8 +3,10 @@
 Every loader returns a :class:`Table`: ``X`` (n x d float64), ``Y`` (n x t float64),
 ``feature_names``, ``target_names`` and the ``task`` the targets suggest ("multilabel" for Mulan
 label columns, which must be 0/1; "regression" otherwise). Missing values (empty cells, ``?``,
-NaN, a user-given sentinel such as -200, or inf) are an error unless ``drop_missing=True``,
-which drops every row with a missing value in a used column and reports how many.
+NaN, a user-given sentinel such as -200, or inf) are an error unless ``drop_missing`` (True, or
+the largest fraction of rows that may go), which drops every row with a missing value in a used
+column and reports the rows, the fraction and the count per column (``Table.missing``,
+:mod:`trainer.missing`); dropping more than that fraction (default one half) is refused.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import numpy as np
 
 from . import bulk_parse
 from .errors import DataError
+from .missing import MissingReport, check_drop, missing_report
 
 MISSING_TOKENS = {"", "?", "na", "nan", "NA", "NaN", "null"}
 
@@ -37,6 +40,7 @@ class Table:
     source: dict = field(default_factory=dict)
     dropped_rows: int = 0
     groups: np.ndarray | None = None
+    missing: MissingReport = field(default_factory=MissingReport)
 
 
 def file_info(path: Path) -> dict:
@@ -88,6 +92,10 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
         col = _first_missing_column(X[row], Y[row], features, targets)
         raise DataError(f"missing or non-finite value in row {row + 1}, column {col!r} "
                         f"({dropped} row(s) affected); use --drop-missing to drop them")
+    y_missing = np.isnan(Y[bad]) if keep_missing_targets else ~np.isfinite(Y[bad])
+    cells = np.hstack([~np.isfinite(X[bad]), y_missing])
+    report = missing_report(cells, bad, [*features, *targets])
+    check_drop(report, drop_missing)
     if dropped:
         X, Y = X[~bad], Y[~bad]
     if groups is not None:
@@ -106,7 +114,7 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
                 raise DataError(f"label column {name!r} has only one class ({values[0]:g}) in "
                                 f"{len(Y)} rows; every label needs both 0 and 1")
     return Table(X=X, Y=Y, feature_names=list(features), target_names=list(targets), task=task,
-                 source=source, dropped_rows=dropped, groups=groups)
+                 source=source, dropped_rows=dropped, groups=groups, missing=report)
 
 
 def _labels_ok(Y) -> bool:

@@ -251,3 +251,26 @@ def test_train_warns_once_about_overlapping_windows(tmp_path):
     result = CliRunner().invoke(main, ["train", str(stream), "--sensors", str(toml), "--hop",
                                        "8", "--budget", "2", "-o", str(tmp_path / "c")])
     assert "windows overlap" not in result.output
+
+
+def test_drop_missing_prints_the_fraction_and_refuses_above_max_drop_fraction(invoke, tmp_path):
+    """Air Quality with NMHC(GT) as a feature: 91 % of the rows miss a value; train refuses
+    (exit 2, one line, no bundle) unless --max-drop-fraction allows it, and then prints the
+    same counts as the library's report."""
+    from trainer.data import load_table
+
+    args = ["train", str(AIR), "--sep", ";", "--decimal", ",", "--target", "CO(GT)",
+            "--ignore", "Date", "--ignore", "Time", "--na-value", "-200", "--drop-missing",
+            "--budget", "2", "--lam", "1"]
+    out = tmp_path / "b"
+    refused = invoke(args + ["-o", str(out)])
+    assert refused.exit_code == 2 and "Traceback" not in refused.output
+    assert "(--max-drop-fraction)" in refused.output and "NMHC(GT) 8443" in refused.output
+    assert len([ln for ln in refused.output.splitlines() if ln.startswith("Error:")]) == 1
+    assert not out.exists()
+    table = load_table(AIR, sep=";", decimal=",", targets=["CO(GT)"], ignore=("Date", "Time"),
+                       na_value=-200, drop_missing=1.0)
+    ok = invoke(args + ["--max-drop-fraction", "1", "-o", str(out)], catch_exceptions=False)
+    assert ok.exit_code == 0, ok.output
+    assert table.missing.describe() in ok.output
+    assert f"({100 * table.missing.fraction:.1f} %)" in ok.output and table.missing.fraction > 0.5

@@ -107,3 +107,48 @@ def test_bundled_air_quality_csv():
                    ignore=["Date", "Time", "NMHC(GT)"], na_value=-200, drop_missing=True)
     assert t.X.shape[1] == 8 and t.X.shape[0] + t.dropped_rows == 9357
     assert (t.X != -200).all()
+
+
+def _slow_missing_counts(X, Y, names):
+    """Per column, a plain loop over the rows: cells that are not finite numbers."""
+    counts = {}
+    for row in np.column_stack([X, Y]):
+        if all(np.isfinite(v) for v in row):
+            continue
+        for name, v in zip(names, row):
+            if not np.isfinite(v):
+                counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_drop_missing_reports_fraction_and_per_column_counts(tmp_path, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.normal(size=(60, 4))
+    values[rng.random(values.shape) < 0.05] = np.nan
+    names = ["a", "b", "c", "y"]
+    lines = [",".join(names)] + [",".join("" if np.isnan(v) else f"{v:.5f}" for v in row)
+                                 for row in values]
+    p = write(tmp_path, "m.csv", "\n".join(lines) + "\n")
+    t = load_table(p, targets=["y"], drop_missing=1.0)
+    expected = _slow_missing_counts(values[:, :3], values[:, 3:], names)
+    bad = int(np.isnan(values).any(axis=1).sum())
+    assert t.missing.per_column == expected and t.missing.dropped == bad == t.dropped_rows
+    assert t.missing.rows == 60 and t.missing.fraction == bad / 60
+    assert f"dropped {bad} of 60 rows ({100 * bad / 60:.1f} %)" in t.missing.describe()
+
+
+def test_drop_missing_refuses_above_the_fraction_unless_raised(tmp_path):
+    # 3 of 4 rows miss 'b': default limit 0.5 refuses, naming counts, fraction and the option
+    p = write(tmp_path, "m.csv", "a,b,y\n1,,3\n4,,6\n7,,9\n10,11,12\n")
+    with pytest.raises(DataError, match=r"would drop 3 of 4 rows \(75.0 %\), more than the "
+                                        r"largest fraction 0.5 \(--max-drop-fraction\); "
+                                        r"missing per column: b 3"):
+        load_table(p, targets=["y"], drop_missing=True)
+    with pytest.raises(DataError, match="more than the largest fraction 0.7"):
+        load_table(p, targets=["y"], drop_missing=0.7)
+    with pytest.raises(DataError, match="1 usable row"):         # allowed, then too few rows
+        load_table(p, targets=["y"], drop_missing=0.75)
+    p2 = write(tmp_path, "m2.csv", "a,b,y\n1,,3\n4,5,6\n7,8,9\n10,11,12\n")
+    t = load_table(p2, targets=["y"], drop_missing=True)       # 25 % is below the default
+    assert t.X.tolist() == [[4, 5], [7, 8], [10, 11]] and t.missing.per_column == {"b": 1}
