@@ -13,7 +13,6 @@ from .cli_report import check_html, html_option, write_html
 
 TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
 METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso", "greedy-rank")
-DEFAULT_METHODS = {"ranking": ["greedy-rank", "greedy-joint"]}
 
 
 def _methods(ctx, param, value):
@@ -28,6 +27,8 @@ def _methods(ctx, param, value):
 
 
 def _budgets(ctx, param, value):
+    if value is None:
+        return None
     from trainer.errors import TrainerError
     from trainer.evaluation.protocol import parse_budgets
 
@@ -76,14 +77,17 @@ def _load(data, sensors, unit, table_options, groups):
               default=None, help="sensors.toml: DATA are recordings; enables cost budgets.")
 @click.option("--unit", type=click.Choice(("feature", "channel", "sensor")), default="feature",
               show_default=True, help="Selection unit with sensor information.")
-@click.option("--budgets", default="low,med,high", show_default=True, callback=_budgets,
+@click.option("--budgets", default=None, callback=_budgets,
               help="Comma list: counts (3), fractions (0.1, 10%), low/med/high (10/45/80% of "
-                   "the units) or cost limits (price:5, energy:0.2, time:1, sensors:2).")
+                   "the units) or cost limits (price:5, energy:0.2, time:1, sensors:2) "
+                   "[default: 1,2,4,... up to min(units, half the rows of the smallest "
+                   "training fold)].")
 @click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True,
               help="Outer cross-validation folds.")
 @click.option("--methods", default=None, callback=_methods,
               help="Comma list of methods to compare (greedy-joint, greedy-separate, mtlasso, "
-                   "greedy-rank) [default: the first three; ranking: greedy-rank,greedy-joint].")
+                   "greedy-rank) [default: the first three, mtlasso only for count budgets "
+                   "of single features; ranking: greedy-rank,greedy-joint].")
 @click.option("--target", "targets", multiple=True, help="Target column name (repeatable).")
 @click.option("--labels", type=int, default=None, help="The last L columns are 0/1 labels.")
 @click.option("--xml", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -164,14 +168,13 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     if task == "auto":
         task = "multilabel" if (labels or xml) else found_task
     evdata.task = task
-    methods = methods or DEFAULT_METHODS.get(task, list(METHOD_NAMES[:3]))
     if threshold_rule is not None and task != "multilabel":
         raise CliError(f"--threshold {threshold_rule} applies to multi-label targets, not task "
                        f"{task}")
     bad = [f for f in only_folds if f >= folds]
     if bad:
         raise CliError(f"--fold {bad[0]} is outside 0..{folds - 1}")
-    if any(b.kind not in ("count", "fraction") for b in budgets) and not costs:
+    if any(b.kind not in ("count", "fraction") for b in budgets or ()) and not costs:
         raise CliError("cost budgets need sensor information: give --sensors sensors.toml "
                        "(or a feature table built from one)")
     setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
@@ -179,6 +182,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                   cost_kwargs=costs,
                   compress_energy=compress_labels, label_subset=label_subset, seed=seed,
                   threshold=threshold_rule or "f1")
+    budgets, methods = _defaults(evdata, setup, budgets, methods, folds, split)
     from .progress import ProgressBar
 
     bar = ProgressBar("evaluating (fold, method)", enabled=show_progress or None)
@@ -189,6 +193,9 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     finally:
         bar.close()
     click.echo(f"outer folds: {describe_split(result.config['split'], folds, evdata.window)}")
+    click.echo(f"scores: nested CV, on the held-out outer folds (selection, lambda and "
+               f"thresholds chosen inside each training fold), mean ± std over "
+               f"{len(only_folds) or folds} fold(s)")
     click.echo(summary_table(result))
     for t in wilcoxon_tests(result):
         if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
@@ -205,6 +212,27 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
         write_html(html_out, [], evaluations={f"evaluation of {data.name}": records},
                    title=f"Evaluation of {data.name}")
         click.echo(f"wrote {html_out}")
+
+
+def _defaults(evdata, setup, budgets, methods, folds, split) -> tuple:
+    """(budgets, methods): the given ones, or the defaults of
+    :mod:`trainer.evaluation.defaults`, with one printed line saying what runs."""
+    from trainer.evaluation.defaults import default_budgets, default_methods
+
+    chosen = []
+    if budgets is None:
+        budgets, note = default_budgets(evdata, setup, folds, split)
+        chosen.append(note)
+    else:
+        chosen.append("budgets " + ",".join(b.label for b in budgets))
+    if methods is None:
+        methods, notes = default_methods(evdata.task, budgets, setup, evdata.X.shape[1])
+        chosen.append(f"methods {','.join(methods)} (default)")
+        chosen += notes
+    else:
+        chosen.append(f"methods {','.join(methods)}")
+    click.echo("evaluating " + "; ".join(chosen))
+    return budgets, methods
 
 
 def _notes(setup, evdata, split) -> list:

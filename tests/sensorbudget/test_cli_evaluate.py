@@ -158,3 +158,53 @@ def test_ranking_bad_inputs(invoke, ranking_csv, args, message):
     result = invoke([str(ranking_csv), "--target", "rel", "--folds", "3", *args])
     assert result.exit_code == 2, result.output
     assert message in result.output and "Traceback" not in result.output
+
+
+def _wide_csv(tmp_path, n=40, d=44):
+    """About as many features as rows (the case where the old default 'high' failed)."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(n, d))
+    Y = np.column_stack([X[:, 0] - X[:, 1], X[:, 2] + 0.1 * rng.normal(size=n)])
+    lines = [",".join([f"f{i}" for i in range(d)] + ["y0", "y1"])]
+    lines += [",".join(f"{v:.6f}" for v in row) for row in np.column_stack([X, Y])]
+    path = tmp_path / "wide.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_default_budgets_and_methods_run_on_a_wide_table(invoke, tmp_path):
+    from sklearn.model_selection import KFold
+
+    path = _wide_csv(tmp_path)
+    args = [str(path), "--target", "y0", "--target", "y1", "--folds", "4", "--lam", "1"]
+    old = invoke(args + ["--budgets", "low,med,high"])           # the former default
+    assert old.exit_code == 2 and "exceeds the 30 rows" in old.output
+    result = invoke(args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    # independent reference: sklearn's folds, then 1, 2, 4, ... up to min(d, rows // 2)
+    rows = min(len(tr) for tr, _ in KFold(4, shuffle=True, random_state=0).split(np.zeros(40)))
+    cap, expected = min(44, rows // 2), []
+    while not expected or expected[-1] < cap:
+        expected.append(min(2 ** len(expected), cap))
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("evaluating "))
+    assert f"budgets {','.join(map(str, expected))} (default" in line
+    assert "methods greedy-joint,greedy-separate,mtlasso (default)" in line
+    assert f"half the {rows} rows" in line
+    used = [ln.split() for ln in result.output.splitlines() if ln.startswith("features used")]
+    assert [(int(u[2]), float(u[3])) for u in used] == [(k, float(k)) for k in expected]
+
+
+def test_default_methods_leave_mtlasso_out_for_cost_budgets(invoke, tmp_path):
+    write_stream(tmp_path / "rec.csv", rate_hz=10, channels=("ax", "gx"))
+    (tmp_path / "sensors.toml").write_text(SPEC)
+    result = invoke([str(tmp_path / "rec.csv"), "--sensors", str(tmp_path / "sensors.toml"),
+                     "--budgets", "price:4", "--folds", "3"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    line = next(ln for ln in result.output.splitlines() if ln.startswith("evaluating "))
+    assert "methods greedy-joint,greedy-separate (default)" in line
+    assert "mtlasso left out of the default methods: it does not support cost budget " \
+           "'price:4'" in line
+    explicit = invoke([str(tmp_path / "rec.csv"), "--sensors", str(tmp_path / "sensors.toml"),
+                       "--budgets", "price:4", "--folds", "3", "--methods", "mtlasso"])
+    assert explicit.exit_code == 2 and "mtlasso supports count/fraction budgets only" \
+        in explicit.output
