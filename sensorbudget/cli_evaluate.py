@@ -194,7 +194,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
         bar.close()
     click.echo(f"outer folds: {describe_split(result.config['split'], folds, evdata.window)}")
     click.echo(f"scores: nested CV, on the held-out outer folds (selection, lambda and "
-               f"thresholds chosen inside each training fold), mean ± std over "
+               f"thresholds chosen inside each training fold), mean and std over "
                f"{len(only_folds) or folds} fold(s)")
     click.echo(summary_table(result))
     for t in wilcoxon_tests(result):
