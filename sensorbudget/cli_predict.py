@@ -19,6 +19,7 @@ import numpy as np
 
 from ._errors import CliError, handle_errors
 from .cli_features import window_options
+from .text_out import csv_cell, printable
 
 
 def _table(data: Path, bundle, options: dict):
@@ -87,18 +88,20 @@ def prediction_columns(bundle, Xs) -> dict:
 def _cell(v) -> str:
     if isinstance(v, (float, np.floating)):
         return repr(float(v))
-    return str(v.item() if isinstance(v, np.generic) else v)
+    return csv_cell(printable(v.item() if isinstance(v, np.generic) else v))
 
 
 def csv_text(ids: dict, columns: dict) -> str:
-    """The predictions as CSV text (header row; floats written exactly, repr)."""
+    """The predictions as CSV text (header row; floats written exactly, repr). Names and other
+    text cells have their control characters escaped and, when they start like a formula
+    (``=``, ``+``, ``-``, ``@``), a leading apostrophe (:func:`sensorbudget.text_out.csv_cell`)."""
     import csv
     import io
 
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     allc = {**ids, **columns}
-    writer.writerow(list(allc))
+    writer.writerow([_cell(str(name)) for name in allc])
     for row in zip(*allc.values()):
         writer.writerow([_cell(v) for v in row])
     return buf.getvalue()
