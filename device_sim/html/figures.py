@@ -1,6 +1,10 @@
 """Plotly figure specifications (plain dicts: ``data``, ``layout``) of the report data from
 :func:`device_sim.html.runs.collect`. Every plotted number is taken from that data as it is,
-so the page's traces equal the runs' JSON files."""
+so the page's traces equal the runs' JSON files.
+
+Every string Plotly draws (trace names, titles, hover texts, category labels) passes through
+:func:`text`: Plotly reads its own small tag set (``<b>``, ``<br>``, ``<a>``...) in them and
+decodes entities, so a name is escaped to be drawn as the characters it holds."""
 
 from __future__ import annotations
 
@@ -9,6 +13,18 @@ import html
 from trainer.plots import pareto_front
 
 GREY, BLUE, RED = "#888888", "#1f77b4", "#d62728"
+#: How each kind of error is drawn on the error-against-cost plots, and named in the legend.
+LOO_MARKER = {"symbol": "circle", "size": 7}
+CV_MARKER = {"symbol": "diamond-open", "size": 10, "line": {"width": 2}}
+LOO_NAME = "training path, in-sample {criterion} (optimistic)"
+CV_NAME = "nested CV, held-out folds (mean ± std)"
+ERROR_AXIS = ("MSE: ● in-sample (bundle path, training data) · "
+              "◆ nested CV (held-out folds)")
+
+
+def text(value) -> str:
+    """``value`` as text Plotly draws verbatim (its markup characters escaped)."""
+    return html.escape(str(value), quote=False)
 
 
 def si(value, unit: str = "", digits: int = 3) -> str:
@@ -26,17 +42,19 @@ def si(value, unit: str = "", digits: int = 3) -> str:
 
 
 def _layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
-    """Title on the left (the mode bar is on the right), legend under the plot."""
-    return {"title": {"text": title, "font": {"size": 13}, "x": 0.01, "xanchor": "left"},
+    """Title on the left (the mode bar is on the right), legend under the plot; the titles
+    (plain text) escaped for Plotly."""
+    return {"title": {"text": text(title), "font": {"size": 13}, "x": 0.01, "xanchor": "left"},
             "height": 400, "margin": {"l": 70, "r": 20, "t": 40, "b": 40},
-            "xaxis": {"title": {"text": xtitle}, "automargin": True},
-            "yaxis": {"title": {"text": ytitle}, "automargin": True}, "hovermode": "closest",
+            "xaxis": {"title": {"text": text(xtitle)}, "automargin": True},
+            "yaxis": {"title": {"text": text(ytitle)}, "automargin": True},
+            "hovermode": "closest",
             "legend": {"font": {"size": 10}, "orientation": "h", "x": 0, "y": -0.22,
                        "yanchor": "top"}, **extra}
 
 
 def _wrap(names: list, per_line: int = 4) -> str:
-    names = [html.escape(n) for n in names]
+    names = [text(n) for n in names]
     return "<br>  ".join(", ".join(names[i:i + per_line])
                          for i in range(0, len(names), per_line)) or "-"
 
@@ -58,13 +76,14 @@ def design_title(d: dict) -> str:
 
 
 def hover(d: dict) -> str:
-    lines = [f"<b>{html.escape(design_title(d))}</b>",
-             f"criterion: {html.escape(d['criterion'])}", f"MSE: {d['error']:.4g}"]
+    lines = [f"<b>{text(design_title(d))}</b>",
+             f"criterion: {text(d['criterion'])}",
+             f"MSE ({text(d['error_kind'])}): {d['error']:.4g}"]
     if d["kind"] == "evaluation":
         lines.append(f"features: {d['n_features']:.3g} (mean over folds)")
     else:
         lines += [f"sensors: {_wrap(d['sensors'])}", f"extractors: {_wrap(d['extractors'])}"]
-    lines.append(f"costs: {html.escape(cost_text(d['costs'], d['currency']))}")
+    lines.append(f"costs: {text(cost_text(d['costs'], d['currency']))}")
     return "<br>".join(lines)
 
 
@@ -86,27 +105,29 @@ def pareto_figures(data: dict) -> list:
         traces = []
         for run in data["runs"]:
             mine = [i for i in run["designs"] if i in idx]
-            traces.append(_points(designs, mine, kind, f"{run['name']} (greedy path)",
-                                  "lines+markers", near))
+            name = LOO_NAME.format(criterion=run["error_kind"].removeprefix("in-sample "))
+            t = _points(designs, mine, kind, f"{run['name']}: {name}", "lines+markers", near)
+            t.update(marker=dict(LOO_MARKER), legendgroup="loo")
+            traces.append(t)
         for ev in data["evaluations"]:
             for method in ev["methods"]:
                 mine = [i for i in ev["designs"] if i in idx and designs[i]["method"] == method]
-                t = _points(designs, mine, kind, f"{ev['name']}: {method} (held-out)",
+                t = _points(designs, mine, kind, f"{ev['name']}: {method}, {CV_NAME}",
                             "markers", near)
+                t.update(marker=dict(CV_MARKER), legendgroup="cv")
                 t["error_y"] = {"type": "data", "visible": True,
                                 "array": [designs[i]["error_std"] or 0 for i in mine]}
                 traces.append(t)
         pts = [(designs[i]["costs"][kind], designs[i]["error"]) for i in idx]
         front = [idx[j] for j in pareto_front(pts)]
-        f = _points(designs, front, kind, "Pareto front", "lines")
+        f = _points(designs, front, kind, "Pareto front (over both kinds)", "lines")
         f.update(line={"shape": "hv", "color": "black", "width": 1, "dash": "dot"},
                  hoverinfo="skip", hovertemplate=None)
         f.pop("hovertext")
         traces.append(f)
         xtitle = f"{title} ({unit})" if unit else title
         out.append({"id": f"pareto-{kind}", "pareto": True, "data": traces,
-                    "layout": _layout(f"error vs {title}", xtitle,
-                                      "MSE (by each design's criterion)")})
+                    "layout": _layout(f"error vs {title}", xtitle, ERROR_AXIS)})
     return out
 
 
@@ -126,9 +147,9 @@ def _points(designs, idx, kind, name, mode, near=None) -> dict:
     texts = []
     for i in idx:
         also = (near or {}).get(i) or []
-        texts.append(hover(designs[i]) + ("<br><i>on the same spot: " + html.escape(
+        texts.append(hover(designs[i]) + ("<br><i>on the same spot: " + text(
             "; ".join(design_title(designs[j]) for j in also)) + "</i>" if also else ""))
-    return {"type": "scatter", "mode": mode, "name": name,
+    return {"type": "scatter", "mode": mode, "name": text(name),
             "x": [designs[i]["costs"][kind] for i in idx], "y": [designs[i]["error"] for i in idx],
             "customdata": list(idx), "hovertext": texts,
             "hovertemplate": "%{hovertext}<extra></extra>"}
@@ -141,15 +162,15 @@ def evaluation_figures(ev: dict, labels: dict, k: int) -> list:
         traces = []
         for method in ev["methods"]:
             cells = [c for c in ev["cells"] if c["method"] == method]
-            traces.append({"type": "scatter", "mode": "lines+markers", "name": method,
-                           "x": [c["budget"] for c in cells],
+            traces.append({"type": "scatter", "mode": "lines+markers", "name": text(method),
+                           "x": [text(c["budget"]) for c in cells],
                            "y": [c[measure]["mean"] for c in cells],
                            "error_y": {"type": "data", "visible": True,
                                        "array": [c[measure]["std"] or 0 for c in cells]}})
         label = labels.get(measure, measure)
         out.append({"id": f"eval-{k}-{m}", "data": traces,
-                    "layout": _layout(f"{label}: mean ± std over {ev['folds']} folds",
-                                      "budget", label, height=340,
+                    "layout": _layout(f"{label} (nested CV): mean ± std over {ev['folds']} "
+                                      "outer folds", "budget", label, height=340,
                                       xaxis={"title": {"text": "budget"}, "type": "category",
                                              "automargin": True})})
     return out
@@ -178,7 +199,7 @@ def simulation_figures(sim: dict, k: int) -> list:
             traces = [{"type": "scatter", "mode": "lines", "name": "ground truth (recordings)",
                        "x": x, "y": s["truth"][j], "line": {"color": GREY, "width": 2}},
                       {"type": "scatter", "mode": "lines", "name":
-                       f"device ({sim['backend']}, {sim['numeric']})", "x": x,
+                       text(f"device ({sim['backend']}, {sim['numeric']})"), "x": x,
                        "y": s["device"][j], "line": {"color": BLUE, "width": 1}}]
             out.append({"id": f"sim-{k}-time-{j}", "data": traces,
                         "layout": _layout(f"{name}: device prediction and ground truth",
@@ -186,7 +207,8 @@ def simulation_figures(sim: dict, k: int) -> list:
     sensors = sim["sensor_energy_j"]
     if sensors:
         out.append({"id": f"sim-{k}-sensors", "data": [{
-            "type": "bar", "orientation": "h", "y": list(sensors), "x": list(sensors.values()),
+            "type": "bar", "orientation": "h", "y": [text(n) for n in sensors],
+            "x": list(sensors.values()),
             "marker": {"color": RED}, "hovertemplate": "%{y}: %{x:.4s}J<extra></extra>"}],
             "layout": _layout("sensor energy per prediction (from sensors.toml)",
                               "energy per prediction", "",
@@ -199,9 +221,9 @@ def simulation_figures(sim: dict, k: int) -> list:
     if parts:
         how = "measured" if sim["measured"] else "estimated"
         out.append({"id": f"sim-{k}-compute", "data": [{
-            "type": "bar", "orientation": "h", "y": list(parts), "x": list(parts.values()),
-            "marker": {"color": BLUE},
-            "hovertemplate": f"%{{y}}: %{{x:.4g}} {sim['unit']}<extra></extra>"}],
+            "type": "bar", "orientation": "h", "y": [text(n) for n in parts],
+            "x": list(parts.values()), "marker": {"color": BLUE},
+            "hovertemplate": f"%{{y}}: %{{x:.4g}} {text(sim['unit'])}<extra></extra>"}],
             "layout": _layout(f"compute per prediction on {sim['board']} ({how})",
                               f"{sim['unit']} per prediction (median)", "",
                               height=max(260, 60 + 22 * len(parts)))})
@@ -228,12 +250,12 @@ def histogram(sim: dict, k: int) -> dict:
     if len(distinct) <= 30:
         trace = {"type": "bar", "x": [f"{v:g}" for v in distinct],
                  "y": [values.count(v) for v in distinct], "marker": {"color": BLUE},
-                 "hovertemplate": f"%{{x}} {unit}: %{{y}} predictions<extra></extra>"}
-        xaxis = {"title": {"text": f"{unit} per prediction (extractors + model)"},
+                 "hovertemplate": f"%{{x}} {text(unit)}: %{{y}} predictions<extra></extra>"}
+        xaxis = {"title": {"text": text(f"{unit} per prediction (extractors + model)")},
                  "type": "category", "automargin": True}
     else:
         trace = {"type": "histogram", "x": values, "nbinsx": 40, "marker": {"color": BLUE}}
-        xaxis = {"title": {"text": f"{unit} per prediction (extractors + model)"},
+        xaxis = {"title": {"text": text(f"{unit} per prediction (extractors + model)")},
                  "automargin": True}
     return {"id": f"sim-{k}-hist", "data": [trace],
             "layout": _layout(title, "", "predictions", xaxis=xaxis, height=300)}

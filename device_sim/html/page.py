@@ -1,4 +1,8 @@
-"""The report page: static HTML tables and panels around Plotly figures, every script inline.
+"""The report page: a Jinja2 template (autoescape on: every value is escaped by construction)
+of static HTML tables, the summary and the design panels around Plotly figures, every script
+inline. The figures and the data reach the scripts as JSON in ``<script
+type="application/json">`` blocks (:func:`script_json`: no ``<``, ``>``, ``&``, U+2028/9 inside,
+so nothing in them can close the block) that ``report.js`` reads with ``textContent``.
 
 Deterministic: the same data give the same bytes (figure ids are counters, no time stamps, no
 random ids; plotly.js is the one bundled with the installed ``plotly`` package).
@@ -6,9 +10,9 @@ random ids; plotly.js is the one bundled with the installed ``plotly`` package).
 
 from __future__ import annotations
 
-import html
 import json
 import math
+from functools import lru_cache
 from importlib import resources
 
 from trainer.evaluation.metrics import LABELS
@@ -22,6 +26,8 @@ from .figures import (
     si,
     simulation_figures,
 )
+from .summary import chosen, num, summary
+
 
 #: The metric definitions shown beside the evaluation tables.
 DEFINITIONS = {
@@ -40,23 +46,6 @@ DEFINITIONS = {
 }
 
 
-def esc(x) -> str:
-    return html.escape(str(x))
-
-
-def num(v, digits: int = 4) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
-
-
-def table(head: list, rows: list, cls: str = "") -> str:
-    out = [f'<table class="{cls}"><thead><tr>' + "".join(f"<th>{esc(h)}</th>" for h in head)
-           + "</tr></thead><tbody>"]
-    out += ["<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows]
-    return "\n".join(out) + "</tbody></table>"
-
-
 def sim_rows(data: dict, which: list) -> list:
     rows = []
     for i in which:
@@ -64,8 +53,8 @@ def sim_rows(data: dict, which: list) -> list:
         how = "measured" if s["measured"] else "estimated"
         total = (s["total"] or {}).get("median")
         life = s["battery_life_days"]
-        rows.append([esc(s["name"]), esc(s["backend"]), esc(s["board"]), esc(s["numeric"]),
-                     f"{num(total)} {esc(s['unit'])} ({how})", si(s["compute_time_s"], "s"),
+        rows.append([s["name"], s["backend"], s["board"], s["numeric"],
+                     f"{num(total)} {s['unit']} ({how})", si(s["compute_time_s"], "s"),
                      si(s["energy_sensors_j"], "J"), si(s["energy_compute_j"], "J"),
                      si(s["average_power_w"], "W"),
                      "-" if life is None else f"{life:.3g} days on {num(s['battery_wh'])} Wh"
@@ -76,44 +65,42 @@ def sim_rows(data: dict, which: list) -> list:
 SIM_HEAD = ["simulation", "backend", "board", "numeric", "compute per prediction (median)",
             "compute time", "sensor energy / prediction", "compute energy / prediction",
             "average power", "battery life"]
+FW_HEAD = ["firmware", "target", "numeric", "flash (bytes)", "RAM (bytes, static)"]
 
 
-def design_panel(data: dict, i: int) -> str:
+def fw_rows(data: dict, which: list) -> list:
+    return [[f["name"], f["target"], f["numeric"],
+             f"{f['flash_bytes']}" + (f" of {f['flash_limit']}" if f["flash_limit"] else ""),
+             f"{f['ram_bytes']}" + (f" of {f['ram_limit']}" if f["ram_limit"] else "")]
+            for f in (data["firmware"][i] for i in which)]
+
+
+def design_view(data: dict, i: int) -> dict:
+    """What the panel of design ``i`` shows (plain strings; the template escapes them)."""
     d = data["designs"][i]
-    out = [f'<div class="design" data-design="{i}" hidden><h3>{esc(design_title(d))}</h3>',
-           (f"<p>criterion: <b>{esc(d['criterion'])}</b>; MSE {num(d['error'])}; costs: "
-            f"{esc(cost_text(d['costs'], d['currency']))}</p>")]
+    view = {"index": i, "title": design_title(d), "kind": d["kind"], "criterion": d["criterion"],
+            "error_kind": d["error_kind"], "error": num(d["error"]),
+            "costs": cost_text(d["costs"], d["currency"]), "path_rows": [], "target_rows": [],
+            "target_head": "", "note": "", "sim_rows": sim_rows(data, d["simulations"]),
+            "fw_rows": fw_rows(data, d.get("firmware") or [])}
     if d["kind"] == "path":
         run = next(r for r in data["runs"] if r["name"] == d["run"])
-        steps = [data["designs"][j] for j in run["designs"] if data["designs"][j]["step"]
-                 <= d["step"]]
-        out.append("<h4>selection path</h4>" + table(
-            ["step", "added extractors", "added sensors", "costs", "MSE"],
-            [[s["step"], esc(", ".join(s["added"])), esc(", ".join(s["added_sensors"])),
-              esc(cost_text(s["costs"], s["currency"])), num(s["error"])] for s in steps]))
-        if d["per_target"]:
-            out.append("<h4>per-target error (criterion MSE)</h4>" + table(
-                ["target", "MSE"], [[esc(t), num(v)] for t, v in zip(d["targets"],
-                                                                      d["per_target"])]))
-        if run.get("note"):
-            out.append(f"<p class='note'>{esc(run['note'])}</p>")
+        steps = [data["designs"][j] for j in run["designs"]
+                 if data["designs"][j]["step"] <= d["step"]]
+        view["path_rows"] = [[s["step"], ", ".join(s["added"]), ", ".join(s["added_sensors"]),
+                              cost_text(s["costs"], s["currency"]), num(s["error"])]
+                             for s in steps]
+        view["target_rows"] = [[t, num(v)] for t, v in zip(d["targets"], d["per_target"])]
+        view["target_head"] = f"{d['error_kind']} MSE"
+        view["note"] = run.get("note") or ""
     else:
         ev = next(e for e in data["evaluations"] if e["name"] == d["run"])
         cell = next(c for c in ev["cells"] if c["method"] == d["method"]
                     and c["budget"] == d["budget"])
-        keys = [k for k in ev["per_target"] if k.startswith("mse[")]
-        if keys:
-            out.append("<h4>per-target error (held-out MSE, mean ± std over folds)</h4>" + table(
-                ["target", "MSE"],
-                [[esc(k[4:-1]), f"{num(cell[k]['mean'])} ± {num(cell[k]['std'])}"]
-                 for k in keys]))
-    if d["simulations"]:
-        out.append("<h4>measured on the device</h4>" + table(SIM_HEAD,
-                                                             sim_rows(data, d["simulations"])))
-    elif d["kind"] == "path":
-        out.append("<p class='note'>no simulation of this design among the runs (only a "
-                   "bundle's final step can be simulated)</p>")
-    return "\n".join(out) + "</div>"
+        view["target_rows"] = [[k[4:-1], f"{num(cell[k]['mean'])} ± {num(cell[k]['std'])}"]
+                               for k in ev["per_target"] if k.startswith("mse[") and k in cell]
+        view["target_head"] = "nested CV held-out MSE, mean ± std over folds"
+    return view
 
 
 def _eval_rows(ev: dict, labels: dict, keys: list) -> list:
@@ -122,29 +109,33 @@ def _eval_rows(ev: dict, labels: dict, keys: list) -> list:
         base, _, target = key.partition("[")
         for budget in ev["budgets"]:
             cells = [c for c in ev["cells"] if c["budget"] == budget]
-            first = [esc(target[:-1])] if target else []
-            rows.append(first + [esc(labels.get(base, base)), esc(budget)] + [
+            first = [target[:-1]] if target else []
+            rows.append(first + [labels.get(base, base), budget] + [
                 f"{num(c[key]['mean'])} ± {num(c[key]['std'])}" if key in c else "-"
                 for c in cells])
     return rows
 
 
-def evaluation_section(ev: dict, labels: dict) -> str:
+def evaluation_view(ev: dict, labels: dict, figure_ids: list) -> dict:
     """Mean ± std tables (every measure; per target or label), with the definitions."""
-    methods = [c["method"] for c in ev["cells"] if c["budget"] == ev["budgets"][0]]
-    defs = "".join(f"<dt>{esc(labels.get(m, m))}</dt><dd>{esc(DEFINITIONS[m])}</dd>"
-                   for m in ev["measures"] if m in DEFINITIONS)
-    grouped = "group K-fold" if ev["grouped"] else "K-fold"
-    out = (f"<h3>{esc(ev['name'])}</h3><p>{ev['folds']}-fold nested cross-validation "
-           f"({grouped}); values are mean ± std over the outer folds (ddof=1).</p>"
-           f"<details><summary>metric definitions</summary><dl>{defs}</dl></details>"
-           + table(["measure", "budget"] + methods,
-                   _eval_rows(ev, labels, ev["measures"]), "numbers"))
     per_target = sorted(ev["per_target"], key=lambda k: (k.partition("[")[2], k))
-    if per_target:
-        out += ("<h4>per target</h4>" + table(["target", "measure", "budget"] + methods,
-                                              _eval_rows(ev, labels, per_target), "numbers"))
-    return out
+    return {"name": ev["name"], "folds": ev["folds"] if ev["folds"] is not None else "K",
+            "grouped": "group K-fold" if ev["grouped"] else "K-fold",
+            "methods": [c["method"] for c in ev["cells"] if c["budget"] == ev["budgets"][0]],
+            "definitions": [(labels.get(m, m), DEFINITIONS[m]) for m in ev["measures"]
+                            if m in DEFINITIONS],
+            "rows": _eval_rows(ev, labels, ev["measures"]),
+            "target_rows": _eval_rows(ev, labels, per_target), "figure_ids": figure_ids}
+
+
+def simulation_view(sim: dict, figure_ids: list) -> dict:
+    acc = (sim["accuracy"] or {}).get("device") or {}
+    acc_text = ", ".join(f"{a} {num(v)}" for a, v in acc.items() if not isinstance(v, list))
+    return {"name": sim["name"], "backend": sim["backend"], "board": sim["board"],
+            "predictions": num(sim["predictions"]), "lost": num(sim["lost"]),
+            "mismatches": num(sim["mismatches"]), "accuracy": acc_text or "-",
+            "method": sim["method"] or "-", "recordings": sim["recordings"] or "-",
+            "figure_ids": figure_ids}
 
 
 def _finite(obj):
@@ -159,11 +150,15 @@ def _finite(obj):
     return obj
 
 
-def _json(obj) -> str:
-    """JSON safe inside a <script> element (no '<', '>' or '&'; no NaN)."""
+def script_json(obj) -> str:
+    """JSON safe inside a ``<script>`` element: ``<``, ``>``, ``&`` and the JavaScript line
+    separators U+2028/9 as ``\\uXXXX`` escapes (the same JSON value), NaN and infinities as
+    null."""
     text = json.dumps(_finite(obj), sort_keys=False, separators=(",", ":"), allow_nan=False,
                       ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    for char in "<>&\u2028\u2029":
+        text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
 
 
 def _lean(data: dict) -> dict:
@@ -182,55 +177,44 @@ def plotly_js() -> str:
     return get_plotlyjs()
 
 
+@lru_cache(maxsize=1)
+def _environment():
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    return Environment(loader=PackageLoader(__package__, "templates"), autoescape=True,
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                       keep_trailing_newline=True)
+
+
 def render(data: dict, title: str = "sensorbudget report") -> str:
     """The whole page as a string."""
-    figures, body = pareto_figures(data), [f"<h1>{esc(title)}</h1>"]
-    sources = [(r["name"], "bundle", r["path"]) for r in data["runs"]]
-    sources += [(e["name"], "evaluation", e["path"]) for e in data["evaluations"]]
-    sources += [(s["name"], "simulation", s["path"]) for s in data["simulations"]]
-    body.append("<p>Runs: " + "; ".join(f"<b>{esc(n)}</b> ({k}, <code>{esc(p)}</code>)"
-                                       for n, k, p in sources) + "</p>")
-    if data["designs"]:
-        body.append("<h2>Designs: error against cost</h2><p>Every design of every run is a "
-                    "point (a bundle's greedy path step by step; an evaluation's method and "
-                    "budget). Hover for its sensors, extractors, criterion and costs; click a "
-                    "point (or pick it below) to see its selection path, per-target errors "
-                    "and simulations.</p>")
-        body.append('<div class="grid">' + "".join(
-            f'<div class="fig" id="{f["id"]}"></div>' for f in figures) + "</div>")
-        options = "".join(f'<option value="{i}">{esc(design_title(d))}</option>'
-                          for i, d in enumerate(data["designs"]))
-        body.append('<p><label>design: <select id="design-select"><option value="">'
-                    f'(none selected)</option>{options}</select></label></p>')
-        body.append('<div id="design-panel"><p id="design-none">No design selected.</p>'
-                    + "".join(design_panel(data, i) for i in range(len(data["designs"])))
-                    + "</div>")
+    from markupsafe import Markup
+
+    figures, evaluations, simulations = pareto_figures(data), [], []
+    pareto_ids = [f["id"] for f in figures]
     for k, ev in enumerate(data["evaluations"]):
-        if k == 0:
-            body.append("<h2>Evaluations</h2>")
         figs = evaluation_figures(ev, LABELS, k)
         figures += figs
-        body.append(evaluation_section(ev, LABELS) + '<div class="grid">' + "".join(
-            f'<div class="fig" id="{f["id"]}"></div>' for f in figs) + "</div>")
-    if data["simulations"]:
-        body.append("<h2>Simulations</h2>" + table(SIM_HEAD, sim_rows(
-            data, list(range(len(data["simulations"]))))))
+        evaluations.append(evaluation_view(ev, LABELS, [f["id"] for f in figs]))
     for k, sim in enumerate(data["simulations"]):
         figs = simulation_figures(sim, k)
         figures += figs
-        acc = (sim["accuracy"] or {}).get("device") or {}
-        acc_text = ", ".join(f"{a} {num(v)}" for a, v in acc.items() if not isinstance(v, list))
-        body.append(f"<h3>{esc(sim['name'])}: {esc(sim['backend'])} on {esc(sim['board'])}"
-                    f"</h3><p>{num(sim['predictions'])} predictions, {num(sim['lost'])} lost, "
-                    f"{num(sim['mismatches'])} not bit-identical to the host model. Device "
-                    f"against the recordings' targets: {esc(acc_text or '-')}. Cost: "
-                    f"{esc(sim['method'] or '-')}.</p>" + '<div class="grid">' + "".join(
-                        f'<div class="fig" id="{f["id"]}"></div>' for f in figs) + "</div>")
-    body.append(f"<footer>sensorbudget {esc(package_version())}; plots by plotly.js, inline."
-                "</footer>")
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            f"<title>{esc(title)}</title><style>{_asset('report.css')}</style>"
-            f"<script>{plotly_js()}</script></head><body>\n" + "\n".join(body)
-            + f'\n<script type="application/json" id="sb-figures">{_json(figures)}</script>'
-            + f'\n<script type="application/json" id="sb-data">{_json(_lean(data))}</script>'
-            + f"\n<script>{_asset('report.js')}</script>\n</body></html>\n")
+        simulations.append(simulation_view(sim, [f["id"] for f in figs]))
+    sources = [(r["name"], "bundle", r["path"]) for r in data["runs"]]
+    sources += [(e["name"], "evaluation", e["path"]) for e in data["evaluations"]]
+    sources += [(s["name"], "simulation", s["path"]) for s in data["simulations"]]
+    sources += [(f["name"], "firmware", f["path"]) for f in data["firmware"]]
+    opened = chosen(data)
+    return _environment().get_template("page.html.j2").render(
+        title=title, css=Markup(_asset("report.css")), plotly=Markup(plotly_js()),
+        js=Markup(_asset("report.js")),
+        summaries=[summary(data, i) for i in opened],
+        opened=opened[0] if opened else None,
+        sources=[{"name": n, "kind": k, "path": p} for n, k, p in sources],
+        designs=[design_view(data, i) for i in range(len(data["designs"]))],
+        pareto_ids=pareto_ids, evaluations=evaluations, simulations=simulations,
+        sim_head=SIM_HEAD, sim_rows=sim_rows(data, list(range(len(data["simulations"])))),
+        fw_head=FW_HEAD, fw_rows=fw_rows(data, list(range(len(data["firmware"])))),
+        firmware=data["firmware"], version=package_version(),
+        figures_json=Markup(script_json(figures)),
+        data_json=Markup(script_json(_lean(data))))

@@ -17,9 +17,15 @@ from pathlib import Path
 from trainer.bundle import load_bundle
 from trainer.bundle.files import json_default
 
+from firmware_gen.build import FOOTPRINT
+
 from ..errors import DeviceError
 from ..report import load_report
 
+#: The kind of every error a design carries, as the page names it (issue 32: every number
+#: says what it is): a bundle's path is scored on its own training data.
+ERROR_KINDS = {"loo": "in-sample LOO", "leave-group-out": "in-sample leave-group-out",
+               "held-out": "nested CV"}
 #: How the criterion of a design is named on the page.
 CRITERIA = {"loo": "LOO (leave-one-out, closed form)",
             "leave-group-out": "leave-group-out (closed form, one group at a time)",
@@ -52,20 +58,22 @@ def _read_json(path: Path, what: str) -> dict:
 def classify(path) -> tuple:
     """(kind, main file) of a run folder or file: kind is bundle, evaluation or simulation."""
     path = Path(path)
-    names = {"model.json": "bundle", "results.json": "evaluation", "report.json": "simulation"}
+    names = {"model.json": "bundle", "results.json": "evaluation", "report.json": "simulation",
+             "firmware.json": "firmware"}
     if path.is_dir():
         found = [(kind, path / name) for name, kind in names.items() if (path / name).is_file()]
         if len(found) != 1:
             raise DeviceError(f"{str(path)!r} holds {'none' if not found else 'more than one'} "
-                              f"of model.json (bundle), results.json (evaluation) and "
-                              f"report.json (simulation)")
+                              f"of model.json (bundle), results.json (evaluation), "
+                              f"report.json (simulation) and firmware.json (firmware)")
         return found[0]
     if path.is_file() and path.name in names:
         return names[path.name], path
     if not path.exists():
         raise DeviceError(f"{str(path)!r} does not exist")
-    raise DeviceError(f"{str(path)!r} is not a run folder (a bundle, an evaluation report or a "
-                      f"simulation report) nor its model.json/results.json/report.json")
+    raise DeviceError(f"{str(path)!r} is not a run folder (a bundle, an evaluation report, a "
+                      f"simulation report or a built firmware) nor its model.json/results.json/"
+                      f"report.json/firmware.json")
 
 
 def _design(run: dict, entry: dict, sensors: list, extractors: list) -> dict:
@@ -76,16 +84,18 @@ def _design(run: dict, entry: dict, sensors: list, extractors: list) -> dict:
     if sensors:
         costs.setdefault("sensors", len(sensors))
     return {"run": run["name"], "kind": "path", "step": int(entry["step"]),
-            "criterion": run["criterion_label"], "error": float(entry["loo_mse"]),
+            "criterion": run["criterion_label"], "error_kind": run["error_kind"],
+            "error": float(entry["loo_mse"]),
             "per_target": [float(v) for v in entry.get("loo_mse_per_target") or []],
             "targets": run["targets"], "sensors": list(sensors),
             "extractors": list(extractors), "costs": costs, "currency": run["currency"],
-            "simulations": []}
+            "simulations": [], "firmware": []}
 
 
 def read_bundle(path: Path, name: str) -> tuple:
     """(run, designs) of one bundle's model.json."""
-    meta = load_bundle(path.parent).meta       # verified: format, hashes, types
+    bundle = load_bundle(path.parent)          # verified: format, hashes, types
+    meta = bundle.meta
     entries = meta.get("path") or []
     if not entries:
         raise DeviceError(f"{str(path)!r}: the bundle has an empty selection path")
@@ -94,7 +104,13 @@ def read_bundle(path: Path, name: str) -> tuple:
            "targets": [str(t) for t in meta.get("targets", [])],
            "criterion": meta.get("criterion", "loo"),
            "criterion_label": criterion_label(meta.get("criterion", "loo")),
-           "currency": meta.get("currency") or "", "lam": meta.get("lam"), "designs": []}
+           "error_kind": ERROR_KINDS.get(meta.get("criterion", "loo"), "in-sample"),
+           "currency": meta.get("currency") or "", "lam": meta.get("lam"), "designs": [],
+           "selected": [str(f) for f in meta.get("selected") or []],
+           "budget": meta.get("budget"), "window": meta.get("window"), "hop": meta.get("hop"),
+           "total_costs": dict((meta.get("costs") or {}).get("total") or {}),
+           "bundle_sha256": bundle.bundle_sha256(),
+           "n_samples": meta.get("n_samples")}
     designs, sensors, extractors = [], [], []
     for entry in entries:
         sensors += [s for s in entry.get("added_sensors") or [] if s not in sensors]
@@ -142,6 +158,10 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
                 cell[key] = {"mean": mean, "std": std}
             cells.append(cell)
     folds = config.get("folds") if isinstance(config, dict) else None
+    if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int)
+                              or not 2 <= folds <= 10 ** 6):
+        raise DeviceError(f"{str(path)!r}: config.folds={folds!r:.60} is not a number of "
+                          f"folds (an integer from 2 to 10^6)")
     evaluation = {"name": name, "path": str(path.parent), "methods": methods, "budgets": budgets,
                   "measures": measures, "per_target": keys, "folds": folds,
                   "grouped": bool(isinstance(config, dict) and config.get("grouped")),
@@ -158,11 +178,32 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
         costs.setdefault("extractors", cell["n_features"])
         designs.append({"run": name, "kind": "evaluation", "step": None,
                         "method": cell["method"], "budget": cell["budget"], "criterion": crit,
+                        "error_kind": ERROR_KINDS["held-out"],
                         "error": cell[error]["mean"], "error_std": cell[error]["std"],
                         "per_target": [], "targets": [], "sensors": [], "extractors": [],
                         "n_features": cell["n_features"], "costs": costs, "currency": "",
-                        "simulations": []})
+                        "simulations": [], "firmware": []})
     return evaluation, designs
+
+
+def read_firmware(path: Path, name: str) -> dict:
+    """A built firmware folder: its target, numeric and footprint (flash and RAM bytes from
+    ``size -A``, footprint.json) and the bundle it was generated from (bundle_sha256)."""
+    meta = _read_json(path, "firmware.json")
+    fp = _read_json(path.parent / FOOTPRINT, f"footprint ({FOOTPRINT}: build the firmware "
+                                              f"with --build)")
+    out = {"name": name, "path": str(path.parent)}
+    for key, where, kind in (("target", meta, str), ("numeric", meta, str),
+                             ("bundle_sha256", meta, str), ("flash_bytes", fp, int),
+                             ("ram_bytes", fp, int), ("flash_limit", fp, (int, type(None))),
+                             ("ram_limit", fp, (int, type(None)))):
+        value = where.get(key)
+        if not isinstance(value, kind) or isinstance(value, bool) or (
+                isinstance(value, int) and not 0 <= value < 2 ** 63):
+            raise DeviceError(f"{str(path.parent)!r}: {key}={value!r:.60} is not "
+                              f"{'a string' if kind is str else 'a byte count'}")
+        out[key] = value
+    return out
 
 
 def read_simulation(path: Path, name: str) -> dict:
@@ -219,6 +260,7 @@ def simulation_entry(sim: dict) -> dict:
             "average_power_w": e["average_power_w"], "battery_wh": e.get("battery_wh"),
             "battery_life_days": e.get("battery_life_days"),
             "energy_estimated": bool(e.get("estimated")),
+            "recordings": rep.get("recordings"),
             "predictions": rep.get("predictions"), "lost": rep.get("lost"),
             "mismatches": rep.get("mismatches"), "accuracy": rep.get("accuracy"),
             "series": series if _series_ok(series, n) else None}
@@ -228,7 +270,7 @@ def collect(paths, evaluations=None) -> dict:
     """The report data of the run folders ``paths`` and of the in-memory ``evaluations``
     ({name: results.json dictionary}); see the module docstring."""
     taken, done = set(), {}
-    runs, designs, evaluations_out, sims = [], [], [], []
+    runs, designs, evaluations_out, sims, firmware = [], [], [], [], []
 
     def add_bundle(folder: Path):
         key = str(folder.resolve())
@@ -250,6 +292,8 @@ def collect(paths, evaluations=None) -> dict:
             ev["designs"] = list(range(len(designs), len(designs) + len(ds)))
             evaluations_out.append(ev)
             designs.extend(ds)
+        elif key not in done and kind == "firmware":
+            firmware.append(read_firmware(main, _name(main.parent, taken)))
         elif key not in done:
             sims.append(read_simulation(main, _name(main.parent, taken)))
         done.setdefault(key, True)
@@ -273,8 +317,13 @@ def collect(paths, evaluations=None) -> dict:
         entry["design"] = None if run is None else run["designs"][-1]
         if run is not None:
             designs[run["designs"][-1]]["simulations"].append(i)
-    if not runs and not evaluations_out and not sims:
+    for i, fw in enumerate(firmware):    # a firmware shows on the design it was built from
+        run = next((r for r in runs if r["bundle_sha256"] == fw["bundle_sha256"]), None)
+        fw["design"] = None if run is None else run["designs"][-1]
+        if run is not None:
+            designs[run["designs"][-1]]["firmware"].append(i)
+    if not runs and not evaluations_out and not sims and not firmware:
         raise DeviceError("no runs given")
     return {"runs": runs, "designs": designs, "evaluations": evaluations_out,
-            "simulations": entries,
+            "simulations": entries, "firmware": firmware,
             "criteria": CRITERIA, "cost_kinds": COST_KINDS, "fallback_kind": FALLBACK_KIND}

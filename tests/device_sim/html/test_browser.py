@@ -91,7 +91,7 @@ def test_pareto_points_are_the_bundles_paths(page, runs: Runs, kind):
     by_name = {t["name"]: t for t in traces(driver, f"pareto-{kind}")}
     for folder in (runs.bundle, runs.small):
         path = runs.json(folder, "model.json")["path"]
-        t = by_name[f"{folder.name} (greedy path)"]
+        t = by_name[f"{folder.name}: training path, in-sample LOO (optimistic)"]
         assert t["x"] == [e["costs"][kind] for e in path]
         assert t["y"] == [e["loo_mse"] for e in path]
 
@@ -163,7 +163,7 @@ def test_hover_names_the_design_and_its_criterion(page, runs: Runs):
         assert all(name in text for name in entry["added_extractors"])
         assert all(name in text for name in entry["added_sensors"])
     evaluation = [t for name, t in zip(traces(driver, "pareto-price"), hovers)
-                  if "(held-out)" in name["name"]]
+                  if "nested CV" in name["name"]]
     assert evaluation and all("criterion: held-out folds (2-fold nested cross-validation)"
                               in text for t in evaluation for text in t)
 

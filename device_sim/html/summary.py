@@ -1,0 +1,135 @@
+"""The summary the report opens on: for each bundle its chosen design (the selected set, the
+last step of its path), or, without bundles, each evaluation's best design (lowest mean
+held-out MSE); what it uses and what it costs, every number with its kind.
+
+Plain data (strings and numbers) for the page template: each row is one fact with its
+``key`` (for scripts and tests), a ``label``, the ``names`` it lists (or None), the ``value`` as read from the runs (full
+precision, kept in the page as ``data-value``), its ``text`` and its ``kind`` (where the
+number comes from).
+"""
+
+from __future__ import annotations
+
+import math
+
+from .figures import design_title, si
+
+#: What an error of each kind is, in the summary's words.
+ERROR_NOTES = {
+    "in-sample LOO": "in-sample LOO on the training data (optimistic: the same data chose "
+                     "the features)",
+    "in-sample leave-group-out": "in-sample leave-group-out on the training data "
+                                 "(optimistic: the same data chose the features)",
+    "nested CV": "nested CV: mean over the outer folds' held-out data",
+}
+
+
+def num(v, digits: int = 4) -> str:
+    """``v`` to ``digits`` significant digits; ``-`` for None and non-finite numbers."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
+
+
+def _row(key: str, label: str, value=None, text: str = "", kind: str = "",
+         names=None) -> dict:
+    return {"key": key, "label": label, "value": value, "text": text, "kind": kind,
+            "names": list(names) if names is not None else None}
+
+
+def _number(value) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    return float(value) if ok and math.isfinite(value) else None
+
+
+def chosen(data: dict) -> list:
+    """The designs the report opens on: every bundle's last step, else every evaluation's
+    design with the lowest mean held-out MSE (the first on a tie)."""
+    if data["runs"]:
+        return [run["designs"][-1] for run in data["runs"] if run["designs"]]
+    out = []
+    for ev in data["evaluations"]:
+        scored = [i for i in ev["designs"] if data["designs"][i]["error"] is not None]
+        if scored:
+            out.append(min(scored, key=lambda i: (data["designs"][i]["error"], i)))
+    return out
+
+
+def _costs(d: dict, run: dict | None) -> list:
+    costs, currency = d["costs"], d["currency"]
+    window = f" of {run['window']} samples" if run and run.get("window") else ""
+    where = (f"model.json: the selection's cost, every reading of one window{window}" if run
+             else "mean over the outer folds' selections")
+    rows = []
+    if costs.get("price") is not None:
+        rows.append(_row("price", "sensor price (BOM)", _number(costs["price"]),
+                         f"{num(_number(costs['price']))} {currency}".strip(), where))
+    for key, label, unit in (("energy", "sensor energy per window", "J"),
+                             ("time", "sensor read time per window", "s")):
+        if costs.get(key) is not None:
+            rows.append(_row(key, label, _number(costs[key]), si(_number(costs[key]), unit),
+                             where))
+    return rows
+
+
+def _simulation_rows(sim: dict) -> list:
+    how = "measured" if sim["measured"] else "estimated"
+    where = f"simulation {sim['name']}: {sim['backend']} on {sim['board']}, {sim['numeric']}"
+    total = _number((sim["total"] or {}).get("median"))
+    life = _number(sim["battery_life_days"])
+    rows = [_row("compute", "compute per prediction (median)", total,
+                 f"{num(total)} {sim['unit']} ({how})", where),
+            _row("compute_time", "compute time per prediction (median)",
+                 _number(sim["compute_time_s"]), si(_number(sim["compute_time_s"]), "s"), where),
+            _row("energy_sensors", "sensor energy per prediction",
+                 _number(sim["energy_sensors_j"]), si(_number(sim["energy_sensors_j"]), "J"),
+                 where),
+            _row("energy_compute", "compute energy per prediction",
+                 _number(sim["energy_compute_j"]), si(_number(sim["energy_compute_j"]), "J"),
+                 where)]
+    battery = "-" if life is None else (f"{num(life, 3)} days on {num(sim['battery_wh'])} Wh"
+                                        + (" (estimated)" if sim["energy_estimated"] else ""))
+    rows.append(_row("battery_life", f"battery life on {sim['board']}", life, battery, where))
+    return rows
+
+
+def _footprint_rows(fw: dict) -> list:
+    where = f"firmware {fw['name']}: {fw['target']}, {fw['numeric']} (size -A)"
+    return [_row("flash", "flash", fw["flash_bytes"], f"{fw['flash_bytes']} bytes" + (
+                 f" of {fw['flash_limit']}" if fw["flash_limit"] else ""), where),
+            _row("ram", "RAM (static, without stack)", fw["ram_bytes"],
+                 f"{fw['ram_bytes']} bytes" + (f" of {fw['ram_limit']}" if fw["ram_limit"]
+                                                else ""), where)]
+
+
+def summary(data: dict, i: int) -> dict:
+    """The summary card of design ``i``: title and rows (see the module docstring)."""
+    d = data["designs"][i]
+    run = next((r for r in data["runs"] if r["name"] == d["run"]), None)
+    rows = []
+    if run is not None:
+        rows.append(_row("sensors", "sensors", len(d["sensors"]), ", ".join(d["sensors"]) or "-",
+                         "model.json", names=d["sensors"]))
+        rows.append(_row("features", "features", len(run["selected"]),
+                         f"{len(run['selected'])} selected", "model.json",
+                         names=run["selected"]))
+    else:
+        rows.append(_row("features", "features", _number(d["n_features"]),
+                         f"{num(_number(d['n_features']), 3)} (mean over folds; each fold "
+                         "selects its own)", "nested CV"))
+    std = d.get("error_std")
+    rows.append(_row("error", "MSE", _number(d["error"]), num(_number(d["error"])) + (
+        f" ± {num(_number(std))}" if std is not None else ""), ERROR_NOTES.get(
+            d["error_kind"], d["error_kind"])))
+    rows += _costs(d, run)
+    for s in d["simulations"]:
+        rows += _simulation_rows(data["simulations"][s])
+    for f in d.get("firmware") or []:
+        rows += _footprint_rows(data["firmware"][f])
+    if run is not None and not d["simulations"]:
+        rows.append(_row("compute", "compute, energy and battery life", None,
+                         "not simulated: sensorbudget simulate BUNDLE --report DIR", ""))
+    if run is not None and not d.get("firmware"):
+        rows.append(_row("flash", "flash and RAM", None,
+                         "no firmware given: sensorbudget firmware BUNDLE --build -o DIR", ""))
+    return {"design": i, "title": design_title(d), "rows": rows}
