@@ -294,12 +294,6 @@ def _fmt_acc(acc) -> str:
     return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items() if not isinstance(v, list))
 
 
-#: What a simulation report folder holds (an existing folder is replaced only if it holds
-#: nothing else).
-REPORT_FILES = (REPORT_FILE, SUMMARY_FILE, "cost_histogram.png", "cost_breakdown.png",
-                "timeline.png")
-
-
 def write_report(out_dir, report: dict, result=None, model=None) -> Path:
     """Write report.json, summary.md and (with matplotlib) the plots as the folder ``out_dir``,
     all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); returns it."""
@@ -314,8 +308,8 @@ def write_report(out_dir, report: dict, result=None, model=None) -> Path:
             return
         write_plots(folder, report, result, model)
 
-    write_folder_atomically(out_dir, files, replaceable=REPORT_FILES,
-                            what="a simulation report", then=None if result is None else plots)
+    write_folder_atomically(out_dir, files, kind="simulation report",
+                            then=None if result is None else plots)
     return Path(out_dir)
 
 

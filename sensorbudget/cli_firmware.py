@@ -17,6 +17,19 @@ from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
 
 
+force_option = click.option(
+    "--force", is_flag=True,
+    help="Write even where OUTPUT holds files sensorbudget did not write (or changed): the "
+         "folder is first moved aside whole to OUTPUT.moved-aside (never deleted).")
+
+
+def echo_moved(out_dir, moved) -> None:
+    """Say where ``--force`` moved a foreign output folder."""
+    if moved is not None:
+        click.echo(f"moved the earlier {out_dir} (files sensorbudget did not write) aside to "
+                   f"{moved}", err=True)
+
+
 def parse_full_scale(ctx, param, values) -> dict:
     """``--full-scale acc_x=16 --full-scale 8`` -> {"acc_x": 16.0, "*": 8.0}."""
     out = {}
@@ -49,11 +62,6 @@ def rounding_notes(full_scale, channels=None) -> list:
     return notes
 
 
-def _is_firmware(folder: Path) -> bool:
-    """An earlier output of this command (its manifest is there)."""
-    return (folder / "firmware.json").is_file()
-
-
 @click.command("firmware")
 @click.argument("bundle_dir", type=BUNDLE_ARG)
 @click.option("--target", type=click.Choice(TARGET_NAMES), required=True,
@@ -79,8 +87,10 @@ def _is_firmware(folder: Path) -> bool:
                                       "256 multiply-adds).")
 @click.option("--build", "do_build", is_flag=True,
               help="Compile (.elf/.hex/.bin for MCUs) and report flash and RAM per section.")
+@force_option
 @handle_errors
-def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, kernel, do_build):
+def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, kernel, do_build,
+                     force):
     """Generate firmware for BUNDLE_DIR: the model header, streaming extractors, a main loop
     speaking the framed serial protocol, the target's startup/HAL and a Makefile."""
     from firmware_gen import generate_firmware
@@ -89,10 +99,11 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric, name=name,
                            full_scale=full_scale, kernel=kernel)
     built = {}
-    write_folder_atomically(
+    moved = write_folder_atomically(
         out_dir, {fname: text.encode("ascii") for fname, text in fw.files.items()},
-        replaceable=_is_firmware, what="a generated firmware (it holds no firmware.json)",
+        kind="firmware", force=force,
         then=(lambda folder: built.update(_build(folder, fw))) if do_build else None)
+    echo_moved(out_dir, moved)
     plan, m = fw.plan, fw.manifest
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
                f"features -> {plan.t} scores, {input_summary(plan)}, {m['kernel']} kernel")

@@ -9,28 +9,12 @@ from pathlib import Path
 import click
 
 from export.cgen import DEFAULT_NAME, NUMERICS
-from trainer.bundle import write_atomically, write_folder_atomically
+from trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
-from .cli_firmware import echo_full_scales, input_summary, parse_full_scale
-
-
-def _is_c_library(folder) -> bool:
-    """An earlier output of ``export c-library`` (its manifest is there)."""
-    from firmware_gen.library import MANIFEST
-
-    return (Path(folder) / MANIFEST).is_file()
-
-
-def _write_nested(files: dict):
-    """``then`` callback of write_folder_atomically: the files under subfolders (src/ ...)."""
-    def write(folder: Path) -> None:
-        for rel, data in files.items():
-            path = folder / rel
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_atomically(path, data)
-    return write
+from .cli_firmware import (echo_full_scales, echo_moved, force_option, input_summary,
+                           parse_full_scale)
 
 
 @click.command("c-library")
@@ -47,8 +31,9 @@ def _write_nested(files: dict):
 @click.option("--full-scale", multiple=True, callback=parse_full_scale, metavar="[CHANNEL=]VALUE",
               help="Q15 full scale of a channel's samples (q15/q31; repeatable; without "
                    "CHANNEL= for every channel). Default: from the bundle's training ranges.")
+@force_option
 @handle_errors
-def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
+def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
     """Write BUNDLE_DIR as a C library for your own firmware: the model header, the streaming
     extractors and a four-call API, with no protocol, no main and no malloc."""
     from firmware_gen.library import generate_library
@@ -56,12 +41,10 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale):
 
     bundle = load_bundle(bundle_dir)
     lib = generate_library(bundle, numeric=numeric, name=name, full_scale=full_scale)
-    data = {rel: text.encode("ascii") for rel, text in lib.files.items()}
-    flat = {rel: b for rel, b in data.items() if "/" not in rel}
-    nested = {rel: b for rel, b in data.items() if "/" in rel}
-    write_folder_atomically(out_dir, flat, replaceable=_is_c_library,
-                            what="a generated C library (it holds no c_library.json)",
-                            then=_write_nested(nested))
+    moved = write_folder_atomically(
+        out_dir, {rel: text.encode("ascii") for rel, text in lib.files.items()},
+        kind="C library", force=force)
+    echo_moved(out_dir, moved)
     plan, m = lib.plan, lib.manifest
     click.echo(f"wrote {len(lib.files)} files to {out_dir}: library {name} ({numeric}), "
                f"{plan.k} features -> {plan.t} scores, {input_summary(plan)}, "

@@ -331,7 +331,7 @@ CASES = [
     Case("firmware-unknown-target", ("firmware", "{bundle}", "--target", "z80", "-o", "{out}"),
          ("'z80'",)),
     Case("firmware-foreign-directory", ("firmware", "{bundle}", "--target", "host", "-o",
-                                        "{tmp}/mine"), ("holds no firmware.json",),
+                                        "{tmp}/mine"), ("'notes.txt'", "refusing"),
          {"mine/notes.txt": "my notes"}),
     Case("flash-no-manifest", ("flash", "{tmp}/empty", "--dry-run"), ("firmware.json",),
          prepare=lambda w, tmp: (tmp / "empty").mkdir()),

@@ -12,6 +12,7 @@ import pytest
 from tests.export.helpers import synthetic
 from tests.fixtures import write_sensors_toml, write_stream
 from trainer.bundle import load_bundle, save_bundle, write_folder_atomically
+from trainer.bundle.manifest import MANIFEST_FILE
 
 
 @pytest.fixture
@@ -134,16 +135,16 @@ def test_readers_see_the_old_or_the_new_bundle_whole(tmp_path):
 
 def test_a_failed_write_leaves_the_old_folder_whole(tmp_path):
     out = tmp_path / "R"
-    write_folder_atomically(out, {"report.json": b"old"}, replaceable={"report.json"})
+    write_folder_atomically(out, {"report.json": b"old"}, kind="report")
 
     def failing(folder):
         (folder / "plot.png").write_bytes(b"half")
         raise OSError(28, "No space left on device")
 
     with pytest.raises(OSError):
-        write_folder_atomically(out, {"report.json": b"new"}, replaceable={"report.json"},
+        write_folder_atomically(out, {"report.json": b"new"}, kind="report",
                                 then=failing)
-    assert sorted(p.name for p in out.iterdir()) == ["report.json"]
+    assert sorted(p.name for p in out.iterdir()) == ["report.json", MANIFEST_FILE]
     assert (out / "report.json").read_bytes() == b"old"
     assert leftovers(tmp_path) == []
 
@@ -185,3 +186,92 @@ def test_the_current_folder_is_never_an_output(invoke, table, tmp_path, monkeypa
     result = invoke([a.format(t=table) for a in argv])
     assert result.exit_code == 2 and "names the current folder" in result.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+# --- ownership by manifest (issue 33, item 1) -------------------------------------------------
+
+@pytest.fixture
+def rec_bundle(tmp_path, invoke):
+    """A bundle trained on recordings (the firmware, library and simulation need extractors)."""
+    stream = write_stream(tmp_path / "rec" / "s.csv")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    out = tmp_path / "Brec"
+    result = invoke(["train", str(stream), "--sensors", str(toml), "--budget", "2", "--lam",
+                     "1", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    return out
+
+
+#: every command that writes a folder: its argv (``{o}`` the folder) and its marker file
+FOLDER_COMMANDS = {
+    "train": (["train", "{rec}", "--sensors", "{toml}", "--budget", "1", "--lam", "1", "-o",
+               "{o}"], "model.json"),
+    "evaluate": (["evaluate", "{table}", "--target", "y", "--budgets", "1", "--folds", "2",
+                  "--methods", "greedy-joint", "--report", "{o}"], "results.json"),
+    "simulate": (["simulate", "{bundle}", "--recordings", "{rec}", "--backend", "python",
+                  "--report", "{o}"], "report.json"),
+    "firmware": (["firmware", "{bundle}", "--target", "host", "-o", "{o}"], "firmware.json"),
+    "c-library": (["export", "c-library", "{bundle}", "-o", "{o}"], "c_library.json"),
+}
+
+
+def run_folder_command(invoke, command, out, rec_bundle, table, tmp_path):
+    argv, _ = FOLDER_COMMANDS[command]
+    names = {"rec": tmp_path / "rec", "toml": tmp_path / "sensors.toml", "table": table,
+             "bundle": rec_bundle, "o": out}
+    return invoke([a.format(**names) for a in argv])
+
+
+def files_of(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def error_lines(output):
+    return [line for line in output.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("command", sorted(FOLDER_COMMANDS))
+def test_a_folder_with_only_the_marker_is_foreign(invoke, command, rec_bundle, table, tmp_path):
+    """The issue's reproducer: a project folder holding a file of the marker's name (any
+    content), sources and notes is not an earlier output: refused, named, nothing touched."""
+    out = tmp_path / "proj"
+    (out / "src").mkdir(parents=True)
+    (out / FOLDER_COMMANDS[command][1]).write_text('{"v":1}')
+    (out / "src" / "main.c").write_text("int main(){}\n")
+    (out / "README").write_text("notes\n")
+    before = files_of(out)
+    result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
+    assert result.exit_code == 2, result.output
+    last = error_lines(result.output)[-1]
+    assert last.startswith("Error: ") and "'README'" in last and "refusing" in last, last
+    assert "Traceback" not in result.output
+    assert files_of(out) == before
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", sorted(FOLDER_COMMANDS))
+def test_an_earlier_output_is_replaced_only_while_it_is_exactly_its_manifest(
+        invoke, command, rec_bundle, table, tmp_path):
+    out = tmp_path / "out"
+    result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
+    assert result.exit_code == 0, result.output
+    first = files_of(out)
+    result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
+    assert result.exit_code == 0, result.output                 # its own output: replaced
+    assert files_of(out).keys() == first.keys()
+    nested = sorted(p for p in out.rglob("*") if p.is_dir())
+    user = (nested[0] if nested else out) / "NOTES.txt"         # a user file, nested if it can
+    user.write_text("mine")
+    result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
+    assert result.exit_code == 2, result.output
+    assert repr(str(user.relative_to(out))) in error_lines(result.output)[-1]
+    assert user.read_text() == "mine"
+    user.unlink()
+    edited = sorted(p for p in out.rglob("*") if p.is_file())[0]   # a generated file, edited
+    edited.write_bytes(edited.read_bytes() + b"\n")
+    result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
+    assert result.exit_code == 2, result.output
+    last = error_lines(result.output)[-1]
+    assert repr(str(edited.relative_to(out))) in last and "changed" in last, last
+    assert leftovers(tmp_path) == []

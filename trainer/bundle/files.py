@@ -3,21 +3,27 @@
 Every file and folder the project writes goes through :func:`write_atomically` (one file) or
 :func:`write_folder_atomically` (a folder of files). Both build the output under a unique
 temporary name beside the target and rename it into place, so a reader sees the old output or
-the new one, never a part, and an interrupted write leaves the old output as it was. Outputs get
-the modes a plain ``open``/``mkdir`` would give (0666 / 0777 less the process umask, so 0644 /
-0755 with the usual umask 022), not the private 0600 / 0700 of the temporary files they start as.
+the new one, never a part, and an interrupted write leaves the old output as it was.
+
+Modes: a new output gets the modes a plain ``open``/``mkdir`` would give (0666 / 0777 less the
+process umask), not the private 0600 / 0700 of the temporaries it starts as. Replacing an
+output keeps its modes: a replaced file keeps its mode; a replaced folder keeps its own mode,
+each file or subfolder that replaces one of the same name keeps that one's mode, and new ones
+lose the permission classes (group, others) the folder grants nothing to (a 0700 folder gets
+0600 files).
 
 What is never replaced: anything that is not a regular file where a file is written (a device
 node such as ``/dev/null``, a FIFO, a socket, a directory) and every symbolic link; a folder
-that is not an earlier output of the same kind (the caller says which names, or which marker
-file, make one).
+that is not exactly an earlier output of the same kind (its manifest,
+:mod:`~trainer.bundle.manifest`); with ``force`` such a folder is moved aside whole under a
+visible name, never deleted.
 
 A folder is replaced by exchanging the new folder with the old one in one step
 (``renameat2(RENAME_EXCHANGE)``, Linux 3.15+ on most local file systems), then deleting the old
 one. Where the exchange is not available (another OS, a file system without it) the old folder
-is first renamed to a unique temporary name and the new one renamed into place: an interrupt
-between the two renames leaves the old output under that ``.NAME.old.*`` name, and a reader in
-between finds no folder (it never finds a mixed one).
+is first renamed to a temporary name and the new one renamed into place (a reader in between
+finds no folder, never a mixed one). Temporaries carry a recognisable name and are removed by
+the next write when an interrupt left them (:func:`~trainer.bundle.manifest.remove_leftovers`).
 """
 
 from __future__ import annotations
@@ -37,6 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import OutputError
+from .manifest import (MANIFEST_FILE, entries, first_foreign, manifest_text, remove_leftovers,
+                       tmp_prefix)
 
 
 def npz_bytes(arrays: dict) -> bytes:
@@ -103,16 +111,22 @@ def write_atomically(path, data: bytes) -> None:
     """Write ``data`` to the file ``path`` via a temporary file beside it and ``os.replace``.
 
     The parent directory is created if needed; on any failure the temporary file is removed and
-    ``path`` is left as it was. The file gets mode 0666 & ~umask. A ``path`` that is not a
-    regular file (or is a link) is refused (:func:`check_file_target`).
+    ``path`` is left as it was. A new file gets mode 0666 & ~umask, a replaced one keeps its
+    mode. A ``path`` that is not a regular file (or is a link) is refused
+    (:func:`check_file_target`).
     """
     path = Path(path)
     check_file_target(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    remove_leftovers(path.parent, path.name)
+    try:
+        mode = stat.S_IMODE(os.stat(path).st_mode) & 0o777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    fd, tmp = tempfile.mkstemp(prefix=tmp_prefix(path.name), suffix=".tmp", dir=path.parent)
     os.close(fd)
     try:
-        _write_synced(Path(tmp), data, 0o666 & ~_umask())
+        _write_synced(Path(tmp), data, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -146,18 +160,9 @@ def exchange(a, b) -> bool:
     raise OSError(err, os.strerror(err), str(b))
 
 
-def write_folder_atomically(target, files: dict, *, replaceable, what: str = "an earlier output",
-                            error: type = OutputError, then=None) -> None:
-    """Write {name: bytes} as the folder ``target``, all or nothing.
-
-    The files go into a temporary sibling folder (mode 0777 & ~umask, files 0666 & ~umask);
-    ``then(folder)``, if given, adds to it (a build, plots); then the folder takes the place of
-    ``target`` (see the module notes). An existing ``target`` is replaced only if it is an
-    earlier output of the same kind (``what``): ``replaceable`` is the set of names such a
-    folder may hold, or a function of the folder's path saying whether it is one (e.g. by a
-    marker file). Anything else is refused with ``error`` (default
-    :class:`~trainer.errors.OutputError`) before anything is written.
-    """
+def _folder_target(target, error) -> Path:
+    """``target`` as a Path, refused when it is the current folder, one above it, a link or a
+    file."""
     if str(target) in ("", ".", ".."):
         raise error(f"output {str(target)!r} names the current folder or its parent; name the "
                     f"folder to write, e.g. {str(Path(str(target) or '.') / 'out')!r}")
@@ -167,33 +172,110 @@ def write_folder_atomically(target, files: dict, *, replaceable, what: str = "an
                     f"folder to write")
     if target.is_symlink() or (target.exists() and not target.is_dir()):
         raise error(f"output {str(target)!r} exists and is not a directory")
-    if target.exists() and any(target.iterdir()):
-        if callable(replaceable):
-            if not replaceable(target):
-                raise error(f"output directory {str(target)!r} is not empty and not {what}; "
-                            f"refusing to overwrite")
-        else:
-            extra = {p.name for p in target.iterdir()} - set(replaceable)
-            if extra:
-                raise error(f"output directory {str(target)!r} is not empty and not {what} "
-                            f"(holds {sorted(extra)[0]!r}); refusing to overwrite")
+    return target
+
+
+def _check_owned(target: Path, kind: str, error, force: bool) -> bool:
+    """True when ``target`` exists and is not exactly an earlier output of ``kind`` (only
+    allowed with ``force``)."""
+    if not target.exists():
+        return False
+    reason = first_foreign(target, kind)
+    if reason is not None and not force:
+        raise error(f"output directory {str(target)!r} is not an earlier {kind} written by "
+                    f"sensorbudget: {reason}; refusing to replace it (move it away or choose "
+                    f"another folder)")
+    return reason is not None
+
+
+def _old_modes(target: Path):
+    """(folder mode, {relative path: (is folder, mode)}) of an existing ``target``, else None."""
+    if not target.exists():
+        return None
+    inner = {rel: (e.is_dir(follow_symlinks=False), stat.S_IMODE(e.stat(
+                   follow_symlinks=False).st_mode) & 0o777)
+             for rel, e in entries(target) if not e.is_symlink()}
+    return stat.S_IMODE(os.stat(target).st_mode), inner
+
+
+def _class_mask(folder_mode: int) -> int:
+    """The permission classes (owner, group, others) a folder grants anything to: 0o700 for a
+    0700 folder, 0o770 for 0750, 0o777 for 0755."""
+    return sum(7 << shift for shift in (6, 3, 0) if folder_mode >> shift & 7)
+
+
+def _apply_modes(folder: Path, modes, mask: int) -> None:
+    """Modes of the new folder's contents (see the module notes); deepest entries first."""
+    if modes is None:
+        os.chmod(folder, 0o777 & ~mask)
+        return
+    folder_mode, old = modes
+    allowed = _class_mask(folder_mode)
+    found = [(rel, e.is_dir(follow_symlinks=False), stat.S_IMODE(e.stat(
+              follow_symlinks=False).st_mode)) for rel, e in entries(folder) if not e.is_symlink()]
+    for rel, is_dir, current in reversed(found):
+        kept = old.get(rel)
+        os.chmod(folder / rel, kept[1] if kept and kept[0] == is_dir else current & allowed)
+    os.chmod(folder, folder_mode)
+
+
+def _relative(rel: str, error) -> Path:
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
+        raise error(f"output file name {rel!r} must be a relative path without '.' or '..'")
+    return Path(*parts)
+
+
+def _move_aside(target: Path) -> Path:
+    """Rename ``target`` to the first free ``NAME.moved-aside[-N]`` beside it."""
+    for n in range(1, 10_000):
+        aside = target.with_name(f"{target.name}.moved-aside" + (f"-{n}" if n > 1 else ""))
+        if not os.path.lexists(aside):
+            os.rename(target, aside)
+            return aside
+    raise FileExistsError(errno.EEXIST, "no free name to move the folder aside", str(target))
+
+
+def write_folder_atomically(target, files: dict, *, kind: str, error: type = OutputError,
+                            then=None, force: bool = False):
+    """Write {relative path: bytes} as the folder ``target``, all or nothing.
+
+    The files go into a temporary sibling folder (paths may hold ``/``: subfolders are made);
+    ``then(folder)``, if given, adds to it (a build, plots); the manifest of everything in it
+    (:data:`~trainer.bundle.manifest.MANIFEST_FILE`, naming ``kind``, e.g. "bundle") is written
+    last; then the folder takes the place of ``target`` (see the module notes). An existing
+    ``target`` is replaced only while it is exactly an earlier output of the same ``kind``
+    (:func:`~trainer.bundle.manifest.first_foreign`, checked before anything is written and
+    again just before the swap); otherwise ``error`` (default
+    :class:`~trainer.errors.OutputError`) names its first foreign entry, or, with ``force``,
+    the whole folder is moved aside to ``NAME.moved-aside`` (returned; else None).
+    """
+    target = _folder_target(target, error)
+    _check_owned(target, kind, error, force)
     target.parent.mkdir(parents=True, exist_ok=True)
+    remove_leftovers(target.parent, target.name)
     mask = _umask()
-    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    old = None
+    tmp = Path(tempfile.mkdtemp(prefix=tmp_prefix(target.name), dir=target.parent))
+    old, moved = None, None
     try:
-        for name, data in files.items():
-            _write_synced(tmp / name, data, 0o666 & ~mask)
+        for rel, data in files.items():
+            path = tmp / _relative(rel, error)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            _write_synced(path, data, 0o666 & ~mask)
         if then is not None:
             then(tmp)
-        os.chmod(tmp, 0o777 & ~mask)
+        _write_synced(tmp / MANIFEST_FILE, manifest_text(tmp, kind).encode(), 0o666 & ~mask)
+        _apply_modes(tmp, _old_modes(target), mask)
+        if _check_owned(target, kind, error, force):
+            moved = _move_aside(target)
         if target.exists() and exchange(tmp, target):
-            return                                   # tmp now holds the old folder
+            return moved                             # tmp now holds the old folder
         if target.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old.", dir=target.parent))
+            old = Path(tempfile.mkdtemp(prefix=tmp_prefix(target.name), dir=target.parent))
             os.rename(target, old / target.name)
         os.rename(tmp, target)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+    return moved

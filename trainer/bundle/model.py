@@ -56,8 +56,7 @@ def save_bundle(path, meta: dict, arrays: dict) -> dict:
     meta[CONTENT_KEY] = content_sha256(meta)
     check_bundle(meta, arrays)
     write_folder_atomically(Path(path), {MODEL_FILE: json_text(meta).encode(), WEIGHTS_FILE: blob},
-                            replaceable={MODEL_FILE, WEIGHTS_FILE}, what="a bundle",
-                            error=BundleError)
+                            kind="bundle", error=BundleError)
     return meta
 
 

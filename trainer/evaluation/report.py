@@ -202,13 +202,10 @@ def _csv(rows) -> str:
     return buf.getvalue()
 
 
-REPORT_FILES = ("report.md", "summary.csv", "wilcoxon.csv", "results.json", "curves.png")
-
-
 def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
     """Write report.md, curves.png, summary.csv, wilcoxon.csv and results.json as the folder
     ``out_dir``, all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); an
-    existing ``out_dir`` is replaced only if it holds nothing but those files."""
+    existing ``out_dir`` is replaced only if it is exactly an earlier report (its manifest)."""
     records = {"config": result.config, "methods": result.methods, "budgets": result.budgets,
                "measures": result.measures, "records": result.records}
     files = {"report.md": markdown_report(result, title, notes).encode(),
@@ -218,5 +215,5 @@ def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
     curves = io.BytesIO()
     curves_png(result, curves)
     files["curves.png"] = curves.getvalue()
-    write_folder_atomically(out_dir, files, replaceable=REPORT_FILES, what="an evaluation report")
+    write_folder_atomically(out_dir, files, kind="evaluation report")
     return Path(out_dir)

@@ -70,7 +70,7 @@ def test_overwrites_a_bundle_but_not_other_directories(tmp_path):
     (tmp_path / "other" / "keep.txt").write_text("x")
     est, X, task, targets = fitted()
     meta, arrays = bundle_contents(est, X, [f"f{i}" for i in range(6)], targets, task=task)
-    with pytest.raises(BundleError, match="not empty and not a bundle"):
+    with pytest.raises(BundleError, match="not an earlier bundle.*keep.txt"):
         save_bundle(tmp_path / "other", meta, arrays)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b", "other"]
 
