@@ -274,3 +274,39 @@ def test_drop_missing_prints_the_fraction_and_refuses_above_max_drop_fraction(in
     assert ok.exit_code == 0, ok.output
     assert table.missing.describe() in ok.output
     assert f"({100 * table.missing.fraction:.1f} %)" in ok.output and table.missing.fraction > 0.5
+
+
+def test_train_and_info_print_f1_with_thresholds_rechosen_without_each_row(tmp_path,
+                                                                          labels_table):
+    """The printed F1 per label: explicit LOO refits, then for every row the F1 threshold
+    chosen on the other rows by a brute-force search (sklearn's f1_score); the tuned F1 is
+    printed in the same line and marked optimistic; info prints the same lines."""
+    from sklearn.metrics import f1_score
+
+    path, X, Y = labels_table
+    out = tmp_path / "b"
+    result = CliRunner().invoke(main, ["train", str(path), "--labels", "3", "--budget", "3",
+                                       "--lam", "2", "-o", str(out)], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    meta = load_bundle(out).meta
+    S = _explicit_loo_scores(X, 2.0 * Y - 1, meta["selected_index"], 2.0)
+    honest, tuned = [], []
+    for j in range(3):
+        def best(s, y):
+            u = np.unique(s)
+            cands = np.concatenate([[u[-1] + 1], 0.5 * (u[1:] + u[:-1])[::-1], [u[0] - 1]])
+            f1 = [f1_score(y, s > c, zero_division=0.0) for c in cands]
+            return cands[int(np.argmax(f1))]
+        own = [best(np.delete(S[:, j], i), np.delete(Y[:, j], i)) for i in range(len(S))]
+        honest.append(f1_score(Y[:, j], S[:, j] > np.array(own)))
+        tuned.append(f1_score(Y[:, j], S[:, j] > best(S[:, j], Y[:, j])))
+    lines = [ln for ln in result.output.splitlines() if "re-chosen without the row" in ln]
+    assert len(lines) == 3
+    for line, h, t in zip(lines, honest, tuned):
+        assert f"LOO F1 {h:.3f} (threshold re-chosen without the row), {t:.3f} with the " \
+               f"threshold tuned on the same scores (optimistic)" in line
+    mean = next(ln for ln in result.output.splitlines() if ln.startswith("mean LOO F1"))
+    assert f"{np.mean(honest):.3f} with thresholds re-chosen without each row" in mean
+    assert "in-sample" in mean and "nested CV" in mean
+    info = CliRunner().invoke(main, ["info", str(out)], catch_exceptions=False)
+    assert info.exit_code == 0 and all(line in info.output for line in lines + [mean])

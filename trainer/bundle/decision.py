@@ -3,7 +3,9 @@
 A multi-label bundle may hold ``decision`` = {``rule`` ("f1", "zero" or "precision:P"),
 ``heldout`` (the criterion whose held-out scores chose it: "loo" or "leave-group-out"),
 ``thresholds`` (one number per label), ``heldout_f1``, ``heldout_precision``,
-``heldout_recall`` (at those thresholds on the held-out scores) and optionally ``platt`` (one
+``heldout_recall`` (at those thresholds on the held-out scores they were tuned on: optimistic),
+optionally ``rechosen_f1``, ``rechosen_precision``, ``rechosen_recall`` (each row decided by
+the threshold the rule picks on the other rows' held-out scores) and ``platt`` (one
 [a, b] per label)}. Label j is on when its score is > ``thresholds[j]``; its Platt probability is
 1 / (1 + exp(-(a s + b))). Without the key every threshold is 0 (the sign of the score) and
 there are no probabilities. :mod:`trainer.evaluation.calibration` chooses the values.
@@ -39,7 +41,8 @@ def check_decision(meta: dict) -> None:
                           f"{meta.get('task')!r}")
     if not isinstance(entry.get("rule"), str):
         raise BundleError(f"model.json decision.rule={entry.get('rule')!r:.60} must be a string")
-    for key in ("thresholds", "heldout_f1", "heldout_precision", "heldout_recall"):
+    for key in ("thresholds", "heldout_f1", "heldout_precision", "heldout_recall",
+                "rechosen_f1", "rechosen_precision", "rechosen_recall"):
         if (key == "thresholds" or key in entry) and not _finite_list(entry.get(key), t):
             raise BundleError(f"model.json decision.{key}={entry.get(key)!r:.60} must be a list "
                               f"of {t} finite numbers (one per label)")

@@ -183,6 +183,108 @@ def heldout_predictions(est, X, Y, groups=None) -> np.ndarray:
                          est.fit_intercept, groups)
 
 
+def _first_argmax_prefix(v) -> np.ndarray:
+    """For every k, the first index j <= k with v[j] = max(v[:k+1]) (the highest threshold of
+    the best prefix candidates, candidates descending)."""
+    best = np.maximum.accumulate(v)
+    record = v > np.concatenate([[-np.inf], best[:-1]])
+    return np.maximum.accumulate(np.where(record, np.arange(v.size), 0))
+
+
+def _last_argmax_prefix(v) -> np.ndarray:
+    """For every k, the last index j <= k with v[j] = max(v[:k+1])."""
+    best = np.maximum.accumulate(v)
+    record = v >= np.concatenate([[-np.inf], best[:-1]])
+    return np.maximum.accumulate(np.where(record, np.arange(v.size), 0))
+
+
+def _suffix(v, first: bool) -> np.ndarray:
+    """For every q, the first (``first``) or last index j >= q with v[j] = max(v[q:])."""
+    r = v[::-1]
+    idx = (_last_argmax_prefix(r) if first else _first_argmax_prefix(r))
+    return (v.size - 1 - idx)[::-1]
+
+
+def _left_out_choice(tp, fp, positives, r, y, kind, target) -> np.ndarray:
+    """Per row, the full-list candidate index the rule picks on the *other* rows' counts.
+
+    Leaving out row i (value rank r, label y) changes the counts only where it is on
+    (candidates k > r): tp - y, fp - (1 - y). So per label value y the rule's choice is the
+    better of its choice among candidates k <= r (unchanged counts: running prefix scans) and
+    among k > r (shifted counts: suffix scans), with the rule's tie order (f1: the highest
+    threshold; precision: the lowest)."""
+    out = np.empty(r.size, dtype=np.intp)
+    k = np.arange(tp.size)
+    for yv in (0, 1):
+        rows = np.flatnonzero(y == yv)
+        if not rows.size:
+            continue
+        ri = r[rows]
+        tps, fps = tp - yv, fp - (1 - yv)              # counts with the row gone (k > r)
+        if kind == "f1":
+            pos = positives - yv
+            if pos == 0:
+                out[rows] = 0
+                continue
+            A = 2.0 * tp / (tp + fp + pos)
+            with np.errstate(invalid="ignore", divide="ignore"):   # k = 0: never a k > r
+                B = 2.0 * tps / (tps + fps + pos)
+            ia, ib = _first_argmax_prefix(A)[ri], _suffix(B, first=True)[ri + 1]
+            out[rows] = np.where(A[ia] >= B[ib], ia, ib)
+            continue
+        with np.errstate(invalid="ignore", divide="ignore"):
+            A = np.where(tp + fp > 0, tp / np.maximum(tp + fp, 1), 0.0)
+            B = np.where(tps + fps > 0, tps / np.maximum(tps + fps, 1), 0.0)
+        ok_a = np.maximum.accumulate(np.where(A >= target, k, -1))[ri]
+        ok_b = np.flatnonzero(B >= target)
+        last_b = ok_b[-1] if ok_b.size else -1
+        ia, ib = _last_argmax_prefix(A)[ri], _suffix(B, first=False)[ri + 1]
+        fallback = np.where(A[ia] > B[ib], ia, ib)
+        out[rows] = np.where(last_b > ri, last_b, np.where(ok_a >= 0, ok_a, fallback))
+    return out
+
+
+def left_out_thresholds(scores, y, rule="f1") -> np.ndarray:
+    """Per row i, the threshold the rule (:func:`f1_threshold`, :func:`precision_threshold`,
+    "zero") picks on the held-out scores and labels of all rows but i (n,); exact and
+    O(n log n) per label (a slow loop over the rows gives the same thresholds bit for bit).
+
+    Deciding row i by "score_i > threshold_i" scores the threshold choice honestly: the
+    threshold never saw row i (the scores themselves are held-out already)."""
+    kind, target = parse_rule(rule)
+    scores = np.asarray(scores, dtype=np.float64)
+    y = np.asarray(y).astype(bool)
+    if kind == "zero":
+        return np.zeros(scores.size)
+    if scores.size < 2:
+        raise TrainerError(f"thresholds chosen without each row need at least 2 rows, "
+                           f"got {scores.size}")
+    values, r, mult = np.unique(-scores, return_inverse=True, return_counts=True)
+    u = -values                                          # distinct scores, descending
+    cand, tp, fp = _counts(scores, y)
+    choice = _left_out_choice(tp, fp, int(y.sum()), r.ravel(), y.astype(int), kind, target)
+    t = cand[choice]
+    alone = (mult[r] == 1) & ((choice == r) | (choice == r + 1))   # row i's own gap merged
+    m = u.size
+    if alone.any():
+        ra = r[alone]
+        up = np.where(ra > 0, u[np.maximum(ra - 1, 0)], np.nan)
+        down = np.where(ra < m - 1, u[np.minimum(ra + 1, m - 1)], np.nan)
+        t[alone] = np.where(ra == 0, down + 1.0,
+                            np.where(ra == m - 1, up - 1.0, 0.5 * (up + down)))
+    return t
+
+
+def decision_counts(on, Y) -> dict:
+    """{"f1", "precision", "recall"}: per-label lists for the 0/1 decisions ``on`` (n x t)."""
+    on = np.asarray(on, dtype=bool)
+    Yb = np.asarray(Y).astype(bool).reshape(on.shape)
+    tp, fp, fn = ((on & Yb).sum(0), (on & ~Yb).sum(0), (~on & Yb).sum(0))
+    return {"f1": [float(v) for v in 2 * tp / np.maximum(2 * tp + fp + fn, 1)],
+            "precision": [float(v) for v in tp / np.maximum(tp + fp, 1)],
+            "recall": [float(v) for v in tp / np.maximum(tp + fn, 1)]}
+
+
 def choose_thresholds(scores, Y, rule="f1") -> np.ndarray:
     """Per-label thresholds (t,) from held-out ``scores`` and 0/1 labels ``Y`` (n x t)."""
     kind, target = parse_rule(rule)
@@ -197,18 +299,27 @@ def choose_thresholds(scores, Y, rule="f1") -> np.ndarray:
 
 
 def decision_entry(scores, Y, rule="f1", platt=False, source="loo") -> dict:
-    """The bundle's ``decision`` entry: rule, thresholds, the held-out F1/precision/recall at
-    them, where the scores came from and (with ``platt``) the Platt coefficients [a, b]."""
+    """The bundle's ``decision`` entry: rule, thresholds, where the scores came from, and two
+    sets of F1/precision/recall on the held-out scores:
+
+    - ``rechosen_*``: row i decided by the threshold chosen on the other rows
+      (:func:`left_out_thresholds`): the threshold choice is not scored on its own rows;
+    - ``heldout_*``: at the stored thresholds, tuned on these same scores (optimistic).
+
+    Both share the selection's optimism (features and lambda were chosen on every row; nested
+    CV, ``sensorbudget evaluate``, has none). With ``platt`` the Platt coefficients [a, b]."""
+    scores = np.asarray(scores, dtype=np.float64).reshape(len(scores), -1)
     thresholds = choose_thresholds(scores, Y, rule)
-    on = np.asarray(scores) > thresholds
-    Yb = np.asarray(Y).astype(bool).reshape(on.shape)
-    tp, fp, fn = ((on & Yb).sum(0), (on & ~Yb).sum(0), (~on & Yb).sum(0))
+    Y = np.asarray(Y).reshape(scores.shape)
+    tuned = decision_counts(scores > thresholds, Y)
+    left_out = np.column_stack([left_out_thresholds(scores[:, j], Y[:, j], rule)
+                                for j in range(scores.shape[1])])
+    honest = decision_counts(scores > left_out, Y)
     entry = {"rule": str(rule), "heldout": str(source),
              "thresholds": [float(v) for v in thresholds],
-             "heldout_f1": [float(v) for v in 2 * tp / np.maximum(2 * tp + fp + fn, 1)],
-             "heldout_precision": [float(v) for v in tp / np.maximum(tp + fp, 1)],
-             "heldout_recall": [float(v) for v in tp / np.maximum(tp + fn, 1)]}
+             **{f"heldout_{k}": v for k, v in tuned.items()},
+             **{f"rechosen_{k}": v for k, v in honest.items()}}
     if platt:
-        entry["platt"] = [list(platt_fit(np.asarray(scores)[:, j], Yb[:, j]))
-                          for j in range(on.shape[1])]
+        entry["platt"] = [list(platt_fit(scores[:, j], Y[:, j].astype(bool)))
+                          for j in range(scores.shape[1])]
     return entry
