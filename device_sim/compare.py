@@ -77,9 +77,10 @@ def compare_rows(a: dict, b: dict) -> list:
         ("predictions", *both(lambda r: r.get("predictions"))),
         ("mismatches", *both(lambda r: r.get("mismatches"))),
         ("lost", *both(lambda r: r.get("lost"))),
-        ("accuracy (device)", *both(lambda r: _acc(r, "device"))),
-        ("accuracy (reference)", *both(lambda r: _acc(r, "reference"))),
-        ("LOO MSE (training)", *both(lambda r: r.get("loo_mse"))),
+        ("accuracy (device, replayed recordings)", *both(lambda r: _acc(r, "device"))),
+        ("accuracy (reference, replayed recordings)",
+         *both(lambda r: _acc(r, "reference"))),
+        ("LOO MSE (training rows, in-sample)", *both(lambda r: r.get("loo_mse"))),
         ("compute unit", *both(lambda r: r["cost"]["unit"] + (
             "" if r["cost"]["measured"] else " (estimated)"))),
         *_compute_rows(a, b),

@@ -268,6 +268,9 @@ def format_path(meta: dict) -> str:
         added = ", ".join(entry["added"])
         lines.append(f"{entry['step']:>4}  {added[:32]:<32} {entry['loo_mse']:>12.6g} "
                      f"{entry['cost']:>8.4g}")
+    lines.append(f"{criterion_label(meta)}: the selection criterion on the training rows, "
+                 f"in-sample (the same rows chose the features and lambda): optimistic; "
+                 f"nested CV: sensorbudget evaluate")
     if meta.get("required_sensors"):
         lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
     lines += describe_decision(meta)
@@ -308,7 +311,7 @@ def _register_optional_commands():
                 ("cli_firmware", "flash_command"), ("cli_simulate", "simulate_command"),
                 ("cli_simulate", "compare_command"), ("cli_simulate", "calibrate_command"),
                 ("cli_report", "report_command"), ("cli_predict", "predict_command"),
-                ("cli_targets", "targets_command"))
+                ("cli_targets", "targets_command"), ("cli_upgrade", "upgrade_command"))
     for module, attr in commands:
         try:
             mod = importlib.import_module(f"{__package__}.{module}")

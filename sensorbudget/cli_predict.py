@@ -107,9 +107,23 @@ def csv_text(ids: dict, columns: dict) -> str:
     return buf.getvalue()
 
 
-def metric_lines(bundle, Xs, Y) -> list:
+def data_kind(bundle, data: Path) -> str:
+    """What metrics on ``data`` measure: in-sample when it is the bundle's training file (same
+    sha256) or recordings (same name), else a file the bundle did not train on."""
+    from trainer.data import file_info
+
+    source = bundle.meta.get("data") or {}
+    same = (source.get("sha256") is not None and data.is_file()
+            and file_info(data)["sha256"] == source["sha256"])
+    if same or (source.get("recordings") is not None and data.name == source["recordings"]):
+        return "in-sample: DATA is the bundle's training data, so these are optimistic"
+    return ("DATA is not the bundle's training file: a test split when none of its rows "
+            "were trained on")
+
+
+def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
     """The metrics of the predictions against the targets Y (rows with a missing target are
-    left out, and counted)."""
+    left out, and counted); ``kind`` (:func:`data_kind`) says what they measure."""
     from trainer.evaluation.metrics import (
         LABELS,
         f1_scores,
@@ -120,7 +134,7 @@ def metric_lines(bundle, Xs, Y) -> list:
     ok = ~np.isnan(Y).any(axis=1)
     lines = [f"metrics on {int(ok.sum())} row(s)"
              + (f" ({int((~ok).sum())} with a missing target left out)" if (~ok).any() else "")
-             + " (definitions: docs/metrics.md):"]
+             + (f"; {kind}" if kind else "") + " (definitions: docs/metrics.md):"]
     if not ok.any():
         return lines[:1]
     Xs, Y = Xs[ok], Y[ok]
@@ -192,8 +206,8 @@ def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last
         source = f"{len(Xs)} row(s)"
     text = csv_text(ids, prediction_columns(bundle, Xs))
     info = [f"predicted {source} with {len(bundle.meta['selected'])} selected feature(s)"]
-    info += metric_lines(bundle, Xs, Y) if Y is not None else ["(DATA holds no targets: no "
-                                                               "metrics)"]
+    info += (metric_lines(bundle, Xs, Y, data_kind(bundle, data)) if Y is not None
+             else ["(DATA holds no targets: no metrics)"])
     if output is None:
         click.echo(text, nl=False)
         for line in info:

@@ -124,3 +124,24 @@ def test_missing_feature_column_is_one_error_line(invoke, tmp_path, regression_c
     result = invoke(["predict", str(tmp_path / "b"), str(other)])
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert "has no column" in result.output and "a feature the bundle needs" in result.output
+
+
+def test_metrics_say_in_sample_on_the_training_file_and_not_on_a_split(invoke, tmp_path,
+                                                                        regression_csv):
+    """Metrics on the training file are labelled in-sample; on held-back rows (a split of the
+    same table) they are not, and equal scikit-learn's on those rows."""
+    path, X, y = regression_csv
+    lines = path.read_text().splitlines()
+    (tmp_path / "train.csv").write_text("\n".join(lines[:41]) + "\n")
+    (tmp_path / "test.csv").write_text("\n".join(lines[:1] + lines[41:]) + "\n")
+    assert invoke(["train", str(tmp_path / "train.csv"), "--target", "y", "--budget", "2",
+                   "--lam", "0.5", "-o", str(tmp_path / "b")]).exit_code == 0
+    inside = invoke(["predict", str(tmp_path / "b"), str(tmp_path / "train.csv"), "-o",
+                     str(tmp_path / "p1.csv")], catch_exceptions=False)
+    assert inside.exit_code == 0 and "metrics on 40 row(s); in-sample" in inside.output
+    split = invoke(["predict", str(tmp_path / "b"), str(tmp_path / "test.csv"), "-o",
+                    str(tmp_path / "p2.csv")], catch_exceptions=False)
+    assert split.exit_code == 0 and "in-sample" not in split.output
+    assert "metrics on 20 row(s); DATA is not the bundle's training file" in split.output
+    pred = np.array([float(r[1]) for r in _read(tmp_path / "p2.csv")[1]])
+    assert re.search(rf"^  R² +{r2_score(y[40:], pred):.6g}$", split.output, re.M)
