@@ -56,14 +56,19 @@ READY_S = 20.0            # an emulated board must send its READY banner within 
 STOP_S = 5.0              # a terminated firmware process must exit within this time
 
 
-def build_firmware(model, target: str, out_dir) -> dict:
+#: the make variable of a Cortex-M image whose link runs over QEMU's semihosting console
+SEMIHOST_LINK = {"EXTRA_CFLAGS": "-DSBFW_SEMIHOST_LINK"}
+
+
+def build_firmware(model, target: str, out_dir, *, make_vars=None) -> dict:
     """Generate the firmware of ``model`` (a :class:`~device_sim.reference.ReferenceModel`: its
     bundle and plan) for ``target`` into ``out_dir`` and compile it (and the simavr harness for
-    AVR); returns its manifest (firmware.json). Build failures raise FirmwareGenError."""
+    AVR) with ``make_vars`` (e.g. :data:`SEMIHOST_LINK`); returns its manifest (firmware.json).
+    Build failures raise FirmwareGenError."""
     fw = generate_firmware(model.bundle, target=target, numeric=model.numeric,
                            name=model.plan.name, plan=model.plan)
     write_firmware(fw, out_dir)
-    build(out_dir)
+    build(out_dir, make_vars=make_vars)
     if get_target(target).arch == "avr":
         build_simavr_harness(out_dir)
     return fw.manifest
@@ -161,11 +166,22 @@ def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProce
             time.sleep(0.05)
 
 
+def _semihost_argv(argv: list) -> list:
+    """QEMU's argv with the UART server replaced by a null serial port: a SEMIHOST_LINK image
+    speaks the protocol on QEMU's stdin/stdout (semihosting ``:tt``)."""
+    return argv[:-1] + ["null"]
+
+
 def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
-           emulator: str | None = None) -> FirmwareProcess:
+           emulator: str | None = None, semihost: bool = False) -> FirmwareProcess:
     """Start the built firmware in ``out_dir`` for its target (host process on a pty, QEMU on
     loopback TCP, simavr on a pty), connect to its UART and, for a board image, wait for its
     READY banner (so nothing is sent before its receiver is on).
+
+    ``semihost``: the image was built with :data:`SEMIHOST_LINK` (Cortex-M on QEMU): QEMU runs
+    with its stdin/stdout on a pty, where the firmware's link is, and no UART server. QEMU moves
+    a modelled UART's bytes one per round trip of its main loop (about 30-60 us each, whatever
+    the host sends at once); a semihosting read moves up to 2 KiB per call.
 
     ``emulator`` is one of the target's (:func:`firmware_gen.targets.run_command`; default its
     first: ``simavr`` for the Uno, ``qemu`` for qemu-system-avr); ``harness`` is the
@@ -179,7 +195,10 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
         raise DeviceError(f"{str(exe)!r} is missing: build the firmware first")
     emulator = emulator or target.emulators[0]
     log = Path(log) if log is not None else out / f"{target.name}.stderr.log"
-    if emulator == "qemu":
+    if emulator == "qemu" and semihost:
+        process = _on_pty(_semihost_argv(run_command(target, out, 1, emulator)), log,
+                          f"qemu {target.qemu_machine} (semihosting link)", poll)
+    elif emulator == "qemu":
         tcp = free_port()
         process = _on_qemu(run_command(target, out, tcp, emulator), tcp, log,
                            f"qemu {target.qemu_machine}", poll)
@@ -218,16 +237,22 @@ class FirmwareBackend(ProtocolBackend):
         self.process = None
         self.fw = None
 
+    @property
+    def semihost(self) -> bool:
+        """QEMU runs Cortex-M images with the semihosting link (launch)."""
+        return self.emulator == "qemu" and get_target(self.target).arch != "avr"
+
     def build(self) -> dict:
         if self.fw is None:
-            self.fw = build_firmware(self.model, self.target, self.out_dir)
+            self.fw = build_firmware(self.model, self.target, self.out_dir,
+                                     make_vars=SEMIHOST_LINK if self.semihost else None)
             self.max_request = int(self.fw.get("max_request_payload", self.max_request))
         return self.fw
 
     def connect(self):
         self.build()
         self.process = launch(self.out_dir, log=self.out_dir / f"{self.name}.stderr.log",
-                              emulator=self.emulator)
+                              emulator=self.emulator, semihost=self.semihost)
         return self.process.port
 
     def close(self) -> None:

@@ -57,6 +57,14 @@ typedef struct {
     uint16_t dropped;        /* frames dropped (bad COBS, length or CRC) */
 } sbfw_link_t;
 
+/* The link's byte I/O: the HAL's (UART, stdio), or with SBFW_SEMIHOST_LINK (Cortex-M builds for
+ * QEMU only) the semihosting console, QEMU's own stdin/stdout, where one SYS_READ moves a buffer's
+ * worth of bytes where a modelled UART moves one byte per emulator round trip. The timed regions
+ * (extractors, model) never include link work, so costs are the same over either link. */
+int sbfw_io_getc(void);
+void sbfw_io_write(const uint8_t *data, uint16_t n);
+void sbfw_io_flush(void);
+
 /* CRC-32/ISO-HDLC (zlib's crc32) of n bytes. */
 uint32_t sbfw_crc32(const uint8_t *data, uint16_t n);
 void sbfw_link_init(sbfw_link_t *l, uint8_t *rx, uint16_t rx_cap, uint8_t *tx, uint16_t tx_cap);
