@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
+from sensorbudget.cli import main
 from sensorbudget.cli_features import features_command
 from tests.fixtures import ACCEL, sensor_spec, sensors_toml, write_stream
 from tests.paths import REPO, SHARED
@@ -117,3 +118,55 @@ def test_basic_motions_example(invoke, tmp_path):
     assert result.exit_code == 0, result.output
     assert "720 windows x 69 features, 4 target(s) (multiclass) from 80 recording(s)" in \
         result.output
+
+
+def _one_error_line(result, needle):
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("Error: ") and needle in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("value, needle", [
+    ("1e300", "holds 1e+300 at sample 5 (t=0.5 s), beyond the float32 range"),
+    ("inf", "column 'ax' holds inf at sample 5 (t=0.5 s); samples must be finite"),
+    ("1e20", "feature 'acc.mag_mean' of the window at sample 2 is inf"),
+])
+def test_samples_out_of_range_are_one_line_and_no_file(files, value, needle):
+    """One 1e300 sample used to give RuntimeWarnings, a feature file with inf and exit 0
+    (then a traceback in train); issue 33."""
+    lines = (files / "rec.csv").read_text().splitlines()
+    cells = lines[6].split(",")
+    lines[6] = ",".join([cells[0], value, *cells[2:]])
+    (files / "rec.csv").write_text("\n".join(lines) + "\n")
+    out = files / "f.npz"
+    result = CliRunner().invoke(main, ["features", str(files / "rec.csv"), "--sensors",
+                                       str(files / "sensors.toml"), "-o", str(out)])
+    _one_error_line(result, needle)
+    assert not out.exists()
+    result = CliRunner().invoke(main, ["train", str(files / "rec.csv"), "--sensors",
+                                       str(files / "sensors.toml"), "--budget", "2",
+                                       "-o", str(files / "B")])
+    _one_error_line(result, needle)
+    assert not (files / "B").exists()
+
+
+def test_a_link_out_of_a_recordings_folder_is_one_line(files, tmp_path_factory):
+    secret = tmp_path_factory.mktemp("elsewhere") / "shadow.csv"
+    secret.write_text("s3cr3t:*:19000:0:99999:7:::\n")
+    folder = files / "idx3"
+    folder.mkdir()
+    (folder / "a.csv").write_text((files / "rec.csv").read_text())
+    (folder / "b.csv").symlink_to(secret)
+    result = CliRunner().invoke(main, ["features", str(folder), "--sensors",
+                                       str(files / "sensors.toml"), "-o", str(files / "f.npz")])
+    _one_error_line(result, "b.csv' leads outside")
+    assert "s3cr3t" not in result.output
+
+
+def test_infinite_energy_is_refused_at_features(files):
+    spec = SPEC.replace("energy_per_reading_j = 1e-6", "power_w = 1e308\nread_time_s = 1e308")
+    (files / "big.toml").write_text(spec)
+    result = CliRunner().invoke(main, ["features", str(files / "rec.csv"), "--sensors",
+                                       str(files / "big.toml"), "-o", str(files / "f.npz")])
+    _one_error_line(result, "sensor 'accel': power_w=1e+308 exceeds 1e+100")
+    assert not (files / "f.npz").exists()

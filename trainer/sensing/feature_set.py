@@ -42,9 +42,9 @@ from pathlib import Path
 import numpy as np
 
 from ..bundle.files import npz_bytes
-from ..bundle.model import TASKS
 from ..errors import DataError
 from .extractors import window_view
+from .feature_checks import check_arrays, check_structure
 from .members import names as _names
 from .members import scalar as _scalar
 from .recordings import RecordingSet, load_recordings, time_gaps
@@ -53,6 +53,7 @@ from .specs import parse_spec, transforms_of
 from .streams import StreamFormat
 
 FORMAT = "sensorbudget-features"
+F32_MAX = float(np.finfo(np.float32).max)
 FORMAT_VERSION = 1
 ARITHMETIC = "float32-sequential-v1"
 _STRINGS = ("feature_names", "target_names", "feature_extractors", "feature_sensors",
@@ -134,46 +135,11 @@ class FeatureSet:
         return out
 
     def check(self, source: str) -> None:
-        """The members agree: finite X (Y may hold NaN: missing targets), one row per window
-        everywhere, one name per column and no name twice, known task and kinds, sensors a list
-        of objects, compute costs an object. Raises :class:`DataError` naming the member."""
-        X, Y = np.asarray(self.X), np.asarray(self.Y)
-        if X.ndim != 2 or Y.ndim != 2:
-            raise DataError(f"{source}: X and Y must be 2-D (got {X.shape} and {Y.shape})")
-        n = X.shape[0]
-        if Y.shape[1] == 0 or X.shape[1] == 0:
-            raise DataError(f"{source}: {'Y' if Y.shape[1] == 0 else 'X'} has no columns")
-        for name in ("Y", "groups", "window_start"):
-            rows = len(np.asarray(getattr(self, name)))
-            if rows != n:
-                raise DataError(f"{source}: {name} has {rows} rows; X has {n}")
-        bad = ~np.isfinite(X)
-        if bad.any():
-            r, c = np.argwhere(bad)[0]
-            raise DataError(f"{source}: X holds {X[r, c]} at window {r}, feature {c}; feature "
-                            f"values must be finite")
-        if np.isinf(Y).any():
-            raise DataError(f"{source}: Y holds an infinite value (NaN marks a missing target)")
-        for name in _STRINGS[:-1]:
-            count = X.shape[1] if name != "target_names" else Y.shape[1]
-            if len(getattr(self, name)) != count:
-                raise DataError(f"{source}: {name} has {len(getattr(self, name))} entries; "
-                                f"expected {count}")
-        for name in ("feature_names", "target_names"):
-            seen = set()
-            for entry in getattr(self, name):
-                if entry in seen:
-                    raise DataError(f"{source}: {name} holds {entry!r} twice")
-                seen.add(entry)
-        if self.task not in TASKS:
-            raise DataError(f"{source}: task={self.task!r} is not one of {TASKS}")
-        for kind in sorted(set(self.feature_kinds)):
-            parse_spec(kind, f"{source}: unknown feature kind {kind!r}: ")
-        if not (isinstance(self.sensors, list) and all(isinstance(e, dict) and "name" in e
-                                                       for e in self.sensors)):
-            raise DataError(f"{source}: sensors_json must be a list of sensor objects")
-        if not isinstance(self.compute_costs, dict):
-            raise DataError(f"{source}: compute_costs_json must be a JSON object")
+        """The members agree and are usable (:func:`~.feature_checks.check_arrays`,
+        :func:`~.feature_checks.check_structure`); raises :class:`DataError` naming the
+        member."""
+        check_arrays(self, source)
+        check_structure(self, source)
 
     @classmethod
     def load(cls, path) -> "FeatureSet":
@@ -253,6 +219,12 @@ def _usable_starts(rec, channels: list, window: int, hop: int, rate: float,
     missing = np.zeros(n, dtype=bool)
     for c in channels:
         missing |= np.isnan(rec.columns[c])
+        big = np.flatnonzero(np.abs(rec.columns[c]) > F32_MAX)
+        if big.size:
+            i = int(big[0])
+            raise DataError(f"recording {rec.name!r}: channel {c!r} holds {rec.columns[c][i]:g} "
+                            f"at sample {i} (t={rec.time[i]:g} s), beyond the float32 range "
+                            f"+-{F32_MAX:.6g} that the device computes in")
     starts = np.arange(0, n - window + 1, hop)
     cum_missing = np.concatenate([[0], np.cumsum(missing)])
     cum_gaps = np.concatenate([[0], np.cumsum(gaps)])
@@ -319,12 +291,20 @@ def _stream_targets(rset: RecordingSet, spec: SensorSpec) -> list:
 
 
 def _features_of(rec, starts, spec: SensorSpec, window: int) -> np.ndarray:
-    """Float32 matrix (windows x features) of one recording."""
+    """Float32 matrix (windows x features) of one recording; a feature that overflows float32
+    (say the energy of samples near 1e20) is a :class:`DataError` naming it and the window."""
     cache = {c: window_view(rec.columns[c], starts, window) for c in spec.used_channels}
     X = np.empty((len(starts), len(spec.features)), dtype=np.float32)
-    for j, f in enumerate(spec.features):
-        fs, ws = parse_spec(f.kind), [cache[c] for c in f.channels]
-        X[:, j] = fs.compute(ws[0] if fs.entry.per_channel else ws, spec.sample_rate_hz)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):   # checked below
+        for j, f in enumerate(spec.features):
+            fs, ws = parse_spec(f.kind), [cache[c] for c in f.channels]
+            X[:, j] = fs.compute(ws[0] if fs.entry.per_channel else ws, spec.sample_rate_hz)
+    bad = np.argwhere(~np.isfinite(X))
+    if bad.size:
+        r, j = bad[0]
+        raise DataError(f"recording {rec.name!r}: feature {spec.features[j].name!r} of the "
+                        f"window at sample {int(starts[r])} is {X[r, j]} in the device's float32 "
+                        f"arithmetic (its samples are too large: scale the channel)")
     return X
 
 

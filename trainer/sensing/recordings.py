@@ -94,7 +94,8 @@ def _check_header(header: list, where: str, fmt: StreamFormat = PLAIN) -> None:
     for role, name in (("time", fmt.time_column), ("recording", fmt.recording_column)):
         if name is not None and name not in header:
             hint = " (--time-column names another)" if role == "time" else ""
-            raise DataError(f"{where}: no {name!r} column{hint} (columns: {', '.join(header)})")
+            raise DataError(f"{where}: no {name!r} column{hint} among its {len(header)} "
+                            f"column(s)")
 
 
 def _rows(fh) -> list:
@@ -253,7 +254,7 @@ def read_ts(path, sample_rate_hz: float) -> RecordingSet:
 def read_indexed_directory(directory, fmt: StreamFormat = PLAIN) -> RecordingSet:
     """Recordings listed in ``index.csv`` (``file`` column + per-recording labels)."""
     directory = Path(directory)
-    where = str(directory / INDEX_FILE)
+    where = str(inside(directory, directory / INDEX_FILE, "index"))
     check_utf8_text(directory / INDEX_FILE)
     with open(directory / INDEX_FILE, newline="", encoding="utf-8") as fh:
         rows = [r for r in csv.reader(fh) if r and not r[0].lstrip().startswith("#")]
@@ -283,7 +284,7 @@ def read_indexed_directory(directory, fmt: StreamFormat = PLAIN) -> RecordingSet
             classes[name] = tuple(sorted(set(raw)))
     recordings = []
     for i, file in enumerate(files):
-        for rec in read_stream(directory / file, fmt):
+        for rec in read_stream(inside(directory, directory / file, "recording"), fmt):
             rec.labels = {**rec.labels, **{name: values[i] for name, values in labels.items()}}
             recordings.append(rec)
     if not recordings:
@@ -331,23 +332,48 @@ def load_recordings(path, sample_rate_hz: float, fmt: StreamFormat = PLAIN) -> R
     """
     path = Path(path)
     try:
-        return _load(path, sample_rate_hz, fmt)
+        rset = _load(path, sample_rate_hz, fmt)
     except (UnicodeDecodeError, csv.Error) as exc:
         raise DataError(f"recordings {str(path)!r} are not readable text: {exc}") from None
+    for rec in rset.recordings:
+        check_finite(rec)
+    return rset
+
+
+def check_finite(rec: Recording) -> None:
+    """Refuse an infinite sample (a column holding ``inf`` or a number beyond float64, such
+    as ``1e999``): a sample is a finite number or missing (NaN), nothing else."""
+    for j, (name, values) in enumerate(rec.columns.items()):
+        bad = np.flatnonzero(np.isinf(values))
+        if bad.size:
+            i = int(bad[0])
+            raise DataError(f"recording {rec.name!r}: column {name!r} holds {values[i]:g} at "
+                            f"sample {i} (t={rec.time[i]:g} s); samples must be finite numbers "
+                            f"(an empty cell or nan marks a missing sample)")
+
+
+def inside(directory: Path, file: Path, what: str) -> Path:
+    """``file`` when it, after following every link, is inside ``directory``; otherwise a
+    :class:`DataError` naming it (a link in a recordings folder must not lead out of it)."""
+    if not file.resolve().is_relative_to(directory.resolve()):
+        raise DataError(f"{what} {str(file)!r} leads outside {str(directory)!r} (a link "
+                        f"out of the folder); copy the file into the folder instead")
+    return file
 
 
 def _load(path: Path, sample_rate_hz: float, fmt: StreamFormat) -> RecordingSet:
     if path.is_dir():
         if (path / INDEX_FILE).is_file():
             return read_indexed_directory(path, fmt)
-        ts = sorted(path.glob("*.ts"))
+        ts = [inside(path, p, "recording") for p in sorted(path.glob("*.ts"))]
         if ts:
             sets = [read_ts(p, sample_rate_hz) for p in ts]
             if len({tuple(s.classes["class"]) for s in sets}) != 1:
                 raise DataError(f"the .ts files in {str(path)!r} declare different classes")
             return RecordingSet([r for s in sets for r in s.recordings], sets[0].classes)
         suffixes = (".csv", ".npz") + ((".txt",) if fmt.columns is not None else ())
-        streams = sorted(p for p in path.iterdir() if p.suffix.lower() in suffixes)
+        streams = [inside(path, p, "recording") for p in sorted(path.iterdir())
+                   if p.suffix.lower() in suffixes]
         if not streams:
             raise DataError(f"directory {str(path)!r} holds no {INDEX_FILE}, .ts, "
                             f"{', '.join(suffixes)}")

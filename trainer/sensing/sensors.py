@@ -56,6 +56,11 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 ON_MISSING = ("skip", "error")
 #: Largest window or hop in samples (the firmware indexes samples with 32-bit counters).
 MAX_WINDOW = 2 ** 31 - 1
+#: Largest price, energy, power, time or rate read (given or derived: power_w x read_time_s,
+#: 1 / sample_period_s): the budgets add them over sensors and multiply them by the readings of
+#: a window (< 2^31), and those sums and products must stay finite (1e100 x 2^31 x 1e6 sensors
+#: is about 1e115, far below the float64 limit 1.8e308).
+MAX_QUANTITY = 1e100
 _TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
 _CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cycles",
                      "compute_nanoseconds", "compute_time_s", "compute_energy_j", "method",
@@ -187,7 +192,15 @@ def _number(table: dict, key: str, where: str, positive=False):
         raise DataError(f"{where}: {key}={value!r} must be a finite number")
     if value < 0 or (positive and value == 0):
         raise DataError(f"{where}: {key}={value!r} must be {'> 0' if positive else '>= 0'}")
-    return float(value)
+    return _bounded(float(value), key, where)
+
+
+def _bounded(value: float, what: str, where: str) -> float:
+    """``value`` when it is at most :data:`MAX_QUANTITY`, else a :class:`DataError`."""
+    if not value <= MAX_QUANTITY:
+        raise DataError(f"{where}: {what}={value:g} exceeds {MAX_QUANTITY:g}: sums and "
+                        f"products of such costs overflow")
+    return value
 
 
 def _names(value, key: str, where: str) -> tuple:
@@ -221,12 +234,12 @@ def _parse_sensor(table, index: int, source: str) -> Sensor:
     if energy is None:
         if power is None or read_time is None:
             raise DataError(f"{where}: needs energy_per_reading_j, or both power_w and read_time_s")
-        energy = power * read_time
+        energy = _bounded(power * read_time, "power_w x read_time_s", where)
     rate, period = _number(table, "sample_rate_hz", where, True), _number(
         table, "sample_period_s", where, True)
     if (rate is None) == (period is None):
         raise DataError(f"{where}: give exactly one of sample_rate_hz and sample_period_s")
-    rate = rate if rate is not None else 1.0 / period
+    rate = rate if rate is not None else _bounded(1.0 / period, "1 / sample_period_s", where)
     texts = {k: table.get(k, "") for k in ("part", "source")}
     for key, value in texts.items():
         if not isinstance(value, str):

@@ -1,6 +1,7 @@
 """Recordings -> windows -> FeatureSet: loaders, windowing edge cases, missing data, targets."""
 
 import io
+import warnings
 
 import numpy as np
 import pytest
@@ -358,3 +359,99 @@ def test_unreadable_inputs_are_clear_errors(tmp_path):
         FeatureSet.load(b"nonsense")
     with pytest.raises(DataError, match="do not exist"):
         load_recordings(tmp_path / "nowhere", RATE)
+
+
+# --- issue 33: links out of a recordings folder, no file content in errors, infinite samples
+
+
+def _folder_with_link(tmp_path, layout):
+    """A recordings folder holding a.csv and b.csv, b.csv a link to a file outside it whose
+    first line is a secret; an index.csv lists both (layout "index") or not ("plain")."""
+    secret = tmp_path / "secret.csv"
+    secret.write_text("s3cr3t:*:19000:0:99999:7:::\n")
+    folder = tmp_path / "idx"
+    folder.mkdir()
+    rec = Recording("a", np.arange(8) / RATE, {"ax": np.arange(8.0), "ay": np.ones(8)})
+    write_csv(folder / "a.csv", rec)
+    (folder / "b.csv").symlink_to(secret)
+    if layout == "index":
+        (folder / "index.csv").write_text("file,y\na.csv,1\nb.csv,2\n")
+    return folder
+
+
+@pytest.mark.parametrize("layout", ["index", "plain"])
+def test_a_link_out_of_the_folder_is_refused_without_echoing_it(tmp_path, layout):
+    folder = _folder_with_link(tmp_path, layout)
+    with pytest.raises(DataError, match="b.csv' leads outside") as info:
+        load_recordings(folder, RATE)
+    assert "s3cr3t" not in str(info.value)
+
+
+def test_links_inside_the_folder_load_as_their_target(tmp_path):
+    folder = _folder_with_link(tmp_path, "plain")
+    (folder / "b.csv").unlink()
+    (folder / "b.csv").symlink_to(folder / "a.csv")
+    (folder / "sub").mkdir()
+    (folder / "index.csv").write_text("file,y\na.csv,1\nb.csv,2\n")
+    a, b = load_recordings(folder, RATE).recordings
+    for name in a.columns:
+        np.testing.assert_array_equal(a.columns[name], b.columns[name])
+
+
+def test_an_index_or_a_folder_linked_out_is_refused(tmp_path):
+    folder = _folder_with_link(tmp_path, "plain")
+    (folder / "b.csv").unlink()
+    (tmp_path / "elsewhere.csv").write_text("file,y\na.csv,1\n")
+    (folder / "index.csv").symlink_to(tmp_path / "elsewhere.csv")
+    with pytest.raises(DataError, match="index.csv' leads outside"):
+        load_recordings(folder, RATE)
+    (folder / "index.csv").unlink()
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "c.csv").write_text("time,ax\n0,1\n")
+    (folder / "sub").symlink_to(tmp_path / "other")
+    (folder / "index.csv").write_text("file,y\na.csv,1\nsub/c.csv,2\n")
+    with pytest.raises(DataError, match="sub/c.csv' leads outside"):
+        load_recordings(folder, RATE)
+
+
+def test_a_header_error_names_the_count_not_the_content(tmp_path):
+    (tmp_path / "r.csv").write_text("s3cr3t:*:19000:0:99999:7:::\n1\n")
+    with pytest.raises(DataError, match=r"no 'time' column .*among its 1 column\(s\)") as info:
+        load_recordings(tmp_path / "r.csv", RATE)
+    assert "s3cr3t" not in str(info.value)
+
+
+@pytest.mark.parametrize("value", ["inf", "-Infinity", "1e999"])
+@pytest.mark.parametrize("suffix", [".csv", ".npz"])
+def test_infinite_samples_are_refused(tmp_path, value, suffix):
+    ax = np.arange(6.0)
+    ax[3] = float(value)
+    rec = Recording("r", np.arange(6) / RATE, {"ax": ax, "y": np.zeros(6)})
+    if suffix == ".csv":
+        write_csv(tmp_path / "r.csv", rec)
+        text = (tmp_path / "r.csv").read_text().replace(repr(ax[3]), value)
+        (tmp_path / "r.csv").write_text(text)
+    else:
+        np.savez(tmp_path / "r.npz", time=rec.time, **rec.columns)
+    with pytest.raises(DataError, match=r"column 'ax' holds -?inf at sample 3 \(t=0.3 s\)"):
+        load_recordings(tmp_path / f"r{suffix}", RATE)
+
+
+@pytest.mark.parametrize("value, message", [
+    (1e300, r"channel 'ax' holds 1e\+300 at sample 5 .* beyond the float32 range"),
+    (-3.5e38, r"channel 'ax' holds -3.5e\+38 at sample 5"),
+    (1e20, r"feature 'ax.energy' of the window at sample 2 is inf"),
+])
+def test_samples_the_device_cannot_compute_with_are_refused(value, message):
+    ax = np.linspace(-1, 1, 12)
+    ax[5] = value
+    rec = Recording("r", np.arange(12) / RATE, {"ax": ax, "ay": np.ones(12), "y": np.ones(12)})
+    spec = make_spec(features=[{"channels": ["ax"], "extractors": ["mean", "energy"]}])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # no numpy RuntimeWarning on the way
+        with pytest.raises(DataError, match=message):
+            build_feature_set(RecordingSet([rec]), spec)
+    ax[5] = 1e18                   # its square, 1e36, is still a float32: the same features
+    fs = build_feature_set(RecordingSet([rec]), spec)
+    window = ax[4:8].astype(np.float32)
+    assert fs.X[2, 1] == pytest.approx(float(np.sum(window.astype(np.float64) ** 2)), rel=1e-6)

@@ -1,6 +1,7 @@
 """sensors.toml: the schema, its validation errors, and the shipped examples."""
 
 import copy
+import math
 
 import pytest
 
@@ -139,3 +140,31 @@ def test_examples_load():
     assert aq.sample_rate_hz == pytest.approx(1 / 3600)
     assert aq.targets == ("co_gt", "c6h6_gt", "nox_gt", "no2_gt")
     assert {f.sensors for f in aq.features if f.kind == "corr"} >= {("s1_co", "th")}
+
+
+@pytest.mark.parametrize("changes, message", [
+    ({"sensors.1.power_w": 1e308, "sensors.1.read_time_s": 1e308}, r"power_w=1e\+308 exceeds"),
+    ({"sensors.1.power_w": 1e60, "sensors.1.read_time_s": 1e60},
+     r"power_w x read_time_s=1e\+120 exceeds 1e\+100"),
+    ({"sensors.0.energy_per_reading_j": 1e300}, r"energy_per_reading_j=1e\+300 exceeds"),
+    ({"sensors.0.unit_price": 2e100}, r"unit_price=2e\+100 exceeds"),
+    ({"sensors.0.sample_rate_hz": None, "sensors.0.sample_period_s": 1e-300,
+      "sensors.1.sample_rate_hz": None, "sensors.1.sample_period_s": 1e-300},
+     r"1 / sample_period_s=1e\+300 exceeds"),
+])
+def test_costs_that_overflow_are_refused_where_they_are_read(changes, message):
+    """power_w = read_time_s = 1e308 used to pass (energy inf) and fail later in train."""
+    with pytest.raises(DataError, match=message):
+        parse_sensor_spec(spec_with(**changes), source="s.toml")
+
+
+def test_the_largest_costs_stay_finite_through_a_budget():
+    from trainer.sensing.sensors import MAX_QUANTITY, MAX_WINDOW
+
+    spec = parse_sensor_spec(spec_with(**{"sensors.0.unit_price": MAX_QUANTITY,
+                                          "sensors.1.power_w": 1e50,
+                                          "sensors.1.read_time_s": 1e49}))
+    energy = spec.sensors[1].energy_per_reading_j
+    assert energy == pytest.approx(MAX_QUANTITY / 10)
+    worst = sum(s.energy_per_reading_j for s in spec.sensors) * MAX_WINDOW * 10 ** 6
+    assert math.isfinite(worst) and math.isfinite(spec.sensors[1].to_dict()["average_power_w"])
