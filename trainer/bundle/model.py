@@ -15,22 +15,23 @@ import io
 import json
 import os
 import stat
-import warnings
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import BundleError, BundleWarning
+from ..errors import BundleError
 from .contents import bundle_contents, plan_extractors, unit_extractors
 from .decision import check_decision, decide, probabilities
-from .files import json_text, npz_bytes, write_folder_atomically
+from .files import json_text, npz_bytes, write_atomically, write_folder_atomically
+from .manifest import MANIFEST_FILE, entries, manifest_text
 from .schema import STRICT_JSON, check_meta_types
 
 FORMAT = "sensorbudget-bundle"
 FORMAT_VERSION = 2
-#: Versions this code reads: 1 (model.json not covered by a hash) and 2 (content_sha256).
+#: Versions :func:`upgrade_bundle` knows: 1 (model.json not covered by a hash) and 2
+#: (content_sha256); :func:`load_bundle` reads only bundles with a content_sha256.
 READABLE_VERSIONS = (1, 2)
 MODEL_FILE = "model.json"
 WEIGHTS_FILE = "weights.npz"
@@ -43,7 +44,7 @@ REQUIRED_KEYS = (
 CONTENT_KEY = "content_sha256"
 __all__ = ["Bundle", "FORMAT", "FORMAT_VERSION", "MODEL_FILE", "WEIGHTS_FILE", "TASKS",
            "bundle_contents", "check_bundle", "content_sha256", "load_bundle", "plan_extractors",
-           "save_bundle", "unit_extractors"]
+           "save_bundle", "unit_extractors", "upgrade_bundle"]
 REQUIRED_ARRAYS = ("W", "b", "x_mean", "x_scale", "x_min", "x_max", "loo_path")
 
 
@@ -77,11 +78,6 @@ class Bundle:
     @property
     def W(self) -> np.ndarray:
         return self.arrays["W"]
-
-    @property
-    def protected(self) -> bool:
-        """Both files are covered by a hash (format version 2 and later)."""
-        return self.meta.get("format_version") != 1
 
     @property
     def b(self) -> np.ndarray:
@@ -181,11 +177,10 @@ def _read_at(dir_fd: int, name: str) -> bytes:
         return fh.read()
 
 
-def load_bundle(path) -> Bundle:
-    """Read and verify a bundle directory (format, version, hash, shapes)."""
-    path = Path(path)
-    mfile, wfile = path / MODEL_FILE, path / WEIGHTS_FILE
-    text, blob = _read_pair(path)
+def _parse(path: Path, text: bytes) -> dict:
+    """The model.json dict of a bundle, checked for format and version, without the hash
+    checks (:func:`load_bundle` adds them)."""
+    mfile = path / MODEL_FILE
     try:
         meta = json.loads(text.decode("utf-8"), **STRICT_JSON)
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
@@ -197,24 +192,68 @@ def load_bundle(path) -> Bundle:
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise BundleError(f"bundle format_version={version!r} is not supported (this "
                           f"sensorbudget reads versions {', '.join(map(str, READABLE_VERSIONS))})")
-    if version == 1:
-        warnings.warn(f"{str(path)!r} is a format-1 bundle: its model.json is not covered by a "
-                      f"hash, so edits to it go unnoticed; train again to protect it",
-                      BundleWarning, stacklevel=2)
-    elif meta.get(CONTENT_KEY) != content_sha256(meta):
+    return meta
+
+
+def _arrays(path: Path, blob: bytes) -> dict:
+    try:
+        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
+            return {k: npz[k] for k in npz.files}
+    except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
+        raise BundleError(f"{str(path / WEIGHTS_FILE)!r} is not a readable npz: {exc}") from None
+
+
+def load_bundle(path) -> Bundle:
+    """Read and verify a bundle directory (format, version, both hashes, types, shapes).
+
+    A bundle without ``content_sha256`` (format 1, or the hash removed) is refused: its
+    model.json could have been edited unnoticed; :func:`upgrade_bundle` re-hashes one the user
+    vouches for."""
+    path = Path(path)
+    mfile, wfile = path / MODEL_FILE, path / WEIGHTS_FILE
+    text, blob = _read_pair(path)
+    meta = _parse(path, text)
+    if meta.get("format_version") == 1 or CONTENT_KEY not in meta:
+        raise BundleError(f"{str(path)!r} has no content_sha256 (format_version="
+                          f"{meta.get('format_version')}), so edits to its model.json would go "
+                          f"unnoticed: refused; if you trust it, run 'sensorbudget upgrade "
+                          f"{path}' to hash it as it is")
+    if meta.get(CONTENT_KEY) != content_sha256(meta):
         raise BundleError(f"{str(mfile)!r} does not match its content_sha256: the bundle was "
                           f"changed after it was written (tampered?)")
     digest = hashlib.sha256(blob).hexdigest()
     if digest != meta.get("weights_sha256"):
         raise BundleError(f"{str(wfile)!r} sha256 {digest[:12]}... does not match model.json "
                           f"weights_sha256 {str(meta.get('weights_sha256'))[:12]}... (tampered?)")
-    try:
-        with np.load(io.BytesIO(blob), allow_pickle=False) as npz:
-            arrays = {k: npz[k] for k in npz.files}
-    except (ValueError, OSError, EOFError, zipfile.BadZipFile, MemoryError) as exc:
-        raise BundleError(f"{str(wfile)!r} is not a readable npz: {exc}") from None
+    arrays = _arrays(path, blob)
     check_bundle(meta, arrays)
     return Bundle(meta=meta, arrays=arrays)
+
+
+def upgrade_bundle(path) -> dict:
+    """Re-hash the bundle folder ``path`` as it is now, on the user's word that it is theirs.
+
+    Both files must parse and agree (:func:`check_bundle`); the folder may hold nothing but
+    model.json, weights.npz and a manifest. ``weights_sha256`` and ``content_sha256`` are
+    recomputed, ``format_version`` becomes the current one, and the folder is written as
+    sensorbudget's own output (with its manifest). Returns {"old_version", "weights_matched",
+    "content_matched", "meta"}: what the bundle claimed before (for the message)."""
+    path = Path(path)
+    text, blob = _read_pair(path)
+    extra = [rel for rel, _ in entries(path) if rel not in (MODEL_FILE, WEIGHTS_FILE,
+                                                            MANIFEST_FILE)]
+    if extra:
+        raise BundleError(f"{str(path)!r} holds {extra[0]!r}: a bundle folder holds only "
+                          f"{MODEL_FILE} and {WEIGHTS_FILE}; refusing to upgrade it")
+    meta, arrays = _parse(path, text), _arrays(path, blob)
+    before = {"old_version": meta.get("format_version"),
+              "weights_matched": meta.get("weights_sha256") == hashlib.sha256(blob).hexdigest(),
+              "content_matched": CONTENT_KEY in meta and meta[CONTENT_KEY] == content_sha256(
+                  meta)}
+    check_bundle(meta, arrays)
+    write_atomically(path / MANIFEST_FILE, manifest_text(path, "bundle").encode())  # adopted
+    meta = save_bundle(path, {k: v for k, v in meta.items() if k != "format_version"}, arrays)
+    return {**before, "meta": meta}
 
 
 def check_bundle(meta: dict, arrays: dict) -> None:

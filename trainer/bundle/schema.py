@@ -20,7 +20,8 @@ def _number(v) -> bool:
 
 
 def _integer(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """An integer an int64 holds (the C, NumPy and ONNX sides store them so)."""
+    return isinstance(v, int) and not isinstance(v, bool) and -2**63 <= v < 2**63
 
 
 def _strings(v) -> bool:
@@ -96,7 +97,8 @@ EXTRACTOR_FIELDS = {
     "params": (lambda v: isinstance(v, dict), "an object"),
 }
 PARAM_FIELDS = {
-    "kind": (_text, "a string"), "channels": (_strings, "a list of strings"),
+    "kind": (_text, "a string"),
+    "channels": (lambda v: _strings(v) and len(v) > 0, "a non-empty list of strings"),
     "window": (_positive_int, "an integer >= 1"), "hop": (_positive_int, "an integer >= 1"),
     "sample_rate_hz": (lambda v: _number(v) and v > 0, "a finite number > 0"),
     "fixed_point": (_flag, "true or false"), "arithmetic": (_text, "a string"),
@@ -113,6 +115,19 @@ def _not_json(name: str):
     raise BundleError(f"model.json holds {name}, which is not JSON (numbers must be finite)")
 
 
+#: The longest integer literal model.json may hold: int64 has 19 digits (Python refuses to
+#: convert more than 4300 and raised ValueError outside the schema: issue 33).
+MAX_INT_DIGITS = 19
+
+
+def _bounded_int(text: str) -> int:
+    digits = len(text.lstrip("-"))
+    if digits > MAX_INT_DIGITS:
+        raise BundleError(f"model.json holds an integer of {digits} digits; at most "
+                          f"{MAX_INT_DIGITS} (int64) are allowed")
+    return int(text)
+
+
 def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -121,8 +136,10 @@ def _finite_float(text: str) -> float:
 
 
 #: ``json.loads`` keywords for model.json: strict JSON (Python's json accepts NaN and Infinity,
-#: and 1e400 overflows to inf; either then broke the bundle hash: found by fuzz/py_bundle).
-STRICT_JSON = {"parse_constant": _not_json, "parse_float": _finite_float}
+#: and 1e400 overflows to inf; either then broke the bundle hash: found by fuzz/py_bundle), and
+#: integers of at most 19 digits.
+STRICT_JSON = {"parse_constant": _not_json, "parse_float": _finite_float,
+               "parse_int": _bounded_int}
 
 
 def _fail(where: str, value, what: str):

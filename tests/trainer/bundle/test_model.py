@@ -13,8 +13,10 @@ from trainer.bundle.model import (
     content_sha256,
     load_bundle,
     save_bundle,
+    upgrade_bundle,
 )
-from trainer.errors import BundleError, BundleWarning
+from trainer.bundle.schema import MAX_INT_DIGITS
+from trainer.errors import BundleError
 
 
 def fitted(seed=0, classifier=False):
@@ -125,18 +127,47 @@ def test_the_content_hash_is_that_of_the_canonical_text(tmp_path):
     rest = {k: v for k, v in meta.items() if k != "content_sha256"}
     text = json.dumps(rest, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
     assert meta["content_sha256"] == hashlib.sha256(text.encode()).hexdigest()
-    assert meta["format_version"] == 2 and load_bundle(path).protected
+    assert meta["format_version"] == 2 and load_bundle(path).meta == meta
 
 
-def test_a_format_1_bundle_loads_and_says_it_is_unprotected(tmp_path):
-    _, _, path = write(tmp_path)
+@pytest.mark.parametrize("version", [1, 2])
+def test_a_bundle_without_content_hash_is_refused_until_upgraded(tmp_path, version):
+    """No downgrade: format 1 (or the hash deleted) is refused, naming the upgrade; upgrading
+    hashes the files as they are (here model.json edited as the user wants it)."""
+    _, X, path = write(tmp_path)
     meta = json.loads((path / "model.json").read_text())
     del meta["content_sha256"]
-    meta["format_version"] = 1
+    meta["format_version"] = version
+    meta["targets"] = ["renamed", "y1"]
     (path / "model.json").write_text(json.dumps(meta))
-    with pytest.warns(BundleWarning, match="not covered by a hash"):
-        bundle = load_bundle(path)
-    assert not bundle.protected and bundle.meta["selected"] == meta["selected"]
+    with pytest.raises(BundleError, match=f"no content_sha256.*sensorbudget upgrade {path}"):
+        load_bundle(path)
+    done = upgrade_bundle(path)
+    assert done["old_version"] == version and done["weights_matched"]
+    assert not done["content_matched"]
+    bundle = load_bundle(path)
+    assert bundle.meta["targets"] == ["renamed", "y1"] and bundle.meta["format_version"] == 2
+    rest = {k: v for k, v in bundle.meta.items()
+            if k not in ("content_sha256", "format_version")}
+    assert rest == {k: v for k, v in meta.items() if k != "format_version"}
+
+
+@pytest.mark.parametrize("digits", [MAX_INT_DIGITS + 1, 5000])
+def test_an_integer_too_long_for_int64_is_refused(tmp_path, digits):
+    _, _, path = write(tmp_path)
+    text = (path / "model.json").read_text()
+    (path / "model.json").write_text(text.replace('"n_samples": ', '"n_samples": '
+                                                  + "1" * digits + ', "was": ', 1))
+    with pytest.raises(BundleError, match=f"integer of {digits} digits"):
+        load_bundle(path)
+
+
+@pytest.mark.parametrize("value", [2**63, -2**63 - 1])
+def test_an_integer_outside_int64_fails_the_schema(tmp_path, value):
+    _, _, path = write(tmp_path)
+    edit_json(path, n_samples=value)
+    with pytest.raises(BundleError, match="n_samples=.* must be an integer"):
+        load_bundle(path)
 
 
 def test_tampered_or_missing_files(tmp_path):
