@@ -214,7 +214,7 @@ def _usable_starts(rec, channels: list, window: int, hop: int, rate: float,
     absent = [c for c in channels if c not in rec.columns]
     if absent:
         raise DataError(f"channel {absent[0]!r} is not a column of recording {rec.name!r} "
-                        f"(columns: {', '.join(rec.columns)})")
+                        f"(it has {len(rec.columns)} besides the time)")
     gaps = time_gaps(rec, rate)
     missing = np.zeros(n, dtype=bool)
     for c in channels:
@@ -285,8 +285,8 @@ def _stream_targets(rset: RecordingSet, spec: SensorSpec) -> list:
         if t in channels:
             raise DataError(f"target {t!r} is also a sensor channel in {spec.source}")
         if t not in common:
-            raise DataError(f"unknown target {t!r}; columns present in every recording: "
-                            f"{', '.join(common)}")
+            raise DataError(f"unknown target {t!r}: not among the {len(common)} column(s) "
+                            f"present in every recording")
     return list(spec.targets)
 
 
