@@ -9,6 +9,7 @@ decodes entities, so a name is escaped to be drawn as the characters it holds.""
 from __future__ import annotations
 
 import html
+import math
 
 from trainer.plots import pareto_front
 
@@ -25,6 +26,13 @@ ERROR_AXIS = ("MSE: ● in-sample (bundle path, training data) · "
 def text(value) -> str:
     """``value`` as text Plotly draws verbatim (its markup characters escaped)."""
     return html.escape(str(value), quote=False)
+
+
+def num(v, digits: int = 4) -> str:
+    """``v`` to ``digits`` significant digits; ``-`` for None and non-finite numbers."""
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "-"
+    return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
 
 
 def si(value, unit: str = "", digits: int = 3) -> str:
@@ -78,9 +86,9 @@ def design_title(d: dict) -> str:
 def hover(d: dict) -> str:
     lines = [f"<b>{text(design_title(d))}</b>",
              f"criterion: {text(d['criterion'])}",
-             f"MSE ({text(d['error_kind'])}): {d['error']:.4g}"]
+             f"MSE ({text(d['error_kind'])}): {num(d['error'])}"]
     if d["kind"] == "evaluation":
-        lines.append(f"features: {d['n_features']:.3g} (mean over folds)")
+        lines.append(f"features: {num(d['n_features'], 3)} (mean over folds)")
     else:
         lines += [f"sensors: {_wrap(d['sensors'])}", f"extractors: {_wrap(d['extractors'])}"]
     lines.append(f"costs: {text(cost_text(d['costs'], d['currency']))}")

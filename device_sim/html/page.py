@@ -22,11 +22,12 @@ from .figures import (
     cost_text,
     design_title,
     evaluation_figures,
+    num,
     pareto_figures,
     si,
     simulation_figures,
 )
-from .summary import chosen, num, summary
+from .summary import chosen, summary
 
 
 #: The metric definitions shown beside the evaluation tables.

@@ -144,16 +144,19 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     except (KeyError, TypeError):
         raise DeviceError(f"{str(path)!r} is not an evaluation results.json (needs methods, "
                           f"budgets, measures, records, config)") from None
-    keys = sorted({k for r in records if isinstance(r, dict) for k in r if "[" in k})
+    if not all(isinstance(v, str) for v in methods + measures):
+        raise DeviceError(f"{str(path)!r}: methods and measures must be lists of names")
+    records = [r for r in records if isinstance(r, dict)]
+    keys = sorted({k for r in records for k in r if "[" in k})
     cells = []
     for method in methods:
         for budget in budgets:
-            rows = [r for r in records if isinstance(r, dict) and r.get("method") == method
+            rows = [r for r in records if r.get("method") == method
                     and str(r.get("budget")) == budget]
             cell = {"method": method, "budget": budget, "n": len(rows),
                     "n_features": _mean_std([r.get("n_features") for r in rows])[0]}
-            for key in measures + keys + [k for k in rows[0] if k.startswith("cost_")] \
-                    if rows else []:
+            costs = sorted({k for r in rows for k in r if k.startswith("cost_")})
+            for key in measures + keys + costs:
                 mean, std = _mean_std([r.get(key) for r in rows])
                 cell[key] = {"mean": mean, "std": std}
             cells.append(cell)
@@ -226,11 +229,15 @@ def _unique(base: str, taken: set) -> str:
 
 
 def _series_ok(s, n: int) -> bool:
-    """The report's ``series`` has per-prediction lists of one length (else it is left out)."""
+    """The report's ``series`` has per-prediction lists of one length, one list per output
+    and names as strings (else it is left out)."""
     try:
         lists = [s["recording"], s["time_s"], s["cost"], *s["device"], *s["truth"]]
+        names = [*s["outputs"], *s["recordings"]]
         return (len(s["device"]) == len(s["truth"]) == len(s["outputs"])
-                and all(isinstance(v, list) and len(v) == n for v in lists))
+                and all(isinstance(v, list) and len(v) == n for v in lists)
+                and isinstance(s["recordings"], list) and bool(s["recordings"])
+                and all(isinstance(v, str) for v in names))
     except (KeyError, TypeError):
         return False
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 
-from .figures import design_title, si
+from .figures import design_title, num, si
 
 #: What an error of each kind is, in the summary's words.
 ERROR_NOTES = {
@@ -22,13 +22,6 @@ ERROR_NOTES = {
                                  "(optimistic: the same data chose the features)",
     "nested CV": "nested CV: mean over the outer folds' held-out data",
 }
-
-
-def num(v, digits: int = 4) -> str:
-    """``v`` to ``digits`` significant digits; ``-`` for None and non-finite numbers."""
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "-"
-    return f"{v:.{digits}g}" if isinstance(v, float) else str(v)
 
 
 def _row(key: str, label: str, value=None, text: str = "", kind: str = "",
