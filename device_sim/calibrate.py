@@ -24,6 +24,8 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 
+import tomli_w
+
 from trainer.bundle import write_atomically
 from trainer.sensing.sensors import parse_sensor_spec
 from trainer.sensing.specs import parse_spec, transforms_of
@@ -42,16 +44,6 @@ ESTIMATE_AS = {"skew": "std", "kurtosis": "std", "slope": "corr", "peaks": "zcr"
                "centroid": "energy", "entropy": "std", "autocorr": "energy", "cadence": "corr"}
 UNIT_KEYS = {"instructions": "compute_instructions", "cycles": "compute_cycles",
              "nanoseconds": "compute_nanoseconds"}
-
-
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, str):
-        return '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    if isinstance(v, float):
-        return repr(v)
-    return str(v)
 
 
 def calibration_entries(report: dict, source: str, allow_estimated: bool = False) -> list:
@@ -82,11 +74,14 @@ def calibration_entries(report: dict, source: str, allow_estimated: bool = False
 
 
 def render_block(entries: list) -> str:
+    """The generated block: one ``[[calibration]]`` table per entry, its keys in order, every
+    value written by ``tomli_w`` (a well-kept TOML writer: strings with newlines, control
+    characters or quotes, such as a report folder's name, are escaped as TOML requires)."""
     lines = [BEGIN, "# Measured compute cost of each extractor per prediction (sensorbudget",
              "# simulate); train may budget with compute_energy_j / compute_time_s."]
     for e in entries:
         lines.append("[[calibration]]")
-        lines += [f"{k} = {_toml_value(v)}" for k, v in e.items()]
+        lines.append(tomli_w.dumps(e).rstrip("\n"))
     lines.append(END)
     return "\n".join(lines) + "\n"
 
@@ -106,9 +101,10 @@ def strip_block(text: str) -> str:
 
 
 def known_extractors(data: dict, source: str) -> tuple:
-    """{feature/extractor name: its FeatureDef} of a sensors.toml (calibration block ignored),
-    and the window length in samples (None when the file sets none)."""
-    spec = parse_sensor_spec({k: v for k, v in data.items() if k != "calibration"}, source)
+    """{feature/extractor name: its FeatureDef} of a sensors.toml, and the window length in
+    samples (None when the file sets none). The file's existing ``[[calibration]]`` entries
+    are validated too (a ``target = 5`` is an error naming the entry, as for ``train``)."""
+    spec = parse_sensor_spec(data, source)
     return {f.name: f for f in spec.features}, spec.window
 
 

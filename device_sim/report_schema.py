@@ -12,6 +12,7 @@ import math
 from .errors import DeviceError
 
 UNITS = ("instructions", "cycles", "nanoseconds")
+TEXT = "a string without control characters"
 
 
 def _number(v) -> bool:
@@ -46,13 +47,21 @@ def _optional(check):
     return lambda v: v is None or check(v)
 
 
+def _per_sensor(v) -> bool:
+    """{sensor name: {"energy_j": number or null, ...}} (or null)."""
+    return v is None or (isinstance(v, dict) and all(
+        _text(k) and isinstance(x, dict) and _optional(_number)(x.get("energy_j"))
+        for k, x in v.items()))
+
+
 # dotted field -> (check, what it must be); a missing field counts as null
 FIELDS = {
-    "backend": (_text, "a string"),
-    "numeric": (_optional(_text), "a string"),
+    "backend": (_text, TEXT),
+    "numeric": (_optional(_text), TEXT),
     "bundle": (lambda v: isinstance(v, dict), "an object"),
-    "bundle.selected": (_names, "a list of strings"),
-    "bundle.required_sensors": (_optional(_names), "a list of strings"),
+    "bundle.selected": (_names, "a list of strings without control characters"),
+    "bundle.required_sensors": (_optional(_names), "a list of strings without control "
+                                                   "characters"),
     "bundle.price": (_optional(_number), "a number"),
     "predictions": (_optional(_count), "a count"),
     "mismatches": (_optional(_count), "a count"),
@@ -68,8 +77,8 @@ FIELDS = {
     "cost.per_extractor": (_costs_by_name, "an object of names to numbers >= 0"),
     "cost.per_transform": (_costs_by_name, "an object of names to numbers >= 0"),
     "cost.per_extractor_measured": (_optional(lambda v: isinstance(v, bool)), "true or false"),
-    "cost.method": (_optional(_text), "a string"),
-    "cost.per_extractor_method": (_optional(_text), "a string"),
+    "cost.method": (_optional(_text), TEXT),
+    "cost.per_extractor_method": (_optional(_text), TEXT),
     "energy": (lambda v: isinstance(v, dict), "an object"),
     "energy.energy_per_prediction_j": (lambda v: isinstance(v, dict), "an object"),
     "energy.energy_per_prediction_j.sensors": (lambda v: _number(v) and v >= 0,
@@ -82,7 +91,10 @@ FIELDS = {
     "energy.battery_life_days": (_optional(lambda v: isinstance(v, (int, float)) and v >= 0
                                            and not isinstance(v, bool)), "a number >= 0"),
     "profile": (lambda v: isinstance(v, dict), "an object"),
-    "profile.name": (_text, "a string"),
+    "profile.name": (_text, TEXT),
+    "sensors": (_optional(lambda v: isinstance(v, dict)), "an object"),
+    "sensors.energy_j": (_optional(_number), "a number"),
+    "sensors.per_sensor": (_per_sensor, "an object of sensor names to objects with energy_j"),
 }
 
 
