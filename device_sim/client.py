@@ -17,6 +17,7 @@ Payload layouts (little-endian) follow :class:`~device_sim.protocol.Cmd`:
 from __future__ import annotations
 
 import struct
+from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
@@ -137,8 +138,8 @@ class DeviceClient:
     def reset(self) -> None:
         self._call(Cmd.RESET)
 
-    def push(self, samples) -> list:
-        """Push ``samples`` (n x channels); returns [(window, scores)] of completed windows."""
+    def push_payload(self, samples) -> bytes:
+        """The PUSH_SAMPLES payload of ``samples`` (n x channels), packed with numpy."""
         info = self._need_info()
         samples = np.ascontiguousarray(samples, dtype=info.sample_dtype)
         if samples.ndim != 2 or samples.shape[1] != info.channels:
@@ -147,8 +148,36 @@ class DeviceClient:
         if len(samples) > info.max_push(self.max_request):
             raise DeviceError(f"{len(samples)} samples exceed one request "
                               f"({info.max_push(self.max_request)})")
-        data = self._call(Cmd.PUSH_SAMPLES, struct.pack("<H", len(samples)) + samples.tobytes())
+        return struct.pack("<H", len(samples)) + samples.tobytes()
+
+    def decode_push(self, data: bytes) -> list:
+        """[(window, scores)] of a PUSH_SAMPLES answer."""
+        info = self._need_info()
         return decode_predictions(data, info.t, info.score_dtype)
+
+    def push(self, samples) -> list:
+        """Push ``samples`` (n x channels); returns [(window, scores)] of completed windows."""
+        return self.decode_push(self._call(Cmd.PUSH_SAMPLES, self.push_payload(samples)))
+
+    def exchange(self, requests, depth: int = 1):
+        """Pipelined PUSH_SAMPLES and STATS: ``requests`` yields ``("push", samples)`` or
+        ``("stats", None)``; yields, in the same order, [(window, scores)] of a push and
+        (unit, extractors, model) of a STATS, with up to ``depth`` requests in flight
+        (:meth:`~device_sim.link.Link.pipeline`; its errors end the iteration).
+        ``last_retried`` tells whether the answer just yielded needed retransmissions."""
+        kinds = deque()
+
+        def frames():
+            for kind, samples in requests:
+                kinds.append(kind)
+                yield ((Cmd.PUSH_SAMPLES, self.push_payload(samples)) if kind == "push"
+                       else (Cmd.STATS, b""))
+
+        for reply in self.link.pipeline(frames(), depth):
+            self.last_retried = reply.retried
+            kind = kinds.popleft()
+            yield self.decode_push(reply.payload) if kind == "push" else \
+                decode_stats(reply.payload)
 
     def predict(self, inputs) -> np.ndarray:
         info = self._need_info()
@@ -171,11 +200,7 @@ class DeviceClient:
 
     def stats(self) -> tuple:
         """(unit name, extractors, model) cost of the last window on the device."""
-        data = self._call(Cmd.STATS)
-        if len(data) != 9:
-            raise ProtocolError(f"STATS answer of {len(data)} bytes; expected 9")
-        unit, ext, model = struct.unpack("<BII", data)
-        return _unit_name(unit), ext, model
+        return decode_stats(self._call(Cmd.STATS))
 
     def quit(self, code: int = 0) -> None:
         self._call(Cmd.QUIT, bytes([code & 0xFF]))
@@ -184,6 +209,14 @@ class DeviceClient:
         if self.info is None:
             self.hello()
         return self.info
+
+
+def decode_stats(data: bytes) -> tuple:
+    """(unit name, extractors, model) of a STATS answer."""
+    if len(data) != 9:
+        raise ProtocolError(f"STATS answer of {len(data)} bytes; expected 9")
+    unit, ext, model = struct.unpack("<BII", data)
+    return _unit_name(unit), ext, model
 
 
 def _unit_name(code: int) -> str:

@@ -27,6 +27,7 @@ fake clock and never depend on wall-clock time.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import asdict, dataclass
 
 from .errors import DeviceError, DeviceTimeout
@@ -43,6 +44,12 @@ from .protocol import (
 
 RESPONSE = 0x80
 RAW_TAIL = 4096           # received bytes kept to recognise a protocol v1 device
+
+
+class Overtaken(DeviceTimeout):
+    """A pipelined request refused as ``STALE`` because a later request of the same link ran
+    first (its frame was lost or garbled on the way): not executed, and the device may have
+    run the later ones without it. Not a sign of a dead device: the caller resynchronises."""
 
 
 @dataclass
@@ -181,6 +188,93 @@ class Link:
             if answer is not None:
                 return (attempt, *answer)
         return None
+
+    def pipeline(self, requests, depth: int = 1):
+        """Yield the :class:`Reply` of each ``(cmd, payload)`` of ``requests``, in order, with
+        up to ``depth`` requests in flight (sent in one ``write``; answers read in chunks).
+
+        Only the oldest unanswered request is retransmitted (same frame) when its answer does
+        not come within ``timeout`` of its sending (or of the answer before it, if later). The
+        device executes a seq only if it is newer than the last it executed, so a request whose
+        frame was lost while later ones ran is refused as ``STALE``, never executed late: that
+        request and every later one count as failed. The iteration then raises
+        :class:`DeviceTimeout` (lost, or refused as stale after a later request of this link
+        ran) or :class:`ProtocolError` (an ERROR answer), and the answers of the requests after
+        it are never yielded: they may come from a device that missed a request, so the caller
+        RESETs it (a newer seq than all of them) before it trusts the device state again.
+        """
+        if depth < 1:
+            raise DeviceError(f"depth={depth} must be >= 1")
+        pending = deque()           # [seq, cmd, frame, attempts, deadline], oldest first
+        answers = {}                # seq -> (cmd, payload) of answered pending requests
+        requests = iter(requests)
+        more = True
+        while True:
+            batch = []
+            while more and len(pending) < depth:
+                try:
+                    cmd, payload = next(requests)
+                except StopIteration:
+                    more = False
+                    break
+                seq = self._next_seq()
+                self.stats.requests += 1
+                frame = encode_frame(seq, cmd, payload)
+                pending.append([seq, cmd, frame, 1, self.clock() + self.timeout])
+                batch.append(frame)
+            if batch:
+                self._write(b"".join(batch))
+            if not pending:
+                return
+            head = pending[0]
+            if head[0] not in answers:
+                self._collect(pending, answers)
+            if head[0] not in answers:
+                if self.clock() < head[4]:
+                    continue
+                if head[3] > self.retries:
+                    self.stats.lost += 1
+                    raise DeviceTimeout(f"no answer to {_command_name(head[1])} (seq {head[0]}) "
+                                        f"after {head[3]} attempt(s) of {self.timeout:g} s each")
+                head[3] += 1
+                head[4] = self.clock() + self.timeout
+                self.stats.retransmissions += 1
+                self._write(head[2])
+                continue
+            seq, cmd, _, attempts, _ = pending.popleft()
+            fcmd, data = answers.pop(seq)
+            if pending:
+                pending[0][4] = max(pending[0][4], self.clock() + self.timeout)
+            if fcmd == Cmd.ERROR:
+                last = _stale_last(data)
+                if last is not None and any(p[0] == last for p in pending):
+                    self.stats.lost += 1    # a later request of ours ran first: not executed
+                    raise Overtaken(f"{_command_name(cmd)} (seq {seq}) was refused as "
+                                        f"stale: the device ran seq {last} before it")
+                self.stats.delivered += 1
+                raise ProtocolError(_error_text(cmd, seq, data))
+            if attempts == 1:
+                self.stats.delivered += 1
+            else:
+                self.stats.retried += 1
+            yield Reply(data, attempts)
+
+    def _write(self, data: bytes) -> None:
+        self.port.write(data)
+        self.stats.bytes_sent += len(data)
+
+    def _collect(self, pending, answers) -> None:
+        """Read what has arrived (one poll at most) and keep the answers of ``pending``."""
+        wanted = {p[0]: p[1] for p in pending}
+        before = self.decoder.dropped
+        frames = self.decoder.feed(self._read_some())
+        self.stats.dropped_frames += self.decoder.dropped - before
+        for fseq, fcmd, payload in frames:
+            cmd = wanted.get(fseq)
+            if cmd is not None and fcmd in (cmd | RESPONSE, Cmd.ERROR) and fseq not in answers:
+                answers[fseq] = (fcmd, payload)
+            else:
+                self.stats.stale_frames += 1
 
     def probe_v1(self) -> bool:
         """Whether the device answers a protocol v1 HELLO (old firmware); waits one timeout."""

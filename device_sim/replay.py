@@ -23,6 +23,7 @@ the device stopped answering: :class:`~device_sim.errors.DeviceTimeout`.
 from __future__ import annotations
 
 import time
+from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,6 +32,7 @@ from export.c_decisions import integer_thresholds
 from trainer.sensing.recordings import time_gaps
 
 from .errors import DeviceError, DeviceTimeout
+from .link import Overtaken
 
 
 @dataclass
@@ -186,6 +188,7 @@ class Replayer:
         self.result = ReplayResult(backend=backend.name, numeric=model.numeric)
         self._losses = 0
         self._ok = 0
+        self._last = None           # the record of the last window a push completed
 
     def run(self, recordings) -> ReplayResult:
         try:
@@ -245,16 +248,28 @@ class Replayer:
         self._reset()
         pos, offset, recovered = 0, 0, set()
         while pos < len(samples):
-            nxt = int(np.searchsorted(ends, pos))
-            stop = int(ends[nxt]) + 1 if nxt < len(ends) else len(samples)
-            stop = min(stop, pos + (1 if self.pacer.rate else self.chunk))
-            self.pacer.wait(res.samples_sent)
-            t0 = self.clock()
+            sent = deque()            # (kind, start, stop, time sent) of unanswered requests
             try:
-                preds = self.backend.push(samples[pos:stop])
-            except DeviceTimeout:
-                self._lost(f"PUSH_SAMPLES of samples {first + pos}..{first + stop - 1}")
-                self.chunk, self._ok = max(1, self.chunk // 2), 0  # small frames survive noise
+                answers = self.backend.exchange(self._requests(samples, pos, ends, sent))
+                for answer in answers:
+                    kind, start, stop, t0 = sent.popleft()
+                    if kind == "stats":
+                        self._costs(recs, answer)
+                        continue
+                    self._losses = 0
+                    self._grow()
+                    res.samples_sent += stop - start
+                    if self.progress is not None:
+                        self.progress(min(res.samples_sent, self._total), self._total)
+                    status = "retried" if self.backend.last_retried else "delivered"
+                    self._accept(recs, answer, offset, status, recovered, self.clock() - t0)
+                return
+            except DeviceTimeout as exc:
+                kind, start, stop, _ = sent[0]
+                if not isinstance(exc, Overtaken):      # overtaken: resynchronise only
+                    self._lost(f"{'PUSH_SAMPLES' if kind == 'push' else 'STATS'} after samples "
+                               f"{first + start}..{first + stop - 1}")
+                    self.chunk, self._ok = max(1, self.chunk // 2), 0  # small frames survive
                 self._reset()
                 res.recoveries += 1
                 pending = [r.window for r in recs if r.scores is None]
@@ -266,31 +281,43 @@ class Replayer:
                 if resume >= len(recs):
                     return
                 pos, offset = int(starts[resume]), resume
-                continue
-            self._losses = 0
-            self._grow()
-            res.samples_sent += stop - pos
-            if self.progress is not None:
-                self.progress(min(res.samples_sent, self._total), self._total)
-            status = "retried" if self.backend.last_retried else "delivered"
-            self._accept(recs, preds, offset, status, recovered, self.clock() - t0)
+
+    def _requests(self, samples, pos: int, ends, sent: deque):
+        """The requests of a segment from sample ``pos`` on: pushes that end where a window
+        completes (so a STATS after one is the cost of exactly that window's prediction), of at
+        most one request's worth (``self.chunk``, read as each is made), or one sample when a
+        ``rate`` paces them; each is listed in ``sent`` as it is made."""
+        n, paced = len(samples), self.pacer.rate is not None
+        g = self.result.samples_sent
+        while pos < n:
+            nxt = int(np.searchsorted(ends, pos))
+            stop = int(ends[nxt]) + 1 if nxt < len(ends) else n
+            stop = min(stop, pos + (1 if paced else self.chunk))
+            self.pacer.wait(g)
+            sent.append(("push", pos, stop, self.clock()))
+            yield "push", samples[pos:stop]
+            if self.stats and nxt < len(ends) and stop == int(ends[nxt]) + 1:
+                sent.append(("stats", pos, stop, self.clock()))
+                yield "stats", None
+            g += stop - pos
             pos = stop
 
     def _accept(self, recs, preds, offset, status, recovered, rtt) -> None:
-        got = None
+        self._last = None
         for window, scores in preds:
             i = offset + int(window)
             if not 0 <= i < len(recs) or recs[i].scores is not None:
                 self.result.unexpected += 1
                 continue
-            got = recs[i]
+            got = self._last = recs[i]
             got.scores, got.round_trip_s = scores, rtt
             got.status = "retried" if i in recovered else status
-        if got is not None and self.stats:
-            cost = self.backend.stats()
-            if cost is not None:
-                self.result.cost_unit = cost[0]
-                got.extractors, got.model = float(cost[1]), float(cost[2])
+
+    def _costs(self, recs, cost) -> None:
+        """A STATS answer: the cost of the last window the push before it completed."""
+        if cost is not None and self._last is not None:
+            self.result.cost_unit = cost[0]
+            self._last.extractors, self._last.model = float(cost[1]), float(cost[2])
 
 
 def replay(backend, model, recordings, **options) -> ReplayResult:

@@ -92,6 +92,13 @@ class Backend:
         """(unit, extractors, model) of the last window, or None."""
         return None
 
+    def exchange(self, requests):
+        """Answers of ``requests`` (``("push", samples)`` or ``("stats", None)``) in order:
+        [(window, scores)] of a push, (unit, extractors, model) or None of a STATS. Here one at
+        a time; :class:`ProtocolBackend` keeps ``in_flight`` requests on the link at once."""
+        for kind, samples in requests:
+            yield self.push(samples) if kind == "push" else self.stats()
+
     def bench(self, reps: int, part: str):
         """(unit, total) of ``reps`` runs of ``part`` ("model"/"extractors"), or None."""
         return None
@@ -117,9 +124,16 @@ class Backend:
 
 
 class ProtocolBackend(Backend):
-    """A device spoken to with the framed protocol over a pyserial-like port."""
+    """A device spoken to with the framed protocol over a pyserial-like port.
+
+    ``in_flight``: requests on the link at once during a replay (:meth:`exchange`). 1 for a
+    board on a serial port: its UART receiver holds one byte while the firmware computes a
+    window, so bytes sent meanwhile would be lost. Backends whose device reads from a buffered
+    channel (a pty, memory, QEMU's semihosting console) keep several frames in flight.
+    """
 
     measured = True
+    in_flight = 1
 
     def __init__(self, *, timeout=None, retries=4, clock=time.monotonic, wrap=None,
                  ready_timeout=None):
@@ -174,6 +188,11 @@ class ProtocolBackend(Backend):
             return self.client.stats()
         except DeviceTimeout:
             return None
+
+    def exchange(self, requests):
+        for answer in self.client.exchange(requests, self.in_flight):
+            self.last_retried = self.client.last_retried
+            yield answer
 
     def bench(self, reps: int, part: str):
         # a benchmark of many repetitions may take far longer than one request

@@ -236,6 +236,7 @@ class FirmwareBackend(ProtocolBackend):
                         else Path(workdir) / f"fw-{spec}-{model.numeric}")
         self.process = None
         self.fw = None
+        self.in_flight = 8          # pty / semihosting: buffered (ProtocolBackend.in_flight)
 
     @property
     def semihost(self) -> bool:

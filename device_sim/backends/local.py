@@ -23,6 +23,7 @@ class PythonBackend(ProtocolBackend):
 
     name = "python"
     measured = False
+    in_flight = 8
 
     def __init__(self, model, *, profile="cortex-m4f", device=None, sleep=time.sleep,
                  **link_options):
