@@ -19,10 +19,19 @@ def clock_text(seconds: float) -> str:
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
 
 
-class ProgressBar:
-    """``label [#####.....] done/total pct elapsed m:ss ETA m:ss`` redrawn in place.
+def rate_text(per_second: float) -> str:
+    """A rate with 3 significant digits and a k/M suffix: 950, 12.3k, 1.25M."""
+    for scale, suffix in ((1e6, "M"), (1e3, "k")):
+        if per_second >= scale:
+            return f"{per_second / scale:.3g}{suffix}"
+    return f"{per_second:.3g}"
 
-    The estimate is elapsed * (total - done) / done (the rate so far). Redrawn at most every
+
+class ProgressBar:
+    """``label [#####.....] done/total pct rate/s elapsed m:ss ETA m:ss`` redrawn in place.
+
+    The rate is done / elapsed (units of ``done`` per second since the first call) and the
+    estimate elapsed * (total - done) / done (the rate so far). Redrawn at most every
     ``min_interval`` seconds and at the end, when the line is closed with a newline.
     """
 
@@ -42,8 +51,9 @@ class ProgressBar:
         fill = int(round(frac * self.width))
         eta = clock_text(elapsed * (total - done) / done) if 0 < done < total else (
             "0:00" if done >= total else "?")
+        rate = f" {rate_text(done / elapsed)}/s" if done and elapsed > 0 else ""
         return (f"{self.label} [{'#' * fill}{'.' * (self.width - fill)}] {done}/{total} "
-                f"{100 * frac:3.0f}% elapsed {clock_text(elapsed)} ETA {eta}")
+                f"{100 * frac:3.0f}%{rate} elapsed {clock_text(elapsed)} ETA {eta}")
 
     def __call__(self, done: int, total: int) -> None:
         if not self.enabled or self.closed:
