@@ -65,6 +65,10 @@ def _progress(total_label, enabled=None):
                    "criterion of its set (about 2 runs); 'grid' runs every grid value (31 runs).")
 @click.option("--no-intercept", is_flag=True, help="Fit without an intercept.")
 @click.option("--no-standardize", is_flag=True, help="Do not scale features to unit variance.")
+@click.option("--standardize-targets", is_flag=True,
+              help="Regression: select and fit on targets scaled to unit variance, then fold "
+                   "the scales into the weights (predictions and every export stay in the "
+                   "targets' units); without it, targets whose spreads differ >10x warn.")
 @click.option("--sep", default=None, help="CSV field separator [default: ','].")
 @click.option("--decimal", default=None, help="CSV decimal mark, e.g. ',' [default: '.'].")
 @click.option("--ignore", multiple=True, help="Column to leave out of the features (repeatable).")
@@ -100,7 +104,7 @@ def _progress(total_label, enabled=None):
 @html_option
 @handle_errors
 def train_command(data, budget, task, lam, lam_search, no_intercept, no_standardize, dtype,
-                  show_progress, compress_labels,
+                  show_progress, standardize_targets, compress_labels,
                   output, max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot,
                   dask, threshold_rule=None, platt=False, **load_options):
     """Select features from DATA and write a model bundle.
@@ -129,8 +133,11 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
         d = load_training_data(data, **load_options)
         task = d["task"] if task == "auto" else task
         est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
+    if standardize_targets and (task != "regression" or compress_labels is not None):
+        raise CliError(f"--standardize-targets applies to regression targets without "
+                       f"--compress-labels (task {task})")
     est.set_params(budget=budget, lam=lam, lam_search=lam_search,
-                   fit_intercept=not no_intercept,
+                   standardize_targets=standardize_targets, fit_intercept=not no_intercept,
                    standardize=not no_standardize, dtype=dtype,
                    **estimator_kwargs_from_options(
                        max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
@@ -270,7 +277,9 @@ def format_path(meta: dict) -> str:
                      f"{entry['cost']:>8.4g}")
     lines.append(f"{criterion_label(meta)}: the selection criterion on the training rows, "
                  f"in-sample (the same rows chose the features and lambda): optimistic; "
-                 f"nested CV: sensorbudget evaluate")
+                 f"nested CV: sensorbudget evaluate"
+                 + ("; on standardised targets (mean over targets of MSE / variance)"
+                    if meta.get("target_scaling") else ""))
     if meta.get("required_sensors"):
         lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
     lines += describe_decision(meta)

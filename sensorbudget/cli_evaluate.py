@@ -113,6 +113,10 @@ def _load(data, sensors, unit, table_options, groups):
               help="Learn only K labels chosen by ML-CSSP and reconstruct the others.")
 @click.option("--no-intercept", is_flag=True, help="Fit without an intercept.")
 @click.option("--no-standardize", is_flag=True, help="Do not scale features to unit variance.")
+@click.option("--standardize-targets", is_flag=True,
+              help="Regression: greedy-joint's criterion and mtlasso on targets scaled to unit "
+                   "variance within each training fold (predictions and scores stay in target "
+                   "units; greedy-separate is unaffected).")
 @click.option("--sep", default=None, help="CSV field separator [default: ','].")
 @click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
 @click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
@@ -147,7 +151,8 @@ def _load(data, sensors, unit, table_options, groups):
 @handle_errors
 def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labels, xml,
                      targets_last, task,
-                     groups, lam, lam_search, compress_labels, label_subset, no_intercept, no_standardize, sep,
+                     groups, lam, lam_search, compress_labels, label_subset, no_intercept,
+                     no_standardize, standardize_targets, sep,
                      decimal, ignore, na_value, drop_missing, max_drop_fraction, split, threshold_rule, seed,
                      only_folds, cache,
                      report, show_progress=False, html_out=None):
@@ -177,7 +182,10 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     if any(b.kind not in ("count", "fraction") for b in budgets or ()) and not costs:
         raise CliError("cost budgets need sensor information: give --sensors sensors.toml "
                        "(or a feature table built from one)")
+    if standardize_targets and task != "regression":
+        raise CliError(f"--standardize-targets applies to regression targets, not task {task}")
     setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
+                  standardize_targets=standardize_targets,
                   standardize=not no_standardize, lam=lam, lam_search=lam_search,
                   cost_kwargs=costs,
                   compress_energy=compress_labels, label_subset=label_subset, seed=seed,
@@ -238,6 +246,9 @@ def _defaults(evdata, setup, budgets, methods, folds, split) -> tuple:
 def _notes(setup, evdata, split) -> list:
     notes = [f"task: {evdata.task}; lambda: "
              f"{'LOO over 2^-15..2^15 per fold and budget' if setup.lam is None else setup.lam}"]
+    if setup.standardize_targets:
+        notes.append("greedy-joint selected and mtlasso fitted on targets standardised with "
+                     "each training fold's means and scales; scores in target units")
     if setup.compress_energy is not None:
         notes.append(f"greedy-joint selected on SVD-compressed labels (energy "
                      f"{setup.compress_energy}); weights refitted on all labels")

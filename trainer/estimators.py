@@ -11,6 +11,7 @@ from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
 
+from . import target_scaling
 from .errors import TrainerError
 from .selection import fitted
 from .selection.caches import target_columns
@@ -41,8 +42,10 @@ class _GreedyRLSBase:
                  dtype="float64", extractors=None, extractor_costs=None,
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
                  max_energy=None, max_time=None, mode="joint", strategy="auto",
-                 backend="local", client=None, n_partitions=None, lam_search="path"):
+                 backend="local", client=None, n_partitions=None, lam_search="path",
+                 standardize_targets=False):
         self.budget = budget
+        self.standardize_targets = standardize_targets
         self.lam = lam
         self.lam_search = lam_search
         self.fit_intercept = fit_intercept
@@ -73,6 +76,9 @@ class _GreedyRLSBase:
         if getattr(self, "backend", "local") == "dask":
             groups = check_groups(groups, X.shape[0])
             return self._fit_on_cluster(np.asarray(X, dtype=np.float64), Y, groups, progress)
+        scaling = None
+        if getattr(self, "standardize_targets", False):
+            Y, *scaling = target_scaling.standardize(Y, self.fit_intercept)
         n, d = X.shape
         plan = self._check_params(n, d)
         groups = check_groups(groups, n)
@@ -84,6 +90,8 @@ class _GreedyRLSBase:
         self._select_and_refit(plan, prep, lambda c: (X, target_columns(Y, c)), Y.shape, n_groups,
                                partial(observed_ridge, X, Y), progress, groups,
                                partial(observed_heldout, X, Y, groups))
+        if scaling is not None:
+            target_scaling.fold_estimator(self, *scaling)
         return self
 
     def _fit_on_cluster(self, X, Y, groups=None, progress=None):
@@ -93,6 +101,8 @@ class _GreedyRLSBase:
         # dask is an optional dependency (sensorbudget[dask]): imported for this backend only
         from .distributed.row_store import ClusterRows
 
+        if getattr(self, "standardize_targets", False):
+            raise TrainerError("standardize_targets=True needs the local backend (not Dask)")
         if not isinstance(X, np.ndarray):
             self.__dict__.pop("feature_names_in_", None)          # names of an earlier fit
         with ClusterRows(X, Y, groups, client=getattr(self, "client", None),
@@ -236,6 +246,12 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         by the exact criterion of its current set at every lambda, then the greedy run at the
         best lambda of the final set (at most about 2.3 runs;
         :mod:`trainer.selection.lam_search`). The Dask backend always uses the grid.
+    standardize_targets : bool, default=False
+        Select and fit on targets scaled to unit standard deviation (centred with an
+        intercept), then fold the scales into ``coef_`` and ``intercept_`` (w_j s_j,
+        b_j s_j + m_j): predictions stay in target units, the criterion is on the
+        standardised scale (:mod:`trainer.target_scaling`). Off, a fit whose target standard
+        deviations differ more than 10x warns.
 
     Attributes
     ----------
@@ -285,6 +301,8 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         Weights of the selected features in original units (0 where a feature is not in a
         target's set in separate mode).
     intercept_ : ndarray of shape (n_targets,)
+    target_mean_, target_scale_ : ndarray of shape (n_targets,)
+        With ``standardize_targets`` only: the m and s the fit used (already folded in).
     target_paths_, target_selected_, costs_mean_per_target_ :
         Separate mode only: each target's path and features, and the average per-target costs.
     distributed_, selected_range_ :
@@ -310,6 +328,8 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         X, y = validate_targets_allow_nan(self, X, y)
         Y = np.asarray(y, dtype=np.float64)
         self._y_1d = Y.ndim == 1
+        if not self.standardize_targets and not target_scaling.is_label_codes(Y):
+            target_scaling.warn_scales(Y, names)
         return self._fit_targets(X, Y.reshape(len(Y), -1), progress, groups, names)
 
     def predict(self, X):

@@ -310,3 +310,43 @@ def test_train_and_info_print_f1_with_thresholds_rechosen_without_each_row(tmp_p
     assert "in-sample" in mean and "nested CV" in mean
     info = CliRunner().invoke(main, ["info", str(out)], catch_exceptions=False)
     assert info.exit_code == 0 and all(line in info.output for line in lines + [mean])
+
+
+@pytest.fixture
+def scaled_targets_csv(tmp_path):
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(70, 6))
+    Y = np.column_stack([X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=70),
+                         500 * (X[:, 2] - X[:, 3] + 0.3 * rng.normal(size=70)) + 2000])
+    lines = ["a,b,c,d,e,f,small,big"] + [",".join(f"{v:.6f}" for v in row)
+                                         for row in np.column_stack([X, Y])]
+    path = tmp_path / "scaled.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path, np.round(X, 6), np.round(Y, 6)
+
+
+def test_standardize_targets_train_equals_the_estimator_and_warns_without(tmp_path,
+                                                                         scaled_targets_csv,
+                                                                         labels_table):
+    path, X, Y = scaled_targets_csv
+    args = ["train", str(path), "--target", "small", "--target", "big", "--budget", "2",
+            "--lam", "1"]
+    plain = CliRunner().invoke(main, args + ["-o", str(tmp_path / "p")], catch_exceptions=False)
+    assert plain.exit_code == 0
+    assert "Warning: target standard deviations differ" in plain.output
+    assert "--standardize-targets" in plain.output
+    result = CliRunner().invoke(main, args + ["--standardize-targets", "-o", str(tmp_path / "s")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0 and "Warning" not in result.output
+    assert "on standardised targets" in result.output
+    est = GreedyRLS(budget=2, lam=1.0, standardize_targets=True).fit(X, Y)
+    bundle = load_bundle(tmp_path / "s")
+    assert bundle.meta["selected_index"] == est.selected_.tolist()
+    np.testing.assert_allclose(bundle.predict(X), est.predict(X), rtol=1e-12, atol=1e-9)
+    np.testing.assert_allclose(bundle.meta["target_scaling"]["scale"], Y.std(0), rtol=1e-12)
+    # the plain fit picked for the big target only; the standardised one serves both
+    assert set(load_bundle(tmp_path / "p").meta["selected_index"]) == {2, 3}
+    assert set(bundle.meta["selected_index"]) != {2, 3}
+    bad = CliRunner().invoke(main, ["train", str(labels_table[0]), "--labels", "3", "--budget",
+                                    "1", "--standardize-targets", "-o", str(tmp_path / "x")])
+    assert bad.exit_code == 2 and "applies to regression targets" in bad.output

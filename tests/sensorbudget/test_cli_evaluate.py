@@ -91,6 +91,7 @@ def test_cost_budgets_with_sensors(invoke, tmp_path):
     (["--fold", "5"], "--fold 5 is outside 0..2"),
     (["--methods", "mtlasso", "--budgets", "9"], None),
     (["--unit", "sensor"], "needs sensor information"),
+    (["--standardize-targets"], "applies to regression targets, not task multilabel"),
 ])
 def test_bad_inputs(invoke, labels_csv, args, message):
     result = invoke([str(labels_csv), "--labels", "3", "--folds", "3", *args])
@@ -208,3 +209,35 @@ def test_default_methods_leave_mtlasso_out_for_cost_budgets(invoke, tmp_path):
                        "--budgets", "price:4", "--folds", "3", "--methods", "mtlasso"])
     assert explicit.exit_code == 2 and "mtlasso supports count/fraction budgets only" \
         in explicit.output
+
+
+def test_standardize_targets_evaluate_equals_explicit_fold_fits(invoke, tmp_path):
+    """evaluate --standardize-targets: every fold's greedy-joint MSE equals a
+    GreedyRLS(standardize_targets=True) fitted on that training fold (sklearn's KFold) and
+    scored on its test rows in target units; the scale warning appears only without it."""
+    from sklearn.model_selection import KFold
+
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(60, 6))
+    Y = np.column_stack([X[:, 0] + X[:, 1] + 0.3 * rng.normal(size=60),
+                         400 * (X[:, 2] - X[:, 3] + 0.3 * rng.normal(size=60))])
+    lines = [",".join([f"f{i}" for i in range(6)] + ["small", "big"])]
+    lines += [",".join(f"{v:.6f}" for v in row) for row in np.column_stack([X, Y])]
+    path = tmp_path / "s.csv"
+    path.write_text("\n".join(lines) + "\n")
+    X, Y = np.round(X, 6), np.round(Y, 6)
+    args = [str(path), "--target", "small", "--target", "big", "--budgets", "2", "--folds",
+            "3", "--lam", "1", "--methods", "greedy-joint"]
+    plain = invoke(args)
+    assert plain.exit_code == 0 and plain.output.count("Warning: target standard") == 1
+    result = invoke(args + ["--standardize-targets", "--report", str(tmp_path / "r")],
+                    catch_exceptions=False)
+    assert result.exit_code == 0 and "Warning" not in result.output
+    records = json.loads((tmp_path / "r" / "results.json").read_text())["records"]
+    from trainer import GreedyRLS
+
+    for i, (train, test) in enumerate(KFold(3, shuffle=True, random_state=0).split(X)):
+        est = GreedyRLS(budget=2, lam=1.0, standardize_targets=True).fit(X[train], Y[train])
+        mse = np.mean((est.predict(X[test]) - Y[test]) ** 2, axis=0).mean()
+        (rec,) = [r for r in records if r["fold"] == i]
+        assert rec["mse"] == pytest.approx(mse, rel=1e-9)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import target_scaling
 from ..selection.lam_search import lam_choice
 
 
@@ -85,6 +86,8 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
         meta["selection_units"] = units
     if decision is not None:
         meta["decision"] = decision
+    if getattr(est, "target_scale_", None) is not None:      # standardize_targets: folded in
+        meta["target_scaling"] = target_scaling.bundle_entry(est.target_mean_, est.target_scale_)
     meta.update(extra or {})
     arrays = {"W": est.coef_, "b": est.intercept_, "x_mean": est.x_mean_[sel],
               "x_scale": est.x_scale_[sel], "x_min": x_min, "x_max": x_max,

@@ -79,6 +79,8 @@ TOP_OPTIONAL = {
     "lam_per_target": (_numbers, "a list of numbers"),
     "selection_units": (_strings, "a list of strings"), "costs": (lambda v: isinstance(v, dict),
                                                                   "an object"),
+    "target_scaling": (lambda v: isinstance(v, dict) and _numbers(v.get("scale"))
+                       and _numbers(v.get("mean")), "an object with lists mean and scale"),
 }
 PATH_FIELDS = {
     "step": (_integer, "an integer"), "added": (_strings, "a list of strings"),

@@ -15,7 +15,7 @@ from functools import partial
 
 import numpy as np
 
-from .. import label_compression
+from .. import label_compression, target_scaling
 from ..errors import TrainerError
 from ..estimators import GreedyRLS
 from ..ranking import GreedyRankRLS
@@ -97,6 +97,7 @@ class Setup:
     label_subset: int | None = None
     seed: int = 0
     threshold: str = "f1"        # multi-label decisions: rule of calibration.choose_thresholds
+    standardize_targets: bool = False    # joint criterion / mtlasso on standardised targets
 
     def estimator_kwargs(self) -> dict:
         return dict(fit_intercept=self.fit_intercept, standardize=self.standardize,
@@ -156,6 +157,14 @@ def _cost_models(X, Y_sel, Y_fit, budget: Budget, setup: Setup, mode="joint") ->
     return _refit(X, Y_fit, est.selected_, est, setup)
 
 
+def _selection_targets(Y, setup: Setup):
+    """The targets the joint criterion selects on: standardised with the training fold's own
+    means and scales under ``setup.standardize_targets`` (weights are refitted on Y)."""
+    if not setup.standardize_targets:
+        return Y
+    return target_scaling.standardize(Y, setup.fit_intercept)[0]
+
+
 def _plan(setup: Setup, n_features: int):
     kw = {k: setup.cost_kwargs.get(k) for k in COST_KEYS}
     return build_plan(n_features, feature_names=setup.cost_kwargs.get("feature_names"), **kw)
@@ -167,7 +176,7 @@ class GreedyJoint:
     name = "greedy-joint"
 
     def fit_predict(self, X, Y, budgets, setup: Setup) -> list:
-        Y_sel = Y
+        Y_sel = _selection_targets(Y, setup)
         if setup.compress_energy is not None:
             Y_sel, _ = label_compression.compress_targets(
                 Y, setup.compress_energy, center=setup.fit_intercept)
@@ -224,9 +233,12 @@ class MTLasso:
             k = b.count(X.shape[1])
             if k is None:
                 raise TrainerError(f"mtlasso supports count/fraction budgets only, not {b.label!r}")
-            fit = baselines.mtlasso_to_budget(X, Y, k, fit_intercept=setup.fit_intercept,
+            Z, m, s = (target_scaling.standardize(Y, setup.fit_intercept)
+                       if setup.standardize_targets else (Y, 0.0, 1.0))
+            fit = baselines.mtlasso_to_budget(X, Z, k, fit_intercept=setup.fit_intercept,
                                               standardize=setup.standardize)
-            out.append(Model(list(map(int, fit.selected)), fit.coef, fit.intercept,
+            coef, intercept = target_scaling.fold_back(fit.coef, fit.intercept, m, s)
+            out.append(Model(list(map(int, fit.selected)), coef, intercept,
                              lam=fit.alpha, exact=fit.exact))
         return out
 

@@ -27,12 +27,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
 
-from .. import label_compression
+from .. import label_compression, target_scaling
 from ..bundle.files import json_default
 from ..errors import TrainerError
 from .calibration import choose_thresholds
@@ -201,6 +202,21 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
               "shape": list(data.X.shape) + [data.Y.shape[1]], "grouped": kind == "group",
               "split": kind, "window": data.window, "hop": data.hop}
     key = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    if setup.task == "regression" and not setup.standardize_targets:
+        target_scaling.warn_scales(data.Y, data.target_names)      # once, not per fold
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", target_scaling.TargetScaleWarning)
+        records = _run_folds(data, methods, budgets, splits, todo, setup, cache_dir, key,
+                             progress)
+    measures = list(MULTILABEL_MEASURES + DECISION_MEASURES
+                    if setup.task in ("multilabel", "multiclass")
+                    else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
+    return EvaluationResult(records, config, measures, [m.name for m in methods],
+                            [b.label for b in budgets])
+
+
+def _run_folds(data, methods, budgets, splits, todo, setup, cache_dir, key, progress) -> list:
+    """The records of every fold in ``todo`` and method (cached per (fold, method))."""
     records, done, total = [], 0, len(todo) * len(methods)
     for i in todo:
         train, test = splits[i]
@@ -216,11 +232,7 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
             done += 1
             if progress is not None:
                 progress(done, total)
-    measures = list(MULTILABEL_MEASURES + DECISION_MEASURES
-                    if setup.task in ("multilabel", "multiclass")
-                    else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
-    return EvaluationResult(records, config, measures, [m.name for m in methods],
-                            [b.label for b in budgets])
+    return records
 
 
 def check_combinations(data: EvalData, methods, budgets, splits, setup: Setup) -> None:
