@@ -58,7 +58,8 @@ _BASE = None          # {"paths": [...], "files": {name: dict}}
 class _Scan(HTMLParser):
     def __init__(self):
         super().__init__(convert_charrefs=True)
-        self.problems, self.text, self.scripts, self._script = [], [], [], None
+        self.problems, self.text, self.scripts, self.styles = [], [], [], []
+        self._script = None
 
     def handle_starttag(self, tag, attrs):
         if tag not in ALLOWED_TAGS:
@@ -68,12 +69,12 @@ class _Scan(HTMLParser):
                 self.problems.append(f"attribute {name}= on <{tag}>")
             if value and MARKER.search(value):
                 self.problems.append(f"a marker in the attribute {name}= of <{tag}>")
-        if tag == "script":
+        if tag in ("script", "style"):
             self._script = [dict(attrs).get("type"), dict(attrs).get("id"), ""]
-            self.scripts.append(self._script)
+            (self.scripts if tag == "script" else self.styles).append(self._script)
 
     def handle_endtag(self, tag):
-        if tag == "script":
+        if tag in ("script", "style"):
             self._script = None
         elif tag not in ALLOWED_TAGS:
             self.problems.append(f"end tag </{tag}>")
@@ -108,12 +109,13 @@ def check_page(text: str, plotly: str, script: str) -> dict:
     assert kinds == [(None, None), ("application/json", "sb-figures"),
                      ("application/json", "sb-data"), (None, None)], kinds
     assert scan.scripts[0][2] == plotly and scan.scripts[3][2] == script, "a script changed"
+    assert len(scan.styles) == 1 and not MARKER.search(scan.styles[0][2]), "the style changed"
     blocks = {}
     for _, name, body in scan.scripts[1:3]:
         assert not re.search("[<>&\u2028\u2029]", body), f"a raw character in {name}"
         blocks[name] = json.loads(body)
     shown = "".join(scan.text)
-    in_json = sum(len(MARKER.findall(s[2])) for s in scan.scripts[1:3])
+    in_json = sum(len(MARKER.findall(s[2])) for s in scan.scripts[1:3])       # "style" has none
     assert len(MARKER.findall(text)) == len(MARKER.findall(shown)) + in_json, \
         "a marker outside text and JSON"
     return {"text": shown, "json": blocks}

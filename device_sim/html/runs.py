@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 from trainer.bundle import load_bundle
@@ -26,6 +27,8 @@ from ..report import load_report
 #: says what it is): a bundle's path is scored on its own training data.
 ERROR_KINDS = {"loo": "in-sample LOO", "leave-group-out": "in-sample leave-group-out",
                "held-out": "nested CV"}
+#: A per-target (or per-label) measure of a results.json record: ``measure[target]``.
+PER_TARGET = re.compile(r"[^\[\]]+\[.*\]\Z", re.S)
 #: How the criterion of a design is named on the page.
 CRITERIA = {"loo": "LOO (leave-one-out, closed form)",
             "leave-group-out": "leave-group-out (closed form, one group at a time)",
@@ -147,7 +150,7 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     if not all(isinstance(v, str) for v in methods + measures):
         raise DeviceError(f"{str(path)!r}: methods and measures must be lists of names")
     records = [r for r in records if isinstance(r, dict)]
-    keys = sorted({k for r in records for k in r if "[" in k})
+    keys = sorted({k for r in records for k in r if PER_TARGET.match(k)})
     cells = []
     for method in methods:
         for budget in budgets:

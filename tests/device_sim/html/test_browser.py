@@ -2,76 +2,23 @@
 it loads with no console error, the plotted data equal the runs' JSON files, hovering a point
 names its design and criterion, and clicking one shows that design.
 
-Skips (with the reason) where Chromium, its driver or selenium is missing; under CI (``CI``
-set) a missing browser is a failure, since .ci/run installs it.
+The browser comes from conftest.py (it skips without Chromium, and fails under CI).
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
-
 import pytest
 
-from .conftest import Runs, invoke
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMEDRIVER = shutil.which("chromedriver")
-FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--window-size=1400,1000")
-
-
-def _missing() -> str | None:
-    try:
-        import selenium  # noqa: F401
-    except ImportError:
-        return "selenium is not installed (pip install 'sensorbudget[test]')"
-    if not CHROMIUM or not CHROMEDRIVER:
-        return ("Chromium or its driver is missing (apt-get install chromium chromium-driver, "
-                "or make deps-embedded)")
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    reason = _missing()
-    if reason:
-        if os.environ.get("CI"):
-            pytest.fail(f"CI must run the browser test: {reason}")
-        pytest.skip(reason)
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    profile = tempfile.mkdtemp(prefix="sensorbudget-chromium-")
-    options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    try:
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
+from .conftest import Runs, invoke, load
 
 
 @pytest.fixture(scope="module")
 def page(browser, runs: Runs, tmp_path_factory):
     """The report of both bundles, both simulations and the evaluation, loaded and drawn."""
-    from selenium.webdriver.support.ui import WebDriverWait
-
     out = tmp_path_factory.mktemp("page") / "report.html"
     invoke("report", runs.bundle, runs.small, runs.sim, runs.sim_small, runs.evaluation,
            "-o", out)
-    browser.get_log("browser")                         # drop anything before this page
-    browser.get(out.as_uri())
-    WebDriverWait(browser, 60).until(
-        lambda d: d.execute_script("return document.body.getAttribute('data-ready')") == "1")
-    return browser, browser.get_log("browser")
+    return load(browser, out)
 
 
 def traces(driver, fig_id: str) -> list:
