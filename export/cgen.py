@@ -202,7 +202,12 @@ def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
         items = [literal(v, ctype) for v in arr]
         if ctype == "const char *" and any(len(i) > MAX_LINE - 5 for i in items):
             for i, item in enumerate(items):
-                lines += wrap_literal(item, "    ")
+                # a split literal in parentheses: clang -Wstring-concatenation takes adjacent
+                # literals in an initializer list for a missing comma
+                parts = wrap_literal(item, "    ", MAX_LINE - 1)
+                if len(parts) > 1:
+                    parts[0], parts[-1] = "    (" + parts[0][4:], parts[-1] + ")"
+                lines += parts
                 lines[-1] += "," if i < len(items) - 1 else ""
         else:
             lines += _rows(items, per_line, "    ")

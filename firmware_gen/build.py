@@ -85,19 +85,38 @@ def build(out_dir, *, make_vars=None) -> dict:
     try:
         _run(argv, None, f"building the {target.name} firmware")
     except FirmwareGenError as exc:
-        overflow = _LD_OVERFLOW.search(str(exc))
-        if overflow is None:
-            raise
-        region, by = overflow.group(1), int(overflow.group(2))
-        limit = target.flash_bytes if region == "FLASH" else target.ram_bytes
-        raise FirmwareGenError(_no_fit(target, "flash" if region == "FLASH" else "RAM",
-                                       f"{limit + by} bytes", limit)) from None
+        raise _linker_overflow(target, str(exc)) or exc from None
     result = footprint(out)
     check_fit(target, result)
     return result
 
 
 _LD_OVERFLOW = re.compile(r"region `(FLASH|RAM)' overflowed by (\d+) bytes")
+#: avr-ld: the end address of a section past the part's data (RAM) or text (flash) region
+_AVR_OUTSIDE = re.compile(r"address 0x([0-9a-fA-F]+) of \S+ section `([.\w]+)' is not within "
+                          r"region `(data|text)'")
+AVR_RAM_START = 0x800100     # ATmega328P: SRAM from 0x100 in the data address space (0x800000)
+
+
+def _linker_overflow(target, text: str):
+    """The fit message of a linker's overflow error in ``text`` (None if it is not one): the
+    bytes needed and the part's, never the raw linker text."""
+    overflow = _LD_OVERFLOW.search(text)
+    if overflow is not None:
+        region, by = overflow.group(1), int(overflow.group(2))
+        limit = target.flash_bytes if region == "FLASH" else target.ram_bytes
+        return FirmwareGenError(_no_fit(target, "flash" if region == "FLASH" else "RAM",
+                                        f"{limit + by} bytes", limit))
+    outside = _AVR_OUTSIDE.search(text)
+    if outside is not None and outside.group(3) == "data":
+        static, reserve = int(outside.group(1), 16) - AVR_RAM_START, target.profile.stack_reserve
+        return FirmwareGenError(_no_fit(
+            target, "RAM", f"{static + reserve} bytes ({static} static + {reserve} stack "
+            f"reserve)", target.ram_bytes))
+    if outside is not None:
+        return FirmwareGenError(_no_fit(target, "flash", f"{int(outside.group(1), 16)} bytes",
+                                        target.flash_bytes))
+    return None
 
 
 def _no_fit(target, what: str, need: str, limit: int) -> str:

@@ -246,7 +246,10 @@ def _pass_functions(plan) -> list:
     groups = [(key, stats) for key, stats, _ in _groups(plan) if stats]
     if not groups:
         return out
-    out += [passes_c.UNROLL.format(P=P), _MLA.format(p=p), passes_c.stats_struct(p)]
+    out.append(passes_c.UNROLL.format(P=P))
+    if any(key[0] == "mag" or stats & {"sq", "dev"} for key, stats in groups):
+        out.append(_MLA.format(p=p))     # only when used: clang warns on unused statics
+    out.append(passes_c.stats_struct(p))
     if plan.fixed:
         out.append(passes_c.SIMD.format(p=p, P=P))
     if any("dev" in stats for _, stats in groups):

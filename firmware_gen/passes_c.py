@@ -30,6 +30,8 @@ repeats the body in order, one accumulator per statistic, so nothing reassociate
 
 from __future__ import annotations
 
+import re
+
 from export import cgen
 
 #: statistic -> per-sample lines on the sample {x} (float) / {q} (int16), accumulators suffixed
@@ -94,8 +96,10 @@ def _magnitude(p: str, xs, m2: str) -> list:
 def _group_parts(p: str, P: str, g: int, key, stats, names, pairs) -> tuple:
     """(decls, body, stores, what) of group ``g``; with ``pairs`` (a packed pass: see
     :func:`_pairs`) its qmin / qmax are the pair's and qsq reads the pair's word."""
-    packed = bool(pairs)
     kind, chans, *m = key
+    # packed: this channel is read as half of a pair's word (an odd channel count leaves the
+    # last channel alone, read as an int16 like the scalar pass)
+    packed = kind == "ch" and chans[0] // 2 in pairs
     decls, body, stores = [], [], []
     stat_names = [x for x in _ORDER if x in stats]
     if kind in ("qmag", "mag"):
@@ -125,7 +129,7 @@ def _group_parts(p: str, P: str, g: int, key, stats, names, pairs) -> tuple:
             decls.append(f"    const int16_t qfirst{g} = s->buf[start][{c}u];")
         x, q = f"x{c}", f"q{c}"
     for n in stat_names:
-        if packed and n == "qsq" and chans[0] // 2 in pairs:
+        if packed and n == "qsq":
             half = "hi" if chans[0] % 2 else "lo"
             decls.append(f"    int64_t qsq{g} = 0;")
             body.append(f"qsq{g} = {p}_sq_{half}(qsq{g}, w{chans[0] // 2});")
@@ -198,9 +202,11 @@ def _parts(p: str, P: str, groups, fixed_plan: bool, names, packed: bool) -> tup
 
 def _loops(p: str, P: str, lines) -> list:
     out = []
+    # a pass over cached magnitudes only reads no row of the ring buffer
+    row = [f"        const {p}_sample_t *row = s->buf[i];"] * any(
+        re.search(r"\brow\b", x) for x in lines)
     for lo, hi in (("start", f"{P}_WINDOW"), ("0u", "start")):
-        out += [f"    {P}_UNROLL", f"    for (i = {lo}; i < {hi}; ++i) {{",
-                f"        const {p}_sample_t *row = s->buf[i];",
+        out += [f"    {P}_UNROLL", f"    for (i = {lo}; i < {hi}; ++i) {{", *row,
                 *("        " + line for line in lines), "    }"]
     return out
 

@@ -234,8 +234,9 @@ def source_parts(plan) -> list:
     fills = {"qcopy" if e.fixed else ("copy" if not e.full_spec.pre else e.full_spec.pre)
              for e in exts}
     spectral = [e for e in exts if fft_c.is_spectral(e)]
-    out = ["/* Scratch of the series extractors (one window, refilled by every group). */",
-           f"static float {p}_x[{P}_WINDOW];"]
+    out = ["/* Scratch of the series extractors (one window, refilled by every group). */"]
+    if not all(e.fixed for e in exts):
+        out.append(f"static float {p}_x[{P}_WINDOW];")
     if any(e.fixed for e in exts):
         out.append(f"static int16_t {p}_q[{P}_WINDOW];")
     if spectral:
