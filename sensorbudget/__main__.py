@@ -1,5 +1,5 @@
-"""``python -m sensorbudget``."""
+"""``python -m sensorbudget`` (the same entry point as the console script)."""
 
-from .cli import main
+from .entry import main
 
 main()

@@ -1,0 +1,137 @@
+"""The console entry point: SIGINT and SIGTERM end any command with one line and exit code
+130 / 143, no traceback, from the moment the handlers are in (before the heavy imports), and
+what an interrupted write leaves is gone after the next run (issue 33, item 5).
+
+The commands run as real processes (the installed console script and ``python -m``); the
+signal is sent once the process has installed its SIGTERM handler (``SigCgt`` in
+/proc/PID/status), then after a series of delays that fall into the imports, the loading of
+the recordings and the paced replay."""
+
+import importlib.metadata
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.fixtures import write_sensors_toml, write_stream
+from tests.paths import REPO
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/status").exists(),
+                                reason="needs /proc/PID/status to see the handlers installed")
+
+
+def catches(pid: int, signum: int) -> bool:
+    """The process has a handler for ``signum`` (its bit in SigCgt)."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except FileNotFoundError:
+        return False
+    mask = next(int(line.split()[1], 16) for line in text.splitlines()
+                if line.startswith("SigCgt:"))
+    return bool(mask >> (signum - 1) & 1)
+
+
+def console_script() -> str:
+    return str(Path(sys.executable).with_name("sensorbudget"))
+
+
+@pytest.fixture(scope="module")
+def recordings(tmp_path_factory):
+    root = tmp_path_factory.mktemp("signals")
+    write_stream(root / "rec" / "s.csv")
+    write_sensors_toml(root / "sensors.toml")
+    subprocess.run([sys.executable, "-m", "sensorbudget", "train", str(root / "rec"),
+                    "--sensors", str(root / "sensors.toml"), "--budget", "2", "--lam", "1",
+                    "-o", str(root / "B")], check=True, capture_output=True, cwd=REPO)
+    return root
+
+
+def interrupt(argv, signum, delay, cwd) -> subprocess.CompletedProcess:
+    """Start ``argv``, wait until it catches SIGTERM, wait ``delay`` s more, send ``signum``."""
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd)
+    deadline = time.monotonic() + 60
+    while not catches(proc.pid, signal.SIGTERM) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the handlers were never installed"
+        time.sleep(0.001)
+    time.sleep(delay)
+    proc.send_signal(signum)
+    out, err = proc.communicate(timeout=60)
+    return subprocess.CompletedProcess(argv, proc.returncode, out.decode(), err.decode())
+
+
+def test_the_console_script_is_the_entry_point_with_the_handlers():
+    (script,) = importlib.metadata.entry_points(group="console_scripts", name="sensorbudget")
+    assert script.value == "sensorbudget.entry:main"
+    assert "sensorbudget.entry" in Path(console_script()).read_text()
+
+
+def test_the_entry_point_imports_nothing_heavy_before_the_handlers():
+    code = ("import sys, sensorbudget.entry; print(sorted({m.split('.')[0] for m in sys.modules} "
+            "& {'click', 'numpy', 'sklearn', 'trainer', 'scipy'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, cwd=REPO)
+    assert out.stdout.strip() == "[]"
+
+
+DELAYS = (0.0, 0.02, 0.1, 0.3, 0.8, 1.6)
+
+
+@pytest.mark.parametrize("how, signum", [("script", signal.SIGINT), ("script", signal.SIGTERM),
+                                         ("module", signal.SIGINT)])
+def test_an_interrupt_at_any_time_is_one_line_and_the_shell_exit_code(recordings, tmp_path,
+                                                                      signum, how):
+    start = [console_script()] if how == "script" else [sys.executable, "-m", "sensorbudget"]
+    expected = {signal.SIGINT: 130, signal.SIGTERM: 143}[signum]
+    for i, delay in enumerate(DELAYS):
+        out = tmp_path / f"sim{i}"
+        argv = [*start, "simulate", str(recordings / "B"), "--recordings",
+                str(recordings / "rec"), "--backend", "python", "--rate", "100",
+                "--report", str(out)]                           # paced: 240 samples, 2.4 s
+        result = interrupt(argv, signum, delay, cwd=tmp_path)
+        assert result.returncode == expected, (delay, result.stderr)
+        name = signal.Signals(signum).name
+        assert result.stderr.splitlines() == [f"Interrupted ({name})"], (delay, result.stderr)
+        assert not out.exists()                     # the replay never reached its report
+    assert sorted(p.name for p in tmp_path.iterdir()) == []     # no temporaries
+
+
+def test_a_second_signal_while_unwinding_still_gives_one_line(recordings, tmp_path):
+    argv = [console_script(), "simulate", str(recordings / "B"), "--recordings",
+            str(recordings / "rec"), "--backend", "python", "--rate", "100", "--report",
+            str(tmp_path / "sim")]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=tmp_path)
+    while not catches(proc.pid, signal.SIGTERM):
+        time.sleep(0.001)
+    time.sleep(0.5)
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode in (130, 143)
+    assert len(err.decode().splitlines()) == 1 and b"Traceback" not in err
+
+
+def test_interrupted_folder_writes_leave_nothing_after_the_next_run(recordings, tmp_path):
+    """SIGINT at many moments of ``export c-library`` over its own earlier output: each run
+    leaves the old library or the new one whole; temporaries a run left (interrupted
+    mid-removal) are gone after the next uninterrupted run."""
+    lib = tmp_path / "lib"
+    base = [console_script(), "export", "c-library", str(recordings / "B"), "-o", str(lib)]
+    assert subprocess.run(base, capture_output=True, cwd=tmp_path).returncode == 0
+    for i, delay in enumerate((0.3, 0.45, 0.55, 0.6, 0.65, 0.7, 0.8)):
+        result = interrupt([*base, "--name", f"m{i % 2}"], signal.SIGINT, delay, cwd=tmp_path)
+        assert result.returncode in (0, 130), result.stderr
+        assert "Traceback" not in result.stderr
+        check = subprocess.run([sys.executable, "-c", (
+            "import sys; from trainer.bundle.manifest import first_foreign; "
+            "sys.exit(first_foreign(__import__('pathlib').Path(sys.argv[1]), 'C library') "
+            "is not None)"), str(lib)], cwd=REPO)
+        assert check.returncode == 0                # whole: exactly its manifest
+    assert subprocess.run(base, capture_output=True, cwd=tmp_path).returncode == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lib"]
+    shutil.rmtree(lib)
+    assert os.listdir(tmp_path) == []
