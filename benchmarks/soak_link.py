@@ -2,9 +2,10 @@
 to the Python device over a channel with bit flips, byte drops, late duplicates, reordering and
 garbage bursts (device_sim.soak), float32 with small and >= 44-value frames, and Q15.
 
-Usage: python benchmarks/soak_link.py [--predictions N] [--seed S]
+Usage: python benchmarks/soak_link.py [--predictions N] [--seed S] [--depth D ...]
 
-Prints one line per numeric format: predictions, correct, wrong (must be 0), lost, requests,
+Prints one line per numeric format and depth (requests in flight: 1 = one at a time, 8 = the
+pipelined replay's link, issue 29): predictions, correct, wrong (must be 0), lost, requests,
 requests lost, the injected faults and the wall time; exits 1 if any prediction was wrong or
 unaccounted for. tests/device_sim/test_soak.py runs 10^5 of these in the test suite.
 """
@@ -44,21 +45,26 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--predictions", type=int, default=1_000_000)
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--depth", type=int, nargs="+", default=[8, 1],
+                    help="requests in flight (one soak of --predictions per depth)")
     args = ap.parse_args()
     failed = False
     with tempfile.TemporaryDirectory() as d:
         bundle = load_bundle(_tiny_bundle(Path(d)))
     print(f"faults: {DEFAULT_FAULTS}")
-    for numeric, share in (("float32", 0.6), ("q15", 0.4)):
+    for depth, numeric, share in [(d, n, s) for d in args.depth
+                                  for n, s in (("float32", 0.6), ("q15", 0.4))]:
         model = ReferenceModel(bundle, numeric,
                                full_scale=None if numeric == "float32" else {"*": 64.0})
         start = time.monotonic()
-        r = run_soak(model, int(args.predictions * share), seed=args.seed)
+        r = run_soak(model, int(args.predictions * share), seed=args.seed, depth=depth)
         wall = time.monotonic() - start
-        print(f"{numeric}: {r.predictions} predictions, {r.correct} correct, {r.wrong} wrong, "
+        print(f"depth {depth} {numeric}: {r.predictions} predictions, {r.correct} correct, "
+              f"{r.wrong} wrong, "
               f"{r.lost} lost (reported); {r.requests} requests, {r.requests_lost} lost, "
               f"{r.requests_refused} refused; faults {r.faults}; "
-              f"{r.link['dropped_frames']} frames dropped, {r.link['stale_frames']} stale; "
+              f"{r.link['dropped_frames']} frames dropped, {r.link['stale_frames']} stale, "
+              f"{r.link['abandoned']} requests abandoned; "
               f"{wall:.0f} s", flush=True)
         failed |= r.wrong != 0 or r.correct + r.lost != r.predictions
     return 1 if failed else 0

@@ -160,34 +160,44 @@ class DeviceClient:
         return self.decode_push(self._call(Cmd.PUSH_SAMPLES, self.push_payload(samples)))
 
     def exchange(self, requests, depth: int = 1):
-        """Pipelined PUSH_SAMPLES and STATS: ``requests`` yields ``("push", samples)`` or
-        ``("stats", None)``; yields, in the same order, [(window, scores)] of a push and
-        (unit, extractors, model) of a STATS, with up to ``depth`` requests in flight
-        (:meth:`~device_sim.link.Link.pipeline`; its errors end the iteration).
-        ``last_retried`` tells whether the answer just yielded needed retransmissions."""
+        """Pipelined PUSH_SAMPLES, STATS and PREDICT: ``requests`` yields ``("push", samples)``,
+        ``("stats", None)`` or ``("predict", inputs)``; yields, in the same order, [(window,
+        scores)] of a push, (unit, extractors, model) of a STATS and the scores of a PREDICT,
+        with up to ``depth`` requests in flight (:meth:`~device_sim.link.Link.pipeline`; its
+        errors end the iteration). ``last_retried`` tells whether the answer just yielded
+        needed retransmissions."""
         kinds = deque()
+        encode = {"push": lambda x: (Cmd.PUSH_SAMPLES, self.push_payload(x)),
+                  "stats": lambda x: (Cmd.STATS, b""),
+                  "predict": lambda x: (Cmd.PREDICT, self.predict_payload(x))}
+        decode = {"push": self.decode_push, "stats": decode_stats,
+                  "predict": self.decode_scores}
 
         def frames():
-            for kind, samples in requests:
+            for kind, data in requests:
                 kinds.append(kind)
-                yield ((Cmd.PUSH_SAMPLES, self.push_payload(samples)) if kind == "push"
-                       else (Cmd.STATS, b""))
+                yield encode[kind](data)
 
         for reply in self.link.pipeline(frames(), depth):
             self.last_retried = reply.retried
-            kind = kinds.popleft()
-            yield self.decode_push(reply.payload) if kind == "push" else \
-                decode_stats(reply.payload)
+            yield decode[kinds.popleft()](reply.payload)
 
-    def predict(self, inputs) -> np.ndarray:
+    def predict_payload(self, inputs) -> bytes:
         info = self._need_info()
         x = np.ascontiguousarray(inputs, dtype=INPUT_DTYPES[info.numeric]).reshape(-1)
         if x.size != info.k:
             raise DeviceError(f"{x.size} inputs given; the model takes {info.k}")
-        data = self._call(Cmd.PREDICT, x.tobytes())
+        return x.tobytes()
+
+    def decode_scores(self, data: bytes) -> np.ndarray:
+        """The t scores of a PREDICT answer."""
+        info = self._need_info()
         if len(data) != info.t * info.score_dtype.itemsize:
             raise ProtocolError(f"PREDICT answer of {len(data)} bytes; expected {info.t} scores")
         return np.frombuffer(data, info.score_dtype).copy()
+
+    def predict(self, inputs) -> np.ndarray:
+        return self.decode_scores(self._call(Cmd.PREDICT, self.predict_payload(inputs)))
 
     def bench(self, reps: int, part: str) -> tuple:
         """(unit name, total) of ``reps`` runs of the model or the extractors on the device."""

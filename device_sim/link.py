@@ -16,7 +16,9 @@ host; the device refuses it as ``STALE`` with its last seq, and the link continu
 (only for HELLO; a STALE answer to anything else means another host is talking to the device).
 
 Accounting (:class:`LinkStats`): each request ends as ``delivered`` (answered at the first
-attempt), ``retried`` (answered after one or more retransmissions) or ``lost``. Frames that fail
+attempt), ``retried`` (answered after one or more retransmissions), ``lost``, or (pipelined
+requests only, :meth:`Link.pipeline`) ``abandoned``: sent after a request that failed, or still
+in flight when the caller stopped, its answer never used. Frames that fail
 the COBS, length or CRC checks are counted in ``dropped_frames``, valid frames with another seq
 (late duplicates of earlier answers) in ``stale_frames``.
 
@@ -61,6 +63,7 @@ class LinkStats:
     retried: int = 0
     lost: int = 0
     retransmissions: int = 0
+    abandoned: int = 0          # pipelined requests sent after one that failed (never used)
     dropped_frames: int = 0
     stale_frames: int = 0
     bytes_sent: int = 0
@@ -206,8 +209,13 @@ class Link:
         if depth < 1:
             raise DeviceError(f"depth={depth} must be >= 1")
         pending = deque()           # [seq, cmd, frame, attempts, deadline], oldest first
+        try:
+            yield from self._pipeline(iter(requests), depth, pending)
+        finally:
+            self.stats.abandoned += len(pending)    # after a failure, or the caller stopped
+
+    def _pipeline(self, requests, depth: int, pending: deque):
         answers = {}                # seq -> (cmd, payload) of answered pending requests
-        requests = iter(requests)
         more = True
         while True:
             batch = []
@@ -234,6 +242,7 @@ class Link:
                     continue
                 if head[3] > self.retries:
                     self.stats.lost += 1
+                    pending.popleft()
                     raise DeviceTimeout(f"no answer to {_command_name(head[1])} (seq {head[0]}) "
                                         f"after {head[3]} attempt(s) of {self.timeout:g} s each")
                 head[3] += 1

@@ -76,8 +76,14 @@ def _schedule(model, big: int, n_samples: int) -> list:
 
 
 def run_soak(model, predictions: int, *, seed: int = 0, faults=None, big: int = 10,
-             timeout: float = 0.05, retries: int = 12, predict_every: int = 8) -> SoakResult:
-    """Push until ``predictions`` predictions were requested; returns the :class:`SoakResult`."""
+             timeout: float = 0.05, retries: int = 12, predict_every: int = 8,
+             depth: int = 1) -> SoakResult:
+    """Push until ``predictions`` predictions were requested; returns the :class:`SoakResult`.
+
+    ``depth``: requests in flight (:meth:`~device_sim.link.Link.pipeline`, as the replay sends
+    them). With more than one, a request whose frame is lost while later ones run is refused
+    (``Overtaken``): it counts as lost with the rest of its segment, and the requests sent after
+    it are ``abandoned`` (their answers unused)."""
     faults = dict(DEFAULT_FAULTS if faults is None else faults)
     values = big * model.hop * len(model.channels)
     if values < 44:
@@ -97,32 +103,46 @@ def run_soak(model, predictions: int, *, seed: int = 0, faults=None, big: int = 
         segment += 1
         if _call(res, lambda: client.reset() or True) is None:
             continue
-        pos = 0
+        plan, pos = [], 0          # (kind, data, windows it completes)
         for i, size in enumerate(schedule):
-            want = _windows_ending(model, pos, size)
-            res.predictions += len(want)
-            got = _call(res, client.push, wire[pos:pos + size])
+            plan.append(("push", wire[pos:pos + size], _windows_ending(model, pos, size)))
             pos += size
-            if got is None:
-                res.lost += len(want)
-                break
-            _check(res, got, want, expected)
             if predict_every and i % predict_every == predict_every - 1:
-                res.predictions += 1
-                score = _call(res, client.predict, x0)
-                if score is None:
-                    res.lost += 1
-                    break
-                ok = score.tobytes() == np.asarray(expected[0], score.dtype).tobytes()
-                res.correct += ok
-                res.wrong += not ok
-            if res.predictions >= predictions:
-                break
+                plan.append(("predict", x0, [0]))
+        _segment(res, client, plan, expected, depth, predictions)
     res.faults = {"corrupted_bytes": port.corrupted, "dropped_bytes": port.dropped,
                   **port.counts}
     res.link = link.stats.as_dict()
     res.fake_seconds = clock()
     return res
+
+
+def _segment(res: SoakResult, client, plan: list, expected, depth: int, target: int) -> None:
+    """Run one segment's requests (``depth`` in flight); stop at its first failure."""
+    answers = client.exchange(((kind, data) for kind, data, _ in plan), depth)
+    for kind, _, want in plan:
+        res.requests += 1
+        res.predictions += len(want)
+        try:
+            got = next(answers)
+        except DeviceTimeout:
+            res.requests_lost += 1
+            got = None
+        except ProtocolError:
+            res.requests_refused += 1
+            got = None
+        if got is None:
+            res.lost += len(want)
+            return
+        if kind == "push":
+            _check(res, got, want, expected)
+        else:
+            ok = got.tobytes() == np.asarray(expected[0], got.dtype).tobytes()
+            res.correct += ok
+            res.wrong += not ok
+        if res.predictions >= target:
+            answers.close()
+            return
 
 
 def _windows_ending(model, pos: int, size: int) -> list:
