@@ -55,12 +55,12 @@ def entries(folder: Path, rel: str = ""):
 
 
 def manifest_text(folder: Path, kind: str) -> str:
-    """The manifest of ``folder`` as it is now: every regular file but the manifest itself."""
-    from .files import json_text
-
+    """The manifest of ``folder`` as it is now: every regular file but the manifest itself
+    (canonical JSON: sorted keys, two-space indent, trailing newline)."""
     files = {rel: file_sha256(e.path) for rel, e in entries(folder)
              if rel != MANIFEST_FILE and e.is_file(follow_symlinks=False)}
-    return json_text({"format": MANIFEST_FORMAT, "kind": kind, "files": files})
+    return json.dumps({"format": MANIFEST_FORMAT, "kind": kind, "files": files}, indent=2,
+                      sort_keys=True) + "\n"
 
 
 def read_manifest(folder: Path):
