@@ -206,8 +206,10 @@ def power_of_two_above(value: float) -> float:
 
 
 def _channel_bounds(meta: dict, arrays: dict, entries: list) -> dict:
-    """Per channel, the largest |value| a selected min/max/last/mean feature saw in training."""
-    bounds = {}
+    """Per channel, the largest |value| seen in training: the recordings' max |sample| of every
+    channel the extractors read (``channel_bounds``, :mod:`trainer.sensing.channel_bounds`),
+    and the largest |value| of a selected min/max/last/mean feature."""
+    bounds = {str(c): float(v) for c, v in (meta.get("channel_bounds") or {}).items()}
     for i, feature in enumerate(meta["selected"]):
         entry = next((e for e in entries if feature in e["features"]), None)
         if entry is None or entry["params"]["kind"] not in ("min", "max", "last", "mean"):
@@ -219,8 +221,8 @@ def _channel_bounds(meta: dict, arrays: dict, entries: list) -> dict:
 
 
 def resolve_full_scale(channels, given, bounds) -> tuple:
-    """Full scale of each channel: ``given[channel]`` or ``given["*"]``, else derived from the
-    training bound of a selected min/max/last/mean feature; rounded up to a power of two."""
+    """Full scale of each channel: ``given[channel]`` or ``given["*"]``, else the power of two
+    above its training bound (:func:`_channel_bounds`); rounded up to a power of two."""
     given = dict(given or {})
     unknown = sorted(set(given) - set(channels) - {"*"})
     if unknown:

@@ -80,7 +80,9 @@ def rounding_notes(full_scale, channels=None) -> list:
 @click.option("--full-scale", multiple=True, callback=parse_full_scale,
               metavar="[CHANNEL=]VALUE",
               help="Q15 full scale of a channel's samples (q15/q31; repeatable; without "
-                   "CHANNEL= for every channel). Default: from the bundle's training ranges.")
+                   "CHANNEL= for every channel). Default: the power of two above the "
+                   "largest |sample| of the channel in the training recordings (stored in "
+                   "the bundle).")
 @click.option("--kernel", type=click.Choice(("auto", "loop", "unrolled")), default="auto",
               show_default=True, help="Model kernel: unrolled straight-line code with constant "
                                       "weights, or the header's loop (auto: unrolled up to "

@@ -30,7 +30,9 @@ from .cli_firmware import (echo_full_scales, echo_moved, force_option, input_sum
                    "target.")
 @click.option("--full-scale", multiple=True, callback=parse_full_scale, metavar="[CHANNEL=]VALUE",
               help="Q15 full scale of a channel's samples (q15/q31; repeatable; without "
-                   "CHANNEL= for every channel). Default: from the bundle's training ranges.")
+                   "CHANNEL= for every channel). Default: the power of two above the "
+                   "largest |sample| of the channel in the training recordings (stored in "
+                   "the bundle).")
 @force_option
 @handle_errors
 def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):

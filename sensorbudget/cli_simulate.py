@@ -71,7 +71,8 @@ class RateType(click.ParamType):
               help="Retransmissions of an unanswered request before it counts as lost.")
 @click.option("--full-scale", "full_scale", multiple=True, callback=parse_full_scale,
               help="Fixed point: full scale of the Q15 samples, CHANNEL=VALUE or VALUE for every "
-                   "channel (repeatable; default: from the bundle's training ranges).")
+                   "channel (repeatable; default: the power of two above the channel's "
+                   "largest |sample| in the training recordings, stored in the bundle).")
 @click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host",
                                              "nucleo-f4", "arduino-uno", "mps2-an386",
                                              "mps2-an385")),

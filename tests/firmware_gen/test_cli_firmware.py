@@ -53,8 +53,8 @@ def test_build_writes_binary_and_footprint(runner, bm_bundle, tmp_path):
 def test_errors_are_one_line(runner, bm_bundle, tmp_path):
     bundle = str(bm_bundle.path)
     result = runner.invoke(firmware_command, [bundle, "--target", "host", "--numeric", "q15",
-                                              "-o", str(tmp_path / "a")])
-    assert result.exit_code == 2 and "full scale of channel" in result.output
+                                              "--full-scale", "nope=1", "-o", str(tmp_path / "a")])
+    assert result.exit_code == 2 and "names channel 'nope'" in result.output
     (tmp_path / "b").mkdir()
     (tmp_path / "b" / "notes.txt").write_text("mine")
     result = runner.invoke(firmware_command, [bundle, "--target", "host", "-o",

@@ -118,9 +118,12 @@ def test_refuses_bundles_with_some_extractors_undescribed(tmp_path):
 
 
 def test_fixed_point_needs_a_full_scale_per_channel(kinds_bundle):
+    # a bundle written before the recordings' channel bounds were stored (issue 32)
+    old = type(kinds_bundle)({k: v for k, v in kinds_bundle.meta.items()
+                              if k != "channel_bounds"}, kinds_bundle.arrays)
     with pytest.raises(FirmwareGenError, match="full scale of channel 'acc_y'.*--full-scale"):
-        generate_firmware(kinds_bundle, target="host", numeric="q15",
-                          full_scale={"acc_x": 32.0})
+        generate_firmware(old, target="host", numeric="q15", full_scale={"acc_x": 32.0})
+    assert make_plan(kinds_bundle, name="m", numeric="q15").full_scale   # bounds stored now
     with pytest.raises(FirmwareGenError, match="does not read"):
         generate_firmware(kinds_bundle, target="host", numeric="q15",
                           full_scale={"*": 32.0, "nope": 1.0})

@@ -81,6 +81,8 @@ TOP_OPTIONAL = {
                                                                   "an object"),
     "target_scaling": (lambda v: isinstance(v, dict) and _numbers(v.get("scale"))
                        and _numbers(v.get("mean")), "an object with lists mean and scale"),
+    "channel_bounds": (lambda v: _number_dict(v) and all(x >= 0 for x in v.values()),
+                       "an object of numbers >= 0"),
 }
 PATH_FIELDS = {
     "step": (_integer, "an integer"), "added": (_strings, "a list of strings"),

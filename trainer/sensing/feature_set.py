@@ -43,6 +43,7 @@ import numpy as np
 
 from ..bundle.files import npz_bytes
 from ..errors import DataError
+from .channel_bounds import bounds_json, parse_bounds, recording_bounds
 from .extractors import window_view
 from .feature_checks import check_arrays, check_structure
 from .members import names as _names
@@ -83,6 +84,7 @@ class FeatureSet:
     currency: str = "USD"
     skipped: dict = field(default_factory=dict)
     compute_costs: dict = field(default_factory=dict)
+    channel_bounds: dict = field(default_factory=dict)    # {channel: max |sample|} (Q15)
 
     def to_arrays(self) -> dict:
         """The NPZ members (see the module docstring); no object arrays."""
@@ -96,6 +98,7 @@ class FeatureSet:
             task=np.array(self.task), currency=np.array(self.currency),
             sensors_json=np.array(json.dumps(self.sensors, sort_keys=True)),
             compute_costs_json=np.array(json.dumps(self.compute_costs, sort_keys=True)),
+            channel_bounds_json=np.array(bounds_json(self.channel_bounds)),
             format=np.array(FORMAT), format_version=np.int64(FORMAT_VERSION))
         return arrays
 
@@ -129,6 +132,8 @@ class FeatureSet:
                   task=str(scalar["task"]), currency=str(scalar["currency"]),
                   sensors=json.loads(str(scalar["sensors_json"])),
                   compute_costs=json.loads(str(_scalar(arrays.get("compute_costs_json", "{}")))),
+                  channel_bounds=parse_bounds(_scalar(arrays.get("channel_bounds_json", "{}")),
+                                              source),
                   **kwargs)
         if check:
             out.check(source)
@@ -201,6 +206,8 @@ class FeatureSet:
                  "window_s": self.window / self.sample_rate, "hop_s": self.hop / self.sample_rate,
                  "feature_format": f"{FORMAT}/{FORMAT_VERSION}", "arithmetic": ARITHMETIC,
                  "currency": self.currency}
+        if self.channel_bounds:
+            extra["channel_bounds"] = dict(sorted(self.channel_bounds.items()))
         return extractors, sensors, extra
 
 
@@ -363,7 +370,8 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         window_start=np.concatenate(starts).astype(np.int64),
         recording_names=[r.name for r in rset.recordings], task=spec.task or task,
         sensors=[s.to_dict() for s in spec.sensors], currency=spec.currency, skipped=skipped,
-        compute_costs=spec.compute_costs(compute_target))
+        compute_costs=spec.compute_costs(compute_target),
+        channel_bounds=recording_bounds(rset.recordings, spec.used_channels))
 
 
 def is_feature_file(path) -> bool:
