@@ -275,3 +275,42 @@ def test_an_earlier_output_is_replaced_only_while_it_is_exactly_its_manifest(
     last = error_lines(result.output)[-1]
     assert repr(str(edited.relative_to(out))) in last and "changed" in last, last
     assert leftovers(tmp_path) == []
+
+
+# --- modes kept (issue 33, item 4) ------------------------------------------------------------
+
+def mode(path) -> int:
+    return stat.S_IMODE(os.stat(path).st_mode)
+
+
+def test_a_private_output_folder_stays_private(invoke, table, tmp_path):
+    """The issue's reproducer: ``mkdir -m 700 priv; train -o priv`` left priv at 0755 and its
+    files at 0644; now priv keeps 0700 and its files get only the owner's bits."""
+    priv = tmp_path / "priv"
+    priv.mkdir()
+    os.chmod(priv, 0o700)
+    reference = tmp_path / "reference"                    # what open() gives under this umask
+    reference.write_text("")
+    for budget in ("2", "1"):                             # written into priv, then replaced
+        result = invoke(["train", str(table), "--target", "y", "--budget", budget, "--lam",
+                         "1", "-o", str(priv)])
+        assert result.exit_code == 0, result.output
+        assert mode(priv) == 0o700
+        assert {p.name: mode(p) for p in priv.iterdir()} == {
+            p.name: mode(reference) & 0o700 for p in priv.iterdir()}
+    os.chmod(priv / "model.json", 0o640)                  # a mode chosen later is kept too
+    result = invoke(["train", str(table), "--target", "y", "--budget", "2", "--lam", "1", "-o",
+                     str(priv)])
+    assert result.exit_code == 0, result.output
+    assert mode(priv / "model.json") == 0o640
+
+
+@pytest.mark.parametrize("kind", ["onnx", "c-header"])
+def test_a_replaced_file_output_keeps_its_mode(invoke, bundle, tmp_path, kind):
+    secret = tmp_path / "secret.out"
+    secret.write_text("old")
+    os.chmod(secret, 0o600)
+    result = invoke(["export", kind, str(bundle), "-o", str(secret)])
+    assert result.exit_code == 0, result.output
+    assert mode(secret) == 0o600 and secret.read_bytes() != b"old"
+    assert leftovers(tmp_path) == []
