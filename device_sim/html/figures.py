@@ -19,8 +19,7 @@ LOO_MARKER = {"symbol": "circle", "size": 7}
 CV_MARKER = {"symbol": "diamond-open", "size": 10, "line": {"width": 2}}
 LOO_NAME = "training path, in-sample {criterion} (optimistic)"
 CV_NAME = "nested CV, held-out folds (mean ± std)"
-ERROR_AXIS = ("MSE: ● in-sample (bundle path, training data) · "
-              "◆ nested CV (held-out folds)")
+ERROR_AXIS = "MSE (● in-sample, ◆ nested CV)"
 
 
 def text(value) -> str:
@@ -58,7 +57,7 @@ def _layout(title: str, xtitle: str, ytitle: str, **extra) -> dict:
             "yaxis": {"title": {"text": text(ytitle)}, "automargin": True},
             "hovermode": "closest",
             "legend": {"font": {"size": 10}, "orientation": "h", "x": 0, "y": -0.22,
-                       "yanchor": "top"}, **extra}
+                       "yanchor": "top", "tracegroupgap": 2}, **extra}
 
 
 def _wrap(names: list, per_line: int = 4) -> str:

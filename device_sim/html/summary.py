@@ -101,7 +101,7 @@ def summary(data: dict, i: int) -> dict:
     run = next((r for r in data["runs"] if r["name"] == d["run"]), None)
     rows = []
     if run is not None:
-        rows.append(_row("sensors", "sensors", len(d["sensors"]), ", ".join(d["sensors"]) or "-",
+        rows.append(_row("sensors", "sensors", len(d["sensors"]), f"{len(d['sensors'])} needed",
                          "model.json", names=d["sensors"]))
         rows.append(_row("features", "features", len(run["selected"]),
                          f"{len(run['selected'])} selected", "model.json",

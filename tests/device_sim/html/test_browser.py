@@ -82,6 +82,85 @@ def test_cost_histogram_counts_every_measured_prediction(page, runs: Runs):
         assert sorted(hist["x"]) == sorted(costs)
 
 
+def _summary(driver) -> list:
+    """Per summary card, as drawn: its design, title, whether it is on the first screen, and
+    per row its value (data-value), text, kind, listed names and whether they are displayed."""
+    return driver.execute_script("""
+        return Array.from(document.querySelectorAll('#summary .card')).map(card => ({
+          design: card.getAttribute('data-design'),
+          title: card.querySelector('h3').textContent,
+          onFirstScreen: card.getBoundingClientRect().top < window.innerHeight,
+          rows: Object.fromEntries(Array.from(card.querySelectorAll('tr[data-key]')).map(
+            tr => [tr.getAttribute('data-key'), {
+              value: tr.querySelector('.value').getAttribute('data-value'),
+              text: tr.querySelector('.value').textContent,
+              kind: (tr.querySelector('.kind') || {textContent: ''}).textContent,
+              names: Array.from(tr.querySelectorAll('li')).map(li => li.textContent),
+              shown: Array.from(tr.querySelectorAll('.value, li')).every(
+                e => e.getClientRects().length > 0 && getComputedStyle(e).visibility
+                     === 'visible')}]))}));""")
+
+
+def test_the_page_opens_on_each_bundles_chosen_design_with_its_summary(page, runs: Runs):
+    """No click: the summary comes first, on the first screen, and shows every selected
+    feature, the sensors, the error with its kind and the costs of each bundle as its
+    model.json holds them, and the simulation's numbers as its report.json holds them."""
+    driver, _ = page
+    cards = _summary(driver)
+    assert [c["title"] for c in cards] == [
+        f"{f.name}: step {runs.json(f, 'model.json')['path'][-1]['step']}"
+        for f in (runs.bundle, runs.small)]
+    assert cards[0]["onFirstScreen"]
+    assert driver.execute_script(                          # before the first plot
+        "return document.getElementById('summary').compareDocumentPosition("
+        "document.querySelector('.fig')) === Node.DOCUMENT_POSITION_FOLLOWING")
+    for card, folder, sim in zip(cards, (runs.bundle, runs.small), (runs.sim, runs.sim_small)):
+        model, report = runs.json(folder, "model.json"), runs.json(sim, "report.json")
+        rows = card["rows"]
+        assert all(r["shown"] for r in rows.values())
+        assert rows["features"]["names"] == model["selected"]
+        assert sorted(rows["sensors"]["names"]) == sorted(model["required_sensors"])
+        assert float(rows["error"]["value"]) == model["path"][-1]["loo_mse"]
+        assert rows["error"]["text"] == f"{model['path'][-1]['loo_mse']:.4g}"
+        assert "in-sample LOO" in rows["error"]["kind"]
+        for key in ("price", "energy", "time"):
+            assert float(rows[key]["value"]) == model["costs"]["total"][key], key
+        energy = report["energy"]
+        want = {"compute": report["cost"]["total"]["median"],
+                "compute_time": energy["compute_time_s"]["median"],
+                "energy_sensors": energy["energy_per_prediction_j"]["sensors"],
+                "energy_compute": energy["energy_per_prediction_j"]["compute"],
+                "battery_life": energy["battery_life_days"]}
+        assert {k: float(rows[k]["value"]) for k in want} == want
+        assert sim.name in rows["battery_life"]["kind"]
+        assert report["profile"]["name"] in rows["battery_life"]["kind"]
+        assert all(r["kind"] for r in rows.values() if r["value"] is not None)
+    opened = int(cards[0]["design"])              # its panel is open, the list says which
+    assert driver.execute_script("return document.getElementById('design-select').value") \
+        == str(opened)
+    shown = [e for e in driver.find_elements("css selector", ".design") if e.is_displayed()]
+    assert [e.get_attribute("data-design") for e in shown] == [str(opened)]
+
+
+def test_training_path_and_nested_cv_points_are_told_apart(page):
+    """Different markers, and legend entries (as drawn) that say which is which."""
+    driver, _ = page
+    for kind in ("price", "sensors", "energy", "time"):
+        drawn = driver.execute_script(
+            "const gd = document.getElementById(arguments[0]); return {traces: gd._fullData.map("
+            "t => ({name: t.name, symbol: t.marker && t.marker.symbol, mode: t.mode})), legend:"
+            " Array.from(gd.querySelectorAll('.legendtext')).map(e => e.textContent), axis:"
+            " gd.querySelector('.ytitle').textContent};", f"pareto-{kind}")
+        loo = [t for t in drawn["traces"] if "in-sample LOO" in t["name"]]
+        cv = [t for t in drawn["traces"] if "nested CV" in t["name"]]
+        assert len(loo) == 2 and len(cv) == 2, drawn["traces"]
+        assert {t["symbol"] for t in loo} == {"circle"}
+        assert {t["symbol"] for t in cv} == {"diamond-open"}
+        assert all("training path" in t["name"] and "optimistic" in t["name"] for t in loo)
+        assert all(t["name"] in drawn["legend"] for t in loo + cv)
+        assert "in-sample" in drawn["axis"] and "nested CV" in drawn["axis"]
+
+
 def _point(driver, fig_id: str, trace: int, index: int):
     return driver.execute_script(
         "return document.getElementById(arguments[0]).querySelectorAll("
@@ -123,6 +202,8 @@ def test_clicking_a_point_shows_that_design(page, runs: Runs):
     driver, _ = page
     path = runs.json(runs.bundle, "model.json")["path"]
     last = len(path) - 1
+    driver.execute_script("window.sensorbudgetReport.show(null)")      # none shown
+    assert not [e for e in driver.find_elements(By.CSS_SELECTOR, ".design") if e.is_displayed()]
     ActionChains(driver).move_to_element(_point(driver, "pareto-price", 0, last)).click() \
         .perform()
     shown = WebDriverWait(driver, 10).until(lambda d: [
