@@ -42,17 +42,18 @@ HOSTILE = (
     "javascript:void(0)",
     " x\" onmouseover=\"document.documentElement.dataset.xss=6\" y=\"",
 )
-ALLOWED_TAGS = frozenset("html head meta title style script body h1 h2 h3 h4 p b code div "
-                         "section table thead tbody tr th td span ul li select option label "
-                         "details summary dl dt dd footer".split())
-ALLOWED_ATTRS = frozenset("lang charset class id data-design data-key data-value value selected "
-                          "hidden type".split())
+ALLOWED_TAGS = frozenset(["html", "head", "meta", "title", "style", "script", "body", "h1",
+                          "h2", "h3", "h4", "p", "b", "code", "div", "section", "table", "thead",
+                          "tbody", "tr", "th", "td", "span", "ul", "li", "select", "option",
+                          "label", "details", "summary", "dl", "dt", "dd", "footer"])
+ALLOWED_ATTRS = frozenset(["lang", "charset", "class", "id", "data-design", "data-key",
+                           "data-value", "value", "selected", "hidden", "type"])
 MARKER = re.compile(r"sbX\d+;")
 #: Dicts of the report data keyed by user names (extractors, sensors).
 NAMED = ("per_extractor", "sensor_energy_j", "per_sensor")
 
 _DIR = None
-_BASE = None          # {"paths": [...], "files": {name: dict}}
+_BASE = None          # {"data": the collected report data, "files": {name: dict}}
 
 
 class _Scan(HTMLParser):

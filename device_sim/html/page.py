@@ -29,7 +29,6 @@ from .figures import (
 )
 from .summary import chosen, summary
 
-
 #: The metric definitions shown beside the evaluation tables.
 DEFINITIONS = {
     "mse": "mean squared error over the test rows, averaged over targets",

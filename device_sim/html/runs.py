@@ -15,10 +15,9 @@ import math
 import re
 from pathlib import Path
 
+from firmware_gen.build import FOOTPRINT
 from trainer.bundle import load_bundle
 from trainer.bundle.files import json_default
-
-from firmware_gen.build import FOOTPRINT
 
 from ..errors import DeviceError
 from ..report import load_report
@@ -28,7 +27,7 @@ from ..report import load_report
 ERROR_KINDS = {"loo": "in-sample LOO", "leave-group-out": "in-sample leave-group-out",
                "held-out": "nested CV"}
 #: A per-target (or per-label) measure of a results.json record: ``measure[target]``.
-PER_TARGET = re.compile(r"[^\[\]]+\[.*\]\Z", re.S)
+PER_TARGET = re.compile(r"[^\[\]]+\[.*\]\Z", re.DOTALL)
 #: How the criterion of a design is named on the page.
 CRITERIA = {"loo": "LOO (leave-one-out, closed form)",
             "leave-group-out": "leave-group-out (closed form, one group at a time)",

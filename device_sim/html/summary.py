@@ -3,9 +3,9 @@ last step of its path), or, without bundles, each evaluation's best design (lowe
 held-out MSE); what it uses and what it costs, every number with its kind.
 
 Plain data (strings and numbers) for the page template: each row is one fact with its
-``key`` (for scripts and tests), a ``label``, the ``names`` it lists (or None), the ``value`` as read from the runs (full
-precision, kept in the page as ``data-value``), its ``text`` and its ``kind`` (where the
-number comes from).
+``key`` (for scripts and tests), a ``label``, the ``names`` it lists (or None), the ``value``
+as read from the runs (full precision, kept in the page as ``data-value``), its ``text`` and
+its ``kind`` (where the number comes from).
 """
 
 from __future__ import annotations

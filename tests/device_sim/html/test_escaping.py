@@ -79,7 +79,8 @@ def _write(folder: Path, name: str, doc: dict) -> None:
 def poison(folder: Path, names: tuple, counter: list) -> tuple:
     """Give every string (value or key) of the files ``names`` in ``folder`` a payload where
     the loaders accept one, one string at a time, then all accepted ones together; the hashes
-    that link runs, and strings that already hold a payload, stay. Returns ({original: hostile}, strings tried, strings accepted)."""
+    that link runs, and strings that already hold a payload, stay. Returns ({original:
+    hostile}, strings tried, strings accepted)."""
     docs = {n: json.loads((folder / n).read_text()) for n in names}
     strings = set().union(*map(_strings, docs.values())) - {"content_sha256"}
     accepted, tried = {}, 0
