@@ -47,6 +47,13 @@ def criterion_label(name, folds=None) -> str:
     return CRITERIA.get(name, str(name))
 
 
+def _short(value, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters with "..." (control characters come
+    out escaped)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
 def _read_json(path: Path, what: str) -> dict:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -165,7 +172,7 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     folds = config.get("folds") if isinstance(config, dict) else None
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int)
                               or not 2 <= folds <= 10 ** 6):
-        raise DeviceError(f"{str(path)!r}: config.folds={folds!r:.60} is not a number of "
+        raise DeviceError(f"{str(path)!r}: config.folds={_short(folds)} is not a number of "
                           f"folds (an integer from 2 to 10^6)")
     evaluation = {"name": name, "path": str(path.parent), "methods": methods, "budgets": budgets,
                   "measures": measures, "per_target": keys, "folds": folds,
@@ -205,7 +212,7 @@ def read_firmware(path: Path, name: str) -> dict:
         value = where.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or (
                 isinstance(value, int) and not 0 <= value < 2 ** 63):
-            raise DeviceError(f"{str(path.parent)!r}: {key}={value!r:.60} is not "
+            raise DeviceError(f"{str(path.parent)!r}: {key}={_short(value)} is not "
                               f"{'a string' if kind is str else 'a byte count'}")
         out[key] = value
     return out

@@ -25,7 +25,7 @@ from .conftest import Runs, invoke, load
 
 XSS = "document.documentElement.dataset.xss"
 #: Fragments a file name can hold (no "/"), for the folder names.
-FOLDER = '<img src=x onerror="document.documentElement.dataset.xss=7"> &amp; <b>b</b>'
+FOLDER = '<img src=x onerror="document.documentElement.dataset.xss=7"> &amp; <b>bold'
 HASH = re.compile(r"[0-9a-f]{16,64}\Z")
 
 
@@ -162,7 +162,8 @@ def test_the_page_is_structurally_clean(hostile: Hostile, tmp_path):
         if tail[:tail.index(";") + 1] in shown:
             assert tail in shown, name
     assert hostile.title in shown and FOLDER in shown
-    data = page["json"]["sb-data"]                    # the JSON blocks hold the strings as such
+    data = page["json"]["sb-data"]
+    assert all(r["name"].endswith(FOLDER) for r in data["runs"])        # the run names                    # the JSON blocks hold the strings as such
     assert hostile.title not in json.dumps(data)
     assert any(r["targets"] == [n for n in r["targets"] if "sbX" in n] for r in data["runs"])
 
