@@ -119,7 +119,10 @@ def read_bundle(path: Path, name: str) -> tuple:
            "budget": meta.get("budget"), "window": meta.get("window"), "hop": meta.get("hop"),
            "total_costs": dict((meta.get("costs") or {}).get("total") or {}),
            "bundle_sha256": bundle.bundle_sha256(),
-           "n_samples": meta.get("n_samples")}
+           "n_samples": meta.get("n_samples"), "n_features": len(meta.get("features") or []),
+           "mode": (meta.get("costs") or {}).get("mode"),
+           "count_only": not any(v is not None for k, v in ((meta.get("costs") or {}).get(
+               "budgets") or {}).items() if k.startswith("max_"))}
     designs, sensors, extractors = [], [], []
     for entry in entries:
         sensors += [s for s in entry.get("added_sensors") or [] if s not in sensors]
@@ -139,6 +142,14 @@ def _mean_std(values: list) -> tuple:
     if len(vals) < 2:
         return mean, None
     return mean, (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
+
+
+def _shape(config) -> list | None:
+    """The evaluated data's [rows, features, targets] (config.shape), if it is that."""
+    shape = config.get("shape") if isinstance(config, dict) else None
+    ok = isinstance(shape, list) and len(shape) == 3 and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in shape)
+    return shape if ok else None
 
 
 def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
@@ -178,7 +189,7 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
                   "measures": measures, "per_target": keys, "folds": folds,
                   "grouped": bool(isinstance(config, dict) and config.get("grouped")),
                   "task": (config.get("setup") or {}).get("task") if isinstance(config, dict)
-                  else None, "cells": cells}
+                  else None, "cells": cells, "shape": _shape(config)}
     crit = criterion_label("held-out", folds)
     error = "mse" if "mse" in measures else None
     designs = []

@@ -65,6 +65,31 @@ def _costs(d: dict, run: dict | None) -> list:
     return rows
 
 
+def nested_cv_of(data: dict, run: dict) -> list:
+    """[(evaluation, cell)] of the evaluations in the report that scored this bundle's design
+    by nested CV: the same data shape (rows, features, targets), the bundle's greedy mode and
+    its count budget (a bundle with cost budgets has no such cell)."""
+    shape = [run["n_samples"], run["n_features"], len(run["targets"])]
+    if not run["count_only"] or run["budget"] is None or run["mode"] is None:
+        return []
+    return [(ev, cell) for ev in data["evaluations"] if ev["shape"] == shape
+            for cell in ev["cells"] if cell["method"] == f"greedy-{run['mode']}"
+            and cell["budget"] == str(run["budget"]) and (cell.get("mse") or {}).get("mean")
+            is not None]
+
+
+def _nested_cv_rows(data: dict, run: dict) -> list:
+    rows = []
+    for ev, cell in nested_cv_of(data, run):
+        mean, std = cell["mse"]["mean"], cell["mse"]["std"]
+        rows.append(_row("nested_cv", "MSE, nested CV of this design", _number(mean),
+                         f"{num(mean)}" + (f" ± {num(std)}" if std is not None else ""),
+                         f"nested CV ({ev['name']}: {cell['method']} at budget {cell['budget']}"
+                         f", mean ± std over {ev['folds']} outer folds' held-out data; the "
+                         f"same data shape)"))
+    return rows
+
+
 def _simulation_rows(sim: dict) -> list:
     how = "measured" if sim["measured"] else "estimated"
     where = f"simulation {sim['name']}: {sim['backend']} on {sim['board']}, {sim['numeric']}"
@@ -114,6 +139,8 @@ def summary(data: dict, i: int) -> dict:
     rows.append(_row("error", "MSE", _number(d["error"]), num(_number(d["error"])) + (
         f" ± {num(_number(std))}" if std is not None else ""), ERROR_NOTES.get(
             d["error_kind"], d["error_kind"])))
+    if run is not None:
+        rows += _nested_cv_rows(data, run)
     rows += _costs(d, run)
     for s in d["simulations"]:
         rows += _simulation_rows(data["simulations"][s])

@@ -104,7 +104,8 @@ def _summary(driver) -> list:
 def test_the_page_opens_on_each_bundles_chosen_design_with_its_summary(page, runs: Runs):
     """No click: the summary comes first, on the first screen, and shows every selected
     feature, the sensors, the error with its kind and the costs of each bundle as its
-    model.json holds them, and the simulation's numbers as its report.json holds them."""
+    model.json holds them, the simulation's numbers as its report.json holds them, and the
+    evaluation's nested-CV error of the same design (method and budget) as results.json."""
     driver, _ = page
     cards = _summary(driver)
     assert [c["title"] for c in cards] == [
@@ -135,6 +136,18 @@ def test_the_page_opens_on_each_bundles_chosen_design_with_its_summary(page, run
         assert sim.name in rows["battery_life"]["kind"]
         assert report["profile"]["name"] in rows["battery_life"]["kind"]
         assert all(r["kind"] for r in rows.values() if r["value"] is not None)
+    results = runs.json(runs.evaluation, "results.json")  # the same design by nested CV
+    for card, folder in zip(cards, (runs.bundle, runs.small)):
+        budget = str(runs.json(folder, "model.json")["budget"])
+        vals = [r["mse"] for r in results["records"] if r["method"] == "greedy-joint"
+                and str(r["budget"]) == budget]
+        if not vals:
+            assert "nested_cv" not in card["rows"]
+            continue
+        row = card["rows"]["nested_cv"]
+        assert float(row["value"]) == pytest.approx(sum(vals) / len(vals), rel=1e-12)
+        assert "nested CV" in row["kind"] and runs.evaluation.name in row["kind"]
+    assert "nested_cv" in cards[1]["rows"]                # the budget-2 bundle has one
     opened = int(cards[0]["design"])              # its panel is open, the list says which
     assert driver.execute_script("return document.getElementById('design-select').value") \
         == str(opened)
