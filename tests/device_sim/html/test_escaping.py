@@ -1,5 +1,6 @@
 """Hostile strings in every input the report reads (issue 33): names in a feature table (feature
-and target names, the bundle folder's name), every string of a bundle's model.json (re-hashed, as
+and target names, the bundle folder's name), a recordings' target column (through training and
+a simulation; the names of sensors.toml are identifiers by its schema), every string of a bundle's model.json (re-hashed, as
 a careful forger would), of an evaluation's results.json, of a simulation's report.json and of a
 firmware's firmware.json and footprint.json, and the page title. Every string a file's loader
 accepts with a payload gets one; the page is checked structurally (:func:`fuzz.py_pages.
@@ -115,18 +116,36 @@ def _table_bundle(base: Path, counter: list) -> tuple:
     return folder, names
 
 
+def _recordings_bundle(base: Path, runs: Runs, sensors: Path, counter: list) -> tuple:
+    """A bundle of recordings whose target column has a hostile name, and its simulation."""
+    target = f"ysbX{counter[0]};<img src=x onerror={XSS}=8><b>b</b>"
+    counter[0] += 1
+    lines = runs.recordings.read_text().splitlines()
+    assert lines[0].endswith(",y")
+    rec = base / "rec" / "stream.csv"
+    rec.parent.mkdir()
+    rec.write_text("\n".join([lines[0][:-1] + target, *lines[1:]]) + "\n")
+    folder = base / ("recordings" + FOLDER)
+    invoke("train", rec, "--sensors", sensors, "--budget", 2, "-o", folder)
+    invoke("simulate", folder, "--recordings", rec, "--backend", "python", "--report",
+           base / ("simulated" + FOLDER))
+    return [folder, base / ("simulated" + FOLDER)], target
+
+
 @pytest.fixture(scope="module")
-def hostile(runs: Runs, tmp_path_factory) -> Hostile:
+def hostile(runs: Runs, tiny, tmp_path_factory) -> Hostile:
     base = tmp_path_factory.mktemp("hostile")
     counter, renamed, tried = [0], {}, {}
     table, names = _table_bundle(base, counter)
     renamed.update({n[:n.index("sbX")]: n for n in names["feature"] + names["target"]})
+    recordings, target = _recordings_bundle(base, runs, tiny[2], counter)
+    renamed["(the recordings' target column)"] = target
     invoke("firmware", table, "--target", "host", "--build", "-o", base / "fw")
     folders = {"bundle": (runs.bundle, ("model.json",)),
                "evaluation": (runs.evaluation, ("results.json",)),
                "sim": (runs.sim, ("report.json",)),
                "fw": (base / "fw", ("firmware.json", "footprint.json"))}
-    paths = [table]
+    paths = [table, *recordings]
     for key, (source, files) in folders.items():
         folder = base / (key + FOLDER)
         shutil.copytree(source, folder)
@@ -249,5 +268,7 @@ def test_in_chromium_no_script_runs_and_payloads_are_text(browser, hostile, host
     selected = json.loads((hostile.table / "model.json").read_text())["selected"]
     summary = driver.find_element("css selector", "#summary").text
     assert all(name in summary for name in selected)  # the feature names, in the summary
+    target = hostile.renamed["(the recordings' target column)"]
+    assert _tail(target) in shown                     # in the simulation's plots and tables
     if which == "api":
         assert payload(998) in shown
