@@ -50,6 +50,8 @@ def _table(data: Path, bundle, options: dict):
             table = load_table(data, **dict(rest, targets_last=1, keep_missing_targets=True))
             names = table.feature_names + table.target_names
             X, tnames, Y = np.column_stack([table.X, table.Y]), [], None
+        if table.dropped_rows:
+            click.echo(table.missing.describe(), err=True)
         ids = {"row": np.arange(len(X))}
     missing = [f for f in meta["selected"] if f not in names]
     if missing:
@@ -173,11 +175,18 @@ def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
 @click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
 @click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
 @click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
-@click.option("--drop-missing", is_flag=True, help="Drop rows with missing values.")
+@click.option("--drop-missing", is_flag=True,
+              help="Drop rows with missing values (prints the rows, the fraction and the count "
+                   "per column).")
+@click.option("--max-drop-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.5,
+              show_default=True,
+              help="With --drop-missing: refuse when more than this fraction of the rows "
+                   "would be dropped (1 = drop any number).")
 @window_options
 @handle_errors
 def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last, sep, decimal,
-                    ignore, na_value, drop_missing, window, hop, compute_target, stream_format):
+                    ignore, na_value, drop_missing, window, hop, compute_target, stream_format,
+                    max_drop_fraction=0.5):
     """Predict DATA with BUNDLE: one CSV row per table row (``row``) or per window of the
     recordings (``recording``, ``window_start``), then the predictions: regression one column
     per target; multi-label the 0/1 decision per label (the bundle's thresholds), ``score:``
@@ -200,7 +209,8 @@ def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last
         source = f"{len(Xs)} window(s) of {len(feats.recording_names)} recording(s)"
     else:
         options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                       decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
+                       decimal=decimal, ignore=tuple(ignore),
+                       drop_missing=drop_missing and max_drop_fraction,
                        na_value=na_value, targets_last=targets_last)
         Xs, Y, ids = _table(data, bundle, options)
         source = f"{len(Xs)} row(s)"
