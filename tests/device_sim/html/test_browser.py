@@ -199,12 +199,14 @@ def test_hover_names_the_design_and_its_criterion(page, runs: Runs):
     for entry, text in zip(path, hovers[0]):
         assert f"{runs.bundle.name}: step {entry['step']}" in text
         assert "criterion: LOO (leave-one-out" in text
+        assert f"MSE (in-sample LOO): {entry['loo_mse']:.4g}" in text
         assert all(name in text for name in entry["added_extractors"])
         assert all(name in text for name in entry["added_sensors"])
     evaluation = [t for name, t in zip(traces(driver, "pareto-price"), hovers)
                   if "nested CV" in name["name"]]
     assert evaluation and all("criterion: held-out folds (2-fold nested cross-validation)"
-                              in text for t in evaluation for text in t)
+                              in text and "MSE (nested CV): " in text
+                              for t in evaluation for text in t)
 
 
 def test_clicking_a_point_shows_that_design(page, runs: Runs):
