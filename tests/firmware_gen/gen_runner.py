@@ -18,6 +18,7 @@ import numpy as np
 
 from firmware_gen import FirmwareGenError, generate_firmware, reference
 from firmware_gen.build import build, write_firmware
+from firmware_gen.memory import RAM_MARGIN
 from firmware_gen.plan import make_plan, power_of_two_above
 from firmware_gen.targets import get_target
 from tests.firmware_gen import generative as G
@@ -40,6 +41,14 @@ class Outcome:
     footprint: dict = field(default_factory=dict)
     emulator: str = ""                    # where the target image was replayed, if it was
     emulated: int = 0                     # windows replayed there
+    ram_error: int | None = None          # linked static RAM - the plan's estimate
+
+    def refused(self, exc: FirmwareGenError) -> Outcome:
+        """This outcome as a refusal by a fit check (re-raises any other error)."""
+        if not is_refusal(str(exc)):
+            raise exc
+        self.status, self.message = "refused", str(exc)
+        return self
 
 
 def recordings_arrays(folder: Path) -> list:
@@ -152,30 +161,29 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
             channels = make_plan(bundle, name=case.name, numeric="float32").channels
             scales = full_scale(case, channels, data)
         plan = make_plan(bundle, name=case.name, numeric=case.numeric, full_scale=scales)
-        fws = {t: generate_firmware(bundle, target=t, numeric=case.numeric, name=case.name,
-                                    plan=plan) for t in {"host", case.target}}
+        host = generate_firmware(bundle, target="host", numeric=case.numeric, name=case.name,
+                                 plan=plan)
     except FirmwareGenError as exc:
-        if not is_refusal(str(exc)):
-            raise
-        outcome.status, outcome.message = "refused", str(exc)
-        return outcome
-    _build(fws["host"], work / "host_gcc")
+        return outcome.refused(exc)
+    _build(host, work / "host_gcc")
     if shutil.which("clang") is not None:
-        _build(fws["host"], work / "host_clang", "clang")
+        _build(host, work / "host_clang", "clang")
     samples = device_samples(plan, np.concatenate(data[:2]))
     outcome.windows = replay(work / "host_gcc", plan, bundle, samples)
     if plan.fixed:
         outcome.bound = stream_bound(plan, bundle, case)
-        outcome.max_error = fixed_error(plan, bundle, fws["host"], data)
+        outcome.max_error = fixed_error(plan, bundle, host, data)
         assert outcome.max_error <= outcome.bound, (outcome.max_error, outcome.bound)
     if case.target != "host":
         try:
-            outcome.footprint = _build(fws[case.target], work / case.target)
+            fw = generate_firmware(bundle, target=case.target, numeric=case.numeric,
+                                   name=case.name, plan=plan)
+            outcome.footprint = _build(fw, work / case.target)
         except FirmwareGenError as exc:
-            if not is_refusal(str(exc)):
-                raise
-            outcome.status, outcome.message = "refused", str(exc)
-            return outcome
+            return outcome.refused(exc)
+        outcome.ram_error = outcome.footprint["ram_bytes"] - fw.manifest["ram_estimate"]
+        assert abs(outcome.ram_error) <= RAM_MARGIN, (outcome.footprint["ram_bytes"],
+                                                      fw.manifest["ram_estimate"])
         if emulate:
             outcome.emulator = emulator_of(case)
             if outcome.emulator == "unicorn-m4f":
