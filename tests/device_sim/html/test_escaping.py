@@ -3,7 +3,7 @@ and target names, the bundle folder's name), a recordings' target column (throug
 a simulation; the names of sensors.toml are identifiers by its schema), every string of a bundle's model.json (re-hashed, as
 a careful forger would), of an evaluation's results.json, of a simulation's report.json and of a
 firmware's firmware.json and footprint.json, and the page title. Every string a file's loader
-accepts with a payload gets one; the page is checked structurally (:func:`fuzz.py_pages.
+accepts with a payload gets one; the page is checked structurally (:func:`fuzz.page_check.
 check_page`) and in Chromium: no script runs, no element or attribute comes from the data, and
 each payload the page shows is shown verbatim as text.
 """
@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from fuzz.py_pages import HOSTILE, check_page, rename
+from fuzz.page_check import HOSTILE, check_page, rename
 
 from .conftest import Runs, invoke, load
 
