@@ -240,6 +240,8 @@ def _parse_sensor(table, index: int, source: str) -> Sensor:
     if (rate is None) == (period is None):
         raise DataError(f"{where}: give exactly one of sample_rate_hz and sample_period_s")
     rate = rate if rate is not None else _bounded(1.0 / period, "1 / sample_period_s", where)
+    if not rate >= 1 / MAX_QUANTITY:          # window_s = window / rate must stay finite
+        raise DataError(f"{where}: sample rate {rate:g} Hz is below {1 / MAX_QUANTITY:g} Hz")
     texts = {k: table.get(k, "") for k in ("part", "source")}
     for key, value in texts.items():
         if not isinstance(value, str):
@@ -384,14 +386,17 @@ def _parse_calibration(raw, feature_names: set, source: str) -> tuple:
         where = _where(source, f"[[calibration]] #{i + 1}")
         _check_keys(table, _CALIBRATION_KEYS, where)
         name, target = table.get("extractor"), table.get("target")
-        if name not in feature_names:
-            raise DataError(f"{where}: extractor={name!r} is not a feature or transform of "
+        if not isinstance(name, str) or name not in feature_names:
+            raise DataError(f"{where}: extractor={name!r:.80} is not a feature or transform of "
                             f"this file")
         if not isinstance(target, str) or not target:
-            raise DataError(f"{where}: target={target!r} must name the compute target")
+            raise DataError(f"{where}: target={target!r:.80} must name the compute target")
         entry = {"extractor": name, "target": target}
         if not isinstance(table.get("measured", True), bool):
-            raise DataError(f"{where}: measured={table['measured']!r} must be true or false")
+            raise DataError(f"{where}: measured={table['measured']!r:.80} must be true or false")
+        for key in ("method", "source"):
+            if not isinstance(table.get(key, ""), str):
+                raise DataError(f"{where}: {key}={table[key]!r:.80} must be a string")
         for key in ("compute_instructions", "compute_cycles", "compute_nanoseconds",
                     "compute_time_s", "compute_energy_j"):
             value = _number(table, key, where)
