@@ -139,6 +139,28 @@ def fixed_error(plan, bundle, fw, data_list) -> float:
     return worst
 
 
+def compile_library(bundle, case: G.Case, scales, out: Path) -> None:
+    """The case's C library (``export c-library``): its C files compile with the firmware's
+    warnings and ``-Werror`` under gcc (-O2) and clang (-O0, front-end warnings)."""
+    from firmware_gen.library import generate_library
+    from firmware_gen.targets import FP_FLAGS, WARNINGS
+
+    lib = generate_library(bundle, numeric=case.numeric, name=f"lib{case.seed}",
+                           full_scale=scales)
+    for rel, text in lib.files.items():
+        if rel.startswith("src/"):
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_text(text, encoding="ascii")
+    for cc, opt in (("gcc", "-O2"), ("clang", "-O0")):
+        if shutil.which(cc) is None:
+            continue
+        for src in sorted((out / "src").glob("*.c")):
+            proc = subprocess.run([cc, *WARNINGS, opt, *FP_FLAGS, "-c", str(src), "-o",
+                                   str(src.with_suffix(f".{cc}.o"))],
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, f"{cc} {src.name}: {proc.stderr[-1500:]}"
+
+
 def _build(fw, out: Path, cc: str | None = None) -> dict:
     """Write and build ``fw``; ``cc`` replaces the Makefile's compiler, at -O0 (clang's
     warnings come from its front end, so -Werror is as strict and the build is ~3x faster)."""
@@ -168,6 +190,7 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
     _build(host, work / "host_gcc")
     if shutil.which("clang") is not None:
         _build(host, work / "host_clang", "clang")
+    compile_library(bundle, case, scales, work / "library")
     samples = device_samples(plan, np.concatenate(data[:2]))
     outcome.windows = replay(work / "host_gcc", plan, bundle, samples)
     if plan.fixed:
