@@ -221,11 +221,11 @@ def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last
     if output is None:
         click.echo(text, nl=False)
         for line in info:
-            click.echo(line, err=True)
+            click.echo(printable(line), err=True)
         return
     write_atomically(output, text.encode())
     for line in info + [f"wrote {output}"]:
-        click.echo(line)
+        click.echo(printable(line))
 
 
 def _is_recordings(data: Path, bundle) -> bool:
