@@ -47,6 +47,10 @@ def criterion_label(name, folds=None) -> str:
     return CRITERIA.get(name, str(name))
 
 
+def _text(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 def _short(value, limit: int = 60) -> str:
     """``repr(value)``, cut to about ``limit`` characters with "..." (control characters come
     out escaped)."""
@@ -119,6 +123,7 @@ def read_bundle(path: Path, name: str) -> tuple:
            "budget": meta.get("budget"), "window": meta.get("window"), "hop": meta.get("hop"),
            "total_costs": dict((meta.get("costs") or {}).get("total") or {}),
            "bundle_sha256": bundle.bundle_sha256(),
+           "trained_on": _text((meta.get("data") or {}).get("recordings")),
            "n_samples": meta.get("n_samples"), "n_features": len(meta.get("features") or []),
            "mode": (meta.get("costs") or {}).get("mode"),
            "count_only": not any(v is not None for k, v in ((meta.get("costs") or {}).get(

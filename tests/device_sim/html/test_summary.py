@@ -5,6 +5,7 @@ to get it. The browser test (test_browser.py) checks the same summary as drawn."
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from html.parser import HTMLParser
@@ -122,3 +123,21 @@ def test_a_damaged_footprint_is_one_error_line(runs: Runs, tmp_path):
     assert result.exit_code == 2, result.output
     (line,) = result.output.splitlines()
     assert line.startswith("Error:") and "flash_bytes='4 kB'" in line
+
+
+def test_the_device_accuracy_says_whether_it_is_in_sample(runs: Runs, tmp_path):
+    """The replayed recordings are the training stream (in-sample) or other recordings (a
+    test split), as model.json's data.recordings names them."""
+    from tests.fixtures import write_stream
+
+    other = write_stream(tmp_path / "other.csv", seed=1)
+    invoke("simulate", runs.bundle, "--recordings", other, "--backend", "python", "--report",
+           tmp_path / "sim_other")
+    invoke("report", runs.bundle, runs.sim, tmp_path / "sim_other", "-o", tmp_path / "r.html")
+    text = html.unescape(tmp_path.joinpath("r.html").read_text(encoding="utf-8"))
+    trained = runs.json(runs.bundle, "model.json")["data"]["recordings"]
+    assert trained == runs.recordings.name
+    assert (f"{runs.recordings}</code> (in-sample: {trained} is what the bundle was trained "
+            f"on)") in text
+    assert (f"other.csv</code> (a test split if these are not the bundle's training "
+            f"recordings ({trained}))") in text
