@@ -11,7 +11,8 @@ import numpy as np
 
 from ..bundle.model import TASKS
 from ..errors import DataError
-from .sensors import MAX_QUANTITY, MAX_WINDOW
+from .sensors import MAX_WINDOW
+from .spec_values import MAX_QUANTITY
 from .specs import parse_spec
 
 #: sensors_json entries: numbers every consumer reads (the cost models, the bundle)
