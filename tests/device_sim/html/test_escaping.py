@@ -272,3 +272,21 @@ def test_in_chromium_no_script_runs_and_payloads_are_text(browser, hostile, host
     assert _tail(target) in shown                     # in the simulation's plots and tables
     if which == "api":
         assert payload(998) in shown
+    else:
+        tooltip = _hover_last_point(driver, "pareto-price")
+        assert driver.execute_script(f"return {XSS} === undefined")
+        assert all(_tail(n) in tooltip for n in selected)   # verbatim in Plotly's tooltip
+
+
+def _hover_last_point(driver, fig_id: str) -> str:
+    """The tooltip text of the first trace's last point (the table bundle's chosen design)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    point = driver.execute_script(
+        "const p = document.getElementById(arguments[0]).querySelectorAll('.scatterlayer "
+        ".trace')[0].querySelectorAll('path.point'); return p[p.length - 1];", fig_id)
+    ActionChains(driver).move_to_element(point).perform()
+    return WebDriverWait(driver, 10).until(lambda d: d.execute_script(
+        "const h = document.querySelector('#' + arguments[0] + ' .hovertext');"
+        "return h ? h.textContent : null;", fig_id))
