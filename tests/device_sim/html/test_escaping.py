@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from fuzz.page_check import HOSTILE, check_page, rename
 
-from .conftest import Runs, invoke, load
+from .conftest import Runs, invoke, load, need_host_compiler
 
 XSS = "document.documentElement.dataset.xss"
 #: Fragments a file name can hold (no "/"), for the folder names.
@@ -134,6 +134,7 @@ def _recordings_bundle(base: Path, runs: Runs, sensors: Path, counter: list) -> 
 
 @pytest.fixture(scope="module")
 def hostile(runs: Runs, tiny, tmp_path_factory) -> Hostile:
+    need_host_compiler()                      # the firmware run is built on the host
     base = tmp_path_factory.mktemp("hostile")
     counter, renamed, tried = [0], {}, {}
     table, names = _table_bundle(base, counter)

@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 from click.testing import CliRunner
 
-from .conftest import Runs, invoke
+from .conftest import Runs, invoke, need_host_compiler
 
 
 class _Cards(HTMLParser):
@@ -77,6 +77,7 @@ def test_an_evaluation_alone_opens_on_its_best_design(runs: Runs, tmp_path):
 
 
 def test_a_built_firmware_gives_flash_and_ram(runs: Runs, tmp_path):
+    need_host_compiler()
     invoke("firmware", runs.bundle, "--target", "host", "--build", "-o", tmp_path / "fw")
     footprint = json.loads((tmp_path / "fw" / "footprint.json").read_text())
     invoke("report", runs.bundle, runs.sim, tmp_path / "fw", "-o", tmp_path / "r.html")
@@ -113,6 +114,7 @@ def test_a_firmware_without_footprint_is_one_error_line(runs: Runs, tmp_path):
 def test_a_damaged_footprint_is_one_error_line(runs: Runs, tmp_path):
     from sensorbudget.cli import main
 
+    need_host_compiler()
     invoke("firmware", runs.bundle, "--target", "host", "--build", "-o", tmp_path / "fw")
     bad = tmp_path / "bad"
     shutil.copytree(tmp_path / "fw", bad)
