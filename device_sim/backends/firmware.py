@@ -4,10 +4,13 @@
   opens the slave; the port is opened *before* the child starts, so nothing it sends is lost).
 - ``qemu-m4f`` / ``qemu-m3``: the emulation-only ``mps2-an386`` / ``mps2-an385`` images on
   ``qemu-system-arm -icount shift=8``; ``qemu-nucleo-f4``: the ``nucleo-f4`` board image on QEMU
-  ``netduinoplus2`` (``-icount shift=5``, USART2 = QEMU's second serial port); the UART on a
-  loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
+  ``netduinoplus2`` (``-icount shift=5``). Exact instruction counts. Built with
+  :data:`SEMIHOST_LINK`: the protocol runs on QEMU's semihosting console (its stdin/stdout on a
+  pty), 2 KiB per call, not on the modelled UART, which QEMU feeds one byte per main-loop round
+  (PROTOCOL.md, *Emulation links*). :func:`launch` without ``semihost`` runs an image built
+  without it on its UART: a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
 - ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
-  USART0 to a pty; cycle counts. (:func:`launch` with ``emulator="qemu"`` runs the same image on
+  USART0 to a pty; cycle counts; built with the UART at 2 Mbaud (:data:`SIMAVR_FAST_UART`). (:func:`launch` with ``emulator="qemu"`` runs the same image on
   qemu-system-avr: a functional check, no costs.)
 
 Board images announce themselves with a READY banner after a reset; :func:`launch` waits for it.
