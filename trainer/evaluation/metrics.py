@@ -249,3 +249,48 @@ def confusion_lines(M, classes) -> list:
     head = f"{corner:<{width}}  " + " ".join(f"{n:>{cell}}" for n in names)
     return [head] + [f"{name:<{width}}  " + " ".join(f"{int(v):>{cell}}" for v in row)
                      for name, row in zip(names, np.asarray(M))]
+
+
+def task_scores(task: str, Y, scores, decisions, target_names=None) -> dict:
+    """Every measure of one task's predictions against the truth ``Y`` (n x t), as printed by
+    ``predict`` and stored by ``simulate``; ``decisions`` are the decision rule's output
+    (:func:`trainer.bundle.decision.decide_scores`), which every decision measure scores:
+
+    - regression: :func:`regression_scores` of the scores;
+    - multilabel: micro/macro-F1, 0/1 loss, Hamming loss and accuracy of the 0/1
+      ``decisions``; one-error, coverage, ranking loss and macro-AUC of the scores;
+    - multiclass: ``Y`` one-hot (n x classes) or class indices (n,); accuracy, balanced
+      accuracy and macro-F1 of the class indices ``decisions`` (:func:`class_scores`) and
+      ``confusion`` (:func:`confusion_matrix`, a nested list).
+    """
+    if task == "regression":
+        return regression_scores(Y, scores, target_names)
+    if task == "multiclass":
+        scores = np.asarray(scores, dtype=np.float64)
+        c = scores.reshape(len(scores), -1).shape[1]
+        Y = np.asarray(Y)
+        truth = np.argmax(Y, axis=1) if Y.ndim == 2 else Y.astype(np.intp)
+        return {**class_scores(truth, decisions, c),
+                "confusion": confusion_matrix(truth, decisions, c).tolist()}
+    D = np.asarray(decisions)
+    ranking = multilabel_scores(Y, scores)
+    return {**f1_scores(Y, D), **{k: v for k, v in multilabel_scores(Y, D, 0.5).items()
+                                 if k in ("zero_one_loss", "hamming_loss", "accuracy")},
+            **{k: ranking[k] for k in ("one_error", "coverage", "ranking_loss", "macro_auc")}}
+
+
+def one_hot_classes(values) -> tuple:
+    """(class names (sorted, as text: integers without a decimal point), one-hot 0/1 matrix
+    n x classes) of one column of class values (numbers or strings); NaN is not a class."""
+    values = np.asarray(values).ravel()
+    if values.dtype.kind == "f":
+        if np.isnan(values).any():
+            raise ValueError("class values hold a missing value (NaN)")
+        classes, index = np.unique(values, return_inverse=True)
+        names = [f"{c:g}" for c in classes.tolist()]
+    else:
+        classes, index = np.unique(values.astype(str), return_inverse=True)
+        names = [str(c) for c in classes]
+    Y = np.zeros((values.size, len(names)))
+    Y[np.arange(values.size), index] = 1.0
+    return names, Y
