@@ -50,15 +50,19 @@ def chosen(data: dict) -> list:
 
 def _costs(d: dict, run: dict | None) -> list:
     costs, currency = d["costs"], d["currency"]
-    window = f" of {run['window']} samples" if run and run.get("window") else ""
-    where = (f"model.json: the selection's cost, every reading of one window{window}" if run
+    readings = (f", min(window, hop) = {min(run['window'], run['hop'])} readings per sensor"
+                if run and isinstance(run.get("window"), int) and isinstance(run.get("hop"), int)
+                else "")
+    where = (f"model.json: the selection's cost{readings}" if run
              else "mean over the outer folds' selections")
     rows = []
     if costs.get("price") is not None:
         rows.append(_row("price", "sensor price (BOM)", _number(costs["price"]),
-                         f"{num(_number(costs['price']))} {currency}".strip(), where))
-    for key, label, unit in (("energy", "sensor energy per window", "J"),
-                             ("time", "sensor read time per window", "s")):
+                         f"{num(_number(costs['price']))} {currency}".strip(),
+                         "model.json: the selection's cost, each sensor once" if run
+                         else where))
+    for key, label, unit in (("energy", "sensor energy per prediction", "J"),
+                             ("time", "sensor read time per prediction", "s")):
         if costs.get(key) is not None:
             rows.append(_row(key, label, _number(costs[key]), si(_number(costs[key]), unit),
                              where))

@@ -133,6 +133,8 @@ def test_the_page_opens_on_each_bundles_chosen_design_with_its_summary(page, run
                 "energy_compute": energy["energy_per_prediction_j"]["compute"],
                 "battery_life": energy["battery_life_days"]}
         assert {k: float(rows[k]["value"]) for k in want} == want
+        assert float(rows["energy"]["value"]) == pytest.approx(     # one cost model (issue
+            float(rows["energy_sensors"]["value"]), rel=1e-12)        # 27): train = simulate
         assert sim.name in rows["battery_life"]["kind"]
         assert report["profile"]["name"] in rows["battery_life"]["kind"]
         assert all(r["kind"] for r in rows.values() if r["value"] is not None)
