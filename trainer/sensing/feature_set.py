@@ -336,6 +336,9 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
     if on_missing not in ON_MISSING:
         raise DataError(f"on_missing={on_missing!r} must be one of {ON_MISSING}")
     labelled = any(r.labels for r in rset.recordings)
+    if labelled and spec.targets is not None and all(
+            t in r.columns for t in spec.targets for r in rset.recordings):
+        labelled = False        # per-sample target columns (e.g. beside --recording-column)
     if labelled:
         targets, label_rows, task = _label_targets(rset, spec)
     else:
