@@ -144,7 +144,8 @@ def accuracy_kind(data: dict, sim: dict) -> str:
 
 def simulation_view(data: dict, sim: dict, figure_ids: list) -> dict:
     acc = (sim["accuracy"] or {}).get("device") or {}
-    acc_text = ", ".join(f"{a} {num(v)}" for a, v in acc.items() if not isinstance(v, list))
+    acc_text = ", ".join(f"{a} {num(v)}" for a, v in acc.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool))
     return {"name": sim["name"], "backend": sim["backend"], "board": sim["board"],
             "predictions": num(sim["predictions"]), "lost": num(sim["lost"]),
             "mismatches": num(sim["mismatches"]), "accuracy": acc_text or "-",
