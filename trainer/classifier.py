@@ -46,9 +46,11 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
         The label indices or class values, and "multilabel" or "multiclass".
     thresholds_ : ndarray of shape (n_labels,)
         Multi-label only: the label thresholds ``predict`` applies.
-    decision_ : dict or None
-        Multi-label only: the bundle's ``decision`` entry (rule, thresholds, held-out F1 and,
-        with ``platt``, the coefficients), None for a fixed number without ``platt``.
+    decision_ : dict
+        Multi-label only: the bundle's ``decision`` entry (rule, thresholds and, chosen on
+        held-out scores, their held-out F1 and with ``platt`` the coefficients);
+        :func:`trainer.bundle.model.bundle_contents` stores it, so the bundle decides as the
+        estimator does.
     """
 
     def __init__(self, budget=10, lam=None, fit_intercept=True, standardize=True,
@@ -102,14 +104,17 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
         from .evaluation.calibration import decision_entry
 
         fixed = not isinstance(rule, str)
-        self.decision_ = None
-        if not fixed or self.platt:
-            self.decision_ = decision_entry(self.heldout_predictions_, Y01.astype(int),
-                                            "zero" if fixed else rule, platt=bool(self.platt),
-                                            source=str(self.criterion_))
+        if fixed and not self.platt:
+            self.thresholds_ = np.full(Y01.shape[1], float(rule))
+            self.decision_ = {"rule": f"{float(rule):g}", "heldout": str(self.criterion_),
+                              "thresholds": self.thresholds_.tolist()}
+            return
+        self.decision_ = decision_entry(self.heldout_predictions_, Y01.astype(int),
+                                        "zero" if fixed else rule, platt=bool(self.platt),
+                                        source=str(self.criterion_))
         self.thresholds_ = (np.full(Y01.shape[1], float(rule)) if fixed
                             else np.asarray(self.decision_["thresholds"], dtype=np.float64))
-        if fixed and self.decision_ is not None:
+        if fixed:
             self.decision_ = dict(self.decision_, rule=f"{float(rule):g}",
                                   thresholds=self.thresholds_.tolist())
 
