@@ -120,10 +120,11 @@ def fetch_cmsis(work: Path) -> Path:
     return root
 
 
-def our_source(sizes) -> str:
-    """Our routine (firmware_gen's text), its cut copies, tables and per-N entry points."""
+def our_source(sizes, avr: bool = False) -> str:
+    """Our routine (firmware_gen's text), its cut copies, tables and per-N entry points
+    (``avr``: tables in flash with the firmware's SB_CONST macros, buffers of max(sizes))."""
     from export import cgen
-    from firmware_gen import fft_c, shape_c
+    from firmware_gen import fft_c, kernel_c, shape_c
     from trainer.sensing import spectral
 
     spectrum = fft_c.ROUTINES["spectrum"][1].replace("@p@", "sb")
@@ -131,22 +132,28 @@ def our_source(sizes) -> str:
     assert scatter_end in spectrum and fft_end in spectrum
     cuts = {"prep": spectrum.replace(scatter_end, "    return;\n" + scatter_end, 1),
             "upto_fft": spectrum.replace(fft_end, "    return;\n" + fft_end, 1)}
-    out = ["#include <stdint.h>", "#include <math.h>", "#define SB_CONST",
-           "#define SB_READ_F32(p) (*(p))", "#define SB_READ_I16(p) (*(p))",
+    macros = ([kernel_c._FLASH_MACROS] if avr else
+              ["#define SB_CONST", "#define SB_READ_F32(p) (*(p))",
+               "#define SB_READ_I16(p) (*(p))"])
+    out = ["#include <stdint.h>", "#include <string.h>", "#include <math.h>", *macros,
            shape_c.ROUTINES["mean"][1].replace("@p@", "sb"), spectrum]
+    flash = fft_c._flash if avr else (lambda text: text)
+    buf = max(sizes)
     for name, text in cuts.items():
         text = text.replace("sb_power_spectrum(", f"sb_ps_{name}(", 1)
         out.append(text.replace("static void", "static void __attribute__((unused))", 1))
-    out.append("float sb_x[512], sb_ring[512], sb_re[512], sb_im[512];")
+    out.append(f"float sb_x[{buf}], sb_re[{buf}], sb_im[{buf}];" + (
+        "\n#define sb_ring sb_re  /* AVR RAM: the copy reads the window from re */" if avr
+        else f"\nfloat sb_ring[{buf}];"))
     for n in sizes:
         m = spectral.fft_size(n)
         j = np.arange(m // 2)
-        out += [cgen.array_declare("uint16_t", f"sb_rev_{m}", fft_c._bit_reverse(m)),
-                cgen.array_declare("float", f"sb_twr_{m}",
-                                   np.cos(2 * np.pi * j / m).astype(np.float32)),
-                cgen.array_declare("float", f"sb_twi_{m}",
-                                   (-np.sin(2 * np.pi * j / m)).astype(np.float32)),
-                cgen.array_declare("float", f"sb_hann_{n}", spectral.hann(n))]
+        out += [flash(cgen.array_declare("uint16_t", f"sb_rev_{m}", fft_c._bit_reverse(m))),
+                flash(cgen.array_declare("float", f"sb_twr_{m}",
+                                         np.cos(2 * np.pi * j / m).astype(np.float32))),
+                flash(cgen.array_declare("float", f"sb_twi_{m}",
+                                         (-np.sin(2 * np.pi * j / m)).astype(np.float32))),
+                flash(cgen.array_declare("float", f"sb_hann_{n}", spectral.hann(n)))]
         args = f"sb_x, {n}u, @H@, {m}u, sb_rev_{m}, sb_twr_{m}, sb_twi_{m}, sb_re, sb_im"
         for name, fn, hann in (("full", "sb_power_spectrum", True), ("prep", "sb_ps_prep", True),
                                ("prep_rect", "sb_ps_prep", False),
@@ -195,6 +202,86 @@ def build(root: Path, work: Path, key: str, sizes) -> Path:
     if done.returncode != 0:
         raise SystemExit(f"building the {key} FFT harness failed:\n{done.stderr[-2000:]}")
     return out / "fft.elf"
+
+
+AVR_MAIN = r"""
+/* AVR: every part timed by the firmware's HAL (Timer1 at clk/1, exact in simavr), less the
+ * counter's own cost; the counts (u32) and then the spectrum go out on the UART. */
+#include "sbfw_hal.h"
+static const float SB_CONST sb_input[@N@] = { @X@ };
+static void sb_put(const void *p, uint16_t n) { sbfw_hal_write((const uint8_t *)p, n); }
+static uint32_t sb_time(void (*fn)(void), uint64_t base)
+{
+    uint64_t c;
+    sbfw_hal_cost_start();
+    fn();
+    c = sbfw_hal_cost_stop();
+    return (uint32_t)(c > base ? c - base : 0u);
+}
+static void sb_copy(void) { ours_copy_@N@(3u); }
+int main(void)
+{
+    uint64_t base;
+    uint32_t t;
+    unsigned i;
+    sbfw_hal_init();
+    for (i = 0u; i < @N@u; ++i) {
+        sb_ring[(i + 3u) % @N@u] = SB_READ_F32(&sb_input[i]);
+    }
+    sbfw_hal_cost_start();
+    base = sbfw_hal_cost_stop();
+    t = sb_time(sb_copy, base); sb_put(&t, 4u);
+    t = sb_time(ours_prep_@N@, base); sb_put(&t, 4u);
+    t = sb_time(ours_prep_rect_@N@, base); sb_put(&t, 4u);
+    t = sb_time(ours_upto_fft_@N@, base); sb_put(&t, 4u);
+    t = sb_time(ours_full_@N@, base); sb_put(&t, 4u);
+    sb_put(sb_re, (uint16_t)(sizeof(float) * (@N@u / 2u + 1u)));
+    sbfw_hal_exit(0u);
+    return 0;
+}
+"""
+
+
+def measure_avr(work: Path, n: int, rng) -> dict | None:
+    """Cycles of our transform's parts on the ATmega328P (simavr), or None when its buffers
+    (3 x N floats: the window, re, im; the copy's ring is re) do not fit the Uno's 2 KiB."""
+    from device_sim.backends.base import READY
+    from firmware_gen.build import build_simavr_harness, template
+    from firmware_gen.targets import WARNINGS, get_target
+    from trainer.sensing import spectral
+
+    if 3 * 4 * n > 1536:
+        return None
+    out = work / f"avr-{n}"
+    out.mkdir(exist_ok=True)
+    x = rng.normal(size=n).astype(np.float32)
+    values = ", ".join(f"{float(v)!r}f" for v in x)
+    (out / "ours.c").write_text(our_source([n], avr=True) + AVR_MAIN.replace("@N@", str(n))
+                                .replace("@X@", values))
+    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
+        (out / name).write_text(template(name))
+    target = get_target("arduino-uno")
+    flags = [f for f in target.cflags if f not in WARNINGS]
+    cmd = ["avr-gcc", "-std=gnu99", *flags, "-mmcu=atmega328p", "-DF_CPU=16000000UL",
+           "-DSBFW_BAUD=2000000UL", str(out / "ours.c"), str(out / "sbfw_hal_avr.c"), "-lm",
+           "-o", str(out / "fft.elf")]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"building the AVR FFT program failed:\n{done.stderr[-2000:]}")
+    harness = build_simavr_harness(out)
+    run = subprocess.Popen([str(harness), str(out / "fft.elf"), "atmega328p", "16000000"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL)
+    data = run.stdout.read()            # until the program exits (stdin stays open)
+    run.wait()
+    run.stdin.close()
+    data = data[data.index(READY) + len(READY):]
+    copy, prep, prep_rect, upto_fft, full = np.frombuffer(data[:20], "<u4").tolist()
+    P = np.frombuffer(data[20:20 + 4 * (n // 2 + 1)], "<f4")
+    exact = np.array_equal(P.view(np.uint32),
+                           spectral.power_spectrum(x[:, None])[:, 0].view(np.uint32))
+    return {"copy": copy, "prep": prep, "hann": prep - prep_rect, "fft": upto_fft - prep,
+            "power": full - upto_fft, "full": full, "exact": exact}
 
 
 def put(cpu, name, values):
@@ -274,6 +361,18 @@ def main() -> int:
                       f"{r['copy'] + r['full']:9d}  "
                       f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference, CMSIS "
                       f"{'= numpy' if r['cmsis_ok'] else 'WRONG'}", flush=True)
+        print(f"\nATmega328P (simavr, our transform only; CMSIS-DSP has no AVR port), cycles:")
+        print(f"{'N':>4} {'FFT':>8} {'copy':>7} {'prep':>7} {'(Hann)':>7} {'power':>7} "
+              f"{'all':>8}  check")
+        for n in args.sizes:
+            r = measure_avr(work, n, np.random.default_rng(n))
+            if r is None:
+                print(f"{n:4d} {'-':>8}  (3 x {n} floats do not fit the Uno's 2 KiB of RAM)")
+                continue
+            ok &= r["exact"]
+            print(f"{n:4d} {r['fft']:8d} {r['copy']:7d} {r['prep']:7d} {r['hann']:7d} "
+                  f"{r['power']:7d} {r['copy'] + r['full']:8d}  "
+                  f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference", flush=True)
     return 0 if ok else 1
 
 
