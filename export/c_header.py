@@ -295,6 +295,10 @@ def _fixed_part(bundle, name, fx: FixedPointModel) -> str:
         f"/* |score - float64 model score| <= {up}_{Q}_ERROR_BOUND for inputs in [x_min, x_max]\n"
         f" * (largest reachable |score| {_g(fx.score_max)}). */",
         f"#define {up}_{Q}_ERROR_BOUND {bound}f", ""])
+    if ft == "double":       # avr-gcc's double is a float: the quantiser would round otherwise
+        macros += ("#if defined(__SIZEOF_DOUBLE__) && __SIZEOF_DOUBLE__ < 8\n"
+                   f'#error "{Q} needs a 64-bit double (avr-gcc has 32 bits): use q15 or float32"'
+                   "\n#endif\n")
     rescale = _RESCALE.format(acc=fmt.acc_ctype, up=up, Q=Q) if fx.shift > 0 else ""
     code = _QUANTIZE.format(
         name=name, up=up, q=q, Q=Q, ft=ft, ct=fmt.ctype, acc=fmt.acc_ctype, qmax=fmt.qmax,

@@ -190,6 +190,20 @@ def footprint(out_dir) -> dict:
             **fit_fields(target, {"ram_bytes": ram})}
 
 
+_STACK = re.compile(r"sbfw stack high-water (\d+) bytes")
+
+
+def stack_high_water(out_dir) -> int | None:
+    """Bytes of stack the firmware in ``out_dir`` used in its last emulated run (QEMU or
+    simavr): the high-water mark its exit prints (the stack is painted at reset:
+    sbfw_startup_cortex_m.c, sbfw_simavr.c) into ``<target>.stderr.log``; None without one."""
+    out = Path(out_dir)
+    target = get_target(read_manifest(out)["target"])
+    log = out / f"{target.name}.stderr.log"
+    found = _STACK.findall(log.read_text(errors="replace")) if log.is_file() else []
+    return int(found[-1]) if found else None
+
+
 def format_footprint(fp: dict) -> str:
     """The footprint as a small text table."""
     lines = [f"footprint of {fp['name']} ({fp['target']}, {fp['numeric']}, {fp['kernel']} "

@@ -172,6 +172,10 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
                                f"this bundle for name={name!r}, numeric={numeric!r}")
     elif full_scale is not None:
         raise FirmwareGenError("give full_scale to make_plan, not with a plan")
+    if numeric == "q31" and tgt.arch == "avr":
+        raise FirmwareGenError(f"numeric q31 needs a 64-bit double for its quantiser; "
+                               f"{tgt.name}'s avr-gcc has a 32-bit double (the scores would "
+                               f"differ from the reference): use --numeric q15 or float32")
     check_buffers(plan, tgt)
     try:
         header = c_header(bundle, name=name, numeric=numeric)

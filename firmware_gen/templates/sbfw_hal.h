@@ -33,5 +33,11 @@ uint64_t sbfw_hal_cost_stop(void);
 uint8_t sbfw_hal_cost_unit(void);
 /* End the program with an exit code (semihosting on QEMU, GPIOR0 + sleep on simavr). */
 void sbfw_hal_exit(uint8_t code);
+/* Cortex-M: the stack painted at reset, and the bytes it has used since (its high-water mark;
+ * printed on QEMU's console at exit; the simavr harness prints the Uno's itself). */
+void sbfw_paint_stack(void);
+uint32_t sbfw_stack_high_water(void);
+/* "sbfw stack high-water N bytes" through semihosting (QEMU's console). */
+void sbfw_semihost_stack_report(void);
 
 #endif /* SBFW_HAL_H */

@@ -139,6 +139,7 @@ void sbfw_hal_exit(uint8_t code)
         for (;;) {
         }
     }
+    sbfw_semihost_stack_report();
     block[0] = 0x20026u;              /* ADP_Stopped_ApplicationExit */
     block[1] = code;
     __asm__ volatile("mov r0, %0\n\tmov r1, %1\n\tbkpt 0xAB"

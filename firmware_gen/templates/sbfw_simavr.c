@@ -72,6 +72,20 @@ static void uart_xoff(struct avr_irq_t *irq, uint32_t value, void *param)
     xoff = value != 0;
 }
 
+#define STACK_PAINT 0xA5u
+static uint32_t paint_lo;
+
+/* "sbfw stack high-water N bytes" on stderr: RAM from the lowest byte that no longer holds the
+ * paint up to RAMEND (the stack grows down from RAMEND towards .bss). */
+static void report_stack(const avr_t *avr, uint32_t lo)
+{
+    uint32_t a = lo;
+    while (a <= avr->ramend && avr->data[a] == STACK_PAINT)
+        a++;
+    fprintf(stderr, "sbfw stack high-water %u bytes (of %u above .data and .bss)\n",
+            (unsigned)(avr->ramend + 1u - a), (unsigned)(avr->ramend + 1u - lo));
+}
+
 int main(int argc, char **argv)
 {
     elf_firmware_t fw;
@@ -105,6 +119,10 @@ int main(int argc, char **argv)
     }
     avr_init(avr);
     avr_load_firmware(avr, &fw);
+    /* paint the RAM above .data and .bss: the stack's high-water mark is read at the end */
+    paint_lo = (uint32_t)avr->ioend + 1u + fw.datasize + fw.bsssize;
+    if (paint_lo <= avr->ramend)
+        memset(avr->data + paint_lo, STACK_PAINT, (size_t)(avr->ramend + 1u - paint_lo));
     avr_ioctl(avr, AVR_IOCTL_UART_SET_FLAGS('0'), &flags);   /* no stdio echo, no poll sleep */
     avr_irq_register_notify(avr_io_getirq(avr, AVR_IOCTL_UART_GETIRQ('0'), UART_IRQ_OUTPUT),
                             uart_out, NULL);
@@ -152,9 +170,12 @@ int main(int argc, char **argv)
                 in_len--;
             }
         }
-        if (eof && in_len == 0 && avr->cycle - eof_cycle > fw.frequency)
+        if (eof && in_len == 0 && avr->cycle - eof_cycle > fw.frequency) {
+            report_stack(avr, paint_lo);
             return 0;
+        }
     }
     flush_out();
+    report_stack(avr, paint_lo);
     return state == cpu_Done ? avr->data[GPIOR0_ADDR] : 253;
 }

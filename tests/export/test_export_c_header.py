@@ -276,3 +276,24 @@ def test_float_literals_round_trip_exactly(tmp_path):
     exe = compile_c(tmp_path, {"main.c": main})
     out = np.frombuffer(subprocess.run([str(exe)], capture_output=True, check=True).stdout, np.float32)
     np.testing.assert_array_equal(out.view(np.uint32), values.view(np.uint32))
+
+
+@pytest.mark.parametrize("numeric", ["q15", "q31"])
+def test_q31_header_refuses_a_32_bit_double_at_compile_time(tmp_path, numeric):
+    """avr-gcc's double has 32 bits: the Q31 quantiser (double arithmetic) would round
+    differently from the reference, so the header stops the build; Q15 computes in float."""
+    import shutil
+    import subprocess
+
+    if shutil.which("avr-gcc") is None:
+        pytest.skip("avr-gcc is not installed (make deps-embedded)")
+    header = c_header(synthetic_bundle(tmp_path, "regression")[0], name="m", numeric=numeric)
+    (tmp_path / "m.h").write_text(header.text)
+    (tmp_path / "main.c").write_text('#include <stddef.h>\n#include "m.h"\n'
+                                     "int main(void) { return 0; }\n")
+    proc = subprocess.run(["avr-gcc", "-mmcu=atmega328p", "-std=c99", "-fsyntax-only",
+                           "main.c"], cwd=tmp_path, capture_output=True, text=True)
+    if numeric == "q31":
+        assert proc.returncode != 0 and "Q31 needs a 64-bit double" in proc.stderr
+    else:
+        assert proc.returncode == 0, proc.stderr

@@ -17,16 +17,17 @@ from pathlib import Path
 import numpy as np
 
 from firmware_gen import FirmwareGenError, generate_firmware, reference
-from firmware_gen.build import build, write_firmware
+from firmware_gen.build import build, stack_high_water, write_firmware
 from firmware_gen.memory import RAM_MARGIN
 from firmware_gen.plan import make_plan, power_of_two_above
 from firmware_gen.targets import get_target
 from tests.firmware_gen import generative as G
-from tests.firmware_gen.helpers import Session, push_samples, same_bits
+from tests.firmware_gen.helpers import Session, predict, push_samples, same_bits
 
 #: FirmwareGenError messages that are refusals by a fit check, not generator failures
 REFUSALS = (re.compile(r"needs \d+ bytes .*?has \d+"),
-            re.compile(r"takes \d+ bytes .*holds at most \d+"))
+            re.compile(r"takes \d+ bytes .*holds at most \d+"),
+            re.compile(r"q31 needs a 64-bit double .* has a 32-bit double"))
 
 
 @dataclass
@@ -42,6 +43,7 @@ class Outcome:
     emulator: str = ""                    # where the target image was replayed, if it was
     emulated: int = 0                     # windows replayed there
     ram_error: int | None = None          # linked static RAM - the plan's estimate
+    stack: int | None = None              # measured stack high-water mark (QEMU, simavr)
 
     def refused(self, exc: FirmwareGenError) -> Outcome:
         """This outcome as a refusal by a fit check (re-raises any other error)."""
@@ -94,11 +96,14 @@ def per_request(plan, target) -> int:
 
 def replay(out: Path, plan, bundle, samples, *, harness=None) -> int:
     """Push ``samples`` through the firmware built in ``out``: every window's scores equal the
-    reference bit for bit; returns the number of windows."""
+    reference bit for bit, and one PREDICT of the last window's inputs; returns the number of
+    windows."""
     target = get_target(plan_target(out))
-    _, _, expected = reference.stream(plan, bundle, samples)
+    _, inputs, expected = reference.stream(plan, bundle, samples)
     with Session(out, harness=harness) as session:
         windows, scores = push_samples(session, plan, samples, per_request(plan, target))
+        if len(inputs):
+            assert same_bits(predict(session, plan, inputs[-1]), scores[-1])
         session.quit()
     assert windows == list(range(len(expected))), (windows[:5], len(expected))
     assert same_bits(scores, np.asarray(expected).astype(scores.dtype)), \
@@ -214,6 +219,10 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
             else:
                 outcome.emulated = replay(work / case.target, plan, bundle,
                                           device_samples(plan, data[0]), harness=harness)
+                outcome.stack = stack_high_water(work / case.target)
+                reserve = get_target(case.target).profile.stack_reserve
+                assert outcome.stack is not None and 0 < outcome.stack <= reserve, \
+                    (outcome.stack, reserve)
     return outcome
 
 

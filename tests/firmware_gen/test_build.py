@@ -15,7 +15,12 @@ from tests.firmware_gen.conftest import bm_full_scale
 @pytest.mark.parametrize("numeric", ["float32", "q15", "q31"])
 def test_every_target_compiles_with_strict_warnings(firmware, kinds_bundle, bm_recordings,
                                                     target, numeric):
-    """-std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion -Wconversion, all kinds."""
+    """-std=c99 -Wall -Wextra -Werror -pedantic -Wdouble-promotion -Wconversion, all kinds;
+    Q31 on the Uno is refused before compiling (avr-gcc's double has 32 bits)."""
+    if (target, numeric) == ("avr", "q31"):
+        with pytest.raises(FirmwareGenError, match="q31 needs a 64-bit double"):
+            firmware(kinds_bundle, target, numeric, full_scale=bm_full_scale(bm_recordings))
+        return
     built = firmware(kinds_bundle, target, numeric, full_scale=bm_full_scale(bm_recordings))
     makefile = built.firmware.files["Makefile"]
     for flag in ("-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",
