@@ -67,6 +67,7 @@ def test_onnx_without_calibration_decides_by_the_sign(tmp_path):
     from export.onnx_bundle import output_names
 
     _, X, meta, arrays = synthetic("multilabel")
+    meta.pop("decision")                      # the estimator's thresholds: a bundle without
     save_bundle(tmp_path / "b", meta, arrays)
     bundle = load_bundle(tmp_path / "b")
     model = bundle_to_onnx(bundle, dtype="float64")
@@ -116,6 +117,7 @@ def test_integer_thresholds_decide_as_the_real_threshold():
 
 def test_uncalibrated_header_decides_by_sign(tmp_path):
     _, X, meta, arrays = synthetic("multilabel")
+    meta.pop("decision")                      # the estimator's thresholds: a bundle without
     save_bundle(tmp_path / "b", meta, arrays)
     bundle = load_bundle(tmp_path / "b")
     header = c_header(bundle)
