@@ -165,8 +165,9 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     decision = decision_for(est, task, d, y if dask is None else None, groups, threshold_rule,
                             platt, dask)
     if task == "multiclass" and dask is None:
+        column = targets[0] if len(targets) == 1 else None       # a column of class values
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
-        extra = {"classes": targets}
+        extra = {"classes": targets, **({"class_column": column} if column else {})}
     extractors, sensors, structure = d["structure"]
     meta, arrays = bundle_contents(est, features=d["features"], targets=targets, task=task,
                                    extractors=extractors, sensors=sensors,

@@ -40,9 +40,10 @@ def _table(data: Path, bundle, options: dict):
         given = any(options.get(k) for k in ("targets", "labels", "xml", "targets_last"))
         rest = {k: v for k, v in options.items()
                 if k not in ("targets", "labels", "xml", "targets_last")}
+        wanted = ([meta["class_column"]] if meta.get("class_column")
+                  else list(meta["targets"]))
         try:
-            table = load_table(data, **(options if given else
-                                        dict(rest, targets=list(meta["targets"]))))
+            table = load_table(data, **(options if given else dict(rest, targets=wanted)))
             names, X, tnames, Y = table.feature_names, table.X, table.target_names, table.Y
         except DataError as exc:
             if given or "unknown target" not in str(exc):
@@ -64,7 +65,16 @@ def _table(data: Path, bundle, options: dict):
 
 
 def _targets(Y, names, meta):
-    """The bundle's targets from a table's target columns (by name), or None."""
+    """The bundle's targets from a table's target columns (by name), or None; a multi-class
+    bundle trained on one column of class values reads that column as one-hot rows."""
+    column = meta.get("class_column")
+    if Y is not None and meta["task"] == "multiclass" and column in names:
+        from trainer.evaluation.metrics import one_hot_of
+
+        try:
+            return one_hot_of(np.asarray(Y)[:, names.index(column)], meta["classes"])
+        except ValueError as exc:
+            raise CliError(f"column {column!r}: {exc}") from None
     if Y is None or not all(t in names for t in meta["targets"]):
         return None
     return np.asarray(Y, dtype=np.float64)[:, [names.index(t) for t in meta["targets"]]]

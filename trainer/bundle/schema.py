@@ -67,7 +67,8 @@ TOP_REQUIRED = {
 TOP_OPTIONAL = {
     "content_sha256": (_text, "a string"),            # format 2 (load_bundle requires it there)
     "budget": (_integer, "an integer"), "n_samples": (_integer, "an integer"),
-    "classes": (_strings, "a list of strings"), "window": (_positive_int, "an integer >= 1"),
+    "classes": (_strings, "a list of strings"), "class_column": (_text, "a string"),
+    "window": (_positive_int, "an integer >= 1"),
     "hop": (_positive_int, "an integer >= 1"),
     "sample_rate_hz": (lambda v: _number(v) and v > 0, "a finite number > 0"),
     "window_s": (_number, "a number"), "hop_s": (_number, "a number"),

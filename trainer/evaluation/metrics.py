@@ -294,3 +294,22 @@ def one_hot_classes(values) -> tuple:
     Y = np.zeros((values.size, len(names)))
     Y[np.arange(values.size), index] = 1.0
     return names, Y
+
+
+def one_hot_of(values, classes) -> np.ndarray:
+    """One-hot rows (n x len(classes)) of class values against a bundle's class names (numbers
+    compared as written by :func:`one_hot_classes`: ``f"{v:g}"``); a missing value (NaN) gives
+    a NaN row (a missing target); a value that is not a class raises ValueError naming it."""
+    values = np.asarray(values).ravel()
+    index = {str(c): j for j, c in enumerate(classes)}
+    out = np.zeros((values.size, len(classes)))
+    for i, v in enumerate(values.tolist()):
+        if isinstance(v, float) and np.isnan(v):
+            out[i] = np.nan
+            continue
+        key = f"{v:g}" if isinstance(v, float) else str(v)
+        if key not in index:
+            raise ValueError(f"class {key!r} (row {i}) is not one of the bundle's "
+                             f"{len(classes)} classes ({', '.join(map(str, classes))[:80]})")
+        out[i, index[key]] = 1.0
+    return out
