@@ -24,7 +24,8 @@ SECRET = b"time,s3cretcol\n0,987654321\n0.05,987654321\n"
 #: (name of the link in the folder, what it points to, relative to the scratch directory)
 LINKS = [("b.csv", "secret.csv"), ("b.csv", "outside"), ("sub", "outside"),
          ("c.csv", "rec/a.csv"), ("d.csv", "nowhere.csv"), ("index.csv", "outside/index.csv"),
-         ("e.ts", "outside/s.ts"), ("a.csv", "rec/a.csv")]
+         ("e.ts", "outside/s.ts"), ("a.csv", "rec/a.csv"), ("f.csv", "rec/g.csv"),
+         ("g.csv", "rec/f.csv")]
 RATES = [1.0, 20.0, 1 / 3600, 1e9, 1e-300, 0.5]
 NAMES = ["time", "ax", "ay", "y", "t", "class", "file"]
 

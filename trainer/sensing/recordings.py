@@ -356,7 +356,12 @@ def check_finite(rec: Recording) -> None:
 def inside(directory: Path, file: Path, what: str) -> Path:
     """``file`` when it, after following every link, is inside ``directory``; otherwise a
     :class:`DataError` naming it (a link in a recordings folder must not lead out of it)."""
-    if not file.resolve().is_relative_to(directory.resolve()):
+    try:
+        resolved = file.resolve()
+    except (RuntimeError, OSError) as exc:           # a link loop (Python < 3.13: RuntimeError)
+        raise DataError(f"{what} {str(file)!r} cannot be resolved: {exc.__class__.__name__} "
+                        f"(a link loop?)") from None
+    if not resolved.is_relative_to(directory.resolve()):
         raise DataError(f"{what} {str(file)!r} leads outside {str(directory)!r} (a link "
                         f"out of the folder); copy the file into the folder instead")
     return file

@@ -415,6 +415,14 @@ def test_an_index_or_a_folder_linked_out_is_refused(tmp_path):
         load_recordings(folder, RATE)
 
 
+def test_a_link_loop_is_a_data_error(tmp_path):
+    """A RuntimeError ("Symlink loop") traceback before."""
+    (tmp_path / "a.csv").symlink_to(tmp_path / "b.csv")
+    (tmp_path / "b.csv").symlink_to(tmp_path / "a.csv")
+    with pytest.raises(DataError, match="a.csv' cannot be resolved: RuntimeError .a link loop"):
+        load_recordings(tmp_path, RATE)
+
+
 def test_a_header_error_names_the_count_not_the_content(tmp_path):
     (tmp_path / "r.csv").write_text("s3cr3t:*:19000:0:99999:7:::\n1\n")
     with pytest.raises(DataError, match=r"no 'time' column .*among its 1 column\(s\)") as info:
