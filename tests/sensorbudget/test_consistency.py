@@ -81,8 +81,8 @@ def trained(request, tmp_path):
     toml = write_sensors_toml(tmp_path / "sensors.toml")
     recs = (write_stream(tmp_path / "stream.csv", n=300) if task == "regression"
             else _recordings(tmp_path / "recs", task))
-    _run(["train", recs, "--sensors", toml, "--budget", 3, "-o", tmp_path / "b"])
-    return task, recs, toml, tmp_path
+    out = _run(["train", recs, "--sensors", toml, "--budget", 3, "-o", tmp_path / "b"])
+    return task, recs, toml, tmp_path, out
 
 
 def _estimator(task, fs, meta):
@@ -95,7 +95,7 @@ def _estimator(task, fs, meta):
 
 
 def test_every_surface_gives_the_same_decisions_and_metrics(trained):
-    task, recs, toml, tmp = trained
+    task, recs, toml, tmp, train_out = trained
     bundle = load_bundle(tmp / "b")
     meta = bundle.meta
     assert meta["task"] == ("multiclass" if task == "binary" else task)
@@ -195,6 +195,7 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
     # one cost model: train's sensor energy per prediction is simulate's
     energy = report["energy"]["energy_per_prediction_j"]["sensors"]
     assert meta["costs"]["total"]["energy"] == pytest.approx(energy, rel=1e-12)
+    assert f"energy {energy:.4g} J" in train_out                    # what train prints
     per_sensor = {s["name"]: s for s in meta["sensors"]}
     assert energy == pytest.approx(sum(per_sensor[s]["energy_per_prediction_j"]
                                        for s in meta["required_sensors"]), rel=1e-12)
