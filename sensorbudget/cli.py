@@ -275,24 +275,19 @@ def estimator_for_task(task, Y, targets):
 
 
 def format_path(meta: dict) -> str:
-    """The selection path of a bundle as a plain-text table (errors in the targets' units:
-    :func:`trainer.target_scaling.path_in_target_units`, as every other surface)."""
-    scaled = bool(meta.get("target_scaling"))
+    """The selection path of a bundle as a plain-text table."""
     lines = [f"task={meta['task']}  targets={len(meta['targets'])}  lam={meta['lam']:.6g}  "
              f"features={len(meta['features'])}  selected={len(meta['selected'])}",
-             f"{'step':>4}  {'added':<32} {criterion_label(meta):>12} "
-             + (f"{'std. crit.':>10} " if scaled else "") + f"{'cost':>8}"]
-    for entry in path_in_target_units(meta):
+             f"{'step':>4}  {'added':<32} {criterion_label(meta):>12} {'cost':>8}"]
+    for entry in meta["path"]:
         added = ", ".join(entry["added"])
         lines.append(f"{entry['step']:>4}  {added[:32]:<32} {entry['loo_mse']:>12.6g} "
-                     + (f"{entry['criterion_mse']:>10.4g} " if scaled else "")
-                     + f"{entry['cost']:>8.4g}")
+                     f"{entry['cost']:>8.4g}")
     lines.append(f"{criterion_label(meta)}: the selection criterion on the training rows, "
                  f"in-sample (the same rows chose the features and lambda): optimistic; "
                  f"nested CV: sensorbudget evaluate"
-                 + ("; in the targets' units (each target's MSE on standardised targets times "
-                    "its variance); std. crit.: what the selection minimised, on standardised "
-                    "targets (mean over targets of MSE / variance)" if scaled else ""))
+                 + ("; on standardised targets (mean over targets of MSE / variance)"
+                    if meta.get("target_scaling") else ""))
     if meta.get("required_sensors"):
         lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
     lines += cost_lines(meta)
