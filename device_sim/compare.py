@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from trainer.bundle.model import load_bundle
+from trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
@@ -31,7 +32,7 @@ def bundle_summary(path, profile: str = "cortex-m4f", battery_wh=DEFAULT_BATTERY
     energy = energy_budget(compute_units=[ext + mod], unit=prof.unit, profile=prof,
                            sensors=sensors, period_s=model.period_s, battery_wh=battery_wh,
                            sample_period_s=1.0 / model.sample_rate)
-    loo = meta["path"][-1]["loo_mse"] if meta.get("path") else None
+    loo = path_in_target_units(meta)[-1]["loo_mse"] if meta.get("path") else None
     return {"backend": "bundle (estimate)", "numeric": "float32",
             "bundle": {"path": str(path), "selected": meta["selected"],
                        "required_sensors": meta.get("required_sensors", []),

@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from trainer.bundle.files import json_default, write_folder_atomically
+from trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
@@ -201,7 +202,7 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
                    "channels": list(model.channels), "window": model.window, "hop": model.hop,
                    "sample_rate_hz": model.sample_rate, "price": _price(meta)},
         "recordings": str(recordings_path),
-        "loo_mse": meta["path"][-1]["loo_mse"] if meta.get("path") else None,
+        "loo_mse": path_in_target_units(meta)[-1]["loo_mse"] if meta.get("path") else None,
         "predictions": len(result.records), "delivered": result.count("delivered"),
         "retried": result.count("retried"), "lost": result.count("lost"),
         "mismatches": result.mismatches, "unexpected": result.unexpected,

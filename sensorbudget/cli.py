@@ -15,6 +15,7 @@ import numpy as np
 
 from trainer.errors import TrainerWarning
 from trainer.sensing.streams import StreamFormat
+from trainer.target_scaling import path_in_target_units
 
 from . import __version__
 from ._errors import CliError, OneLineGroup, handle_errors
@@ -176,7 +177,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
                                    decision=decision, **training_rows)
     meta = save_bundle(output, meta, arrays)
     if plot:
-        write_plot(meta["path"], plot, criterion=meta.get("criterion"))
+        write_plot(path_in_target_units(meta), plot, criterion=meta.get("criterion"))
     if html_out is not None:
         write_html(html_out, [output])
     click.echo(printable(format_path(meta)))
@@ -275,19 +276,24 @@ def estimator_for_task(task, Y, targets):
 
 
 def format_path(meta: dict) -> str:
-    """The selection path of a bundle as a plain-text table."""
+    """The selection path of a bundle as a plain-text table (errors in the targets' units:
+    :func:`trainer.target_scaling.path_in_target_units`, as every other surface)."""
+    scaled = bool(meta.get("target_scaling"))
     lines = [f"task={meta['task']}  targets={len(meta['targets'])}  lam={meta['lam']:.6g}  "
              f"features={len(meta['features'])}  selected={len(meta['selected'])}",
-             f"{'step':>4}  {'added':<32} {criterion_label(meta):>12} {'cost':>8}"]
-    for entry in meta["path"]:
+             f"{'step':>4}  {'added':<32} {criterion_label(meta):>12} "
+             + (f"{'std. crit.':>10} " if scaled else "") + f"{'cost':>8}"]
+    for entry in path_in_target_units(meta):
         added = ", ".join(entry["added"])
         lines.append(f"{entry['step']:>4}  {added[:32]:<32} {entry['loo_mse']:>12.6g} "
-                     f"{entry['cost']:>8.4g}")
+                     + (f"{entry['criterion_mse']:>10.4g} " if scaled else "")
+                     + f"{entry['cost']:>8.4g}")
     lines.append(f"{criterion_label(meta)}: the selection criterion on the training rows, "
                  f"in-sample (the same rows chose the features and lambda): optimistic; "
                  f"nested CV: sensorbudget evaluate"
-                 + ("; on standardised targets (mean over targets of MSE / variance)"
-                    if meta.get("target_scaling") else ""))
+                 + ("; in the targets' units (each target's MSE on standardised targets times "
+                    "its variance); std. crit.: what the selection minimised, on standardised "
+                    "targets (mean over targets of MSE / variance)" if scaled else ""))
     if meta.get("required_sensors"):
         lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
     lines += cost_lines(meta)
@@ -329,7 +335,7 @@ def info_command(path, plot):
     meta = load_bundle(path).meta
     click.echo(printable(format_path(meta)))
     if plot:
-        write_plot(meta["path"], plot, criterion=meta.get("criterion"))
+        write_plot(path_in_target_units(meta), plot, criterion=meta.get("criterion"))
         click.echo(f"wrote {plot}")
 
 

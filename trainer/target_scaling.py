@@ -114,3 +114,41 @@ def bundle_entry(m, s) -> dict:
     return {"mean": [float(v) for v in m], "scale": [float(v) for v in s],
             "criterion": "standardised targets (mean over targets of MSE_j / var_j)",
             "folded": True}
+
+
+def mse_in_target_units(per_target, scale, weights=None) -> tuple:
+    """(mean, per_target) in the targets' units of MSEs measured on standardised targets:
+
+        MSE_j = MSE~_j * s_j^2          mean = sum_j r_j MSE_j / sum_j r_j
+
+    Exact for LOO, leave-group-out and held-out errors: a fold's residual on target j folds
+    back as y - y^ = s_j (z - z^) (m_j cancels; the intercept is refitted per fold). ``weights``
+    r_j: the rows target j was scored on (the joint criterion's SSE over all scored entries;
+    None or all equal: the plain mean over targets, as the separate mode's)."""
+    per = np.asarray(per_target, dtype=np.float64) * np.asarray(scale, dtype=np.float64) ** 2
+    r = np.ones(per.size) if weights is None else np.asarray(weights, dtype=np.float64)
+    return float(np.sum(r * per) / np.sum(r)), per
+
+
+def path_in_target_units(meta: dict) -> list:
+    """A bundle's ``path`` entries (copies) whose ``loo_mse`` and ``loo_mse_per_target`` are in
+    the targets' units (:func:`mse_in_target_units` with the stored ``target_scaling`` scales);
+    each entry keeps the criterion the selection minimised as ``criterion_mse``. Unchanged
+    copies without ``target_scaling``. The one conversion every surface uses (train, info,
+    --plot, simulate, compare, the HTML report)."""
+    entries = [dict(e) for e in meta.get("path") or []]
+    scaling = meta.get("target_scaling")
+    if not scaling:
+        return entries
+    scale = scaling["scale"]
+    joint = (meta.get("costs") or {}).get("mode", "joint") != "separate"
+    rows = meta.get("target_rows") if joint else None
+    for e in entries:
+        per = e.get("loo_mse_per_target")
+        if not isinstance(per, list) or len(per) != len(scale):
+            raise TrainerError(f"path step {e.get('step')}: loo_mse_per_target={per!r} needs "
+                               f"one value per target_scaling scale ({len(scale)})")
+        e["criterion_mse"] = e["loo_mse"]
+        e["loo_mse"], per = mse_in_target_units(per, scale, rows)
+        e["loo_mse_per_target"] = per.tolist()
+    return entries

@@ -86,6 +86,9 @@ def hover(d: dict) -> str:
     lines = [f"<b>{text(design_title(d))}</b>",
              f"criterion: {text(d['criterion'])}",
              f"MSE ({text(d['error_kind'])}): {num(d['error'])}"]
+    if d.get("criterion_error") is not None:      # trained on standardised targets
+        lines.append(f"  in the targets' units; on standardised targets (mean of MSE / "
+                     f"variance): {num(d['criterion_error'])}")
     if d["kind"] == "evaluation":
         lines.append(f"features: {num(d['n_features'], 3)} (mean over folds)")
     else:

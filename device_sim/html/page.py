@@ -92,7 +92,9 @@ def design_view(data: dict, i: int) -> dict:
                               cost_text(s["costs"], s["currency"]), num(s["error"])]
                              for s in steps]
         view["target_rows"] = [[t, num(v)] for t, v in zip(d["targets"], d["per_target"])]
-        view["target_head"] = f"{d['error_kind']} MSE"
+        view["target_head"] = f"{d['error_kind']} MSE" + (
+            ", in the targets' units (selected on standardised targets)"
+            if run.get("standardized_targets") else "")
         view["note"] = run.get("note") or ""
     else:
         ev = next(e for e in data["evaluations"] if e["name"] == d["run"])

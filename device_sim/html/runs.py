@@ -18,6 +18,7 @@ from pathlib import Path
 from firmware_gen.build import FOOTPRINT
 from trainer.bundle import load_bundle
 from trainer.bundle.files import json_default
+from trainer.target_scaling import path_in_target_units
 
 from ..errors import DeviceError
 from ..report import load_report
@@ -98,7 +99,7 @@ def _design(run: dict, entry: dict, sensors: list, extractors: list) -> dict:
         costs.setdefault("sensors", len(sensors))
     return {"run": run["name"], "kind": "path", "step": int(entry["step"]),
             "criterion": run["criterion_label"], "error_kind": run["error_kind"],
-            "error": float(entry["loo_mse"]),
+            "error": float(entry["loo_mse"]), "criterion_error": entry.get("criterion_mse"),
             "per_target": [float(v) for v in entry.get("loo_mse_per_target") or []],
             "targets": run["targets"], "sensors": list(sensors),
             "extractors": list(extractors), "costs": costs, "currency": run["currency"],
@@ -109,7 +110,7 @@ def read_bundle(path: Path, name: str) -> tuple:
     """(run, designs) of one bundle's model.json."""
     bundle = load_bundle(path.parent)          # verified: format, hashes, types
     meta = bundle.meta
-    entries = meta.get("path") or []
+    entries = path_in_target_units(meta)       # every error in the targets' units
     if not entries:
         raise DeviceError(f"{str(path)!r}: the bundle has an empty selection path")
     run = {"name": name, "kind": "bundle", "path": str(path.parent),
@@ -125,6 +126,7 @@ def read_bundle(path: Path, name: str) -> tuple:
            "bundle_sha256": bundle.bundle_sha256(),
            "trained_on": _text((meta.get("data") or {}).get("recordings")),
            "n_samples": meta.get("n_samples"), "n_features": len(meta.get("features") or []),
+           "standardized_targets": bool(meta.get("target_scaling")),
            "mode": (meta.get("costs") or {}).get("mode"),
            "count_only": not any(v is not None for k, v in ((meta.get("costs") or {}).get(
                "budgets") or {}).items() if k.startswith("max_"))}

@@ -48,6 +48,15 @@ def chosen(data: dict) -> list:
     return out
 
 
+def _units_note(d: dict, run: dict | None) -> str:
+    """How a bundle trained on standardised targets has its error in the targets' units."""
+    if not (run and run.get("standardized_targets")):
+        return ""
+    return (f"; in the targets' units: each target's MSE on standardised targets times its "
+            f"stored variance (the criterion itself, mean of MSE / variance: "
+            f"{num(_number(d.get('criterion_error')))})")
+
+
 def _costs(d: dict, run: dict | None) -> list:
     costs, currency = d["costs"], d["currency"]
     readings = (f", min(window, hop) = {min(run['window'], run['hop'])} readings per sensor"
@@ -142,7 +151,7 @@ def summary(data: dict, i: int) -> dict:
     std = d.get("error_std")
     rows.append(_row("error", "MSE", _number(d["error"]), num(_number(d["error"])) + (
         f" ± {num(_number(std))}" if std is not None else ""), ERROR_NOTES.get(
-            d["error_kind"], d["error_kind"])))
+            d["error_kind"], d["error_kind"]) + _units_note(d, run)))
     if run is not None:
         rows += _nested_cv_rows(data, run)
     rows += _costs(d, run)
