@@ -32,7 +32,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from export.c_decisions import integer_thresholds
 from trainer.sensing.recordings import time_gaps
 
 from .errors import DeviceError, DeviceTimeout
@@ -91,10 +90,7 @@ def decision_thresholds(model):
     meta = model.meta
     if meta.get("task") != "multilabel" or not meta.get("decision"):
         return None
-    values = np.asarray(meta["decision"]["thresholds"], dtype=np.float64)
-    if model.fixed is None:
-        return values.astype(np.float32)
-    return np.asarray(integer_thresholds(values, model.fixed), dtype=np.int64)
+    return model.thresholds()           # one definition (Reference.thresholds)
 
 
 def decision_agreement(result: ReplayResult, model) -> dict | None:

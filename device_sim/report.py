@@ -214,10 +214,22 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
         "cost": cost, cost["unit"]: {"extractors": cost["extractors"], "model": cost["model"],
                                      "total": cost["total"], "measured": cost["measured"]},
         "profile": profile.as_dict(), "sensors": sensors, "energy": energy,
-        "accuracy": accuracy(result, model, recordings), "link": result.link,
+        "accuracy": _with_kind(accuracy(result, model, recordings), meta, recordings_path),
+        "link": result.link,
         "series": series(result, model, recordings),
     }
     return report
+
+
+def _with_kind(acc: dict, meta: dict, recordings_path) -> dict:
+    """Each accuracy entry says what it measures: in-sample when the replayed recordings are
+    the bundle's training recordings (same name), else a test split if none were trained on."""
+    trained = (meta.get("data") or {}).get("recordings")
+    replayed = Path(str(recordings_path)).name
+    kind = (f"in-sample: {trained} is what the bundle was trained on, so optimistic"
+            if trained and trained == replayed else
+            "a test split if none of these recordings were trained on")
+    return {k: None if v is None else {**v, "data": kind} for k, v in acc.items()}
 
 
 def _price(meta: dict) -> float:
@@ -308,8 +320,6 @@ def _fmt_acc(acc) -> str:
 def _accuracy_lines(acc: dict) -> list:
     """The accuracy section: what is scored, device and reference, and the device's confusion
     matrix (multi-class)."""
-    from trainer.evaluation.metrics import confusion_lines
-
     device = acc["device"]
     lines = ["", "## Accuracy", ""]
     if device.get("decisions"):
@@ -317,8 +327,29 @@ def _accuracy_lines(acc: dict) -> list:
     lines += [f"- device: {_fmt_acc(device)}", f"- reference: {_fmt_acc(acc.get('reference'))}"]
     if device.get("confusion") is not None:
         lines += ["", "Confusion matrix of the device's decisions (rows: true class, "
-                  "columns: decided class):", "", "```",
-                  *confusion_lines(device["confusion"], device["classes"]), "```"]
+                  "columns: decided class):", "", "```", *_confusion(device), "```"]
+    return lines
+
+
+def _confusion(device: dict) -> list:
+    from trainer.evaluation.metrics import confusion_lines
+
+    return confusion_lines(device["confusion"], device["classes"])
+
+
+def accuracy_text(report: dict) -> list:
+    """Plain lines for the terminal: the device's measures against the recordings' targets,
+    what they score, and the confusion matrix (multi-class); [] without targets."""
+    device = (report.get("accuracy") or {}).get("device")
+    if not device:
+        return []
+    what = f"; {device['decisions']}" if device.get("decisions") else ""
+    what += f"; {device['data']}" if device.get("data") else ""
+    lines = [f"device vs the recordings' targets ({device['n']} windows{what}): "
+             f"{_fmt_acc({k: v for k, v in device.items() if k != 'n'})}"]
+    if device.get("confusion") is not None:
+        lines += ["confusion matrix (rows: true class, columns: decided class):",
+                  *(f"  {line}" for line in _confusion(device))]
     return lines
 
 

@@ -102,6 +102,10 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                          full_scale=full_scale, profile=profile,
                          progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
     click.echo(printable(format_outcome(report)))
+    from device_sim.report import accuracy_text
+
+    for line in accuracy_text(report):
+        click.echo(printable(line))
     if numeric != "float32":
         for note in rounding_notes(full_scale):
             click.echo(note)

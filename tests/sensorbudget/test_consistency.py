@@ -28,6 +28,7 @@ from tests.export.helpers import CModel, float32_sequential
 from tests.export.test_export_decisions import _run_decide
 from tests.fixtures import write_sensors_toml, write_stream
 from trainer import GreedyRLS, GreedyRLSClassifier
+from trainer.bundle.decision import describe
 from trainer.bundle.model import load_bundle
 from trainer.sensing.feature_set import load_feature_set
 
@@ -170,11 +171,13 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
         np.testing.assert_array_equal(ref32, decided)      # no decision sits on a tie here
 
     # simulate --backend python: the device's decisions, metrics and sensor energy
-    _run(["simulate", tmp / "b", "--recordings", recs, "--backend", "python",
-          "--report", tmp / "sim"])
+    sim_out = _run(["simulate", tmp / "b", "--recordings", recs, "--backend", "python",
+                    "--report", tmp / "sim"])
     report = json.loads((tmp / "sim" / "report.json").read_text())
     device = report["accuracy"]["device"]
     assert device["n"] == len(fs.X)
+    said = next(x for x in sim_out.splitlines() if x.startswith("device vs the recordings'"))
+    assert "in-sample" in said and (task == "regression" or describe(meta) in said)
     if task == "regression":
         rmse = np.sqrt(np.mean((s32 - fs.Y) ** 2, axis=0))
         assert device["rmse"] == pytest.approx(float(rmse.mean()), rel=1e-6)
