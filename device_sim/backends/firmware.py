@@ -4,7 +4,9 @@
   opens the slave; the port is opened *before* the child starts, so nothing it sends is lost).
 - ``qemu-m4f`` / ``qemu-m3``: the emulation-only ``mps2-an386`` / ``mps2-an385`` images on
   ``qemu-system-arm -icount shift=8``; ``qemu-nucleo-f4``: the ``nucleo-f4`` board image on QEMU
-  ``netduinoplus2`` (``-icount shift=5``, USART2 = QEMU's second serial port); the UART on a
+  ``netduinoplus2`` (``-icount shift=5``, USART2 = QEMU's second serial port);
+  ``qemu-hifive1``: the ``hifive1`` board image (FE310-G002) on ``qemu-system-riscv32 -M
+  sifive_e,revb=true -icount shift=0`` (minstret: exact instruction counts); the UART on a
   loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
 - ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
   USART0 to a pty; cycle counts. (:func:`launch` with ``emulator="qemu"`` runs the same image on
@@ -46,11 +48,14 @@ SPECS = {  # backend -> (firmware target, emulator, cost method, default answer 
     "qemu-nucleo-f4": ("nucleo-f4", "qemu", "the nucleo-f4 image on QEMU netduinoplus2 -icount "
                        "shift=5: exact instruction counts from SysTick (DWT CYCCNT, the board's "
                        "cycle counter, reads 0 in QEMU)", 5.0),
+    "qemu-hifive1": ("hifive1", "qemu", "the hifive1 image (FE310-G002, RV32IMAC) on QEMU "
+                     "sifive_e,revb=true -icount shift=0: exact instruction counts from minstret "
+                     "(the board itself reports mcycle cycles)", 5.0),
     "simavr": ("arduino-uno", "simavr", "simavr cycle count (Timer1 at clk/1), ATmega328P at "
                "16 MHz", 10.0),
 }
 PROFILE_OF = {"host": "host", "mps2-an386": "mps2-an386", "mps2-an385": "mps2-an385",
-              "nucleo-f4": "nucleo-f4", "arduino-uno": "arduino-uno"}
+              "nucleo-f4": "nucleo-f4", "arduino-uno": "arduino-uno", "hifive1": "hifive1"}
 QEMU_START_S = 20.0       # QEMU's UART server must accept a connection within this time
 READY_S = 20.0            # an emulated board must send its READY banner within this time
 STOP_S = 5.0              # a terminated firmware process must exit within this time
