@@ -161,10 +161,12 @@ def _report_build(out_dir: Path, fw, built: dict) -> None:
                    "mount point of its USB drive (a copy), or the ST-LINK serial (st-flash) / "
                    "probe id (pyocd).")
 @click.option("--programmer", type=click.Choice(("auto", "avrdude", "st-flash", "pyocd",
-                                                 "openocd", "copy")),
+                                                 "openocd", "copy", "jlink")),
               default="auto", show_default=True,
               help="auto: avrdude for the Uno; for the Nucleo a copy to --port if it is a "
-                   "directory, else st-flash, pyocd or OpenOCD (the first installed).")
+                   "directory, else st-flash, pyocd or OpenOCD (the first installed); for the "
+                   "HiFive1 a copy of the .hex to --port (its J-Link drive), else OpenOCD or "
+                   "J-Link Commander (JLinkExe).")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Bootloader baud rate (AVR; Arduino Uno optiboot: 115200).")
 @click.option("--chip", default=None, help="Cortex-M: pyocd target name [default: stm32f401re] "
