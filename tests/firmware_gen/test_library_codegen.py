@@ -53,7 +53,7 @@ def test_generation_is_deterministic_and_complete(kinds_bundle):
         "src/Watch_2.h", "src/Watch_2.c", "src/Watch_2_model.h", "src/Watch_2_model_stream.h",
         "src/Watch_2_model_stream.c", "src/Watch_2_model_kernel.h", "CMakeLists.txt",
         "Watch_2.mk", "library.properties", "library.json", "zephyr/module.yml", "Kconfig",
-        "examples/Watch_2/Watch_2.ino", "README.md", MANIFEST}
+        "examples/Watch_2/Watch_2.ino", "README.md", "idf_component.yml", MANIFEST}
     manifest = json.loads(a.files[MANIFEST])
     assert manifest["files"] == sorted(a.files) and manifest["name"] == "Watch_2"
     assert manifest["error_bound"] == a.header.error_bound and manifest["full_scale"] == [64.0] * 6

@@ -156,3 +156,81 @@ def test_riscv_cmake_on_qemu_matches_the_bundle(aq_bundle, aq_values, tmp_path, 
     text = out.read_text(encoding="ascii") if out.is_file() else ""
     assert proc.returncode == 0, (proc.returncode, text[-2000:], proc.stderr[-2000:])
     check(lib, aq_bundle, values, text)
+
+
+#: what IDF's build does with a component, reduced to what the library's CMakeLists uses: it
+#: sets ESP_PLATFORM, adds the folder, and idf_component_register makes COMPONENT_LIB
+IDF_PROJECT = """\
+cmake_minimum_required(VERSION 3.13)
+project(replay C)
+set(ESP_PLATFORM 1)
+set(REGISTERED "" CACHE INTERNAL "")
+function(idf_component_register)
+  cmake_parse_arguments(ARG "" "" "SRCS;INCLUDE_DIRS" ${{ARGN}})
+  add_library(__idf_{name} STATIC ${{ARG_SRCS}})
+  foreach(dir ${{ARG_INCLUDE_DIRS}})
+    target_include_directories(__idf_{name} PUBLIC ${{CMAKE_CURRENT_LIST_DIR}}/${{dir}})
+  endforeach()
+  set(COMPONENT_LIB __idf_{name} PARENT_SCOPE)
+  set(REGISTERED "${{ARG_SRCS}}|${{ARG_INCLUDE_DIRS}}" CACHE INTERNAL "")
+endfunction()
+add_compile_options({warnings})
+add_subdirectory(${{LIB}} lib)
+file(WRITE ${{CMAKE_BINARY_DIR}}/registered.txt "${{REGISTERED}}")
+add_executable(replay main.c io.c)
+target_link_libraries(replay PRIVATE __idf_{name})
+"""
+
+
+def test_idf_component_manifest_parses_and_excludes_only_other_build_systems(aq_bundle,
+                                                                             tmp_path):
+    import glob
+
+    yaml = pytest.importorskip("yaml")
+    from firmware_gen.library_build import library_version, sources
+
+    lib = generate_library(aq_bundle, numeric="q15")
+    data = yaml.safe_load(lib.files["idf_component.yml"])
+    assert data["version"] == library_version() and data["dependencies"] == {"idf": ">=4.4"}
+    assert lib.plan.numeric in data["description"] and lib.name in data["description"]
+    files = sorted(lib.files)
+    folder = write_tree(lib.files, tmp_path / "lib")
+    for pattern in data["files"]["exclude"]:           # the component manager's glob syntax
+        hit = [f for f in glob.glob(pattern, root_dir=folder, recursive=True)
+               if (folder / f).is_file()]
+        assert hit, pattern
+        assert not [f for f in hit if f.startswith("src/") or f == "CMakeLists.txt"], hit
+    assert set(sources(lib.name)) <= set(files)
+
+
+def test_idf_component_form_builds_for_rv32imc_and_matches_the_bundle(aq_bundle, aq_values,
+                                                                       tmp_path):
+    """The CMakeLists as IDF includes it (ESP_PLATFORM, idf_component_register), compiled for
+    the ESP32-C3's RV32IMC and run on QEMU: the registered sources and include directory, and
+    scores equal to the reference."""
+    need("cmake", "make", "riscv64-unknown-elf-gcc", "qemu-system-riscv32")
+    from firmware_gen.library_build import sources
+
+    lib = generate_library(aq_bundle, numeric="q15")
+    folder = write_tree(lib.files, tmp_path / "lib")
+    values = replay_values(lib.plan, aq_values)
+    project = tmp_path / "project"
+    files = program_files(lib, values, RV_IO)
+    files["CMakeLists.txt"] = IDF_PROJECT.format(
+        name=lib.name, warnings=" ".join(w for w in WARNINGS if w != "-std=c99"))
+    files["link.ld"] = LINKER_SCRIPT
+    files["toolchain.cmake"] = TOOLCHAIN.format(march=MARCH["rv32imc"], ld=project / "link.ld")
+    write_tree(files, project)
+    exe = cmake_build(project, folder, tmp_path / "build",
+                      toolchain=project / "toolchain.cmake", build_type="MinSizeRel")
+    srcs, includes = (tmp_path / "build" / "registered.txt").read_text().split("|")
+    assert srcs.split(";") == [str(folder / s) for s in sources(lib.name)]
+    assert includes == "src"
+    out = tmp_path / "semihosting.txt"
+    proc = subprocess.run(
+        ["qemu-system-riscv32", "-M", "sifive_e,revb=true", "-display", "none", "-monitor",
+         "none", "-serial", "null", "-kernel", str(exe), "-chardev", f"file,id=semi,path={out}",
+         "-semihosting-config", "enable=on,target=native,chardev=semi", "-icount", "shift=0"],
+        capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    check(lib, aq_bundle, values, out.read_text(encoding="ascii"))
