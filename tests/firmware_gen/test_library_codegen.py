@@ -130,7 +130,7 @@ def test_cli_writes_the_folder(kinds_bundle, tmp_path):
             "--full-scale", "60", "--name", "gait"]
     result = runner.invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "wrote 15 files" in result.output and "library gait (q15)" in result.output
+    assert "wrote 16 files" in result.output and "library gait (q15)" in result.output
     assert "--full-scale 60 for every channel is used as 64" in result.output
     assert "error bound (q15)" in result.output
     lib = generate_library(kinds_bundle, numeric="q15", full_scale={"*": 60.0}, name="gait")
