@@ -139,6 +139,7 @@ PROFILES.update({
     "nucleo-f4": _board_profile("nucleo-f4", "cycles", "cortex-m4f"),
     "arduino-uno": _board_profile("arduino-uno", "cycles", "avr"),
     "hifive1": _board_profile("hifive1", "cycles", "rv32imac"),
+    "ch32v003": _board_profile("ch32v003", "cycles", "rv32imac"),
 })
 
 # Per-sample operation counts of each extractor kind: (float ops, integer ops), plus the slow

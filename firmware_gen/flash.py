@@ -194,6 +194,10 @@ def flash_plan(out_dir, *, port=None, programmer="auto", baud=115200, chip=None,
         return _avr_plan(out, manifest, port, baud, avrdude_programmer)
     if target.name in RISCV_BOARDS:
         return _riscv_plan(out, manifest, target, port, programmer, openocd_config)
+    if not target.emulators:          # ch32v003: a part without a flashing tool integrated
+        raise FirmwareGenError(f"{target.name} is not flashed by sensorbudget yet: write "
+                               f"{out / 'firmware.bin'} to the part's flash (0x08000000) with "
+                               f"a WCH-LinkE and its tools (WCH-LinkUtility, minichlink, wlink)")
     if target.name not in CORTEX_BOARDS:
         raise FirmwareGenError(f"{target.name} is an emulation board (QEMU {target.qemu_machine})"
                                f", nothing to flash: run it with 'sensorbudget simulate' or the "

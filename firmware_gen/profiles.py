@@ -97,6 +97,15 @@ PROFILES = {p.target: p for p in (
         "QSPI flash in XIP, and ~10 uA for deep sleep (AON block, PMU, 32 kHz LFROSC) are "
         "placeholders to replace with a measurement", "QEMU sifive_e,revb=true",
         estimated_power=True),
+    BoardProfile(
+        "ch32v003", "any CH32V003 board (e.g. CH32V003F4P6 evaluation board)",
+        "WCH QingKe V2A (RV32EC, no FPU)", "CH32V003", 48e6, 16 * 1024, 2 * 1024, 256, 3.3,
+        0.005, 10e-6, "standby (AWU on)",
+        "WCH CH32V003 datasheet, features / memory map: 16 KB code flash at 0x08000000 "
+        "(aliased at 0x0), 2 KB SRAM at 0x20000000",
+        "estimate, not checked against a datasheet table: ~5 mA at 48 MHz and ~10 uA standby "
+        "at 3.3 V are placeholders to replace with a measurement",
+        "nothing (unicorn-rv32ec runs its functions: core only)", estimated_power=True),
 )}
 
 

@@ -150,6 +150,9 @@ def _report_build(out_dir: Path, fw, built: dict) -> None:
             click.echo(f"simulate: {out_dir / 'sbfw_simavr'} {out_dir / 'firmware.elf'}")
         else:
             click.echo(f"(simavr harness not built: {built['harness_error']})", err=True)
+    elif fw.target != "host" and not fw.manifest["run"]:
+        click.echo("run: no emulator runs this part here; flash it, or cost its functions with "
+                   "'sensorbudget simulate --backend unicorn-rv32ec'")
     elif fw.target != "host":
         click.echo("run: " + shlex.join(fw.manifest["run"]) + f" (in {out_dir})")
 

@@ -14,7 +14,7 @@ from .cli_firmware import parse_full_scale, rounding_notes
 from .cli_report import check_html, html_option, write_html
 
 NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f",
-                  "simavr", "qemu-hifive1", "unicorn-rv32")
+                  "simavr", "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec")
 
 
 class BackendType(click.ParamType):
@@ -52,7 +52,8 @@ class RateType(click.ParamType):
               help="Recordings to replay (file or directory, as for 'features').")
 @click.option("--backend", type=BackendType(), default="python", show_default=True,
               help="python, host, qemu-m4f, qemu-m3, qemu-nucleo-f4, unicorn-m4f, simavr, "
-                   "qemu-hifive1, unicorn-rv32 (RV32IMC, core only), serial:URL (a board: /dev/ttyACM0, socket://...), or best (the most "
+                   "qemu-hifive1, unicorn-rv32 (RV32IMC, core only), unicorn-rv32ec (the "
+                   "ch32v003 image, core only), serial:URL (a board: /dev/ttyACM0, socket://...), or best (the most "
                    "informative one available here).")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic of the model on the device.")
@@ -75,7 +76,7 @@ class RateType(click.ParamType):
                    "largest |sample| in the training recordings, stored in the bundle).")
 @click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host",
                                              "nucleo-f4", "arduino-uno", "mps2-an386",
-                                             "mps2-an385", "hifive1")),
+                                             "mps2-an385", "hifive1", "ch32v003")),
               default=None, help="Cost profile of the python (estimates) and serial backends "
                                  "(a board: nucleo-f4, arduino-uno) [default: cortex-m4f]; "
                                  "firmware backends use their target's.")

@@ -24,6 +24,7 @@
                           instruction counts
 ``unicorn-rv32``          the RV32IMC (or IMAC) build's functions called in unicorn; exact
                           per-call instruction counts, core only (ESP32-C3 class)
+``unicorn-rv32ec``        the same for the ch32v003 image (RV32EC, 2 KB SRAM), core only
 ``serial:URL``            a real board on any pyserial URL or port
 ========================  ==================================================================
 """
@@ -46,7 +47,7 @@ __all__ = ["BACKENDS", "Backend", "ProtocolBackend", "PythonBackend", "SerialBac
            "best_backend"]
 
 BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f", "simavr",
-            "qemu-hifive1", "unicorn-rv32", "serial:URL")
+            "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec", "serial:URL")
 
 
 def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options) -> Backend:
@@ -67,6 +68,8 @@ def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options
         return UnicornBackend(model=model, workdir=workdir, **options)
     if spec == "unicorn-rv32":
         return UnicornRV32Backend(model=model, workdir=workdir, **options)
+    if spec == "unicorn-rv32ec":
+        return UnicornRV32Backend(model=model, workdir=workdir, march="rv32ec", **options)
     raise DeviceError(f"unknown backend {spec!r}; choose one of {', '.join(BACKENDS)}")
 
 
@@ -77,12 +80,13 @@ def available_backends() -> dict:
             "qemu-nucleo-f4": ["arm-none-eabi-gcc", "qemu-system-arm"],
             "unicorn-m4f": ["arm-none-eabi-gcc"], "simavr": ["avr-gcc", "gcc"],
             "qemu-hifive1": ["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
-            "unicorn-rv32": ["riscv64-unknown-elf-gcc"]}
+            "unicorn-rv32": ["riscv64-unknown-elf-gcc"],
+            "unicorn-rv32ec": ["riscv64-unknown-elf-gcc"]}
     out = {"python": None}
     for name, tools in need.items():
         missing = [t for t in tools if shutil.which(t) is None]
         out[name] = f"{missing[0]} is not installed" if missing else None
-    for uni in ("unicorn-m4f", "unicorn-rv32"):
+    for uni in ("unicorn-m4f", "unicorn-rv32", "unicorn-rv32ec"):
         for mod in ("unicorn", "elftools"):
             if out.get(uni) is None and importlib.util.find_spec(mod) is None:
                 out[uni] = (f"python module {mod} is not installed "

@@ -1,7 +1,8 @@
 """``unicorn-rv32``: exact per-call instruction counts of a compiled RV32IMC / RV32IMAC firmware.
 
 The ``hifive1`` firmware (the same ELF QEMU's sifive_e runs) is built, by default for RV32IMC
-(``-march=rv32imc``: the ISA of ESP32-C3-class cores, a subset of the FE310's RV32IMAC), and
+(``-march=rv32imc``: the ISA of ESP32-C3-class cores, a subset of the FE310's RV32IMAC; the
+``unicorn-rv32ec`` spec builds the ``ch32v003`` image, RV32EC, which no emulator here runs), and
 its PT_LOAD segments are mapped into a unicorn RV32 core; the firmware's own functions are
 called directly, as for ``unicorn-m4f`` (:class:`~device_sim.backends.unicorn.UnicornBackend`):
 ``<name>_stream_add`` per sample, ``<name>_stream_compute`` per window (the *extractors* cost)
@@ -24,7 +25,10 @@ STACK_BASE, STACK_SIZE = 0x90000000, 1 << 20   # a region of its own: the part's
 SCRATCH = STACK_BASE + STACK_SIZE - 0x10000    # frame, inputs and scores buffers
 STACK_TOP = SCRATCH - 16
 STOP = STACK_BASE                              # return address (emulation stops there)
-MARCHES = {"rv32imc": "-march=rv32imc", "rv32imac": ""}
+#: march -> (firmware target, EXTRA_CFLAGS): RV32IMC / RV32IMAC builds of the hifive1 image;
+#: RV32EC is the ch32v003 image (its own memory map and HAL; 16 registers)
+MARCHES = {"rv32imc": ("hifive1", "-march=rv32imc"), "rv32imac": ("hifive1", ""),
+           "rv32ec": ("ch32v003", "")}
 
 
 def _merged_pages(segments, page: int = 0x1000) -> list:
@@ -101,7 +105,8 @@ class RV32:
 
 class UnicornRV32Backend(UnicornBackend):
     """``unicorn-rv32``: the hifive1 firmware built for ``march`` (``rv32imc``, default, or
-    ``rv32imac``) with its functions called in unicorn; instruction counts, core only."""
+    ``rv32imac``), or ``unicorn-rv32ec`` (``march="rv32ec"``): the ch32v003 firmware, with its
+    functions called in unicorn; instruction counts, core only."""
 
     name = "unicorn-rv32"
     profile = "hifive1"
@@ -116,7 +121,10 @@ class UnicornRV32Backend(UnicornBackend):
         if march not in MARCHES:
             raise DeviceError(f"march={march!r} is not one of {', '.join(MARCHES)}")
         self.march = march
-        self.make_vars = {"EXTRA_CFLAGS": MARCHES[march]} if MARCHES[march] else None
+        self.target, flags = MARCHES[march]
+        self.profile = self.target
+        self.name = "unicorn-rv32ec" if march == "rv32ec" else "unicorn-rv32"
+        self.make_vars = {"EXTRA_CFLAGS": flags} if flags else None
         self.cost_method = (f"unicorn per-call instruction count of <name>_stream_compute and "
                             f"the model kernel ({march.upper()} ELF, core only: no caches, "
                             f"flash wait states or bus)")

@@ -16,7 +16,7 @@ from .conftest import model_of
 
 def test_profiles_are_sourced_and_consistent():
     assert set(PROFILES) == {"cortex-m4f", "cortex-m3", "avr", "host", "mps2-an386",
-                             "mps2-an385", "nucleo-f4", "arduino-uno", "hifive1"}
+                             "mps2-an385", "nucleo-f4", "arduino-uno", "hifive1", "ch32v003"}
     for p in PROFILES.values():
         assert p.source and p.clock_hz > 0 and p.active_power_w > p.sleep_power_w > 0
     assert PROFILES["avr"].unit == "cycles" and PROFILES["host"].estimated_power

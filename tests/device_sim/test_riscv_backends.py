@@ -1,5 +1,6 @@
-"""The RISC-V backends: ``qemu-hifive1`` (the hifive1 image on QEMU sifive_e, minstret) and
-``unicorn-rv32`` (the RV32IMC / RV32IMAC build's functions in unicorn, core only) against the
+"""The RISC-V backends: ``qemu-hifive1`` (the hifive1 image on QEMU sifive_e, minstret),
+``unicorn-rv32`` (the RV32IMC / RV32IMAC build's functions in unicorn, core only) and
+``unicorn-rv32ec`` (the ch32v003 image: RV32EC, no M extension) against the
 Python reference on an excerpt of the real Air Quality recording, and against each other: two
 emulators counting the same instructions. The unicorn RV32 counter itself is checked on
 hand-written code whose executed-instruction count is known by construction."""
@@ -45,7 +46,7 @@ def run(spec, bundle, recs, numeric, tmp_path, **kw):
     return res
 
 
-@pytest.mark.parametrize("spec", ["qemu-hifive1", "unicorn-rv32"])
+@pytest.mark.parametrize("spec", ["qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec"])
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 def test_matches_the_reference_on_air_quality(air, excerpt, spec, numeric, tmp_path):
     need(spec)
@@ -82,6 +83,16 @@ def test_rv32imc_and_rv32imac_builds_cost_the_same_instructions(air, excerpt, tm
     imac = run("unicorn-rv32", air[0], excerpt, "q15", tmp_path, march="rv32imac")
     assert [(r.extractors, r.model) for r in imc.records] == \
         [(r.extractors, r.model) for r in imac.records]
+
+
+def test_rv32ec_pays_for_the_missing_multiplier(air, excerpt, tmp_path):
+    """The CH32V003's RV32EC core has no M extension: its Q15 model multiplies through libgcc's
+    __mulsi3 and retires several times the RV32IMC build's instructions, on the same data."""
+    need("unicorn-rv32")
+    ec = run("unicorn-rv32ec", air[0], excerpt, "q15", tmp_path)
+    imc = run("unicorn-rv32", air[0], excerpt, "q15", tmp_path)
+    assert [r.window for r in ec.records] == [r.window for r in imc.records]
+    assert min(r.model for r in ec.records) > 3 * max(r.model for r in imc.records)
 
 
 def test_simulate_cli_says_core_only_and_gives_per_extractor_counts(air, excerpt, tmp_path):

@@ -191,3 +191,72 @@ def test_flash_runs_jlink_commander_with_a_load_and_reset_script(firmware, aq_bu
     assert plan.tool == "jlink"
     assert args.split()[:4] == ["-device", "FE310", "-if", "JTAG"]
     assert script == [f"loadfile {built.out / 'firmware.hex'}", "rnh", "exit"]
+
+
+# -- ch32v003 (RV32EC, 2 KB SRAM, 16 KB flash): built and fit-checked; no emulator runs it ------
+def test_ch32v003_image_is_rv32e_without_m_inside_16_kb_flash_and_2_kb_ram(firmware,
+                                                                            aq_bundle):
+    pytest.importorskip("elftools")
+    import subprocess
+
+    built = firmware(aq_bundle, "ch32v003", "q15")
+    (cls, machine, flags, entry), loads = _segments(built.out / "firmware.elf")
+    assert (cls, machine, entry) == (32, "EM_RISCV", 0)      # the core starts at 0x0
+    assert flags & 0x8 and flags & 0x1                       # EF_RISCV_RVE, RVC
+    for vaddr, paddr, filesz, memsz in loads:
+        assert (vaddr + memsz <= 16 * 1024) or \
+            (0x20000000 <= vaddr and vaddr + memsz <= 0x20000000 + 2048)
+    dump = subprocess.run(["riscv64-unknown-elf-objdump", "-d", str(built.out / "firmware.elf")],
+                          capture_output=True, text=True, check=True).stdout
+    # no M extension on the QingKe V2A: multiplies are libgcc calls, registers x16+ unused
+    assert "<__mulsi3>:" in dump
+    assert not [ln for ln in dump.splitlines() if "\tmul" in ln or "\tdiv" in ln]
+    assert not any(f"a{i}" in ln.split("\t")[-1].split("#")[0].replace(",", " ").split()
+                   for ln in dump.splitlines() if ln.count("\t") >= 3 for i in (6, 7))
+    fp = footprint(built.out)
+    assert fp["flash_bytes"] <= 16 * 1024 and fp["ram_bytes"] + 256 <= 2048
+    assert json_run(built.out) == []                  # firmware.json: nothing runs it here
+
+
+def json_run(out):
+    import json
+
+    return json.loads((out / "firmware.json").read_text())["run"]
+
+
+def test_ch32v003_fit_check_shows_which_designs_fit_its_2_kb_of_ram(tmp_path):
+    """Windows of 160 samples of 3 channels: 1920 bytes of float32 samples do not fit the
+    part's 2 KB of SRAM (one line naming the bytes needed and the part's); as Q15 samples (960
+    bytes) the same design fits."""
+    from click.testing import CliRunner
+
+    from sensorbudget.cli import main
+    from tests.fixtures import sensor_spec, sensors_toml, write_stream
+
+    need_tools("make")
+    (tmp_path / "s.toml").write_text(sensors_toml(sensor_spec(window=160, hop=40)))
+    rec = write_stream(tmp_path / "rec.csv", n=1200)
+    run = CliRunner().invoke
+    result = run(main, ["train", str(rec), "--sensors", str(tmp_path / "s.toml"), "--budget",
+                        "3", "-o", str(tmp_path / "b")])
+    assert result.exit_code == 0, result.output
+    result = run(main, ["firmware", str(tmp_path / "b"), "--target", "ch32v003", "-o",
+                        str(tmp_path / "f32"), "--build"])
+    assert result.exit_code == 2, result.output
+    line = result.output.strip().splitlines()[-1]
+    assert line.startswith("Error: the firmware needs ") and "bytes of RAM" in line
+    assert "ch32v003 (CH32V003) has 2048" in line and "Traceback" not in result.output
+    result = run(main, ["firmware", str(tmp_path / "b"), "--target", "ch32v003", "--numeric",
+                        "q15", "-o", str(tmp_path / "q15"), "--build"])
+    assert result.exit_code == 0, result.output
+    fp = footprint(tmp_path / "q15")
+    assert fp["ram_bytes"] + 256 <= 2048 and fp["ram_bytes"] > 160 * 3 * 2
+
+
+def test_ch32v003_flash_says_which_tools_write_it(firmware, aq_bundle):
+    from firmware_gen import FirmwareGenError
+    from firmware_gen.flash import flash_plan
+
+    built = firmware(aq_bundle, "ch32v003", "q15")
+    with pytest.raises(FirmwareGenError, match=r"firmware\.bin.*0x08000000.*WCH-LinkE"):
+        flash_plan(built.out)
