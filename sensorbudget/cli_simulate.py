@@ -53,8 +53,8 @@ class RateType(click.ParamType):
 @click.option("--backend", type=BackendType(), default="python", show_default=True,
               help="python, host, qemu-m4f, qemu-m3, qemu-nucleo-f4, unicorn-m4f, simavr, "
                    "qemu-hifive1, unicorn-rv32 (RV32IMC, core only), unicorn-rv32ec (the "
-                   "ch32v003 image, core only), serial:URL (a board: /dev/ttyACM0, socket://...), or best (the most "
-                   "informative one available here).")
+                   "ch32v003 image, core only), serial:URL (a board: /dev/ttyACM0, "
+                   "socket://...), or best (the most informative one available here).")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic of the model on the device.")
 @click.option("--rate", type=RateType(), default=None,

@@ -43,8 +43,8 @@ from .unicorn import UnicornBackend
 from .unicorn_rv32 import UnicornRV32Backend
 
 __all__ = ["BACKENDS", "Backend", "ProtocolBackend", "PythonBackend", "SerialBackend",
-           "FirmwareBackend", "UnicornBackend", "UnicornRV32Backend", "make_backend", "available_backends",
-           "best_backend"]
+           "FirmwareBackend", "UnicornBackend", "UnicornRV32Backend", "make_backend",
+           "available_backends", "best_backend"]
 
 BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f", "simavr",
             "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec", "serial:URL")
