@@ -13,8 +13,9 @@ the counts are the instructions retired, what ``minstret`` counts on the chip an
 
 These are **core only** figures: instructions of the RV32 core, no caches, flash wait states,
 bus or peripherals (an ESP32-C3 runs from a flash cache at 160 MHz; its cycles per instruction
-are not modelled). The report turns instructions into time with the hifive1 profile (one cycle
-per instruction at its clock); the instruction counts are the portable figure.
+are not modelled). The report turns instructions into time with the profile of the image's
+target (hifive1 or ch32v003: one cycle per instruction at its clock); the instruction counts are
+the portable figure.
 """
 
 from __future__ import annotations
@@ -45,8 +46,8 @@ def _merged_pages(segments, page: int = 0x1000) -> list:
 
 
 class RV32:
-    """A unicorn RV32 core holding an ELF's PT_LOAD segments (each in a mapping of its own) and
-    a separate stack/scratch region; :meth:`call` runs one function and counts its
+    """A unicorn RV32 core holding an ELF's PT_LOAD segments (in page-aligned mappings) and a
+    separate stack/scratch region; :meth:`call` runs one function and counts its
     instructions."""
 
     def __init__(self, elf_path) -> None:
