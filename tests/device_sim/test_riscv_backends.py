@@ -75,6 +75,16 @@ def test_unicorn_counts_what_qemu_minstret_counts(air, excerpt, numeric, tmp_pat
     assert 0 <= diff[0, 0] <= 10 and 0 <= diff[0, 1] <= 10
 
 
+def test_qemu_hifive1_counts_are_the_same_in_every_run(air, excerpt, tmp_path):
+    """minstret under -icount depends on the instructions only, not on host timing: two runs
+    (each a fresh QEMU, over the semihosting link) give the same count for every window."""
+    need("qemu-hifive1")
+    a = run("qemu-hifive1", air[0], excerpt, "float32", tmp_path / "a")
+    b = run("qemu-hifive1", air[0], excerpt, "float32", tmp_path / "b")
+    assert [(r.extractors, r.model) for r in a.records] == \
+        [(r.extractors, r.model) for r in b.records]
+
+
 def test_rv32imc_and_rv32imac_builds_cost_the_same_instructions(air, excerpt, tmp_path):
     """The A extension is never used by the firmware: the ESP32-C3-class RV32IMC build retires
     the same instructions as the FE310's RV32IMAC build."""
