@@ -150,7 +150,7 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
     """
     path = Path(sensors_toml)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")     # no newline translation: kept as is
         data = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise DeviceError(f"{str(path)!r} is not valid TOML: {exc}") from None

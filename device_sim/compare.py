@@ -53,7 +53,7 @@ def load_side(path) -> dict:
 
 def _acc(report: dict, who: str):
     acc = ((report.get("accuracy") or {}).get(who)) or {}
-    for key in ("accuracy", "hamming_accuracy", "rmse"):
+    for key in ("hamming_accuracy", "accuracy", "rmse"):   # multi-label: Hamming, as before
         value = acc.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             return f"{key} {value:.4g}"

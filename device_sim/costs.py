@@ -7,9 +7,11 @@ Per prediction (one window, one model evaluation):
   counts are converted with ``cpi`` cycles per instruction (1.0 assumed: Cortex-M3/M4 execute most
   data-processing instructions in one cycle; loads, branches and divides take longer, so this is
   a lower bound and labelled as such). Energy = active power x time.
-- sensors: ``energy_per_prediction_j`` of the required sensors (bundle, from ``sensors.toml``:
-  readings per prediction x energy per reading); read time = readings x ``read_time_s`` when the
-  sensor gives one (sensors read in parallel: the longest counts).
+- sensors: energy and read time per prediction of the required sensors, min(window, hop)
+  readings x ``energy_per_reading_j`` and x ``read_time_s``
+  (:func:`trainer.sensing.sensor_budget.per_prediction`, the definition the selection budgets
+  and ``model.json`` use; docs/device_costs.md); ``sensor_overrun`` compares the longest single
+  reading with the sample period.
 - latency = compute time from the newest sample to the prediction (sensor reads overlap the
   previous period); a deadline miss is a latency above the prediction period (hop / sample
   rate). ``sensor_overrun`` flags a sensor whose read time exceeds the sample period.
@@ -248,20 +250,28 @@ def estimate_costs(model, profile: TargetProfile) -> dict:
 
 
 def sensor_costs(meta: dict) -> dict:
-    """{"energy_j", "read_time_s", "per_sensor"} per prediction of the bundle's required sensors."""
+    """{"energy_j", "time_s", "read_time_s", "per_sensor"} per prediction of the bundle's
+    required sensors: energy and time from :func:`trainer.sensing.sensor_budget.per_prediction`
+    (min(window, hop) readings each; the selection budgets' definition), summed over the
+    sensors; ``read_time_s`` the longest single reading (for ``sensor_overrun``)."""
+    from trainer.sensing.sensor_budget import per_prediction
+
     by_name = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
-    readings = min(int(meta.get("window", 1)), int(meta.get("hop", 1)))
-    per_sensor, energy, read_time = {}, 0.0, 0.0
+    window = int(meta.get("window", 1))
+    per_sensor, energy, time, read_time = {}, 0.0, 0.0, 0.0
     for name in meta.get("required_sensors", []):
         s = by_name.get(name, {})
-        e = float(s.get("energy_per_prediction_j",
-                        s.get("energy_per_reading_j", 0.0) * readings))
+        cost = per_prediction(s, window, meta.get("hop", window))
         rt = s.get("read_time_s")
-        per_sensor[name] = {"energy_j": e, "read_time_s": None if rt is None else float(rt)}
-        energy += e
+        per_sensor[name] = {"energy_j": cost["energy"], "time_s": cost["time"],
+                            "readings": cost["readings"],
+                            "read_time_s": None if rt is None else float(rt)}
+        energy += cost["energy"]
+        time += cost["time"]
         if rt is not None:
             read_time = max(read_time, float(rt))
-    return {"energy_j": energy, "read_time_s": read_time, "per_sensor": per_sensor}
+    return {"energy_j": energy, "time_s": time, "read_time_s": read_time,
+            "per_sensor": per_sensor}
 
 
 def stats3(values) -> dict | None:
@@ -288,6 +298,7 @@ def energy_budget(*, compute_units: list, unit: str, profile: TargetProfile, sen
     return {"compute_time_s": stats3(times), "latency_s": stats3(times),
             "deadline_s": period_s, "deadline_misses": misses,
             "sensor_read_time_s": sensors["read_time_s"],
+            "sensor_time_per_prediction_s": sensors.get("time_s", 0.0),
             "sensor_overrun": sensors["read_time_s"] > sample_period_s * (1 + 1e-9)
             if sample_period_s else False,
             "energy_per_prediction_j": {"sensors": sensors["energy_j"], "compute": e_compute,

@@ -134,12 +134,26 @@ class ReferenceModel:
             return np.asarray(S, dtype=np.float64)
         return dequantize_scores(self.fixed, S)
 
+    def thresholds(self) -> np.ndarray | None:
+        """Multi-label: the bundle's label thresholds in the units of the scores (float32, or
+        floor(threshold 2^G) for fixed-point scores, as the C ``decide``); else None."""
+        if self.meta["task"] != "multilabel":
+            return None
+        from export.c_decisions import integer_thresholds
+        from trainer.bundle.decision import thresholds
+
+        values = thresholds(self.meta)
+        if self.fixed is None:
+            return values.astype(F32)
+        return np.asarray(integer_thresholds(values, self.fixed), dtype=np.int64)
+
     def labels(self, S) -> np.ndarray:
-        """The task's prediction from scores: class index, 0/1 labels or the scores."""
-        S = np.asarray(S)
+        """The task's decision from scores (:func:`trainer.bundle.decision.decide_scores`, the
+        one rule): class index, 0/1 labels (score > the bundle's threshold, in the scores'
+        units) or the scores."""
+        from trainer.bundle.decision import decide_scores
+
         task = self.meta["task"]
-        if task == "multiclass":
-            return np.argmax(S, axis=1)
-        if task == "multilabel":
-            return (S > 0).astype(int)
-        return self.real_scores(S)
+        if task == "regression":
+            return self.real_scores(S)
+        return decide_scores(np.asarray(S), task, self.thresholds())

@@ -9,7 +9,11 @@ the same float32 samples with :class:`~device_sim.reference.ReferenceModel`.
 
 Samples go out in chunks that end where a window completes (so STATS after the chunk is the cost
 of exactly that prediction), at most one request's worth, or one sample per request when a replay
-``rate`` paces them in (simulated) real time.
+``rate`` paces them in (simulated) real time. The backend keeps up to its ``in_flight`` requests
+on the link at once (:meth:`~device_sim.backends.base.Backend.exchange`, :meth:`~device_sim.link.
+Link.pipeline`), so the replay runs at the device's speed rather than one round trip per
+request; a request overtaken by a later one (its frame lost) is recovered like a lost one below,
+without counting as a loss.
 
 Accounting: every reference window ends as ``delivered`` (its PUSH answered at the first
 attempt), ``retried`` (answered after link retransmissions, or recomputed after a recovery) or

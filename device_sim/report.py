@@ -63,19 +63,29 @@ def ground_truth(rec, meta: dict, end_sample: int):
 
 
 def _accuracy(model, task: str, scores: list, truth: list) -> dict | None:
+    """The measures of :func:`trainer.evaluation.metrics.task_scores` on the answered windows
+    with a known target; decisions by :meth:`~device_sim.reference.Reference.labels` (the one
+    rule, the bundle's thresholds in the scores' units: what the device's ``decide`` gives)."""
+    from trainer.bundle.decision import describe
+    from trainer.evaluation.metrics import task_scores
+
     pairs = [(s, y) for s, y in zip(scores, truth) if s is not None and y is not None
              and not np.isnan(y).any()]
     if not pairs:
         return None
-    S = model.real_scores(np.array([p[0] for p in pairs]))
-    Y = np.array([p[1] for p in pairs])
-    if task == "multiclass":
-        return {"accuracy": float(np.mean(S.argmax(axis=1) == Y.argmax(axis=1))), "n": len(pairs)}
+    raw = np.array([np.asarray(p[0]).reshape(-1) for p in pairs])
+    S, Y = model.real_scores(raw), np.array([p[1] for p in pairs])
+    if task == "regression":
+        rmse = np.sqrt(np.mean((S - Y) ** 2, axis=0))
+        return {"rmse": float(rmse.mean()), "rmse_per_target": rmse.tolist(),
+                "mae": float(np.mean(np.abs(S - Y))), "n": len(pairs)}
+    values = task_scores(task, Y > 0.5, S, model.labels(raw))
+    out = {"decisions": describe(model.meta), **values, "n": len(pairs)}
     if task == "multilabel":
-        return {"hamming_accuracy": float(np.mean((S > 0) == (Y > 0.5))), "n": len(pairs)}
-    rmse = np.sqrt(np.mean((S - Y) ** 2, axis=0))
-    return {"rmse": float(rmse.mean()), "rmse_per_target": rmse.tolist(),
-            "mae": float(np.mean(np.abs(S - Y))), "n": len(pairs)}
+        out["hamming_accuracy"] = 1.0 - values["hamming_loss"]
+    else:
+        out["classes"] = list(model.meta.get("classes") or model.meta["targets"])
+    return out
 
 
 def accuracy(result, model, recordings) -> dict:
@@ -259,8 +269,7 @@ def summary_markdown(report: dict) -> str:
               f" battery life {_fmt(e['battery_life_days'])} days on {_fmt(e['battery_wh'])} Wh"]
     acc = report.get("accuracy") or {}
     if acc.get("device"):
-        lines += ["", "## Accuracy", "", f"- device: {_fmt_acc(acc['device'])}",
-                  f"- reference: {_fmt_acc(acc.get('reference'))}"]
+        lines += _accuracy_lines(acc)
     link = report.get("link") or {}
     if link:
         lines += ["", "## Link", "", ", ".join(f"{k} {v}" for k, v in link.items())]
@@ -291,7 +300,25 @@ def _breakdown(c: dict) -> list:
 def _fmt_acc(acc) -> str:
     if not acc:
         return "-"
-    return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items() if not isinstance(v, list))
+    return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items()
+                     if not isinstance(v, (list, str)))
+
+
+def _accuracy_lines(acc: dict) -> list:
+    """The accuracy section: what is scored, device and reference, and the device's confusion
+    matrix (multi-class)."""
+    from trainer.evaluation.metrics import confusion_lines
+
+    device = acc["device"]
+    lines = ["", "## Accuracy", ""]
+    if device.get("decisions"):
+        lines += [f"Against the recordings' targets; {device['decisions']}.", ""]
+    lines += [f"- device: {_fmt_acc(device)}", f"- reference: {_fmt_acc(acc.get('reference'))}"]
+    if device.get("confusion") is not None:
+        lines += ["", "Confusion matrix of the device's decisions (rows: true class, "
+                  "columns: decided class):", "", "```",
+                  *confusion_lines(device["confusion"], device["classes"]), "```"]
+    return lines
 
 
 def write_report(out_dir, report: dict, result=None, model=None) -> Path:

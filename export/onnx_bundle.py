@@ -2,12 +2,20 @@
 
 Graph input ``features`` (n x d, float32 or float64): with ``inputs="all"`` the full candidate
 feature vector (the graph gathers the selected columns), with ``inputs="selected"`` only the k
-selected features in selection order (what a device computes). Outputs: ``scores`` (n x t), for
-multi-label also ``labels`` (int64 n x t, score > 0), for multi-class also ``label`` (int64 n,
-argmax index). A multi-label bundle with calibrated thresholds (``decision`` in model.json) adds
-``decisions`` (int64 n x t, score > the label's threshold) and, with Platt coefficients,
-``probabilities`` (n x t, 1 / (1 + exp(-(a score + b))). Metadata (``metadata_props``, JSON strings) says which extractors, with which
-parameters, and which sensors produce the inputs; :func:`describe_onnx` prints it.
+selected features in selection order (what a device computes). The first output is the
+decision, the one rule of :func:`trainer.bundle.decision.decide_scores` (what ``predict``,
+``simulate`` and the C ``decide`` give); the raw scores follow, by name:
+
+- regression: ``scores`` (n x t): the prediction is the score;
+- multi-label: ``decisions`` (int64 n x t: score > the label's calibrated threshold from the
+  bundle's ``decision`` entry, 0 without one), ``scores`` (n x t) and, with Platt
+  coefficients, ``probabilities`` (n x t, 1 / (1 + exp(-(a score + b))));
+- multi-class (and binary): ``label`` (int64 n, the index into ``classes`` of the largest
+  score, the first on ties), ``scores`` (n x classes).
+
+Metadata (``metadata_props``, JSON strings) says which extractors, with which parameters, and
+which sensors produce the inputs, and ``decision`` which output to use and what it means;
+:func:`describe_onnx` prints it.
 """
 
 from __future__ import annotations
@@ -31,39 +39,40 @@ MIN_OPSET = 13
 DTYPES = {"float32": (np.float32, TensorProto.FLOAT), "float64": (np.float64, TensorProto.DOUBLE)}
 INPUTS = ("all", "selected")
 METADATA_KEYS = ("task", "inputs", "input_features", "selected_features", "required_extractors",
-                 "required_sensors", "required_transforms", "targets", "classes", "costs", "bundle_sha256",
-                 "sensorbudget_version")
+                 "required_sensors", "required_transforms", "targets", "classes", "costs",
+                 "decision", "bundle_sha256", "sensorbudget_version")
 
 
 
 def output_names(task: str, meta: dict | None = None) -> list:
-    """Graph output names for a task, in order; a multi-label bundle with calibrated
-    thresholds (``meta["decision"]``) adds ``decisions`` and, with Platt coefficients,
-    ``probabilities``."""
-    names = {"regression": ["scores"], "multilabel": ["scores", "labels"],
-             "multiclass": ["scores", "label"]}[task]
+    """Graph output names for a task, in order: the decision first (``decisions`` or
+    ``label``; a regression's ``scores``), then the raw ``scores``, then, for a multi-label
+    bundle with Platt coefficients (``meta["decision"]["platt"]``), ``probabilities``."""
+    names = {"regression": ["scores"], "multilabel": ["decisions", "scores"],
+             "multiclass": ["label", "scores"]}[task]
     entry = (meta or {}).get("decision") if task == "multilabel" else None
-    if entry:
-        names = names + ["decisions"] + (["probabilities"] if entry.get("platt") else [])
+    if entry and entry.get("platt"):
+        names = names + ["probabilities"]
     return names
 
 
-def decision_nodes(meta: dict, dtype) -> tuple:
-    """Initializers and nodes of the calibrated outputs: ``decisions`` = Cast(Greater(scores,
-    thresholds), INT64) and ``probabilities`` = Sigmoid(scores * a + b) (Platt), the
-    thresholds and coefficients cast to the input's float type (thresholds rounded so that
-    ``score > threshold`` decides in that type as numpy does on the same cast values)."""
-    entry = meta["decision"]
-    inits = [("thresholds", finite_in(entry["thresholds"], dtype, "threshold"))]
-    nodes = [("Greater", ["scores", "thresholds"], ["above_threshold"], {}),
-             ("Cast", ["above_threshold"], ["decisions"], {"to": TensorProto.INT64})]
-    if entry.get("platt"):
-        ab = np.asarray(entry["platt"], dtype=np.float64)
-        inits += [("platt_a", finite_in(ab[:, 0], dtype, "Platt slope")),
-                  ("platt_b", finite_in(ab[:, 1], dtype, "Platt offset"))]
-        nodes += [("Mul", ["scores", "platt_a"], ["platt_scaled"], {}),
-                  ("Add", ["platt_scaled", "platt_b"], ["platt_logit"], {}),
-                  ("Sigmoid", ["platt_logit"], ["probabilities"], {})]
+def decision_text(meta: dict) -> str:
+    """Which output is the decision and what it is (the ONNX metadata ``decision``)."""
+    from trainer.bundle.decision import describe
+
+    first = output_names(meta["task"], meta)[0]
+    return f"output {first!r}: {describe(meta)}"
+
+
+def platt_nodes(meta: dict, dtype) -> tuple:
+    """Initializers and nodes of ``probabilities`` = Sigmoid(scores * a + b) (Platt), the
+    coefficients cast to the input's float type."""
+    ab = np.asarray(meta["decision"]["platt"], dtype=np.float64)
+    inits = [("platt_a", finite_in(ab[:, 0], dtype, "Platt slope")),
+             ("platt_b", finite_in(ab[:, 1], dtype, "Platt offset"))]
+    nodes = [("Mul", ["scores", "platt_a"], ["platt_scaled"], {}),
+             ("Add", ["platt_scaled", "platt_b"], ["platt_logit"], {}),
+             ("Sigmoid", ["platt_logit"], ["probabilities"], {})]
     return inits, nodes
 
 
@@ -88,7 +97,8 @@ def onnx_metadata(bundle, inputs: str = "all") -> dict:
         "required_extractors": extractors, "required_sensors": sensors,
         "required_transforms": meta.get("required_transforms"),
         "targets": list(meta["targets"]), "classes": meta.get("classes"),
-        "costs": costs(meta), "bundle_sha256": bundle.bundle_sha256(),
+        "costs": costs(meta), "decision": decision_text(meta),
+        "bundle_sha256": bundle.bundle_sha256(),
         "sensorbudget_version": package_version(),
     }
     return {k: json.dumps(v, sort_keys=True, ensure_ascii=False) for k, v in values.items()
@@ -115,23 +125,27 @@ def bundle_to_onnx(bundle, *, inputs: str = "all", dtype: str = "float32",
     task, k, t = meta["task"], len(meta["selected"]), len(meta["targets"])
     n_inputs = len(meta["features"]) if inputs == "all" else k
     selected = meta["selected_index"] if inputs == "all" else range(k)
-    names = dict(zip(output_names(task), output_names(task)))
+    names = {name: name for name in output_names(task)}
+    thresholds = None
+    if task == "multilabel" and meta.get("decision"):
+        thresholds = meta["decision"]["thresholds"]
     inits, nodes = linear_nodes(INPUT_NAME, names, selected=list(selected), W=arrays["W"],
                                 b=arrays["b"], n_inputs=n_inputs, dtype=np_dtype, task=task,
-                                sequential=True)
-    graph_outputs = [helper.make_tensor_value_info("scores", proto, ["N", t])]
+                                sequential=True, thresholds=thresholds)
+    score_info = helper.make_tensor_value_info("scores", proto, ["N", t])
     if task == "multilabel":
-        graph_outputs.append(helper.make_tensor_value_info("labels", TensorProto.INT64, ["N", t]))
-        if meta.get("decision"):
-            more_inits, more_nodes = decision_nodes(meta, np_dtype)
+        graph_outputs = [helper.make_tensor_value_info("decisions", TensorProto.INT64,
+                                                       ["N", t]), score_info]
+        if (meta.get("decision") or {}).get("platt"):
+            more_inits, more_nodes = platt_nodes(meta, np_dtype)
             inits, nodes = inits + more_inits, nodes + more_nodes
-            graph_outputs.append(helper.make_tensor_value_info("decisions", TensorProto.INT64,
+            graph_outputs.append(helper.make_tensor_value_info("probabilities", proto,
                                                                ["N", t]))
-            if meta["decision"].get("platt"):
-                graph_outputs.append(helper.make_tensor_value_info("probabilities", proto,
-                                                                   ["N", t]))
     elif task == "multiclass":
-        graph_outputs.append(helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]))
+        graph_outputs = [helper.make_tensor_value_info("label", TensorProto.INT64, ["N"]),
+                         score_info]
+    else:
+        graph_outputs = [score_info]
     graph = helper.make_graph(
         [helper.make_node(op, ins, outs, name=f"{op}_{i}", **attrs)
          for i, (op, ins, outs, attrs) in enumerate(nodes)],
@@ -239,6 +253,8 @@ def describe_onnx(path) -> str:
               + (" ..." if len(md.get("input_features", [])) > 20 else ""),
               f"selected features ({len(md.get('selected_features', []))}): "
               + ", ".join(md.get("selected_features", []))]
+    if isinstance(md.get("decision"), str):
+        lines.append(f"decision: {md['decision']}")
     exts = md.get("required_extractors", [])
     lines.append(f"required extractors ({len(exts)}):")
     for e in exts:

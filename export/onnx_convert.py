@@ -7,14 +7,15 @@ The graph is built by :func:`linear_nodes`, which the bundle exporter
 
 ``Gather(X, selected, axis=1)`` (left out when the input already is the selected features) ->
 ``MatMul(weights)`` -> ``Add(intercepts)`` = ``scores`` (n x t, the input's float type), then
-for multi-label ``Cast(Greater(scores, 0), INT64)`` = ``labels`` (n x t) and for multi-class
-``ArgMax(scores, axis=1)`` (first index on ties), mapped through ``classes_`` by ``Gather`` =
-``label`` (n,).
+the decision of :func:`trainer.bundle.decision.decide_scores`: for multi-label
+``Cast(Greater(scores, thresholds), INT64)`` (n x t; the estimator's ``thresholds_`` or the
+bundle's calibrated thresholds, 0 without them) and for multi-class ``ArgMax(scores, axis=1)``
+(first index on ties), mapped through ``classes_`` by ``Gather`` = ``label`` (n,).
 
 Outputs: a GreedyRLS gives one output, ``scores`` (n x t; (n, 1) for a 1-D y, as skl2onnx does
-for regressors). A GreedyRLSClassifier gives ``labels``/``label`` first and ``scores`` second
-(skl2onnx's label-then-scores order; the scores are the raw regression scores of every
-label/class, for a binary problem both columns). The converters convert the predictor: a
+for regressors). A GreedyRLSClassifier gives the decision first (``labels``: what ``predict``
+returns) and ``scores`` second (skl2onnx's label-then-scores order; the scores are the raw
+regression scores of every label/class, for a binary problem both columns). The converters convert the predictor: a
 GreedyRLS used as a feature-selecting transformer in the middle of a Pipeline is not supported.
 """
 
@@ -88,7 +89,7 @@ def _sequential_sum(input_name, scores, sel, W, b, dtype, unique):
 
 
 def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, classes=None,
-                 unique=lambda s: s, sequential=False):
+                 unique=lambda s: s, sequential=False, thresholds=None):
     """Initializers and nodes of the sparse linear model, independent of the graph builder.
 
     Parameters
@@ -96,7 +97,7 @@ def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, 
     input_name : str
         Graph name of the (n x n_inputs) float input.
     outputs : dict
-        Graph names: ``scores``, plus ``labels`` (multilabel) or ``label`` (multiclass).
+        Graph names: ``scores``, plus ``decisions`` (multilabel) or ``label`` (multiclass).
     selected : sequence of int
         Input columns used, in the row order of ``W``.
     dtype : numpy float dtype of the input; weights are cast to it.
@@ -104,6 +105,9 @@ def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, 
         Multi-class label values (``label`` = classes[argmax]); None gives the index.
     unique : callable
         Maps a suggested intermediate name to a unique one.
+    thresholds : sequence of float or None
+        Multi-label: label j is on when scores[:, j] > thresholds[j] (cast to ``dtype``; None:
+        0 for every label).
     sequential : bool
         Unroll the weighted sum into the bundle's reference order (``acc = b``; then for each
         selected feature i in order ``acc = acc + x_i * W_i``, each a separately rounded Mul and
@@ -128,10 +132,11 @@ def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, 
         inits += [(w, np.asarray(W, dtype=dtype)), (bias, np.asarray(b, dtype=dtype))]
         nodes += [("MatMul", [x, w], [mm], {}), ("Add", [mm, bias], [outputs["scores"]], {})]
     if task == "multilabel":
-        zero, positive = unique("zero"), unique("positive")
-        inits.append((zero, np.zeros((), dtype=dtype)))
-        nodes += [("Greater", [outputs["scores"], zero], [positive], {}),
-                  ("Cast", [positive], [outputs["labels"]], {"to": TensorProto.INT64})]
+        th, above = unique("thresholds"), unique("above_threshold")
+        values = np.zeros(W.shape[1]) if thresholds is None else thresholds
+        inits.append((th, finite_in(values, dtype, "threshold")))
+        nodes += [("Greater", [outputs["scores"], th], [above], {}),
+                  ("Cast", [above], [outputs["decisions"]], {"to": TensorProto.INT64})]
     elif task == "multiclass":
         target = outputs["label"] if classes is None else unique("class_index")
         nodes.append(("ArgMax", [outputs["scores"]], [target], {"axis": 1, "keepdims": 0}))
@@ -196,12 +201,13 @@ def _convert(scope, operator, container):
     task = _task(model)
     names = {"scores": operator.outputs[-1].full_name}
     if task != "regression":
-        names["labels" if task == "multilabel" else "label"] = operator.outputs[0].full_name
+        names["decisions" if task == "multilabel" else "label"] = operator.outputs[0].full_name
     inits, nodes = linear_nodes(
         operator.inputs[0].full_name, names, selected=model.selected_, W=model.coef_,
         b=model.intercept_, n_inputs=model.n_features_in_, dtype=dtype, task=task,
         classes=getattr(model, "classes_", None) if task == "multiclass" else None,
-        unique=scope.get_unique_variable_name)
+        unique=scope.get_unique_variable_name,
+        thresholds=getattr(model, "thresholds_", None) if task == "multilabel" else None)
     for name, value in inits:
         if value.dtype == object:
             container.add_initializer(name, TensorProto.STRING, list(value.shape),

@@ -30,6 +30,7 @@ from export.errors import ExportError
 from trainer.version import package_version
 
 from . import library_build, library_decide
+from .bounds import stated_stream_bound
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
@@ -102,7 +103,7 @@ def _usage(name: str, plan) -> list:
     return lines
 
 
-def _macros(name: str, plan, header) -> list:
+def _macros(name: str, plan, header, stream_bound=None) -> list:
     N, P = name.upper(), model_prefix(name).upper()
     rows = [f"#define {N}_LIBRARY_FORMAT_VERSION {LIBRARY_FORMAT_VERSION}",
             f"#define {N}_N_CHANNELS {P}_N_CHANNELS  /* values per sample */",
@@ -127,10 +128,16 @@ def _macros(name: str, plan, header) -> list:
                  " * the training ranges. */",
                  f"#define {N}_SCORE_SCALE {cgen.c_float(2.0 ** -fx.score_frac_bits)}",
                  f"#define {N}_ERROR_BOUND {P}_{plan.numeric.upper()}_ERROR_BOUND"]
+    if stream_bound is not None:
+        rows += ["/* From samples (within +-full scale) whose float32 features lie in the",
+                 " * training ranges: |real score - float64 model| <= STREAM_ERROR_BOUND",
+                 " * (Q15 samples and integer extractors included; firmware_gen.bounds). */",
+                 f"#define {N}_STREAM_ERROR_BOUND {stream_bound:.1e}f"]
     return rows
 
 
-def api_header(name: str, plan, header, decision: dict | None = None) -> str:
+def api_header(name: str, plan, header, decision: dict | None = None,
+               stream_bound=None) -> str:
     """``<name>.h``: the library's API (C and C++); ``decision``: the bundle's entry, for the
     comment of ``<name>_decide`` (multi-label)."""
     N, p = name.upper(), model_prefix(name)
@@ -169,7 +176,7 @@ def api_header(name: str, plan, header, decision: dict | None = None) -> str:
         cgen.block_comment(_usage(name, plan)).rstrip("\n"),
         f"#ifndef {N}_H\n#define {N}_H\n\n#include <stdint.h>\n",
         "#ifdef __cplusplus\nextern \"C\" {\n#endif\n", f'#include "{p}_stream.h"\n',
-        *_macros(name, plan, header), "", *decls, "",
+        *_macros(name, plan, header, stream_bound), "", *decls, "",
         "#ifdef __cplusplus\n}\n#endif\n", f"#endif /* {N}_H */", ""])
 
 
@@ -274,7 +281,7 @@ def api_source(name: str, plan, header) -> str:
     return "\n".join(parts)
 
 
-def _manifest(name: str, plan, header, kernel: str, files) -> dict:
+def _manifest(name: str, plan, header, kernel: str, files, stream_bound=None) -> dict:
     fx = header.fixed
     return {
         "format": MANIFEST_FORMAT, "format_version": LIBRARY_FORMAT_VERSION,
@@ -287,6 +294,7 @@ def _manifest(name: str, plan, header, kernel: str, files) -> dict:
         "features": list(plan.features), "targets": list(plan.targets),
         "score_frac_bits": None if fx is None else fx.score_frac_bits,
         "error_bound": None if fx is None else header.error_bound,
+        "stream_error_bound": stream_bound,
         "sources": list(library_build.sources(name)), "files": sorted(files),
     }
 
@@ -333,13 +341,15 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
     except ExportError as exc:
         raise FirmwareGenError(f"cannot export the model: {exc}") from None
     kernel = choose_kernel(kernel, plan.k, plan.t)
-    src = {f"{name}.h": wrap_c(api_header(name, plan, header, bundle.meta.get("decision"))),
+    bound = stated_stream_bound(plan, header, bundle.W)
+    src = {f"{name}.h": wrap_c(api_header(name, plan, header, bundle.meta.get("decision"),
+                                          bound)),
            f"{name}.c": wrap_c(api_source(name, plan, header)),
            f"{prefix}.h": header.text, f"{prefix}_stream.h": stream_header(plan),
            f"{prefix}_stream.c": FP_CONTRACT_OFF + "\n" + stream_source(plan),
            f"{prefix}_kernel.h": kernel_header(plan, bundle, header, kernel)}
     files = {f"src/{fname}": text for fname, text in src.items()}
     files.update(library_build.build_files(name, plan, header))
-    manifest = _manifest(name, plan, header, kernel, [*files, MANIFEST])
+    manifest = _manifest(name, plan, header, kernel, [*files, MANIFEST], bound)
     files[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return Library(files=files, plan=plan, manifest=manifest, header=header)

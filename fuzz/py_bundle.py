@@ -6,7 +6,12 @@ and the device reference model.
 Input: a mode byte. Mode 0: raw ``model.json`` (length-prefixed) and raw ``weights.npz``; with
 bit 1 of the mode set, ``weights_sha256`` is patched to match when model.json is a JSON object,
 so the fuzzer gets past the hash check. Mode 2: structured mutations of a real bundle (any node
-of model.json, any array of weights.npz), hash patched.
+of model.json, any array of weights.npz), hash patched; then, by the input, a downgrade (no
+``content_sha256``, maybe ``format_version`` 1) or an integer literal of up to 6,000 digits.
+
+Postconditions (issue 33): a bundle without ``content_sha256`` never loads; instead of loading,
+the input may run ``upgrade_bundle`` (the user vouches for the folder), after which the bundle
+loads and holds the same model.json fields.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ with instrumented():
     from firmware_gen import generate_firmware
     from sensorbudget.cli import format_path
     from trainer.bundle import load_bundle, npz_bytes
-    from trainer.bundle.model import content_sha256
+    from trainer.bundle.model import CONTENT_KEY, content_sha256, upgrade_bundle
 
 _DIR = None
 BASES = []          # (meta, arrays) of the real bundles
@@ -78,8 +83,24 @@ def _structured(inp: Input) -> tuple:
     blob = _npz(arrays, raw) if raw or inp.int(0, 1) else npz_bytes(arrays)
     if isinstance(meta, dict):
         _patch_hashes(meta, blob)
+        if inp.int(0, 3) == 0:                               # the downgrade of issue 33
+            meta.pop(CONTENT_KEY, None)
+            meta["format_version"] = inp.pick([1, 2])
     text = json.dumps(meta, indent=2 if inp.int(0, 1) else None)   # NaN/inf allowed
+    if inp.int(0, 3) == 0:                                   # a huge integer literal
+        text = _long_integer(text, inp)
     return text.encode(), blob
+
+
+def _long_integer(text: str, inp: Input) -> str:
+    """``text`` with its first integer value after a key made ``digits`` long."""
+    digits = inp.pick([18, 19, 20, 400, 4300, 4301, 6000])
+    for key in ('"n_samples": ', '"window": ', '"step": ', '"budget": '):
+        at = text.find(key)
+        if at >= 0:
+            start = at + len(key)
+            return text[:start] + "7" * digits + ", \"was\": " + text[start:]
+    return text
 
 
 def _raw(inp: Input, patch: bool) -> tuple:
@@ -141,14 +162,29 @@ def test_one_input(data: bytes) -> None:
     path.mkdir(exist_ok=True)
     (path / "model.json").write_bytes(model)
     (path / "weights.npz").write_bytes(blob)
+    if inp.int(0, 7) == 0:
+        _upgrade(path)
+        return
     try:
         bundle = load_bundle(path)
     except expected_errors():
         return
+    assert CONTENT_KEY in bundle.meta, "a bundle without content_sha256 loaded"
     try:
         _consume(bundle, inp)
     except expected_errors():
         pass
+
+
+def _upgrade(path) -> None:
+    """``upgrade_bundle`` (the user vouches for the folder): refused with our errors, or the
+    bundle then loads with the same fields."""
+    try:
+        done = upgrade_bundle(path)
+    except expected_errors():
+        return
+    meta = load_bundle(path).meta
+    assert meta == done["meta"] and meta["format_version"] == 2
 
 
 def seeds() -> list:

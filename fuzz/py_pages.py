@@ -7,7 +7,8 @@ text; each behind a unique marker ``sbX<n>;``) into string fields: either into t
 (any string leaf, key or list entry) or into the run files (every string of ``results.json`` or
 ``report.json`` equal to a chosen one), then renders the page and checks it structurally with
 :func:`check_page`: only the known elements and attributes, exactly the four known scripts,
-the JSON blocks valid and free of ``<``, and every marker only in text or inside the JSON.
+the JSON blocks valid and free of ``<``, and every marker only in text or inside the JSON
+(:mod:`fuzz.page_check`, shared with the report's tests).
 
 Input: mode (data or files), a count of injections, then per injection a pick of the field and
 of the hostile fragment (or fuzzed text). plotly.js (4.8 MB, the same for every page) is
@@ -18,107 +19,21 @@ from __future__ import annotations
 
 import copy
 import json
-import re
 import shutil
-from html.parser import HTMLParser
 
 from fuzz._harness import Input, expected_errors, instrumented, run, scratch_dir
+from fuzz.page_check import HOSTILE, check_page, rename
 
 with instrumented():
     from device_sim.html import page as page_module
     from device_sim.html.page import render
     from device_sim.html.runs import collect
 
-#: Hostile fragments: each breaks out of one HTML, script, attribute or Plotly context.
-HOSTILE = (
-    '<img src=x onerror="document.documentElement.dataset.xss=1">',
-    "</script><script>document.documentElement.dataset.xss=2</script>",
-    "\"'><svg onload=\"document.documentElement.dataset.xss=3\">",
-    "</title></textarea></style><script>document.documentElement.dataset.xss=4</script>",
-    "<b>bold</b><br><a href=\"javascript:document.documentElement.dataset.xss=5\">link</a>",
-    "&amp;&lt;&#60;&#x3c; <!-- --> <![CDATA[ ]]>",
-    "\u2028\u2029 line separators",
-    "{{ 7*7 }}{% raw %}%{y}%{hovertext}",
-    "javascript:void(0)",
-    " x\" onmouseover=\"document.documentElement.dataset.xss=6\" y=\"",
-)
-ALLOWED_TAGS = frozenset("html head meta title style script body h1 h2 h3 h4 p b code div "
-                         "section table thead tbody tr th td span ul li select option label "
-                         "details summary dl dt dd footer".split())
-ALLOWED_ATTRS = frozenset("lang charset class id data-design data-key data-value value selected "
-                          "hidden type".split())
-MARKER = re.compile(r"sbX\d+;")
 #: Dicts of the report data keyed by user names (extractors, sensors).
 NAMED = ("per_extractor", "sensor_energy_j", "per_sensor")
 
 _DIR = None
-_BASE = None          # {"paths": [...], "files": {name: dict}}
-
-
-class _Scan(HTMLParser):
-    def __init__(self):
-        super().__init__(convert_charrefs=True)
-        self.problems, self.text, self.scripts, self.styles = [], [], [], []
-        self._script = None
-
-    def handle_starttag(self, tag, attrs):
-        if tag not in ALLOWED_TAGS:
-            self.problems.append(f"element <{tag}>")
-        for name, value in attrs:
-            if name not in ALLOWED_ATTRS:
-                self.problems.append(f"attribute {name}= on <{tag}>")
-            if value and MARKER.search(value):
-                self.problems.append(f"a marker in the attribute {name}= of <{tag}>")
-        if tag in ("script", "style"):
-            self._script = [dict(attrs).get("type"), dict(attrs).get("id"), ""]
-            (self.scripts if tag == "script" else self.styles).append(self._script)
-
-    def handle_endtag(self, tag):
-        if tag in ("script", "style"):
-            self._script = None
-        elif tag not in ALLOWED_TAGS:
-            self.problems.append(f"end tag </{tag}>")
-
-    def handle_data(self, data):
-        if self._script is not None:
-            self._script[2] += data
-        else:
-            self.text.append(data)
-
-    def handle_comment(self, data):
-        self.problems.append("a comment")
-
-    def handle_pi(self, data):
-        self.problems.append("a processing instruction")
-
-    def unknown_decl(self, data):
-        self.problems.append("a declaration")
-
-
-def check_page(text: str, plotly: str, script: str) -> dict:
-    """Check a rendered page's structure; returns {"text": the page's text outside scripts,
-    "json": the parsed JSON blocks by id}. AssertionError names the first problem: an
-    element or attribute the template does not write, a marker (``sbX<n>;``) outside text and
-    the JSON blocks, a JSON block with a raw ``<``, scripts other than plotly.js, the two JSON
-    blocks and ``report.js``."""
-    scan = _Scan()
-    scan.feed(text)
-    scan.close()
-    assert not scan.problems, scan.problems[:5]
-    kinds = [(s[0], s[1]) for s in scan.scripts]
-    assert kinds == [(None, None), ("application/json", "sb-figures"),
-                     ("application/json", "sb-data"), (None, None)], kinds
-    assert scan.scripts[0][2] == plotly and scan.scripts[3][2] == script, "a script changed"
-    assert len(scan.styles) == 1 and not MARKER.search(scan.styles[0][2]), "the style changed"
-    blocks = {}
-    for _, name, body in scan.scripts[1:3]:
-        assert not re.search("[<>&\u2028\u2029]", body), f"a raw character in {name}"
-        blocks[name] = json.loads(body)
-    shown = "".join(scan.text)
-    in_json = sum(len(MARKER.findall(s[2])) for s in scan.scripts[1:3])       # "style" has none
-    assert len(MARKER.findall(text)) == len(MARKER.findall(shown)) + in_json, \
-        "a marker outside text and JSON"
-    return {"text": shown, "json": blocks}
+_BASE = None          # {"data": the collected report data, "files": {name: dict}}
 
 
 def hostile(inp: Input, n: int) -> str:
@@ -153,16 +68,6 @@ def inject(tree, where: tuple, is_key: bool, value: str) -> None:
         node[value] = node.pop(where[-1])
     else:
         node[where[-1]] = value
-
-
-def rename(tree, mapping: dict):
-    """``tree`` with every string (value or key) in ``mapping`` replaced by its image."""
-    if isinstance(tree, dict):
-        return {mapping.get(k, k) if isinstance(k, str) else k: rename(v, mapping)
-                for k, v in tree.items()}
-    if isinstance(tree, list):
-        return [rename(v, mapping) for v in tree]
-    return mapping.get(tree, tree) if isinstance(tree, str) else tree
 
 
 def _render_checked(data: dict, title: str) -> None:

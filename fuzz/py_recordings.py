@@ -1,9 +1,12 @@
 """Fuzz target: recordings loaders (CSV/NPZ streams, sktime .ts, Air Quality UCI CSV, a directory
-with ``index.csv`` or of plain streams) via ``trainer.sensing.recordings.load_recordings``, then
-``time_gaps`` on every recording.
+with ``index.csv`` or of plain streams, and folders holding links) via
+``trainer.sensing.recordings.load_recordings``, then ``time_gaps`` on every recording.
 
 Input: a layout byte, a sample-rate choice, then the content. Directory layouts split the
-content at a 16-bit length into ``index.csv`` (or a first stream) and a second file.
+content at a 16-bit length into ``index.csv`` (or a first stream) and a second file. The link
+layouts (``links``) add a secret file outside the folder and, inside it, links chosen by the
+input: to the secret, to a folder holding it, to a file inside the folder, or a dangling link;
+whatever loads must hold nothing of the secret, and no error may echo it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,13 @@ with instrumented():
 
     from trainer.sensing.recordings import load_recordings, time_gaps
 
-LAYOUTS = ["csv", "npz", "ts", "air", "index", "streams", "txt"]
+LAYOUTS = ["csv", "npz", "ts", "air", "index", "streams", "txt", "links", "links"]
+#: the file outside the recordings folder that the link layouts point at
+SECRET = b"time,s3cretcol\n0,987654321\n0.05,987654321\n"
+#: (name of the link in the folder, what it points to, relative to the scratch directory)
+LINKS = [("b.csv", "secret.csv"), ("b.csv", "outside"), ("sub", "outside"),
+         ("c.csv", "rec/a.csv"), ("d.csv", "nowhere.csv"), ("index.csv", "outside/index.csv"),
+         ("e.ts", "outside/s.ts"), ("a.csv", "rec/a.csv")]
 RATES = [1.0, 20.0, 1 / 3600, 1e9, 1e-300, 0.5]
 NAMES = ["time", "ax", "ay", "y", "t", "class", "file"]
 
@@ -45,30 +54,65 @@ def _files(inp: Input, layout: str) -> dict:
     return {f"rec.{layout}": content}
 
 
+def _links(inp: Input, target) -> None:
+    """The secret outside the folder (as a stream, an index and a .ts file) and 1-3 links."""
+    outside = _DIR / "outside"
+    outside.mkdir(exist_ok=True)
+    (_DIR / "secret.csv").write_bytes(SECRET)
+    for name in ("secret.csv", "index.csv"):
+        (outside / name).write_bytes(SECRET if name != "index.csv"
+                                     else b"file,y\nsecret.csv,1\n")
+    (outside / "s.ts").write_bytes(b"@classLabel true s3cretcol\n@data\n1,2:s3cretcol\n")
+    for _ in range(inp.int(1, 3)):
+        name, points_to = inp.pick(LINKS)
+        link = target / name
+        if not link.is_symlink() and not link.exists():
+            link.symlink_to(_DIR / points_to)
+    if inp.int(0, 1):
+        (target / "index.csv").unlink(missing_ok=True)
+        (target / "index.csv").write_bytes(inp.pick([b"file,y\na.csv,1\nsub/secret.csv,2\n",
+                                                     b"file,y\nb.csv,1\n", b"file,y\nc.csv,1\n"]))
+
+
+def _clear(target) -> None:
+    if not target.exists():
+        target.mkdir()
+        return
+    for p in target.iterdir():
+        p.unlink()
+
+
+def _secret_free(rset) -> None:
+    for rec in rset.recordings:
+        assert "s3cretcol" not in rec.columns and "s3cretcol" not in map(str, rec.labels.values())
+        assert not any((c == 987654321).any() for c in rec.columns.values())
+
+
 def test_one_input(data: bytes) -> None:
     inp = Input(data)
     layout, rate = inp.pick(LAYOUTS), inp.pick(RATES)
-    files = _files(inp, layout)
+    links = Input(inp.bytes(8)) if layout == "links" else None    # before the files take the rest
+    files = (_files(inp, layout) if links is None
+             else {"a.csv": inp.rest() or b"time,ax\n0,1\n0.05,2\n"})
     target = _DIR / "rec"
-    if target.exists():
-        for p in target.iterdir():
-            p.unlink()
-    else:
-        target.mkdir()
+    _clear(target)
     for name, content in files.items():
         (target / name).write_bytes(content)
-    path = target if layout in ("index", "streams") else target / next(iter(files))
+    if links is not None:
+        _links(links, target)
+    path = target if layout in ("index", "streams", "links") else target / next(iter(files))
     try:
         rset = load_recordings(path, rate)
         _check(rset)
+        _secret_free(rset)
         for rec in rset.recordings:
             try:
                 gaps = time_gaps(rec, rate)
                 assert gaps.shape == (max(rec.n_samples - 1, 0),)
             except expected_errors():
                 pass
-    except expected_errors():
-        pass
+    except expected_errors() as exc:
+        assert "s3cretcol" not in str(exc) and "987654321" not in str(exc), str(exc)
 
 
 def seeds() -> list:
@@ -80,7 +124,10 @@ def seeds() -> list:
     return [bytes([0, 1]) + csv, bytes([2, 1]) + ts, bytes([3, 0]) + air,
             bytes([4, 1]) + len(index).to_bytes(2, "little") + index + bytes([0]) + csv,
             bytes([5, 1]) + len(csv).to_bytes(2, "little") + csv + bytes([3]) + csv,
-            bytes([1, 1, 2, 0, 0, 1, 3]) + np.arange(3.0).tobytes()]
+            bytes([1, 1, 2, 0, 0, 1, 3]) + np.arange(3.0).tobytes(),
+            bytes([7, 1, 0, 0, 0, 0, 0, 0, 0, 0]),
+            bytes([8, 1, 2, 3, 2, 1, 1, 0, 0, 0]) + b"time,ax\n0,5\n0.05,6\n",
+            bytes([7, 0, 1, 5, 1, 0, 0, 0, 0, 0])]
 
 
 def main() -> None:

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PY_TARGETS = ("tables", "recordings", "sensors", "bundle", "onnx", "frames", "reports",
-              "features", "pages")
+              "features", "pages", "calibrate")
 FLAGS = ("-timeout=10", "-rss_limit_mb=2048", "-print_final_stats=1")
 STAT = re.compile(r"#(\d+)\s+\w+\s+cov: (\d+) ft: (\d+) corp: (\d+)")
 

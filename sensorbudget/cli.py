@@ -20,7 +20,13 @@ from . import __version__
 from ._errors import CliError, OneLineGroup, handle_errors
 from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
 from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
-from .cli_decisions import decision_for, describe_decision, threshold_options, warn_overlap
+from .cli_decisions import (
+    decision_for,
+    describe_decision,
+    target_scale_warning,
+    threshold_options,
+    warn_overlap,
+)
 from .cli_features import window_options
 from .cli_groups import group_column, groups_option, resolve_groups
 from .cli_report import check_html, html_option, write_html
@@ -154,7 +160,8 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     elif compress_labels is not None:
         fit_compressed(est, d, y, task, compress_labels, extra)
     else:
-        est.fit(d["X"], y, groups=groups, progress=_progress("selecting", show_progress))
+        with target_scale_warning(task, y, targets, standardize_targets):
+            est.fit(d["X"], y, groups=groups, progress=_progress("selecting", show_progress))
     decision = decision_for(est, task, d, y if dask is None else None, groups, threshold_rule,
                             platt, dask)
     if task == "multiclass" and dask is None:

@@ -3,6 +3,9 @@ overlapping-windows warning of ``train``."""
 
 from __future__ import annotations
 
+import contextlib
+import warnings
+
 import click
 import numpy as np
 
@@ -60,6 +63,20 @@ def warn_overlap(d: dict, groups) -> None:
         from trainer.evaluation.folds import overlap_warning
 
         overlap_warning(fs.window, fs.hop, "train")
+
+
+@contextlib.contextmanager
+def target_scale_warning(task, y, targets, standardize_targets):
+    """Warn once, naming the targets, when regression targets' spreads differ >10x without
+    --standardize-targets (:func:`trainer.target_scaling.warn_scales`); the estimator's own
+    unnamed warning is silenced inside."""
+    from trainer import target_scaling
+
+    if task == "regression" and not standardize_targets:
+        target_scaling.warn_scales(y, targets)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", target_scaling.TargetScaleWarning)
+        yield
 
 
 def describe_decision(meta: dict) -> list:

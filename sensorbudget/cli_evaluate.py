@@ -10,6 +10,7 @@ from ._errors import CliError, handle_errors
 from .cli_decisions import _rule
 from .cli_groups import RECORDING, group_column, resolve_groups
 from .cli_report import check_html, html_option, write_html
+from .text_out import printable
 
 TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
 METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso", "greedy-rank")
@@ -204,7 +205,7 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     click.echo(f"scores: nested CV, on the held-out outer folds (selection, lambda and "
                f"thresholds chosen inside each training fold), mean and std over "
                f"{len(only_folds) or folds} fold(s)")
-    click.echo(summary_table(result))
+    click.echo(printable(summary_table(result)))
     for t in wilcoxon_tests(result):
         if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
             click.echo(f"wilcoxon {t['measure']} {t['budget']}: {t['a']} vs {t['b']} "

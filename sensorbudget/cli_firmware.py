@@ -110,6 +110,7 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
                f"features -> {plan.t} scores, {input_summary(plan)}, {m['kernel']} kernel")
     echo_full_scales(plan, full_scale)
+    echo_bounds(m)
     if do_build:
         _report_build(out_dir, fw, built)
 
@@ -205,6 +206,15 @@ def input_summary(plan) -> str:
         return f"input: the {plan.k} selected features (one prediction per feature vector)"
     return (f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
             f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
+
+
+def echo_bounds(manifest: dict) -> None:
+    """The fixed-point error bounds of a firmware or library manifest (nothing for float32)."""
+    if manifest.get("stream_error_bound") is not None:
+        click.echo(f"fixed-point error bound ({manifest['numeric']}): |score - float model| <= "
+                   f"{manifest['error_bound']:.2g} for features in the training ranges, <= "
+                   f"{manifest['stream_error_bound']:.2g} from samples within the full scales "
+                   f"(Q15 samples and integer extractors included)")
 
 
 def echo_full_scales(plan, full_scale) -> None:

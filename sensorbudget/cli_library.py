@@ -13,8 +13,8 @@ from trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
-from .cli_firmware import (echo_full_scales, echo_moved, force_option, input_summary,
-                           parse_full_scale)
+from .cli_firmware import (echo_bounds, echo_full_scales, echo_moved, force_option,
+                           input_summary, parse_full_scale)
 
 
 @click.command("c-library")
@@ -61,6 +61,4 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
                f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml; "
                f"ESP-IDF: idf_component.yml")
     echo_full_scales(plan, full_scale)
-    if plan.full_scale is not None:
-        click.echo(f"fixed-point error bound ({numeric}): |score - float model| <= "
-                   f"{lib.header.error_bound:.2g} over the training input ranges")
+    echo_bounds(lib.manifest)

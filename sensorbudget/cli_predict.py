@@ -5,9 +5,11 @@ bundle's selected feature columns by name, or -- for a bundle trained from recor
 recordings themselves, windowed and featurised through the bundle's own extractors
 (:func:`trainer.bundle.recordings.features_from_recordings`). When DATA holds the targets
 (columns named as the bundle's targets, or given with --target/--labels/--xml/--targets-last),
-the metrics are printed: regression MSE, MAE, R² per target and their mean; multi-label the
-micro/macro-F1 of the decisions (the bundle's calibrated thresholds) and the seven ranking and
-set measures of ``docs/metrics.md``; multi-class the accuracy.
+the metrics are printed (:func:`trainer.evaluation.metrics.task_scores`): regression MSE, MAE,
+R² per target and their mean; multi-label the micro/macro-F1, 0/1 loss, Hamming loss and
+accuracy of the decisions the CSV holds (the bundle's calibrated thresholds) and the ranking
+measures of the scores; multi-class (and binary) accuracy, balanced accuracy, macro-F1 and the
+confusion matrix of the decided classes. A line says which decisions are scored.
 """
 
 from __future__ import annotations
@@ -50,6 +52,8 @@ def _table(data: Path, bundle, options: dict):
             table = load_table(data, **dict(rest, targets_last=1, keep_missing_targets=True))
             names = table.feature_names + table.target_names
             X, tnames, Y = np.column_stack([table.X, table.Y]), [], None
+        if table.dropped_rows:
+            click.echo(table.missing.describe(), err=True)
         ids = {"row": np.arange(len(X))}
     missing = [f for f in meta["selected"] if f not in names]
     if missing:
@@ -73,8 +77,8 @@ def prediction_columns(bundle, Xs) -> dict:
     if bundle.task == "regression":
         return dict(zip(meta["targets"], scores.T))
     if bundle.task == "multiclass":
-        classes = list(meta.get("classes") or meta["targets"])
-        out = {"class": np.asarray(classes, dtype=object)[np.argmax(scores, axis=1)]}
+        classes = _classes(meta)
+        out = {"class": np.asarray(classes, dtype=object)[bundle.predict(Xs, selected=True)]}
         return {**out, **{f"score:{c}": scores[:, j] for j, c in enumerate(classes)}}
     decisions = bundle.predict(Xs, selected=True)
     out = {name: decisions[:, j] for j, name in enumerate(meta["targets"])}
@@ -123,13 +127,10 @@ def data_kind(bundle, data: Path) -> str:
 
 def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
     """The metrics of the predictions against the targets Y (rows with a missing target are
-    left out, and counted); ``kind`` (:func:`data_kind`) says what they measure."""
-    from trainer.evaluation.metrics import (
-        LABELS,
-        f1_scores,
-        multilabel_scores,
-        regression_scores,
-    )
+    left out, and counted); ``kind`` (:func:`data_kind`) says what they measure, and a line
+    says which decisions they score (:func:`trainer.bundle.decision.describe`)."""
+    from trainer.bundle.decision import describe
+    from trainer.evaluation.metrics import LABELS, confusion_lines, task_scores
 
     ok = ~np.isnan(Y).any(axis=1)
     lines = [f"metrics on {int(ok.sum())} row(s)"
@@ -139,21 +140,24 @@ def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
         return lines[:1]
     Xs, Y = Xs[ok], Y[ok]
     scores = bundle.selected_scores(Xs)
-    if bundle.task == "regression":
-        values = regression_scores(Y, scores, bundle.meta["targets"])
-    elif bundle.task == "multiclass":
-        values = {"accuracy": float(np.mean(np.argmax(scores, 1) == np.argmax(Y, 1)))}
-    else:
-        values = {**f1_scores(Y, bundle.predict(Xs, selected=True)),
-                  **{k: v for k, v in multilabel_scores(Y, scores).items()
-                     if k != "auc_skipped_labels"}}
+    values = task_scores(bundle.task, Y, scores, bundle.predict(Xs, selected=True),
+                         bundle.meta["targets"])
+    confusion = values.pop("confusion", None)
+    lines.append(f"  {describe(bundle.meta)}")
     labels = {}
     for key in values:
         base, _, rest = key.partition("[")
         labels[key] = LABELS.get(base, base) + (f"[{rest}" if rest else "")
     width = max(map(len, labels.values()))
     lines += [f"  {labels[key]:<{width}}  {value:.6g}" for key, value in values.items()]
+    if confusion is not None:
+        lines.append("  confusion matrix (rows: true class, columns: decided class):")
+        lines += [f"    {line}" for line in confusion_lines(confusion, _classes(bundle.meta))]
     return lines
+
+
+def _classes(meta) -> list:
+    return list(meta.get("classes") or meta["targets"])
 
 
 @click.command("predict", short_help="Score a feature table or recordings with a bundle.")
@@ -173,11 +177,18 @@ def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
 @click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
 @click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
 @click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
-@click.option("--drop-missing", is_flag=True, help="Drop rows with missing values.")
+@click.option("--drop-missing", is_flag=True,
+              help="Drop rows with missing values (prints the rows, the fraction and the count "
+                   "per column).")
+@click.option("--max-drop-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.5,
+              show_default=True,
+              help="With --drop-missing: refuse when more than this fraction of the rows "
+                   "would be dropped (1 = drop any number).")
 @window_options
 @handle_errors
 def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last, sep, decimal,
-                    ignore, na_value, drop_missing, window, hop, compute_target, stream_format):
+                    ignore, na_value, drop_missing, window, hop, compute_target, stream_format,
+                    max_drop_fraction=0.5):
     """Predict DATA with BUNDLE: one CSV row per table row (``row``) or per window of the
     recordings (``recording``, ``window_start``), then the predictions: regression one column
     per target; multi-label the 0/1 decision per label (the bundle's thresholds), ``score:``
@@ -200,7 +211,8 @@ def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last
         source = f"{len(Xs)} window(s) of {len(feats.recording_names)} recording(s)"
     else:
         options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                       decimal=decimal, ignore=tuple(ignore), drop_missing=drop_missing,
+                       decimal=decimal, ignore=tuple(ignore),
+                       drop_missing=drop_missing and max_drop_fraction,
                        na_value=na_value, targets_last=targets_last)
         Xs, Y, ids = _table(data, bundle, options)
         source = f"{len(Xs)} row(s)"
@@ -211,11 +223,11 @@ def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last
     if output is None:
         click.echo(text, nl=False)
         for line in info:
-            click.echo(line, err=True)
+            click.echo(printable(line), err=True)
         return
     write_atomically(output, text.encode())
     for line in info + [f"wrote {output}"]:
-        click.echo(line)
+        click.echo(printable(line))
 
 
 def _is_recordings(data: Path, bundle) -> bool:

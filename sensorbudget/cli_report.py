@@ -1,5 +1,6 @@
-"""``sensorbudget report``: one interactive HTML page of bundles, evaluations and simulations;
-``--html FILE`` on train, evaluate, simulate and compare writes the same page of their runs."""
+"""``sensorbudget report``: one interactive HTML page of bundles, evaluations, simulations and
+built firmware; ``--html FILE`` on train, evaluate, simulate and compare writes the same page
+of their runs."""
 
 from __future__ import annotations
 
@@ -43,8 +44,8 @@ def write_html(html_out, runs, *, evaluations=None, title: str = DEFAULT_TITLE) 
     write_atomically(html_out, text.encode("utf-8"))
 
 
-@click.command("report", short_help="One interactive HTML report of bundles, evaluations and "
-                                    "simulations.")
+@click.command("report", short_help="One interactive HTML report of bundles, evaluations, "
+                                    "simulations and firmware.")
 @click.argument("runs", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-o", "--output", required=True, type=click.Path(dir_okay=False, path_type=Path),
               help="The HTML file to write.")
@@ -52,7 +53,9 @@ def write_html(html_out, runs, *, evaluations=None, title: str = DEFAULT_TITLE) 
 @handle_errors
 def report_command(runs, output, title):
     """Write one self-contained HTML page (plotly.js inline: no network needed to view it)
-    of RUNS: bundle folders, evaluation reports (evaluate --report) and simulation reports
-    (simulate --report). A simulation brings in the bundle it names when that still exists."""
+    of RUNS: bundle folders, evaluation reports (evaluate --report), simulation reports
+    (simulate --report) and built firmware folders (firmware --build: flash and RAM). A
+    simulation brings in the bundle it names when that still exists. The page opens on a
+    summary of each bundle's chosen design (or an evaluation's best)."""
     write_html(output, list(runs), title=title)
     click.echo(f"wrote {output}")

@@ -12,6 +12,7 @@ from trainer.bundle import write_atomically
 from ._errors import handle_errors
 from .cli_firmware import parse_full_scale, rounding_notes
 from .cli_report import check_html, html_option, write_html
+from .text_out import printable
 
 NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f",
                   "simavr", "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec")
@@ -101,7 +102,7 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                          workdir=workdir, timeout=timeout, retries=retries,
                          full_scale=full_scale, profile=profile,
                          progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
-    click.echo(format_outcome(report))
+    click.echo(printable(format_outcome(report)))
     if numeric != "float32":
         for note in rounding_notes(full_scale):
             click.echo(note)
@@ -148,7 +149,7 @@ def compare_command(side_a, side_b, markdown, output, html_out=None):
     check_html(html_out)
     rows = compare_rows(load_side(side_a), load_side(side_b))
     text = format_table(rows, names=(str(side_a), str(side_b)), markdown=markdown)
-    click.echo(text)
+    click.echo(printable(text))
     if output is not None:
         write_atomically(output, (text + "\n").encode())
     if html_out is not None:

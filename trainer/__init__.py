@@ -1,7 +1,8 @@
 """Budgeted multi-target feature selection with greedy regularized least squares (greedy RLS).
 
-- :mod:`~trainer.estimators`: :class:`GreedyRLS`, :class:`GreedyRLSClassifier` (scikit-learn
-  estimators); :mod:`~trainer.ranking`: :class:`GreedyRankRLS`;
+- :mod:`~trainer.estimators`: :class:`GreedyRLS`, :mod:`~trainer.classifier`:
+  :class:`GreedyRLSClassifier` (scikit-learn estimators); :mod:`~trainer.ranking`:
+  :class:`GreedyRankRLS`;
 - :mod:`~trainer.selection`: the one greedy loop, the cost model and the closed-form math;
 - :mod:`~trainer.sensing`: recordings, ``sensors.toml``, extractors, feature tables;
 - :mod:`~trainer.evaluation`: nested cross-validation, methods, baselines, metrics, reports;
@@ -18,7 +19,7 @@ from .errors import BundleError, DataError, TrainerError
 
 # The estimators import scikit-learn (about 0.9 s): they load on first use, so that importing a
 # light module such as trainer.bundle (the CLI, firmware_gen) does not pay for it.
-_LAZY = {"GreedyRLS": "estimators", "GreedyRLSClassifier": "estimators",
+_LAZY = {"GreedyRLS": "estimators", "GreedyRLSClassifier": "classifier",
          "GreedyRankRLS": "ranking"}
 
 __all__ = ["GreedyRLS", "GreedyRLSClassifier", "GreedyRankRLS", "TrainerError", "DataError",

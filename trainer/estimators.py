@@ -1,4 +1,6 @@
-"""scikit-learn estimators for budgeted multi-target greedy RLS feature selection."""
+"""scikit-learn estimators for budgeted multi-target greedy RLS feature selection:
+:class:`GreedyRLS` (regression) and the shared fit logic; :class:`GreedyRLSClassifier` lives in
+:mod:`trainer.classifier`."""
 
 from __future__ import annotations
 
@@ -6,10 +8,10 @@ from dataclasses import replace
 from functools import partial
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.feature_selection import SelectorMixin
-from sklearn.utils.multiclass import check_classification_targets, type_of_target
-from sklearn.utils.validation import check_is_fitted, column_or_1d, validate_data
+
+from sklearn.utils.validation import check_is_fitted, validate_data
 
 from . import target_scaling
 from .errors import TrainerError
@@ -340,81 +342,4 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.target_tags.multi_output = True
-        return tags
-
-
-class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEstimator):
-    """Greedy RLS selection for multi-label ({0,1} indicator y) or multi-class (1-D y) data.
-
-    Labels are encoded +1/-1 (one column per label, or one-hot per class, two columns for a
-    binary problem) and regressed as in :class:`GreedyRLS`. ``decision_function`` returns the
-    scores; ``predict`` turns a multi-label score > 0 into label 1 and a multi-class argmax into
-    the class. Parameters and attributes are those of :class:`GreedyRLS`, plus ``classes_`` and
-    ``task_`` ("multilabel" or "multiclass").
-    """
-
-    def fit(self, X, y, groups=None, progress=None):
-        """Encode the labels as +1/-1 targets and select ``budget`` features for them
-        (``groups``: leave-group-out criterion, as in :meth:`GreedyRLS.fit`). A Dask array X
-        is fitted on Dask workers (the labels y are encoded here)."""
-        distributed = is_distributed_input(X)
-        if distributed:
-            if y is None:
-                raise TrainerError("GreedyRLSClassifier needs the labels y; for sharded tables "
-                                   "fit GreedyRLS on +1/-1 label columns")
-            y = np.asarray(y.compute() if hasattr(y, "__dask_graph__") else y)
-        else:
-            X, y = validate_data(self, X, y, multi_output=True, dtype=np.float64,
-                                 y_numeric=False)
-        if type_of_target(y) == "multilabel-indicator":
-            Y = self._encode_multilabel(np.asarray(y))
-        else:
-            y = column_or_1d(y, warn=True)
-            check_classification_targets(y)
-            Y = self._encode_multiclass(y)
-        if distributed:
-            return self._fit_on_cluster(X, Y, groups, progress)
-        return self._fit_targets(X, Y, progress, groups)
-
-    def _encode_multilabel(self, y):
-        values = np.unique(y)
-        if not np.isin(values, (0, 1)).all():
-            bad = values[~np.isin(values, (0, 1))][0]
-            raise TrainerError(f"multi-label y must be 0/1; found the value {bad!r}")
-        for j in range(y.shape[1]):
-            if np.unique(y[:, j]).size < 2:
-                raise TrainerError(
-                    f"label column {j} has only one class ({y[0, j]!r}); need both 0 and 1")
-        self.task_ = "multilabel"
-        self.classes_ = np.arange(y.shape[1])
-        return np.where(y == 1, 1.0, -1.0)
-
-    def _encode_multiclass(self, y):
-        classes, index = np.unique(y, return_inverse=True)
-        if classes.size < 2:
-            raise TrainerError(
-                f"y has only one class ({classes[0]!r}); a classifier needs at least 2")
-        self.task_ = "multiclass"
-        self.classes_ = classes
-        Y = -np.ones((y.size, classes.size))
-        Y[np.arange(y.size), index] = 1.0
-        return Y
-
-    def decision_function(self, X):
-        """Scores (n x labels/classes); for a binary problem the (n,) margin of classes_[1]."""
-        scores = self._scores(X)
-        if self.task_ == "multiclass" and self.classes_.size == 2:
-            return scores[:, 1] - scores[:, 0]
-        return scores
-
-    def predict(self, X):
-        """Labels: multi-label score > 0 (0/1 matrix); multi-class argmax (classes_)."""
-        scores = self._scores(X)
-        if self.task_ == "multilabel":
-            return (scores > 0).astype(int)
-        return self.classes_[np.argmax(scores, axis=1)]
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_label = True
         return tags

@@ -4,12 +4,16 @@
   opens the slave; the port is opened *before* the child starts, so nothing it sends is lost).
 - ``qemu-m4f`` / ``qemu-m3``: the emulation-only ``mps2-an386`` / ``mps2-an385`` images on
   ``qemu-system-arm -icount shift=8``; ``qemu-nucleo-f4``: the ``nucleo-f4`` board image on QEMU
-  ``netduinoplus2`` (``-icount shift=5``, USART2 = QEMU's second serial port);
+  ``netduinoplus2`` (``-icount shift=5``). Exact instruction counts. Built with
+  :data:`SEMIHOST_LINK`: the protocol runs on QEMU's semihosting console (its stdin/stdout on a
+  pty), 2 KiB per call, not on the modelled UART, which QEMU feeds one byte per main-loop round
+  (PROTOCOL.md, *Emulation links*). :func:`launch` without ``semihost`` runs an image built
+  without it on its UART: a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
   ``qemu-hifive1``: the ``hifive1`` board image (FE310-G002) on ``qemu-system-riscv32 -M
   sifive_e,revb=true -icount shift=0`` (minstret: exact instruction counts); the UART on a
   loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
 - ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
-  USART0 to a pty; cycle counts. (:func:`launch` with ``emulator="qemu"`` runs the same image on
+  USART0 to a pty; cycle counts; built with the UART at 2 Mbaud (:data:`SIMAVR_FAST_UART`). (:func:`launch` with ``emulator="qemu"`` runs the same image on
   qemu-system-avr: a functional check, no costs.)
 
 Board images announce themselves with a READY banner after a reset; :func:`launch` waits for it.
@@ -63,6 +67,11 @@ STOP_S = 5.0              # a terminated firmware process must exit within this 
 
 #: the make variable of a Cortex-M image whose link runs over QEMU's semihosting console
 SEMIHOST_LINK = {"EXTRA_CFLAGS": "-DSBFW_SEMIHOST_LINK"}
+#: the Uno image in simavr with its UART at 2 Mbaud (UBRR0 = 0 with U2X0; the board's is 115200):
+#: simavr times the UART in simulated cycles, 1389 per byte at 115200 (a 6-byte sample costs
+#: more cycles than its share of a window's extractors), 80 at 2 Mbaud. Timed regions never
+#: include the UART, so the cycle counts are those of the board image.
+SIMAVR_FAST_UART = {"EXTRA_CFLAGS": "-DSBFW_BAUD=2000000UL"}
 
 
 def build_firmware(model, target: str, out_dir, *, make_vars=None) -> dict:
@@ -241,7 +250,9 @@ class FirmwareBackend(ProtocolBackend):
                         else Path(workdir) / f"fw-{spec}-{model.numeric}")
         self.process = None
         self.fw = None
-        self.in_flight = 8          # pty / semihosting: buffered (ProtocolBackend.in_flight)
+        # pty / semihosting: buffered (ProtocolBackend.in_flight). simavr: 2; its harness stalls
+        # with 4 or more Uno-sized frames (~260 bytes) in flight (not diagnosed yet)
+        self.in_flight = 2 if emulator == "simavr" else 8
 
     @property
     def semihost(self) -> bool:
@@ -250,8 +261,9 @@ class FirmwareBackend(ProtocolBackend):
 
     def build(self) -> dict:
         if self.fw is None:
-            self.fw = build_firmware(self.model, self.target, self.out_dir,
-                                     make_vars=SEMIHOST_LINK if self.semihost else None)
+            make_vars = (SEMIHOST_LINK if self.semihost else
+                         SIMAVR_FAST_UART if self.emulator == "simavr" else None)
+            self.fw = build_firmware(self.model, self.target, self.out_dir, make_vars=make_vars)
             self.max_request = int(self.fw.get("max_request_payload", self.max_request))
         return self.fw
 

@@ -17,14 +17,16 @@ extractor total by the op-count model and says so (``per_extractor`` is None her
 per-extractor figures come from firmware built with one extractor at a time
 (``benchmarks/device_costs.py``).
 
-IT blocks: unicorn's code hook is not called for a Thumb-2 instruction inside an IT block whose
-condition fails, though the core executes it (as a NOP) and QEMU ``-icount`` counts it. So the
-hook counts a whole IT block at its IT instruction (1 + the block's 1 to 4 instructions, their
-sizes decoded from memory) and ignores the hook calls inside the block (a branch, BL or return
-may only be a block's last instruction, so a called function runs after the block and is counted
-as usual). The counts are the architecturally executed instructions, the same as QEMU's: e.g.
-the float32 extractors of the BasicMotions test bundle (gcc 12.2) are 2042 instructions per call,
-where the hook calls alone gave 1849 to 1865 (data dependent), 9 % fewer.
+Counting: a block hook, not a code hook. unicorn calls it once per translated block it runs,
+with the block's address and size; the block's instructions are counted once from their
+encodings (16- or 32-bit, :func:`thumb_size`) and cached. A translated block runs whole (it ends
+at a branch), so this counts every instruction the core retires, those of IT blocks whose
+condition fails (executed as NOPs) included, as QEMU ``-icount`` counts them. A code hook costs a
+Python call per instruction (about 150 M an hour for the issue-29 device: 1.5 k samples/s);
+the block hook, one per block (a fifth as many), and the cached count. (unicorn's code hook is
+moreover not called for a skipped IT-block instruction: the counts it gave were low, e.g. the
+float32 extractors of the BasicMotions test bundle (gcc 12.2) are 2042 instructions per call,
+where the code-hook calls alone gave 1849 to 1865.)
 """
 
 from __future__ import annotations
@@ -56,33 +58,24 @@ def thumb_size(halfword: int) -> int:
     return 4 if halfword >> 11 in (0b11101, 0b11110, 0b11111) else 2
 
 
-def it_block(uc, address: int, size: int) -> tuple:
-    """(instructions to count, end address of the IT block) for the instruction at ``address``:
-    (1, 0) for anything but an IT instruction; for ``IT`` (0xBFxy, mask y != 0, a block of
-    4 - trailing zeros of y instructions), 1 + the block's length and the address just past the
-    block, the block's instruction sizes read from memory."""
-    if size != 2:
-        return 1, 0
-    (hw,) = struct.unpack("<H", uc.mem_read(address, 2))
-    mask = hw & 0xF
-    if hw & 0xFF00 != 0xBF00 or not mask:
-        return 1, 0                      # not IT (0xBFx0 are NOP, YIELD, WFE, WFI, SEV)
-    length = 5 - (mask & -mask).bit_length()
-    end = address + 2
-    for _ in range(length):
-        (first,) = struct.unpack("<H", uc.mem_read(end, 2))
-        end += thumb_size(first)
-    return 1 + length, end
+def block_instructions(code: bytes) -> int:
+    """Instructions in a block of Thumb code (each 2 or 4 bytes, by its first halfword)."""
+    i = n = 0
+    while i + 1 < len(code):
+        i += thumb_size(code[i] | code[i + 1] << 8)
+        n += 1
+    return n
 
 
 class CortexM4:
     """A unicorn Cortex-M4 (FPU on) holding an ELF's PT_LOAD segments (flash at 0, RAM at
     0x20000000); :meth:`call` runs one of its functions and counts the instructions it executes,
-    the instructions of IT blocks whose condition fails included (see the module docstring)."""
+    the instructions of IT blocks whose condition fails included (a block hook: see the module
+    docstring)."""
 
     def __init__(self, elf_path) -> None:
         from elftools.elf.elffile import ELFFile
-        from unicorn import UC_ARCH_ARM, UC_HOOK_CODE, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
+        from unicorn import UC_ARCH_ARM, UC_HOOK_BLOCK, UC_MODE_MCLASS, UC_MODE_THUMB, Uc
         from unicorn.arm_const import UC_ARM_REG_FPEXC, UC_CPU_ARM_CORTEX_M4
 
         uc = Uc(UC_ARCH_ARM, UC_MODE_THUMB | UC_MODE_MCLASS)
@@ -100,9 +93,8 @@ class CortexM4:
         uc.reg_write(UC_ARM_REG_FPEXC, 0x40000000)
         self.uc = uc
         self.count = 0                   # instructions executed by the current call so far
-        self._steps = {}                 # address -> (instructions counted, end of its IT block)
-        self._in_block = (0, 0)          # addresses of the IT block being executed
-        uc.hook_add(UC_HOOK_CODE, self._on_code)
+        self._blocks = {}                # (address, size) -> instructions of that block
+        uc.hook_add(UC_HOOK_BLOCK, self._on_block)
 
     def symbol(self, name: str) -> int:
         sym = self.symbols.get(name)
@@ -110,14 +102,12 @@ class CortexM4:
             raise DeviceError(f"the ELF has no symbol {name!r} (firmware_gen changed?)")
         return sym["st_value"]
 
-    def _on_code(self, uc, address, size, data):
-        if self._in_block[0] <= address < self._in_block[1]:
-            return                       # counted with its IT instruction
-        step = self._steps.get(address)
-        if step is None:
-            step = self._steps[address] = it_block(uc, address, size)
-        self.count += step[0]
-        self._in_block = (address + 2, step[1])
+    def _on_block(self, uc, address, size, data):
+        n = self._blocks.get((address, size))
+        if n is None:
+            n = self._blocks[(address, size)] = block_instructions(bytes(uc.mem_read(address,
+                                                                                   size)))
+        self.count += n
 
     def call(self, fn: int, *args: int) -> tuple:
         """(r0, instructions) of a call to the Thumb function at ``fn`` with up to four integer
@@ -129,7 +119,7 @@ class CortexM4:
             uc.reg_write(UC_ARM_REG_R0 + i, a)
         uc.reg_write(UC_ARM_REG_SP, STACK_TOP)
         uc.reg_write(UC_ARM_REG_LR, STOP | 1)
-        self.count, self._in_block = 0, (0, 0)
+        self.count = 0
         uc.emu_start(fn | 1, STOP, count=50_000_000)
         return uc.reg_read(UC_ARM_REG_R0), self.count
 

@@ -14,6 +14,7 @@ import json
 import math
 from functools import lru_cache
 from importlib import resources
+from pathlib import PurePath
 
 from trainer.evaluation.metrics import LABELS
 from trainer.version import package_version
@@ -28,7 +29,6 @@ from .figures import (
     simulation_figures,
 )
 from .summary import chosen, summary
-
 
 #: The metric definitions shown beside the evaluation tables.
 DEFINITIONS = {
@@ -129,12 +129,27 @@ def evaluation_view(ev: dict, labels: dict, figure_ids: list) -> dict:
             "target_rows": _eval_rows(ev, labels, per_target), "figure_ids": figure_ids}
 
 
-def simulation_view(sim: dict, figure_ids: list) -> dict:
+def accuracy_kind(data: dict, sim: dict) -> str:
+    """What the device's accuracy on the replayed recordings is: in-sample when they are the
+    recordings its bundle was trained on (same file name), else a test split if they are
+    other recordings."""
+    run = next((r for r in data["runs"] if sim.get("design") in r["designs"]), None)
+    trained, replayed = (run or {}).get("trained_on"), PurePath(sim["recordings"] or "").name
+    if trained and trained == replayed:
+        return f"in-sample: {trained} is what the bundle was trained on"
+    if trained:
+        return f"a test split if these are not the bundle's training recordings ({trained})"
+    return "a test split only if the bundle was not trained on them"
+
+
+def simulation_view(data: dict, sim: dict, figure_ids: list) -> dict:
     acc = (sim["accuracy"] or {}).get("device") or {}
-    acc_text = ", ".join(f"{a} {num(v)}" for a, v in acc.items() if not isinstance(v, list))
+    acc_text = ", ".join(f"{a} {num(v)}" for a, v in acc.items()
+                         if isinstance(v, (int, float)) and not isinstance(v, bool))
     return {"name": sim["name"], "backend": sim["backend"], "board": sim["board"],
             "predictions": num(sim["predictions"]), "lost": num(sim["lost"]),
             "mismatches": num(sim["mismatches"]), "accuracy": acc_text or "-",
+            "accuracy_kind": accuracy_kind(data, sim),
             "method": sim["method"] or "-", "recordings": sim["recordings"] or "-",
             "figure_ids": figure_ids}
 
@@ -200,7 +215,7 @@ def render(data: dict, title: str = "sensorbudget report") -> str:
     for k, sim in enumerate(data["simulations"]):
         figs = simulation_figures(sim, k)
         figures += figs
-        simulations.append(simulation_view(sim, [f["id"] for f in figs]))
+        simulations.append(simulation_view(data, sim, [f["id"] for f in figs]))
     sources = [(r["name"], "bundle", r["path"]) for r in data["runs"]]
     sources += [(e["name"], "evaluation", e["path"]) for e in data["evaluations"]]
     sources += [(s["name"], "simulation", s["path"]) for s in data["simulations"]]

@@ -15,10 +15,9 @@ import math
 import re
 from pathlib import Path
 
+from firmware_gen.build import FOOTPRINT
 from trainer.bundle import load_bundle
 from trainer.bundle.files import json_default
-
-from firmware_gen.build import FOOTPRINT
 
 from ..errors import DeviceError
 from ..report import load_report
@@ -28,7 +27,7 @@ from ..report import load_report
 ERROR_KINDS = {"loo": "in-sample LOO", "leave-group-out": "in-sample leave-group-out",
                "held-out": "nested CV"}
 #: A per-target (or per-label) measure of a results.json record: ``measure[target]``.
-PER_TARGET = re.compile(r"[^\[\]]+\[.*\]\Z", re.S)
+PER_TARGET = re.compile(r"[^\[\]]+\[.*\]\Z", re.DOTALL)
 #: How the criterion of a design is named on the page.
 CRITERIA = {"loo": "LOO (leave-one-out, closed form)",
             "leave-group-out": "leave-group-out (closed form, one group at a time)",
@@ -46,6 +45,17 @@ def criterion_label(name, folds=None) -> str:
     if name == "held-out" and folds:
         return f"held-out folds ({folds}-fold nested cross-validation)"
     return CRITERIA.get(name, str(name))
+
+
+def _text(value) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _short(value, limit: int = 60) -> str:
+    """``repr(value)``, cut to about ``limit`` characters with "..." (control characters come
+    out escaped)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
 def _read_json(path: Path, what: str) -> dict:
@@ -113,7 +123,11 @@ def read_bundle(path: Path, name: str) -> tuple:
            "budget": meta.get("budget"), "window": meta.get("window"), "hop": meta.get("hop"),
            "total_costs": dict((meta.get("costs") or {}).get("total") or {}),
            "bundle_sha256": bundle.bundle_sha256(),
-           "n_samples": meta.get("n_samples")}
+           "trained_on": _text((meta.get("data") or {}).get("recordings")),
+           "n_samples": meta.get("n_samples"), "n_features": len(meta.get("features") or []),
+           "mode": (meta.get("costs") or {}).get("mode"),
+           "count_only": not any(v is not None for k, v in ((meta.get("costs") or {}).get(
+               "budgets") or {}).items() if k.startswith("max_"))}
     designs, sensors, extractors = [], [], []
     for entry in entries:
         sensors += [s for s in entry.get("added_sensors") or [] if s not in sensors]
@@ -133,6 +147,14 @@ def _mean_std(values: list) -> tuple:
     if len(vals) < 2:
         return mean, None
     return mean, (sum((v - mean) ** 2 for v in vals) / (len(vals) - 1)) ** 0.5
+
+
+def _shape(config) -> list | None:
+    """The evaluated data's [rows, features, targets] (config.shape), if it is that."""
+    shape = config.get("shape") if isinstance(config, dict) else None
+    ok = isinstance(shape, list) and len(shape) == 3 and all(
+        isinstance(v, int) and not isinstance(v, bool) for v in shape)
+    return shape if ok else None
 
 
 def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
@@ -166,13 +188,13 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     folds = config.get("folds") if isinstance(config, dict) else None
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int)
                               or not 2 <= folds <= 10 ** 6):
-        raise DeviceError(f"{str(path)!r}: config.folds={folds!r:.60} is not a number of "
+        raise DeviceError(f"{str(path)!r}: config.folds={_short(folds)} is not a number of "
                           f"folds (an integer from 2 to 10^6)")
     evaluation = {"name": name, "path": str(path.parent), "methods": methods, "budgets": budgets,
                   "measures": measures, "per_target": keys, "folds": folds,
                   "grouped": bool(isinstance(config, dict) and config.get("grouped")),
                   "task": (config.get("setup") or {}).get("task") if isinstance(config, dict)
-                  else None, "cells": cells}
+                  else None, "cells": cells, "shape": _shape(config)}
     crit = criterion_label("held-out", folds)
     error = "mse" if "mse" in measures else None
     designs = []
@@ -206,7 +228,7 @@ def read_firmware(path: Path, name: str) -> dict:
         value = where.get(key)
         if not isinstance(value, kind) or isinstance(value, bool) or (
                 isinstance(value, int) and not 0 <= value < 2 ** 63):
-            raise DeviceError(f"{str(path.parent)!r}: {key}={value!r:.60} is not "
+            raise DeviceError(f"{str(path.parent)!r}: {key}={_short(value)} is not "
                               f"{'a string' if kind is str else 'a byte count'}")
         out[key] = value
     return out

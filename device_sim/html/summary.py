@@ -3,9 +3,9 @@ last step of its path), or, without bundles, each evaluation's best design (lowe
 held-out MSE); what it uses and what it costs, every number with its kind.
 
 Plain data (strings and numbers) for the page template: each row is one fact with its
-``key`` (for scripts and tests), a ``label``, the ``names`` it lists (or None), the ``value`` as read from the runs (full
-precision, kept in the page as ``data-value``), its ``text`` and its ``kind`` (where the
-number comes from).
+``key`` (for scripts and tests), a ``label``, the ``names`` it lists (or None), the ``value``
+as read from the runs (full precision, kept in the page as ``data-value``), its ``text`` and
+its ``kind`` (where the number comes from).
 """
 
 from __future__ import annotations
@@ -50,18 +50,47 @@ def chosen(data: dict) -> list:
 
 def _costs(d: dict, run: dict | None) -> list:
     costs, currency = d["costs"], d["currency"]
-    window = f" of {run['window']} samples" if run and run.get("window") else ""
-    where = (f"model.json: the selection's cost, every reading of one window{window}" if run
+    readings = (f", min(window, hop) = {min(run['window'], run['hop'])} readings per sensor"
+                if run and isinstance(run.get("window"), int) and isinstance(run.get("hop"), int)
+                else "")
+    where = (f"model.json: the selection's cost{readings}" if run
              else "mean over the outer folds' selections")
     rows = []
     if costs.get("price") is not None:
         rows.append(_row("price", "sensor price (BOM)", _number(costs["price"]),
-                         f"{num(_number(costs['price']))} {currency}".strip(), where))
-    for key, label, unit in (("energy", "sensor energy per window", "J"),
-                             ("time", "sensor read time per window", "s")):
+                         f"{num(_number(costs['price']))} {currency}".strip(),
+                         "model.json: the selection's cost, each sensor once" if run
+                         else where))
+    for key, label, unit in (("energy", "sensor energy per prediction", "J"),
+                             ("time", "sensor read time per prediction", "s")):
         if costs.get(key) is not None:
             rows.append(_row(key, label, _number(costs[key]), si(_number(costs[key]), unit),
                              where))
+    return rows
+
+
+def nested_cv_of(data: dict, run: dict) -> list:
+    """[(evaluation, cell)] of the evaluations in the report that scored this bundle's design
+    by nested CV: the same data shape (rows, features, targets), the bundle's greedy mode and
+    its count budget (a bundle with cost budgets has no such cell)."""
+    shape = [run["n_samples"], run["n_features"], len(run["targets"])]
+    if not run["count_only"] or run["budget"] is None or run["mode"] is None:
+        return []
+    return [(ev, cell) for ev in data["evaluations"] if ev["shape"] == shape
+            for cell in ev["cells"] if cell["method"] == f"greedy-{run['mode']}"
+            and cell["budget"] == str(run["budget"]) and (cell.get("mse") or {}).get("mean")
+            is not None]
+
+
+def _nested_cv_rows(data: dict, run: dict) -> list:
+    rows = []
+    for ev, cell in nested_cv_of(data, run):
+        mean, std = cell["mse"]["mean"], cell["mse"]["std"]
+        rows.append(_row("nested_cv", "MSE, nested CV of this design", _number(mean),
+                         f"{num(mean)}" + (f" ± {num(std)}" if std is not None else ""),
+                         f"nested CV ({ev['name']}: {cell['method']} at budget {cell['budget']}"
+                         f", mean ± std over {ev['folds']} outer folds' held-out data; the "
+                         f"same data shape)"))
     return rows
 
 
@@ -114,6 +143,8 @@ def summary(data: dict, i: int) -> dict:
     rows.append(_row("error", "MSE", _number(d["error"]), num(_number(d["error"])) + (
         f" ± {num(_number(std))}" if std is not None else ""), ERROR_NOTES.get(
             d["error_kind"], d["error_kind"])))
+    if run is not None:
+        rows += _nested_cv_rows(data, run)
     rows += _costs(d, run)
     for s in d["simulations"]:
         rows += _simulation_rows(data["simulations"][s])

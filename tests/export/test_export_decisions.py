@@ -59,18 +59,23 @@ def test_onnx_decisions_equal_numpy(tmp_path, rule):
     np.testing.assert_array_equal(out32["decisions"], _numpy_float32_decisions(bundle, X))
     np.testing.assert_allclose(out32["probabilities"], bundle.predict_proba(X), rtol=1e-4,
                                atol=1e-6)
-    np.testing.assert_array_equal(out32["labels"], (out32["scores"] > 0).astype(int))
+    assert list(out32)[:2] == ["decisions", "scores"]         # the decision is the first output
 
 
-def test_onnx_without_calibration_has_no_decisions_output(tmp_path):
-    from export import bundle_to_onnx
+def test_onnx_without_calibration_decides_by_the_sign(tmp_path):
+    from export import OnnxModel, bundle_to_onnx, read_metadata
     from export.onnx_bundle import output_names
 
     _, X, meta, arrays = synthetic("multilabel")
     save_bundle(tmp_path / "b", meta, arrays)
-    model = bundle_to_onnx(load_bundle(tmp_path / "b"))
+    bundle = load_bundle(tmp_path / "b")
+    model = bundle_to_onnx(bundle, dtype="float64")
     assert [o.name for o in model.graph.output] == output_names("multilabel") == \
-        ["scores", "labels"]
+        ["decisions", "scores"]
+    out = OnnxModel(model).run(X.astype(np.float64))
+    np.testing.assert_array_equal(out["decisions"], bundle.predict(X))
+    np.testing.assert_array_equal(out["decisions"], (out["scores"] > 0).astype(int))
+    assert "score > 0" in read_metadata(model)["decision"]
 
 
 def test_c_float32_decide_equals_numpy(tmp_path):

@@ -51,7 +51,7 @@ def test_classifier_converter(task):
     model = check(to_onnx(est, X[:1]))
     out = run_ort(model, X)
     label_name = "labels" if task == "multilabel" else "label"
-    assert list(out) == [label_name, "scores"]
+    assert list(out) == [label_name, "scores"]       # the decision first: what predict gives
     np.testing.assert_array_equal(out[label_name], est.predict(X))
     np.testing.assert_allclose(out["scores"], est._scores(X), rtol=1e-14, atol=1e-14)
 
@@ -82,7 +82,11 @@ def _compare(bundle, X, model, inputs, dtype):
     Xin = X if inputs == "all" else X[:, bundle.selected_index]
     out = run_ort(model, Xin.astype(dtype))
     expected = bundle.decision_scores(X)
+    names = [o.name for o in model.graph.output]
     ref = ReferenceEvaluator(model).run(None, {"features": Xin.astype(dtype)})
+    ref = [ref[names.index("scores")]]
+    assert names[0] == {"regression": "scores", "multilabel": "decisions",
+                        "multiclass": "label"}[bundle.task]
     if dtype == np.float64:
         # The bundle graph unrolls the sum in the bundle's reference order: bit-identical.
         for got in (out["scores"], ref[0]):
@@ -92,9 +96,10 @@ def _compare(bundle, X, model, inputs, dtype):
         np.testing.assert_allclose(ref[0], expected, rtol=1e-6, atol=1e-6)
     scores = out["scores"]
     if bundle.task == "multilabel":
-        np.testing.assert_array_equal(out["labels"], (scores > 0).astype(np.int64))
-        sure = np.abs(expected) > 1e-5
-        np.testing.assert_array_equal(out["labels"][sure], bundle.predict(X)[sure])
+        th = np.asarray((bundle.meta.get("decision") or {}).get("thresholds", 0.0))
+        np.testing.assert_array_equal(out["decisions"], (scores > th).astype(np.int64))
+        sure = np.abs(expected - th) > 1e-5
+        np.testing.assert_array_equal(out["decisions"][sure], bundle.predict(X)[sure])
     elif bundle.task == "multiclass":
         np.testing.assert_array_equal(out["label"], np.argmax(scores, axis=1))
         np.testing.assert_array_equal(out["label"], bundle.predict(X))

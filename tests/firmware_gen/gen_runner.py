@@ -18,6 +18,7 @@ import numpy as np
 
 from firmware_gen import FirmwareGenError, generate_firmware, reference
 from firmware_gen.build import build, write_firmware
+from firmware_gen.memory import RAM_MARGIN
 from firmware_gen.plan import make_plan, power_of_two_above
 from firmware_gen.targets import get_target
 from tests.firmware_gen import generative as G
@@ -40,6 +41,14 @@ class Outcome:
     footprint: dict = field(default_factory=dict)
     emulator: str = ""                    # where the target image was replayed, if it was
     emulated: int = 0                     # windows replayed there
+    ram_error: int | None = None          # linked static RAM - the plan's estimate
+
+    def refused(self, exc: FirmwareGenError) -> Outcome:
+        """This outcome as a refusal by a fit check (re-raises any other error)."""
+        if not is_refusal(str(exc)):
+            raise exc
+        self.status, self.message = "refused", str(exc)
+        return self
 
 
 def recordings_arrays(folder: Path) -> list:
@@ -103,6 +112,16 @@ def plan_target(out: Path) -> str:
     return json.loads((Path(out) / "firmware.json").read_text())["target"]
 
 
+def stream_bound(plan, bundle, case: G.Case) -> float:
+    """The stream error bound (:mod:`firmware_gen.bounds`); range terms only for the cases
+    whose full scales were halved (samples clamp)."""
+    from firmware_gen.bounds import stream_error_bounds
+
+    fixed = reference.fixed_model(plan, bundle)
+    return float(np.max(stream_error_bounds(plan, fixed, bundle.W,
+                                            samples_in_full_scale=case.seed % 5 != 4)))
+
+
 def fixed_error(plan, bundle, fw, data_list) -> float:
     """Max |real fixed-point score - float64 model on the float32 features| over the replayed
     recordings (the quantity the header's error bound promises)."""
@@ -118,6 +137,28 @@ def fixed_error(plan, bundle, fw, data_list) -> float:
         if len(X):
             worst = max(worst, float(np.abs(real - want).max()))
     return worst
+
+
+def compile_library(bundle, case: G.Case, scales, out: Path) -> None:
+    """The case's C library (``export c-library``): its C files compile with the firmware's
+    warnings and ``-Werror`` under gcc (-O2) and clang (-O0, front-end warnings)."""
+    from firmware_gen.library import generate_library
+    from firmware_gen.targets import FP_FLAGS, WARNINGS
+
+    lib = generate_library(bundle, numeric=case.numeric, name=f"lib{case.seed}",
+                           full_scale=scales)
+    for rel, text in lib.files.items():
+        if rel.startswith("src/"):
+            (out / rel).parent.mkdir(parents=True, exist_ok=True)
+            (out / rel).write_text(text, encoding="ascii")
+    for cc, opt in (("gcc", "-O2"), ("clang", "-O0")):
+        if shutil.which(cc) is None:
+            continue
+        for src in sorted((out / "src").glob("*.c")):
+            proc = subprocess.run([cc, *WARNINGS, opt, *FP_FLAGS, "-c", str(src), "-o",
+                                   str(src.with_suffix(f".{cc}.o"))],
+                                  capture_output=True, text=True, timeout=300)
+            assert proc.returncode == 0, f"{cc} {src.name}: {proc.stderr[-1500:]}"
 
 
 def _build(fw, out: Path, cc: str | None = None) -> dict:
@@ -142,29 +183,30 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
             channels = make_plan(bundle, name=case.name, numeric="float32").channels
             scales = full_scale(case, channels, data)
         plan = make_plan(bundle, name=case.name, numeric=case.numeric, full_scale=scales)
-        fws = {t: generate_firmware(bundle, target=t, numeric=case.numeric, name=case.name,
-                                    plan=plan) for t in {"host", case.target}}
+        host = generate_firmware(bundle, target="host", numeric=case.numeric, name=case.name,
+                                 plan=plan)
     except FirmwareGenError as exc:
-        if not is_refusal(str(exc)):
-            raise
-        outcome.status, outcome.message = "refused", str(exc)
-        return outcome
-    _build(fws["host"], work / "host_gcc")
+        return outcome.refused(exc)
+    _build(host, work / "host_gcc")
     if shutil.which("clang") is not None:
-        _build(fws["host"], work / "host_clang", "clang")
+        _build(host, work / "host_clang", "clang")
+    compile_library(bundle, case, scales, work / "library")
     samples = device_samples(plan, np.concatenate(data[:2]))
     outcome.windows = replay(work / "host_gcc", plan, bundle, samples)
     if plan.fixed:
-        outcome.bound = fws["host"].header.error_bound
-        outcome.max_error = fixed_error(plan, bundle, fws["host"], data[:2])
+        outcome.bound = stream_bound(plan, bundle, case)
+        outcome.max_error = fixed_error(plan, bundle, host, data)
+        assert outcome.max_error <= outcome.bound, (outcome.max_error, outcome.bound)
     if case.target != "host":
         try:
-            outcome.footprint = _build(fws[case.target], work / case.target)
+            fw = generate_firmware(bundle, target=case.target, numeric=case.numeric,
+                                   name=case.name, plan=plan)
+            outcome.footprint = _build(fw, work / case.target)
         except FirmwareGenError as exc:
-            if not is_refusal(str(exc)):
-                raise
-            outcome.status, outcome.message = "refused", str(exc)
-            return outcome
+            return outcome.refused(exc)
+        outcome.ram_error = outcome.footprint["ram_bytes"] - fw.manifest["ram_estimate"]
+        assert abs(outcome.ram_error) <= RAM_MARGIN, (outcome.footprint["ram_bytes"],
+                                                      fw.manifest["ram_estimate"])
         if emulate:
             outcome.emulator = emulator_of(case)
             if outcome.emulator == "unicorn-m4f":

@@ -194,3 +194,86 @@ def test_model_json_must_be_strict_json(bundle_dir, tmp_path, token):
     (bad / "model.json").write_text(text.replace('"currency"', f'"x": {token}, "currency"', 1))
     with pytest.raises(BundleError, match="not JSON|not finite"):
         load_bundle(bad)
+
+
+# --- issue 33: the new input kinds (feature NPZ members, calibrate's TOML, linked folders) -----
+
+
+def _feature_arrays(tmp_path):
+    from tests.fixtures import write_sensors_toml, write_stream
+    from trainer.sensing.feature_set import load_feature_set
+
+    fs = load_feature_set(write_stream(tmp_path / "rec" / "s.csv"),
+                          write_sensors_toml(tmp_path / "s.toml"))
+    return fs.to_arrays()
+
+
+@pytest.mark.parametrize("member, value", [("format_version", np.inf), ("window", np.inf),
+                                           ("hop", -np.inf)])
+def test_an_infinite_scalar_member_is_a_data_error(tmp_path, member, value):
+    """py_features: int(inf) raised OverflowError, which FeatureSet.load did not catch."""
+    from trainer.bundle import npz_bytes
+    from trainer.sensing.feature_set import FeatureSet
+
+    arrays = _feature_arrays(tmp_path)
+    arrays[member] = np.float64(value)
+    with pytest.raises(DataError, match="OverflowError|format_version"):
+        FeatureSet.load(npz_bytes(arrays))
+
+
+def test_a_loaded_feature_table_gives_strict_json_and_a_cost_plan(tmp_path):
+    """py_features: tables that loaded but broke train: sample_rate 0 (ZeroDivisionError),
+    1e-320 (window_s = inf: not JSON), a sensor without its energy (KeyError), a compute cost
+    that is text (ValueError). Each is now refused at load, naming the member."""
+    from trainer.bundle import npz_bytes
+    from trainer.sensing.feature_set import FeatureSet
+
+    arrays = _feature_arrays(tmp_path)
+    sensors = json.loads(str(arrays["sensors_json"]))
+    del sensors[0]["energy_per_reading_j"]
+    for member, value, message in [
+            ("sample_rate", np.float64(0), "sample_rate=0"),
+            ("sample_rate", np.float64(1e-320), "sample_rate=9.99989e-321"),
+            ("sensors_json", np.array(json.dumps(sensors)), "energy_per_reading_j=None"),
+            ("compute_costs_json", np.array('{"ax.mean": {"energy": "a"}}'), "compute_costs")]:
+        bad = dict(arrays, **{member: value})
+        with pytest.raises(DataError, match=message):
+            FeatureSet.load(npz_bytes(bad))
+
+
+@pytest.mark.parametrize("entry, message", [
+    ('extractor = ["ax.mean"]\ntarget = "m4"', r"extractor=\['ax.mean'\] is not a feature"),
+    ('extractor = "ax.mean"\ntarget = "m4"\nsource = { kind = 1 }', "source=.* must be a string"),
+    ('extractor = "ax.mean"\ntarget = 5', "target=5 must name"),
+])
+def test_calibration_entries_of_the_wrong_type_are_data_errors(entry, message):
+    """py_calibrate: an extractor that is a list was a TypeError (unhashable) in every command
+    reading the file; a source that is a table was kept and written back as a top-level
+    [source] table, which made the calibrated file unreadable."""
+    import tomllib
+
+    from tests.fixtures import sensors_toml
+    from trainer.sensing.sensors import parse_sensor_spec
+
+    data = tomllib.loads(sensors_toml() + "\n[[calibration]]\n" + entry + "\n")
+    with pytest.raises(DataError, match=message):
+        parse_sensor_spec(data, "s.toml")
+
+
+def test_calibrate_keeps_carriage_returns_outside_its_block(bundle_dir, tmp_path):
+    """py_calibrate: the file was read with newline translation, so a CRLF sensors.toml came
+    back with LF line ends although everything outside the block is documented as kept byte for
+    byte."""
+    from device_sim.calibrate import calibrate
+    from fuzz._bundles import SENSORS
+    from fuzz.py_reports import _base_report
+
+    (tmp_path / "base").mkdir()
+    report = tmp_path / "sim"
+    report.mkdir()
+    (report / "report.json").write_text(json.dumps(_base_report(tmp_path / "base")))
+    text = "# notes\r\n" + SENSORS.replace("\n", "\r\n")
+    (tmp_path / "s.toml").write_bytes(text.encode())
+    calibrate(tmp_path / "s.toml", [report])
+    written = (tmp_path / "s.toml").read_bytes().decode()
+    assert written.startswith(text) and "[[calibration]]" in written[len(text):]

@@ -310,6 +310,14 @@ def test_train_and_info_print_f1_with_thresholds_rechosen_without_each_row(tmp_p
     assert "in-sample" in mean and "nested CV" in mean
     info = CliRunner().invoke(main, ["info", str(out)], catch_exceptions=False)
     assert info.exit_code == 0 and all(line in info.output for line in lines + [mean])
+    # a bundle written before rechosen_* existed: the tuned F1 alone, still marked optimistic
+    from sensorbudget.cli_decisions import describe_decision
+
+    old = {**meta, "decision": {k: v for k, v in meta["decision"].items()
+                                if not k.startswith("rechosen_")}}
+    text = "\n".join(describe_decision(old))
+    assert "re-chosen" not in text and text.count("(optimistic)") == 4
+    assert f"{np.mean(tuned):.3f} with thresholds tuned on the same scores" in text
 
 
 @pytest.fixture

@@ -145,3 +145,31 @@ def test_metrics_say_in_sample_on_the_training_file_and_not_on_a_split(invoke, t
     assert "metrics on 20 row(s); DATA is not the bundle's training file" in split.output
     pred = np.array([float(r[1]) for r in _read(tmp_path / "p2.csv")[1]])
     assert re.search(rf"^  R² +{r2_score(y[40:], pred):.6g}$", split.output, re.M)
+
+
+def test_predict_drop_missing_reports_and_refuses_above_the_fraction(invoke, tmp_path,
+                                                                    regression_csv):
+    """The same report and limit as train: 3 of 5 rows miss 'b' -> refused at the default 0.5,
+    accepted with --max-drop-fraction 1, the remaining rows predicted as on the full table."""
+    path, X, y = regression_csv
+    assert invoke(["train", str(path), "--target", "y", "--budget", "2", "--lam", "0.5",
+                   "-o", str(tmp_path / "b")]).exit_code == 0
+    lines = path.read_text().splitlines()[:6]
+    for i in (1, 2, 3):
+        cells = lines[i].split(",")
+        cells[1] = ""
+        lines[i] = ",".join(cells)
+    (tmp_path / "m.csv").write_text("\n".join(lines) + "\n")
+    args = ["predict", str(tmp_path / "b"), str(tmp_path / "m.csv"), "--drop-missing"]
+    refused = invoke(args + ["-o", str(tmp_path / "p.csv")])
+    assert refused.exit_code == 2 and "would drop 3 of 5 rows (60.0 %)" in refused.output
+    assert not (tmp_path / "p.csv").exists()
+    ok = invoke(args + ["--max-drop-fraction", "1", "-o", str(tmp_path / "p.csv")],
+                catch_exceptions=False)
+    assert ok.exit_code == 0, ok.output
+    assert "dropped 3 of 5 rows (60.0 %) with missing values; missing per column: b 3" \
+        in ok.output
+    full = invoke(["predict", str(tmp_path / "b"), str(path), "-o", str(tmp_path / "f.csv")])
+    assert full.exit_code == 0
+    kept = [r[1] for r in _read(tmp_path / "p.csv")[1]]
+    assert kept == [r[1] for r in _read(tmp_path / "f.csv")[1][3:5]]

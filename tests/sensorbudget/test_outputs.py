@@ -314,3 +314,23 @@ def test_a_replaced_file_output_keeps_its_mode(invoke, bundle, tmp_path, kind):
     assert result.exit_code == 0, result.output
     assert mode(secret) == 0o600 and secret.read_bytes() != b"old"
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("command", ["firmware", "c-library"])
+def test_force_moves_the_foreign_folder_aside_and_says_where(invoke, command, rec_bundle, table,
+                                                             tmp_path):
+    out = tmp_path / "proj"
+    (out / "src").mkdir(parents=True)
+    (out / FOLDER_COMMANDS[command][1]).write_text('{"v":1}')
+    (out / "src" / "main.c").write_text("int main(){}\n")
+    before = files_of(out)
+    argv, _ = FOLDER_COMMANDS[command]
+    names = {"bundle": rec_bundle, "o": out}
+    result = invoke([a.format(**names) for a in argv] + ["--force"])
+    assert result.exit_code == 0, result.output
+    aside = tmp_path / "proj.moved-aside"
+    assert f"aside to {aside}" in result.output
+    assert files_of(aside) == before                        # nothing of the user's deleted
+    assert MANIFEST_FILE in files_of(out)
+    result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
+    assert result.exit_code == 0, result.output             # now its own output

@@ -84,3 +84,22 @@ def test_predict_csv_neutralises_formulas_and_matches_the_bundle(hostile_bundle,
     bundle = load_bundle(tmp_path / "b")
     got = np.array([float(r[-1]) for r in rows[1:]])
     np.testing.assert_array_equal(got, bundle.predict(X).ravel())
+
+
+def test_evaluate_and_predict_metrics_escape_names(tmp_path, invoke):
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(40, 2))
+    name = "\x1b[2Jy\u202e"
+    rows = "\n".join(",".join(f"{v:.6f}" for v in r) for r in np.column_stack([X, X[:, 0]]))
+    (tmp_path / "t.csv").write_text(f'a,b,"{name}"\n{rows}\n')
+    evaluated = invoke(["evaluate", str(tmp_path / "t.csv"), "--target", name, "--budgets", "1",
+                        "--folds", "2", "--methods", "greedy-joint"])
+    trained = invoke(["train", str(tmp_path / "t.csv"), "--target", name, "--budget", "1",
+                      "--lam", "1", "-o", str(tmp_path / "b")])
+    predicted = invoke(["predict", str(tmp_path / "b"), str(tmp_path / "t.csv"),
+                        "-o", str(tmp_path / "p.csv")])
+    for result in (evaluated, trained, predicted):
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output and "\u202e" not in result.output
+    assert "\\x1b[2Jy\\u202e" in predicted.output          # the metrics name the target
+    assert "\\x1b[2Jy\\u202e" in (tmp_path / "p.csv").read_text()

@@ -20,7 +20,7 @@ def test_multilabel_encoding_and_predict():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(60, 6))
     Y = np.column_stack([X[:, 0] > 0, X[:, 1] + X[:, 2] > 0]).astype(int)
-    est = GreedyRLSClassifier(budget=3, lam=0.1).fit(X, Y)
+    est = GreedyRLSClassifier(budget=3, lam=0.1, threshold=0.0).fit(X, Y)
     reg = GreedyRLS(budget=3, lam=0.1).fit(X, 2.0 * Y - 1)   # the same problem as +-1 regression
     assert est.selected_.tolist() == reg.selected_.tolist()
     np.testing.assert_allclose(est.decision_function(X), reg.predict(X))

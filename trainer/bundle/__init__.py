@@ -1,12 +1,15 @@
 """The model bundle (``model.json`` + ``weights.npz``) and the project's output files.
 
-- :mod:`~trainer.bundle.model`: the bundle: contents from a fitted estimator, save, load, checks;
+- :mod:`~trainer.bundle.model`: the bundle: contents from a fitted estimator, save, load, checks,
+  upgrade (re-hash a bundle the user vouches for);
 - :mod:`~trainer.bundle.contents`: ``model.json`` from a fitted estimator (path, extractors, costs);
 - :mod:`~trainer.bundle.decision`: calibrated label thresholds and Platt probabilities;
 - :mod:`~trainer.bundle.recordings`: a bundle's selected features computed from recordings;
 - :mod:`~trainer.bundle.schema`: types of the ``model.json`` fields consumers read;
 - :mod:`~trainer.bundle.files`: canonical bytes (NPZ, JSON) and all-or-nothing writing of every
-  output file or folder.
+  output file or folder (modes kept when replacing);
+- :mod:`~trainer.bundle.manifest`: ownership of output folders (the manifest of the files each
+  one holds, with their sha256) and the recognisable names of temporaries.
 """
 
 from .files import json_default, json_text, npz_bytes, write_atomically, write_folder_atomically
@@ -20,8 +23,10 @@ from .model import (
                     check_bundle,
                     load_bundle,
                     save_bundle,
+                    upgrade_bundle,
 )
 
-__all__ = ["Bundle", "load_bundle", "save_bundle", "bundle_contents", "check_bundle", "FORMAT",
+__all__ = ["Bundle", "load_bundle", "save_bundle", "upgrade_bundle", "bundle_contents",
+           "check_bundle", "FORMAT",
            "FORMAT_VERSION", "MODEL_FILE", "WEIGHTS_FILE", "npz_bytes", "json_default",
            "json_text", "write_atomically", "write_folder_atomically"]

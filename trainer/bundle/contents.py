@@ -84,6 +84,8 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
     meta["lam_choice"] = lam_choice(est)
     if units is not None:
         meta["selection_units"] = units
+    if decision is None and task == "multilabel":
+        decision = getattr(est, "decision_", None)     # GreedyRLSClassifier's own thresholds
     if decision is not None:
         meta["decision"] = decision
     if getattr(est, "target_scale_", None) is not None:      # standardize_targets: folded in

@@ -61,9 +61,55 @@ def thresholds(meta: dict) -> np.ndarray:
     return np.asarray(entry["thresholds"], dtype=np.float64)
 
 
+def decide_scores(scores, task: str, label_thresholds=None) -> np.ndarray:
+    """The decision of a task from its scores: the one rule every surface applies.
+
+    - ``regression``: the scores themselves (n x t);
+    - ``multilabel``: D[i, j] = 1 if scores[i, j] > label_thresholds[j] else 0 (int, n x t;
+      thresholds 0 when None: the sign of the +1/-1 encoding);
+    - ``multiclass`` (and binary, two classes): the index of the largest score,
+      argmax_j scores[i, j], the first on ties (int, n).
+
+    ``scores`` and ``label_thresholds`` must be in the same units (float scores, or the integer
+    scores of a fixed-point model with the thresholds floor(threshold 2^G)).
+
+    >>> decide_scores([[0.2, -0.1], [0.7, 0.4]], "multilabel", [0.3, -0.5]).tolist()
+    [[0, 1], [1, 1]]
+    >>> decide_scores([[0.2, -0.1], [0.7, 0.9]], "multiclass").tolist()
+    [0, 1]
+    """
+    if task == "regression":
+        return np.asarray(scores)
+    scores = np.asarray(scores)
+    scores = scores.reshape(len(scores), -1)
+    if task == "multiclass":
+        return np.argmax(scores, axis=1)
+    if task != "multilabel":
+        raise BundleError(f"task {task!r} is not regression, multilabel or multiclass")
+    th = np.zeros(scores.shape[1]) if label_thresholds is None else np.asarray(label_thresholds)
+    return (scores > th).astype(int)
+
+
 def decide(scores, meta: dict) -> np.ndarray:
-    """0/1 decisions (n x t): score > threshold of its label."""
-    return (np.asarray(scores) > thresholds(meta)).astype(int)
+    """The bundle's decisions of ``scores`` (:func:`decide_scores` with the bundle's task and
+    thresholds): multi-label 0/1 (score > the label's stored threshold, 0 without one),
+    multi-class the class index, regression the scores."""
+    task = meta["task"]
+    return decide_scores(scores, task, thresholds(meta) if task == "multilabel" else None)
+
+
+def describe(meta: dict) -> str:
+    """What the decisions are, for every printed metric that scores them."""
+    task = meta["task"]
+    if task == "multiclass":
+        return "decisions: the class of the largest score"
+    if task == "regression":
+        return "predictions: the scores"
+    entry = meta.get(KEY)
+    if not entry:
+        return "decisions: label on when score > 0 (no calibrated thresholds in the bundle)"
+    return (f"decisions: label on when score > the bundle's calibrated threshold (rule "
+            f"{entry['rule']}, chosen on {entry['heldout']} scores)")
 
 
 def probabilities(scores, meta: dict):
@@ -71,6 +117,12 @@ def probabilities(scores, meta: dict):
     platt = (meta.get(KEY) or {}).get("platt")
     if platt is None:
         return None
+    return platt_probabilities(scores, platt)
+
+
+def platt_probabilities(scores, platt) -> np.ndarray:
+    """p[i, j] = 1 / (1 + exp(-(a_j s[i, j] + b_j))) for ``platt`` = [[a_j, b_j], ...],
+    computed as (1 + tanh(z / 2)) / 2 (no overflow)."""
     ab = np.asarray(platt, dtype=np.float64)
     z = np.asarray(scores, dtype=np.float64) * ab[:, 0] + ab[:, 1]
     return 0.5 * (1.0 + np.tanh(0.5 * z))

@@ -223,6 +223,9 @@ def _relative(rel: str, error) -> Path:
     parts = rel.split("/")
     if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise error(f"output file name {rel!r} must be a relative path without '.' or '..'")
+    if rel == MANIFEST_FILE:
+        raise error(f"output file name {rel!r} is the folder's manifest, written by "
+                    f"write_folder_atomically itself")
     return Path(*parts)
 
 

@@ -42,16 +42,24 @@ def file_sha256(path) -> str:
     return digest.hexdigest()
 
 
-def entries(folder: Path, rel: str = ""):
-    """(relative posix path, os.DirEntry) of everything under ``folder``, depth first, names
-    sorted at each level (so "the first" entry is the same on every run); links not followed."""
+def _level(folder: Path, rel: str) -> list:
     with os.scandir(folder / rel if rel else folder) as it:
-        found = sorted(it, key=lambda e: e.name)
-    for entry in found:
-        path = f"{rel}/{entry.name}" if rel else entry.name
-        yield path, entry
-        if entry.is_dir(follow_symlinks=False):
-            yield from entries(folder, path)
+        return [(f"{rel}/{e.name}" if rel else e.name, e) for e in sorted(it, key=lambda e: e.name)]
+
+
+def entries(folder: Path):
+    """(relative posix path, os.DirEntry) of everything under ``folder``, depth first, names
+    sorted at each level (so "the first" entry is the same on every run); links not followed;
+    iterative, so any depth of nesting is walked."""
+    pending = [iter(_level(folder, ""))]
+    while pending:
+        item = next(pending[-1], None)
+        if item is None:
+            pending.pop()
+            continue
+        yield item
+        if item[1].is_dir(follow_symlinks=False):
+            pending.append(iter(_level(folder, item[0])))
 
 
 def manifest_text(folder: Path, kind: str) -> str:

@@ -123,11 +123,7 @@ class Bundle:
         features): scores (regression), 0/1 labels (multi-label: score > the bundle's
         ``decision`` threshold of the label, 0 without one) or class index (multi-class)."""
         scores = self.selected_scores(X) if selected else self.decision_scores(X)
-        if self.task == "multilabel":
-            return decide(scores, self.meta)
-        if self.task == "multiclass":
-            return np.argmax(scores, axis=1)
-        return scores
+        return decide(scores, self.meta)            # the one decision rule (bundle.decision)
 
     def predict_proba(self, X, *, selected=False):
         """Platt probabilities (n x t) of a multi-label bundle with ``decision.platt``, else

@@ -29,7 +29,15 @@ R^2 of a constant target is nan (undefined) and left out of the mean.
 Decisions (0/1 ``D`` against 0/1 ``Y``, n x L): micro-F1 = 2 TP / (2 TP + FP + FN) with the
 counts summed over every (example, label) entry; macro-F1 = the mean over labels of each
 label's F1, a label with TP + FP + FN = 0 counting 0 (scikit-learn's ``f1_score`` with
-``zero_division=0``). Full definitions: ``docs/metrics.md``.
+``zero_division=0``).
+
+Classes (binary and multi-class; ``y_true``, ``y_pred`` class indices 0..C-1): the confusion
+matrix M[i, j] = the rows of true class i decided as class j; accuracy = trace(M) / n; balanced
+accuracy = the mean over the classes present in ``y_true`` of their recall M[i, i] / sum_j
+M[i, j]; macro-F1 = the mean over the classes present in ``y_true`` or ``y_pred`` of
+2 M[i, i] / (sum_j M[i, j] + sum_j M[j, i]) (scikit-learn's ``accuracy_score``,
+``balanced_accuracy_score`` and ``f1_score(average="macro", zero_division=0)``; the tests
+compare with them). Full definitions: ``docs/metrics.md``.
 """
 
 from __future__ import annotations
@@ -43,13 +51,16 @@ MULTILABEL_MEASURES = ("zero_one_loss", "hamming_loss", "accuracy", "one_error",
 #: Measures of the 0/1 decisions only (scores > per-label thresholds).
 DECISION_MEASURES = ("micro_f1", "macro_f1")
 REGRESSION_MEASURES = ("mse", "mae", "r2")
+#: Measures of class decisions (binary and multi-class).
+CLASS_MEASURES = ("accuracy", "balanced_accuracy", "macro_f1")
 HIGHER_IS_BETTER = {"accuracy": True, "macro_auc": True, "r2": True, "micro_f1": True,
-                    "macro_f1": True}
+                    "macro_f1": True, "balanced_accuracy": True}
 LABELS = {"zero_one_loss": "0/1 loss", "hamming_loss": "Hamming loss", "accuracy": "accuracy",
           "one_error": "one-error", "coverage": "coverage", "ranking_loss": "ranking loss",
           "macro_auc": "macro-AUC", "mse": "MSE", "mae": "MAE", "r2": "R²",
           "pairwise_error": "pairwise ranking error", "pairwise_sq_error": "pairwise sq. error",
-          "micro_f1": "micro-F1", "macro_f1": "macro-F1"}
+          "micro_f1": "micro-F1", "macro_f1": "macro-F1",
+          "balanced_accuracy": "balanced accuracy"}
 
 
 def higher_is_better(measure: str) -> bool:
@@ -195,3 +206,91 @@ def regression_scores(Y, pred, target_names=None) -> dict:
         for name, v in zip(names, values):
             out[f"{key}[{name}]"] = float(v)
     return out
+
+
+def confusion_matrix(y_true, y_pred, n_classes: int) -> np.ndarray:
+    """M (C x C, int): M[i, j] = number of rows of true class i decided as class j."""
+    y_true = np.asarray(y_true, dtype=np.intp).ravel()
+    y_pred = np.asarray(y_pred, dtype=np.intp).ravel()
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true {y_true.shape} and y_pred {y_pred.shape} must have equal "
+                         f"shapes")
+    if y_true.size and (min(y_true.min(), y_pred.min()) < 0
+                        or max(y_true.max(), y_pred.max()) >= n_classes):
+        raise ValueError(f"class indices must be in 0..{n_classes - 1}")
+    M = np.zeros((n_classes, n_classes), dtype=np.int64)
+    np.add.at(M, (y_true, y_pred), 1)
+    return M
+
+
+def class_scores(y_true, y_pred, n_classes: int) -> dict:
+    """{"accuracy", "balanced_accuracy", "macro_f1"} of class decisions from the confusion
+    matrix M (:func:`confusion_matrix`): trace(M) / n; the mean recall M[i, i] / row_i over the
+    classes with rows; the mean of 2 M[i, i] / (row_i + col_i) over the classes that occur in
+    the truth or the decisions."""
+    M = confusion_matrix(y_true, y_pred, n_classes)
+    rows, cols, diag = M.sum(axis=1), M.sum(axis=0), np.diag(M)
+    n = int(M.sum())
+    present, seen = rows > 0, (rows + cols) > 0
+    recall = diag[present] / rows[present]
+    f1 = 2 * diag[seen] / (rows[seen] + cols[seen])
+    return {"accuracy": float(diag.sum() / n) if n else float("nan"),
+            "balanced_accuracy": float(recall.mean()) if recall.size else float("nan"),
+            "macro_f1": float(f1.mean()) if f1.size else float("nan")}
+
+
+def confusion_lines(M, classes) -> list:
+    """The confusion matrix as text lines: one row per true class, one column per decided
+    class (names cut to 12 characters)."""
+    names = [str(c)[:12] for c in classes]
+    corner = "true / decided"
+    width = max([len(corner), *map(len, names)])
+    cell = max(6, *(len(n) for n in names), len(str(int(np.max(M)) if np.size(M) else 0)))
+    head = f"{corner:<{width}}  " + " ".join(f"{n:>{cell}}" for n in names)
+    return [head] + [f"{name:<{width}}  " + " ".join(f"{int(v):>{cell}}" for v in row)
+                     for name, row in zip(names, np.asarray(M))]
+
+
+def task_scores(task: str, Y, scores, decisions, target_names=None) -> dict:
+    """Every measure of one task's predictions against the truth ``Y`` (n x t), as printed by
+    ``predict`` and stored by ``simulate``; ``decisions`` are the decision rule's output
+    (:func:`trainer.bundle.decision.decide_scores`), which every decision measure scores:
+
+    - regression: :func:`regression_scores` of the scores;
+    - multilabel: micro/macro-F1, 0/1 loss, Hamming loss and accuracy of the 0/1
+      ``decisions``; one-error, coverage, ranking loss and macro-AUC of the scores;
+    - multiclass: ``Y`` one-hot (n x classes) or class indices (n,); accuracy, balanced
+      accuracy and macro-F1 of the class indices ``decisions`` (:func:`class_scores`) and
+      ``confusion`` (:func:`confusion_matrix`, a nested list).
+    """
+    if task == "regression":
+        return regression_scores(Y, scores, target_names)
+    if task == "multiclass":
+        scores = np.asarray(scores, dtype=np.float64)
+        c = scores.reshape(len(scores), -1).shape[1]
+        Y = np.asarray(Y)
+        truth = np.argmax(Y, axis=1) if Y.ndim == 2 else Y.astype(np.intp)
+        return {**class_scores(truth, decisions, c),
+                "confusion": confusion_matrix(truth, decisions, c).tolist()}
+    D = np.asarray(decisions)
+    ranking = multilabel_scores(Y, scores)
+    return {**f1_scores(Y, D), **{k: v for k, v in multilabel_scores(Y, D, 0.5).items()
+                                 if k in ("zero_one_loss", "hamming_loss", "accuracy")},
+            **{k: ranking[k] for k in ("one_error", "coverage", "ranking_loss", "macro_auc")}}
+
+
+def one_hot_classes(values) -> tuple:
+    """(class names (sorted, as text: integers without a decimal point), one-hot 0/1 matrix
+    n x classes) of one column of class values (numbers or strings); NaN is not a class."""
+    values = np.asarray(values).ravel()
+    if values.dtype.kind == "f":
+        if np.isnan(values).any():
+            raise ValueError("class values hold a missing value (NaN)")
+        classes, index = np.unique(values, return_inverse=True)
+        names = [f"{c:g}" for c in classes.tolist()]
+    else:
+        classes, index = np.unique(values.astype(str), return_inverse=True)
+        names = [str(c) for c in classes]
+    Y = np.zeros((values.size, len(names)))
+    Y[np.arange(values.size), index] = 1.0
+    return names, Y

@@ -34,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import label_compression, target_scaling
+from ..bundle.decision import decide_scores
 from ..bundle.files import json_default
 from ..errors import TrainerError
 from .calibration import choose_thresholds
@@ -55,12 +56,15 @@ from .methods import (
     ridge_refit,
 )
 from .metrics import (
+    CLASS_MEASURES,
     DECISION_MEASURES,
     MULTILABEL_MEASURES,
     REGRESSION_MEASURES,
     f1_scores,
     multilabel_scores,
+    one_hot_classes,
     regression_scores,
+    task_scores,
 )
 from .ranking_metrics import RANKING_MEASURES, ranking_scores
 
@@ -138,7 +142,11 @@ def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list
     for budget, model in zip(budgets, models):
         scores = model.predict(X_te)
         scores = scores if B is None else label_compression.reconstruct(scores, B)
-        if setup.task in ("multilabel", "multiclass"):
+        if setup.task == "multiclass":      # one decision rule: the class of the largest score
+            values = task_scores("multiclass", data.Y[test], scores,
+                                 decide_scores(scores, "multiclass"))
+            values["decision"] = "argmax"
+        elif setup.task == "multilabel":
             thresholds, rule = fold_thresholds(model, data.Y[train], B, setup)
             values = {**multilabel_scores(data.Y[test], scores, thresholds),
                       **f1_scores(data.Y[test], scores > thresholds), "decision": rule}
@@ -184,7 +192,13 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
     setup = setup or Setup(task=data.task)
     budgets = parse_budgets(budgets) if isinstance(budgets, str) else list(budgets)
     methods = [get_method(m) for m in methods]
-    if data.task in ("multilabel", "multiclass") and not np.isin(data.Y, (0, 1)).all():
+    if data.task == "multiclass" and data.Y.shape[1] == 1 and not np.isin(data.Y, (0, 1)).all():
+        data.target_names, data.Y = one_hot_classes(data.Y[:, 0])   # a column of class values
+    if data.task == "multiclass" and not (np.isin(data.Y, (0, 1)).all()
+                                          and (data.Y.sum(axis=1) == 1).all()):
+        raise TrainerError("multi-class evaluation needs one column of class values or "
+                           "one-hot 0/1 columns (one 1 per row)")
+    if data.task == "multilabel" and not np.isin(data.Y, (0, 1)).all():
         raise TrainerError("multi-label evaluation needs 0/1 label columns")
     _check_ranking(data, methods, folds)
     kind = choose_split(split, folds, data.groups, data.window_start)
@@ -208,8 +222,8 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
         warnings.simplefilter("ignore", target_scaling.TargetScaleWarning)
         records = _run_folds(data, methods, budgets, splits, todo, setup, cache_dir, key,
                              progress)
-    measures = list(MULTILABEL_MEASURES + DECISION_MEASURES
-                    if setup.task in ("multilabel", "multiclass")
+    measures = list(MULTILABEL_MEASURES + DECISION_MEASURES if setup.task == "multilabel"
+                    else CLASS_MEASURES if setup.task == "multiclass"
                     else RANKING_MEASURES if setup.task == "ranking" else REGRESSION_MEASURES)
     return EvaluationResult(records, config, measures, [m.name for m in methods],
                             [b.label for b in budgets])

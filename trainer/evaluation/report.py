@@ -81,7 +81,10 @@ def describe_decisions(result) -> str | None:
     """One line on how multi-label decisions were made (None for other tasks): the rule
     (``config["setup"]["threshold"]``) and the methods that fell back to threshold 0."""
     setup = result.config.get("setup", {})
-    if setup.get("task") not in ("multilabel", "multiclass"):
+    if setup.get("task") == "multiclass":
+        return ("decisions: the class of the largest score (argmax), the rule of train, "
+                "predict, simulate, ONNX and C")
+    if setup.get("task") != "multilabel":
         return None
     rule = setup.get("threshold", "zero") if setup.get("task") == "multilabel" else "zero"
     if rule == "zero":

@@ -11,7 +11,8 @@ import numpy as np
 
 from ..bundle.model import TASKS
 from ..errors import DataError
-from .sensors import MAX_QUANTITY, MAX_WINDOW
+from .sensors import MAX_WINDOW
+from .spec_values import MAX_QUANTITY
 from .specs import parse_spec
 
 #: sensors_json entries: numbers every consumer reads (the cost models, the bundle)
@@ -24,6 +25,11 @@ def _quantity(value) -> bool:
     """A number (not a bool) in 0..MAX_QUANTITY."""
     return (isinstance(value, (int, float)) and not isinstance(value, bool)
             and math.isfinite(value) and 0 <= value <= MAX_QUANTITY)
+
+
+def _rate(value) -> bool:
+    """A sample rate in 1/MAX_QUANTITY..MAX_QUANTITY Hz (window / rate stays finite)."""
+    return _quantity(value) and value >= 1 / MAX_QUANTITY
 
 
 def check_arrays(fs, source: str) -> None:
@@ -65,9 +71,9 @@ def check_structure(fs, source: str) -> None:
         value = getattr(fs, name)
         if not 1 <= value <= MAX_WINDOW:
             raise DataError(f"{source}: {name}={value} must be in 1..{MAX_WINDOW} samples")
-    if not (math.isfinite(fs.sample_rate) and 0 < fs.sample_rate <= MAX_QUANTITY):
-        raise DataError(f"{source}: sample_rate={fs.sample_rate:g} must be a finite number of "
-                        f"Hz in (0, {MAX_QUANTITY:g}]")
+    if not _rate(fs.sample_rate):
+        raise DataError(f"{source}: sample_rate={fs.sample_rate:g} must be a number of Hz in "
+                        f"{1 / MAX_QUANTITY:g}..{MAX_QUANTITY:g}")
     if fs.task not in TASKS:
         raise DataError(f"{source}: task={fs.task!r} is not one of {TASKS}")
     for kind in sorted(set(fs.feature_kinds)):
@@ -81,10 +87,11 @@ def check_structure(fs, source: str) -> None:
             raise DataError(f"{source}: sensors_json entry {i} must be an object with a name "
                             f"and a list of channel names")
         for key in SENSOR_NUMBERS:
-            if not _quantity(entry.get(key)):
+            if not (_rate if key == "sample_rate_hz" else _quantity)(entry.get(key)):
+                low = 1 / MAX_QUANTITY if key == "sample_rate_hz" else 0
                 raise DataError(f"{source}: sensors_json sensor {entry['name']!r}: "
                                 f"{key}={entry.get(key)!r} must be a number in "
-                                f"0..{MAX_QUANTITY:g}")
+                                f"{low:g}..{MAX_QUANTITY:g}")
     if not isinstance(fs.compute_costs, dict):
         raise DataError(f"{source}: compute_costs_json must be a JSON object")
     for name, cost in fs.compute_costs.items():

@@ -49,6 +49,7 @@ from .feature_checks import check_arrays, check_structure
 from .members import names as _names
 from .members import scalar as _scalar
 from .recordings import RecordingSet, load_recordings, time_gaps
+from .sensor_budget import per_prediction
 from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
 from .specs import parse_spec, transforms_of
 from .streams import StreamFormat
@@ -158,7 +159,7 @@ class FeatureSet:
         except DataError:
             raise
         except (ValueError, TypeError, IndexError, KeyError, OSError, EOFError, MemoryError,
-                SystemError, RecursionError, zipfile.BadZipFile) as exc:
+                SystemError, RecursionError, OverflowError, zipfile.BadZipFile) as exc:
             # members of the wrong kind (dtype, rank, shape claims, JSON) in a damaged file
             raise DataError(f"{where} is not a readable feature NPZ: "
                             f"{type(exc).__name__}: {exc}"[:300]) from None
@@ -177,10 +178,10 @@ class FeatureSet:
         """
         sensors = ([s.to_dict() for s in sensor_spec.sensors] if sensor_spec is not None
                    else [dict(s) for s in self.sensors])
-        readings = min(self.window, self.hop)
-        for s in sensors:
-            s.update(readings_per_prediction=readings,
-                     energy_per_prediction_j=s["energy_per_reading_j"] * readings)
+        for s in sensors:                     # the one cost model: sensor_budget.per_prediction
+            cost = per_prediction(s, self.window, self.hop)
+            s.update(readings_per_prediction=cost["readings"],
+                     energy_per_prediction_j=cost["energy"])
         known = {s["name"] for s in sensors}
         extractors = []
         for name, ext, sens, kind, chans in zip(self.feature_names, self.feature_extractors,
@@ -335,6 +336,9 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
     if on_missing not in ON_MISSING:
         raise DataError(f"on_missing={on_missing!r} must be one of {ON_MISSING}")
     labelled = any(r.labels for r in rset.recordings)
+    if labelled and spec.targets is not None and all(
+            t in r.columns for t in spec.targets for r in rset.recordings):
+        labelled = False        # per-sample target columns (e.g. beside --recording-column)
     if labelled:
         targets, label_rows, task = _label_targets(rset, spec)
     else:

@@ -24,7 +24,8 @@
   ``;`` separated, decimal comma, ``-200`` = missing; the columns are renamed per
   :data:`AIR_QUALITY_COLUMNS` and ``time`` is seconds since the first record (Date + Time).
 
-Missing samples are NaN; nothing is interpolated. :func:`time_gaps` checks time stamps.
+Missing samples are NaN; nothing is interpolated. :func:`~.streams.time_gaps` (also importable
+from here) checks time stamps.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ import numpy as np
 
 from ..bulk_parse import check_utf8_text
 from ..errors import DataError
-from .streams import StreamFormat, parse_times, split_points
+from .streams import StreamFormat, parse_times, split_points, time_gaps  # noqa: F401
 
 MISSING_TOKENS = {"", "nan", "NaN", "NA", "na", "?"}
 PLAIN = StreamFormat()
@@ -383,30 +384,3 @@ def _load(path: Path, sample_rate_hz: float, fmt: StreamFormat) -> RecordingSet:
     if path.suffix.lower() == ".ts":
         return read_ts(path, sample_rate_hz)
     return RecordingSet(read_stream(path, fmt))
-
-
-def time_gaps(rec: Recording, sample_rate_hz: float) -> np.ndarray:
-    """Boolean array (n-1,): True where the step from sample i to i+1 is a gap.
-
-    A gap is a step longer than 1.5 sample periods. Steps that are not positive (time going
-    backwards or repeated) or shorter than half a period are errors: the recording is not on
-    the sensors' sample clock and must be fixed or resampled first.
-    """
-    t = rec.time
-    if not np.isfinite(t).all():
-        i = int(np.flatnonzero(~np.isfinite(t))[0])
-        raise DataError(f"recording {rec.name!r}: missing time stamp at sample {i}")
-    dt = np.diff(t)
-    back = np.flatnonzero(dt <= 0)
-    if back.size:
-        i = int(back[0])
-        raise DataError(f"recording {rec.name!r}: time stamps are not strictly increasing "
-                        f"(t={t[i + 1]:g} s at sample {i + 1} follows t={t[i]:g} s)")
-    period = 1.0 / sample_rate_hz
-    short = np.flatnonzero(dt < 0.5 * period)
-    if short.size:
-        i = int(short[0])
-        raise DataError(f"recording {rec.name!r}: time step {dt[i]:g} s at sample {i + 1} is "
-                        f"shorter than half the sample period {period:g} s "
-                        f"(sample_rate_hz={sample_rate_hz:g})")
-    return dt > 1.5 * period

@@ -8,10 +8,13 @@ one greedy step chooses:
 - ``"sensor"``: all single-sensor features of a sensor form one extractor; a feature that
   fuses several sensors needs all of their extractors (many-to-many).
 
-Sensor costs per prediction, for a window of ``window`` samples: ``price = unit_price``,
-``energy = energy_per_reading_j * window`` (J per prediction) and
-``time = read_time_s * window`` (s of sensor read time per prediction; 0 when the sensor
-gives ``energy_per_reading_j`` only). Extractors have no price; their per-prediction compute
+Sensor costs per prediction (:func:`per_prediction`, the one definition that selection
+budgets, ``model.json``, ``simulate``, ``compare`` and the report use): a streaming device
+keeps the window in a ring buffer, so each prediction needs ``readings = min(window, hop)`` new
+readings of each sensor; ``price = unit_price``, ``energy = energy_per_reading_j * readings``
+(J per prediction) and ``time = read_time_s * readings`` (s of sensor read time per prediction;
+0 when the sensor gives ``energy_per_reading_j`` only). Extractors have no price; their
+per-prediction compute
 energy and time come from the ``[[calibration]]`` entries that ``sensorbudget calibrate`` writes
 (measured on a device), summed over the extractors a selection unit contains; without them
 computation is not costed.
@@ -31,14 +34,44 @@ from .specs import transforms_of
 UNITS = ("feature", "channel", "sensor")
 
 
-def sensor_costs(sensors, window: int) -> dict:
-    """{sensor: {price, energy, time}} from bundle-style sensor dicts (``Sensor.to_dict``)."""
+def readings_per_prediction(window: int, hop: int | None = None) -> int:
+    """New readings of every sensor per prediction on a streaming device: min(window, hop).
+
+    Window k covers samples [k hop, k hop + window); the device keeps the last ``window``
+    samples, so the next prediction needs the ``hop`` samples since the last one, or a whole
+    window when windows do not overlap (hop > window: the samples between windows are not
+    read). ``hop=None`` means non-overlapping windows (hop = window)."""
+    window = int(window)
+    return max(1, min(window, window if hop is None else int(hop)))
+
+
+def per_prediction(sensor: dict, window: int, hop: int | None = None) -> dict:
+    """{"readings", "price", "energy", "time"} of one sensor per prediction.
+
+    With r = :func:`readings_per_prediction` (min(window, hop)):
+    energy = r x ``energy_per_reading_j`` (J), time = r x ``read_time_s`` (s the sensor is
+    busy, 0 when it gives no read time), price = ``unit_price`` (paid once per device).
+    Summed over the required sensors these are the selection's energy and time budgets, the
+    bundle's costs and ``simulate``'s sensor energy (docs/device_costs.md states the
+    duty-cycle assumptions).
+
+    >>> per_prediction({"unit_price": 2.0, "energy_per_reading_j": 1e-3,
+    ...                 "read_time_s": 0.01}, window=8, hop=4)
+    {'readings': 4, 'price': 2.0, 'energy': 0.004, 'time': 0.04}
+    """
+    r = readings_per_prediction(window, hop)
+    return {"readings": r, "price": float(sensor.get("unit_price", 0.0)),
+            "energy": float(sensor.get("energy_per_reading_j", 0.0) or 0.0) * r,
+            "time": float(sensor.get("read_time_s") or 0.0) * r}
+
+
+def sensor_costs(sensors, window: int, hop: int | None = None) -> dict:
+    """{sensor: {price, energy, time}} per prediction (:func:`per_prediction`) from
+    bundle-style sensor dicts (``Sensor.to_dict``)."""
     out = {}
     for s in sensors:
-        read_time = s.get("read_time_s") or 0.0
-        out[s["name"]] = {"price": float(s["unit_price"]),
-                          "energy": float(s.get("energy_per_reading_j", 0.0)) * window,
-                          "time": float(read_time) * window}
+        cost = per_prediction(s, window, hop)
+        out[s["name"]] = {k: cost[k] for k in ("price", "energy", "time")}
     return out
 
 
@@ -52,12 +85,13 @@ def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
 
 def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
                 feature_extractors=None, unit: str = "feature", compute_costs=None,
-                feature_transforms=None) -> dict:
+                feature_transforms=None, hop: int | None = None) -> dict:
     """``extractors``, ``extractor_sensors`` and ``sensor_costs`` for GreedyRLS(…).
 
     ``feature_sensors[i]`` is a sensor name, a ``"+"``-joined string of names or a tuple;
     ``feature_extractors`` defaults to the feature names; ``feature_transforms[i]`` lists the
-    transforms feature i reads (default none). Only sensors some feature needs are priced.
+    transforms feature i reads (default none); ``hop`` (default: ``window``) sets the readings
+    per prediction (:func:`per_prediction`). Only sensors some feature needs are priced.
     Raises :class:`TrainerError` for an unknown unit or an undeclared sensor.
     """
     if unit not in UNITS:
@@ -81,7 +115,7 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
                        if s not in listed]
         transforms.update(dict.fromkeys(reads))
     used = {s for v in ext_sensors.values() for s in v}
-    costs = sensor_costs([s for s in sensors if s["name"] in used], window)
+    costs = sensor_costs([s for s in sensors if s["name"] in used], window, hop)
     for t in transforms:
         measured = (compute_costs or {}).get(t) or {}
         costs[t] = {"price": 0.0, "energy": float(measured.get("energy", 0.0)),
@@ -115,4 +149,4 @@ def cost_kwargs_from_feature_set(fs, unit: str = "feature") -> dict:
     return cost_kwargs(fs.feature_names, fs.feature_sensors, fs.sensors, fs.window,
                        feature_extractors=fs.feature_extractors, unit=unit,
                        compute_costs=getattr(fs, "compute_costs", None),
-                       feature_transforms=reads)
+                       feature_transforms=reads, hop=fs.hop)

@@ -42,7 +42,6 @@ blocks), then extractor by extractor.
 
 from __future__ import annotations
 
-import math
 import re
 import tomllib
 from dataclasses import dataclass
@@ -50,21 +49,18 @@ from pathlib import Path
 
 from ..bundle.model import TASKS
 from ..errors import DataError
+from .spec_values import MAX_QUANTITY, parse_calibration
+from .spec_values import bounded as _bounded
+from .spec_values import check_keys as _check_keys
+from .spec_values import number as _number
+from .spec_values import where_in as _where
 from .specs import block_specs, parse_spec, transforms_of
 
 IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 ON_MISSING = ("skip", "error")
 #: Largest window or hop in samples (the firmware indexes samples with 32-bit counters).
 MAX_WINDOW = 2 ** 31 - 1
-#: Largest price, energy, power, time or rate read (given or derived: power_w x read_time_s,
-#: 1 / sample_period_s): the budgets add them over sensors and multiply them by the readings of
-#: a window (< 2^31), and those sums and products must stay finite (1e100 x 2^31 x 1e6 sensors
-#: is about 1e115, far below the float64 limit 1.8e308).
-MAX_QUANTITY = 1e100
 _TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
-_CALIBRATION_KEYS = {"extractor", "target", "compute_instructions", "compute_cycles",
-                     "compute_nanoseconds", "compute_time_s", "compute_energy_j", "method",
-                     "source", "measured"}
 _SENSOR_KEYS = {"name", "channels", "unit_price", "energy_per_reading_j", "power_w",
                 "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source"}
 _WINDOW_KEYS = {"length", "length_s", "hop", "hop_s", "on_missing"}
@@ -172,37 +168,6 @@ class SensorSpec:
         return window, hop
 
 
-def _where(source: str, what: str) -> str:
-    return f"{source}: {what}"
-
-
-def _check_keys(table, allowed: set, where: str) -> None:
-    if not isinstance(table, dict):
-        raise DataError(f"{where} must be a table")
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise DataError(f"{where}: unknown key {unknown[0]!r} (allowed: {', '.join(sorted(allowed))})")
-
-
-def _number(table: dict, key: str, where: str, positive=False):
-    value = table.get(key)
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise DataError(f"{where}: {key}={value!r} must be a finite number")
-    if value < 0 or (positive and value == 0):
-        raise DataError(f"{where}: {key}={value!r} must be {'> 0' if positive else '>= 0'}")
-    return _bounded(float(value), key, where)
-
-
-def _bounded(value: float, what: str, where: str) -> float:
-    """``value`` when it is at most :data:`MAX_QUANTITY`, else a :class:`DataError`."""
-    if not value <= MAX_QUANTITY:
-        raise DataError(f"{where}: {what}={value:g} exceeds {MAX_QUANTITY:g}: sums and "
-                        f"products of such costs overflow")
-    return value
-
-
 def _names(value, key: str, where: str) -> tuple:
     if not isinstance(value, list) or not value or not all(isinstance(v, str) for v in value):
         raise DataError(f"{where}: {key} must be a non-empty list of strings (got {value!r})")
@@ -240,6 +205,8 @@ def _parse_sensor(table, index: int, source: str) -> Sensor:
     if (rate is None) == (period is None):
         raise DataError(f"{where}: give exactly one of sample_rate_hz and sample_period_s")
     rate = rate if rate is not None else _bounded(1.0 / period, "1 / sample_period_s", where)
+    if not rate >= 1 / MAX_QUANTITY:          # window_s = window / rate must stay finite
+        raise DataError(f"{where}: sample rate {rate:g} Hz is below {1 / MAX_QUANTITY:g} Hz")
     texts = {k: table.get(k, "") for k in ("part", "source")}
     for key, value in texts.items():
         if not isinstance(value, str):
@@ -366,39 +333,13 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     if not isinstance(currency, str):
         raise DataError(f"{source}: currency must be a string (got {currency!r})")
     transforms = {t for f in features for t in transforms_of(f.kind, f.channels)}
-    calibration = _parse_calibration(data.get("calibration", []), seen | transforms, source)
+    calibration = parse_calibration(data.get("calibration", []), seen | transforms, source)
     where = _where(source, "[window]")
     return SensorSpec(calibration=calibration, sensors=tuple(sensors), features=tuple(features),
                       sample_rate_hz=rate,
                       window=_window_samples(window, "length", rate, where),
                       hop=_window_samples(window, "hop", rate, where), on_missing=on_missing,
                       targets=targets, task=task, currency=currency, source=source)
-
-
-def _parse_calibration(raw, feature_names: set, source: str) -> tuple:
-    """Validated ``[[calibration]]`` entries: known extractor, a target name, costs >= 0."""
-    if not isinstance(raw, list):
-        raise DataError(f"{source}: calibration must be an array of tables ([[calibration]])")
-    entries = []
-    for i, table in enumerate(raw):
-        where = _where(source, f"[[calibration]] #{i + 1}")
-        _check_keys(table, _CALIBRATION_KEYS, where)
-        name, target = table.get("extractor"), table.get("target")
-        if name not in feature_names:
-            raise DataError(f"{where}: extractor={name!r} is not a feature or transform of "
-                            f"this file")
-        if not isinstance(target, str) or not target:
-            raise DataError(f"{where}: target={target!r} must name the compute target")
-        entry = {"extractor": name, "target": target}
-        if not isinstance(table.get("measured", True), bool):
-            raise DataError(f"{where}: measured={table['measured']!r} must be true or false")
-        for key in ("compute_instructions", "compute_cycles", "compute_nanoseconds",
-                    "compute_time_s", "compute_energy_j"):
-            value = _number(table, key, where)
-            if value is not None:
-                entry[key] = value
-        entries.append(entry)
-    return tuple(entries)
 
 
 def load_sensor_spec(path) -> SensorSpec:

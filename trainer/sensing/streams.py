@@ -109,3 +109,31 @@ def split_points(time: np.ndarray, labels, fmt: StreamFormat) -> list:
         same = (values[1:] == values[:-1]) | (np.isnan(values[1:]) & np.isnan(values[:-1]))
         cuts |= set((np.flatnonzero(~same) + 1).tolist())
     return sorted(cuts)
+
+
+def time_gaps(rec, sample_rate_hz: float) -> np.ndarray:
+    """Boolean array (n-1,): True where the step from sample i to i+1 of the recording ``rec``
+    (its ``time`` and ``name``: a :class:`~trainer.sensing.recordings.Recording`) is a gap.
+
+    A gap is a step longer than 1.5 sample periods. Steps that are not positive (time going
+    backwards or repeated) or shorter than half a period are errors: the recording is not on
+    the sensors' sample clock and must be fixed or resampled first.
+    """
+    t = rec.time
+    if not np.isfinite(t).all():
+        i = int(np.flatnonzero(~np.isfinite(t))[0])
+        raise DataError(f"recording {rec.name!r}: missing time stamp at sample {i}")
+    dt = np.diff(t)
+    back = np.flatnonzero(dt <= 0)
+    if back.size:
+        i = int(back[0])
+        raise DataError(f"recording {rec.name!r}: time stamps are not strictly increasing "
+                        f"(t={t[i + 1]:g} s at sample {i + 1} follows t={t[i]:g} s)")
+    period = 1.0 / sample_rate_hz
+    short = np.flatnonzero(dt < 0.5 * period)
+    if short.size:
+        i = int(short[0])
+        raise DataError(f"recording {rec.name!r}: time step {dt[i]:g} s at sample {i + 1} is "
+                        f"shorter than half the sample period {period:g} s "
+                        f"(sample_rate_hz={sample_rate_hz:g})")
+    return dt > 1.5 * period

@@ -107,3 +107,12 @@ def load(driver, path: Path) -> tuple:
     WebDriverWait(driver, 60).until(
         lambda d: d.execute_script("return document.body.getAttribute('data-ready')") == "1")
     return driver, driver.get_log("browser")
+
+
+def need_host_compiler() -> None:
+    """Skip (with the reason) where the host firmware cannot be built (no gcc)."""
+    from device_sim.backends import available_backends
+
+    reason = available_backends()["host"]
+    if reason is not None:
+        pytest.skip(f"building host firmware: {reason}")

@@ -104,7 +104,8 @@ def _summary(driver) -> list:
 def test_the_page_opens_on_each_bundles_chosen_design_with_its_summary(page, runs: Runs):
     """No click: the summary comes first, on the first screen, and shows every selected
     feature, the sensors, the error with its kind and the costs of each bundle as its
-    model.json holds them, and the simulation's numbers as its report.json holds them."""
+    model.json holds them, the simulation's numbers as its report.json holds them, and the
+    evaluation's nested-CV error of the same design (method and budget) as results.json."""
     driver, _ = page
     cards = _summary(driver)
     assert [c["title"] for c in cards] == [
@@ -132,9 +133,23 @@ def test_the_page_opens_on_each_bundles_chosen_design_with_its_summary(page, run
                 "energy_compute": energy["energy_per_prediction_j"]["compute"],
                 "battery_life": energy["battery_life_days"]}
         assert {k: float(rows[k]["value"]) for k in want} == want
+        assert float(rows["energy"]["value"]) == pytest.approx(     # one cost model (issue
+            float(rows["energy_sensors"]["value"]), rel=1e-12)        # 27): train = simulate
         assert sim.name in rows["battery_life"]["kind"]
         assert report["profile"]["name"] in rows["battery_life"]["kind"]
         assert all(r["kind"] for r in rows.values() if r["value"] is not None)
+    results = runs.json(runs.evaluation, "results.json")  # the same design by nested CV
+    for card, folder in zip(cards, (runs.bundle, runs.small)):
+        budget = str(runs.json(folder, "model.json")["budget"])
+        vals = [r["mse"] for r in results["records"] if r["method"] == "greedy-joint"
+                and str(r["budget"]) == budget]
+        if not vals:
+            assert "nested_cv" not in card["rows"]
+            continue
+        row = card["rows"]["nested_cv"]
+        assert float(row["value"]) == pytest.approx(sum(vals) / len(vals), rel=1e-12)
+        assert "nested CV" in row["kind"] and runs.evaluation.name in row["kind"]
+    assert "nested_cv" in cards[1]["rows"]                # the budget-2 bundle has one
     opened = int(cards[0]["design"])              # its panel is open, the list says which
     assert driver.execute_script("return document.getElementById('design-select').value") \
         == str(opened)
@@ -186,12 +201,14 @@ def test_hover_names_the_design_and_its_criterion(page, runs: Runs):
     for entry, text in zip(path, hovers[0]):
         assert f"{runs.bundle.name}: step {entry['step']}" in text
         assert "criterion: LOO (leave-one-out" in text
+        assert f"MSE (in-sample LOO): {entry['loo_mse']:.4g}" in text
         assert all(name in text for name in entry["added_extractors"])
         assert all(name in text for name in entry["added_sensors"])
     evaluation = [t for name, t in zip(traces(driver, "pareto-price"), hovers)
                   if "nested CV" in name["name"]]
     assert evaluation and all("criterion: held-out folds (2-fold nested cross-validation)"
-                              in text for t in evaluation for text in t)
+                              in text and "MSE (nested CV): " in text
+                              for t in evaluation for text in t)
 
 
 def test_clicking_a_point_shows_that_design(page, runs: Runs):

@@ -1,8 +1,9 @@
 """Hostile strings in every input the report reads (issue 33): names in a feature table (feature
-and target names, the bundle folder's name), every string of a bundle's model.json (re-hashed, as
+and target names, the bundle folder's name), a recordings' target column (through training and
+a simulation; the names of sensors.toml are identifiers by its schema), every string of a bundle's model.json (re-hashed, as
 a careful forger would), of an evaluation's results.json, of a simulation's report.json and of a
 firmware's firmware.json and footprint.json, and the page title. Every string a file's loader
-accepts with a payload gets one; the page is checked structurally (:func:`fuzz.py_pages.
+accepts with a payload gets one; the page is checked structurally (:func:`fuzz.page_check.
 check_page`) and in Chromium: no script runs, no element or attribute comes from the data, and
 each payload the page shows is shown verbatim as text.
 """
@@ -19,13 +20,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from fuzz.py_pages import HOSTILE, check_page, rename
+from fuzz.page_check import HOSTILE, check_page, rename
 
-from .conftest import Runs, invoke, load
+from .conftest import Runs, invoke, load, need_host_compiler
 
 XSS = "document.documentElement.dataset.xss"
 #: Fragments a file name can hold (no "/"), for the folder names.
-FOLDER = '<img src=x onerror="document.documentElement.dataset.xss=7"> &amp; <b>b</b>'
+FOLDER = '<img src=x onerror="document.documentElement.dataset.xss=7"> &amp; <b>bold'
 HASH = re.compile(r"[0-9a-f]{16,64}\Z")
 
 
@@ -79,7 +80,8 @@ def _write(folder: Path, name: str, doc: dict) -> None:
 def poison(folder: Path, names: tuple, counter: list) -> tuple:
     """Give every string (value or key) of the files ``names`` in ``folder`` a payload where
     the loaders accept one, one string at a time, then all accepted ones together; the hashes
-    that link runs, and strings that already hold a payload, stay. Returns ({original: hostile}, strings tried, strings accepted)."""
+    that link runs, and strings that already hold a payload, stay. Returns ({original:
+    hostile}, strings tried, strings accepted)."""
     docs = {n: json.loads((folder / n).read_text()) for n in names}
     strings = set().union(*map(_strings, docs.values())) - {"content_sha256"}
     accepted, tried = {}, 0
@@ -114,18 +116,37 @@ def _table_bundle(base: Path, counter: list) -> tuple:
     return folder, names
 
 
+def _recordings_bundle(base: Path, runs: Runs, sensors: Path, counter: list) -> tuple:
+    """A bundle of recordings whose target column has a hostile name, and its simulation."""
+    target = f"ysbX{counter[0]};<img src=x onerror={XSS}=8><b>b</b>"
+    counter[0] += 1
+    lines = runs.recordings.read_text().splitlines()
+    assert lines[0].endswith(",y")
+    rec = base / "rec" / "stream.csv"
+    rec.parent.mkdir()
+    rec.write_text("\n".join([lines[0][:-1] + target, *lines[1:]]) + "\n")
+    folder = base / ("recordings" + FOLDER)
+    invoke("train", rec, "--sensors", sensors, "--budget", 2, "-o", folder)
+    invoke("simulate", folder, "--recordings", rec, "--backend", "python", "--report",
+           base / ("simulated" + FOLDER))
+    return [folder, base / ("simulated" + FOLDER)], target
+
+
 @pytest.fixture(scope="module")
-def hostile(runs: Runs, tmp_path_factory) -> Hostile:
+def hostile(runs: Runs, tiny, tmp_path_factory) -> Hostile:
+    need_host_compiler()                      # the firmware run is built on the host
     base = tmp_path_factory.mktemp("hostile")
     counter, renamed, tried = [0], {}, {}
     table, names = _table_bundle(base, counter)
     renamed.update({n[:n.index("sbX")]: n for n in names["feature"] + names["target"]})
+    recordings, target = _recordings_bundle(base, runs, tiny[2], counter)
+    renamed["(the recordings' target column)"] = target
     invoke("firmware", table, "--target", "host", "--build", "-o", base / "fw")
     folders = {"bundle": (runs.bundle, ("model.json",)),
                "evaluation": (runs.evaluation, ("results.json",)),
                "sim": (runs.sim, ("report.json",)),
                "fw": (base / "fw", ("firmware.json", "footprint.json"))}
-    paths = [table]
+    paths = [table, *recordings]
     for key, (source, files) in folders.items():
         folder = base / (key + FOLDER)
         shutil.copytree(source, folder)
@@ -161,7 +182,8 @@ def test_the_page_is_structurally_clean(hostile: Hostile, tmp_path):
         if tail[:tail.index(";") + 1] in shown:
             assert tail in shown, name
     assert hostile.title in shown and FOLDER in shown
-    data = page["json"]["sb-data"]                    # the JSON blocks hold the strings as such
+    data = page["json"]["sb-data"]
+    assert all(r["name"].endswith(FOLDER) for r in data["runs"])        # the run names                    # the JSON blocks hold the strings as such
     assert hostile.title not in json.dumps(data)
     assert any(r["targets"] == [n for n in r["targets"] if "sbX" in n] for r in data["runs"])
 
@@ -247,5 +269,25 @@ def test_in_chromium_no_script_runs_and_payloads_are_text(browser, hostile, host
     selected = json.loads((hostile.table / "model.json").read_text())["selected"]
     summary = driver.find_element("css selector", "#summary").text
     assert all(name in summary for name in selected)  # the feature names, in the summary
+    target = hostile.renamed["(the recordings' target column)"]
+    assert _tail(target) in shown                     # in the simulation's plots and tables
     if which == "api":
         assert payload(998) in shown
+    else:
+        tooltip = _hover_last_point(driver, "pareto-price")
+        assert driver.execute_script(f"return {XSS} === undefined")
+        assert all(_tail(n) in tooltip for n in selected)   # verbatim in Plotly's tooltip
+
+
+def _hover_last_point(driver, fig_id: str) -> str:
+    """The tooltip text of the first trace's last point (the table bundle's chosen design)."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    point = driver.execute_script(
+        "const p = document.getElementById(arguments[0]).querySelectorAll('.scatterlayer "
+        ".trace')[0].querySelectorAll('path.point'); return p[p.length - 1];", fig_id)
+    ActionChains(driver).move_to_element(point).perform()
+    return WebDriverWait(driver, 10).until(lambda d: d.execute_script(
+        "const h = document.querySelector('#' + arguments[0] + ' .hovertext');"
+        "return h ? h.textContent : null;", fig_id))

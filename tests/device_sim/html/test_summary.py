@@ -5,13 +5,14 @@ to get it. The browser test (test_browser.py) checks the same summary as drawn."
 
 from __future__ import annotations
 
+import html
 import json
 import shutil
 from html.parser import HTMLParser
 
 from click.testing import CliRunner
 
-from .conftest import Runs, invoke
+from .conftest import Runs, invoke, need_host_compiler
 
 
 class _Cards(HTMLParser):
@@ -76,6 +77,7 @@ def test_an_evaluation_alone_opens_on_its_best_design(runs: Runs, tmp_path):
 
 
 def test_a_built_firmware_gives_flash_and_ram(runs: Runs, tmp_path):
+    need_host_compiler()
     invoke("firmware", runs.bundle, "--target", "host", "--build", "-o", tmp_path / "fw")
     footprint = json.loads((tmp_path / "fw" / "footprint.json").read_text())
     invoke("report", runs.bundle, runs.sim, tmp_path / "fw", "-o", tmp_path / "r.html")
@@ -112,6 +114,7 @@ def test_a_firmware_without_footprint_is_one_error_line(runs: Runs, tmp_path):
 def test_a_damaged_footprint_is_one_error_line(runs: Runs, tmp_path):
     from sensorbudget.cli import main
 
+    need_host_compiler()
     invoke("firmware", runs.bundle, "--target", "host", "--build", "-o", tmp_path / "fw")
     bad = tmp_path / "bad"
     shutil.copytree(tmp_path / "fw", bad)
@@ -122,3 +125,21 @@ def test_a_damaged_footprint_is_one_error_line(runs: Runs, tmp_path):
     assert result.exit_code == 2, result.output
     (line,) = result.output.splitlines()
     assert line.startswith("Error:") and "flash_bytes='4 kB'" in line
+
+
+def test_the_device_accuracy_says_whether_it_is_in_sample(runs: Runs, tmp_path):
+    """The replayed recordings are the training stream (in-sample) or other recordings (a
+    test split), as model.json's data.recordings names them."""
+    from tests.fixtures import write_stream
+
+    other = write_stream(tmp_path / "other.csv", seed=1)
+    invoke("simulate", runs.bundle, "--recordings", other, "--backend", "python", "--report",
+           tmp_path / "sim_other")
+    invoke("report", runs.bundle, runs.sim, tmp_path / "sim_other", "-o", tmp_path / "r.html")
+    text = html.unescape(tmp_path.joinpath("r.html").read_text(encoding="utf-8"))
+    trained = runs.json(runs.bundle, "model.json")["data"]["recordings"]
+    assert trained == runs.recordings.name
+    assert (f"{runs.recordings}</code> (in-sample: {trained} is what the bundle was trained "
+            f"on)") in text
+    assert (f"other.csv</code> (a test split if these are not the bundle's training "
+            f"recordings ({trained}))") in text

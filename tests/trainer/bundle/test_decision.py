@@ -16,7 +16,7 @@ def _multilabel(tmp_path, decision):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(80, 6))
     Y = (X[:, :3] + rng.normal(size=(80, 3)) > 0).astype(int)
-    est = GreedyRLSClassifier(budget=3, lam=1.0).fit(X, Y)
+    est = GreedyRLSClassifier(budget=3, lam=1.0, threshold=0.0).fit(X, Y)
     meta, arrays = bundle_contents(est, X, [f"f{i}" for i in range(6)], ["a", "b", "c"],
                                    task="multilabel", decision=decision)
     save_bundle(tmp_path / "b", meta, arrays)

@@ -265,6 +265,44 @@ def test_an_old_folder_left_mid_removal_is_removed_by_the_next_write(tmp_path):
     assert tree(out).keys() == {"newer", MANIFEST_FILE}
 
 
+def test_a_temporary_file_of_a_dead_writer_is_removed_by_the_next_write(tmp_path):
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True, check=True)
+    left = tmp_path / f".model.h.sensorbudget-tmp-{int(dead.stdout)}-abc.tmp"
+    left.write_bytes(b"half")
+    write_atomically(tmp_path / "model.h", b"x")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["model.h"]
+
+
+def _flatten(out: Path) -> None:
+    """Remove the d/d/d/... chain under ``out`` without recursion (shutil.rmtree, and so
+    pytest's clean-up of old temporary folders, recurses and fails at this depth)."""
+    lifted, current = [], out
+    while (current / "d").is_dir():
+        lifted.append(out.parent / f"lifted{len(lifted)}")
+        os.rename(current / "d", lifted[-1])
+        current = lifted[-1]
+    for path in lifted:
+        os.rmdir(path)
+
+
+def test_a_deeply_nested_foreign_folder_is_named_not_a_recursion_error(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    fd = os.open(out, os.O_RDONLY)
+    try:
+        for _ in range(1200):                 # deeper than Python's recursion limit
+            os.mkdir("d", dir_fd=fd)
+            inner = os.open("d", os.O_RDONLY, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        os.close(fd)
+        with pytest.raises(OutputError, match="empty folder 'd/d/d/"):
+            write_folder_atomically(out, FILES, kind="firmware")
+    finally:
+        _flatten(out)
+
+
 def test_an_interrupt_before_the_swap_leaves_the_old_folder_and_no_temporaries(tmp_path):
     out = tmp_path / "out"
     write_folder_atomically(out, FILES, kind="firmware")

@@ -51,6 +51,8 @@ CASES = {
                    "Y has no columns"),
     # issue 33: members later commands use, edited to values they crashed on
     "rate-zero": (lambda a: a.update(sample_rate=np.float64(0)), "sample_rate=0 must be"),
+    "rate-subnormal": (lambda a: a.update(sample_rate=np.float64(1e-320)),
+                       "sample_rate=9.99989e-321 must be a number of Hz in 1e-100..1e\\+100"),
     "rate-nan": (lambda a: a.update(sample_rate=np.float64(np.nan)), "sample_rate=nan must"),
     "rate-huge": (lambda a: a.update(sample_rate=np.float64(1e300)), "sample_rate=1e.300 must"),
     "window-zero": (lambda a: a.update(window=np.int64(0)), "window=0 must be in 1.."),

@@ -151,6 +151,8 @@ def test_examples_load():
     ({"sensors.0.sample_rate_hz": None, "sensors.0.sample_period_s": 1e-300,
       "sensors.1.sample_rate_hz": None, "sensors.1.sample_period_s": 1e-300},
      r"1 / sample_period_s=1e\+300 exceeds"),
+    ({"sensors.0.sample_rate_hz": 1e-320, "sensors.1.sample_rate_hz": 1e-320},
+     r"sample rate 9.99989e-321 Hz is below 1e-100 Hz"),
 ])
 def test_costs_that_overflow_are_refused_where_they_are_read(changes, message):
     """power_w = read_time_s = 1e308 used to pass (energy inf) and fail later in train."""
