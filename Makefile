@@ -65,6 +65,7 @@ deps-embedded:
 	    gcc make python3-venv gcc-arm-none-eabi libnewlib-arm-none-eabi binutils-arm-none-eabi \
 	    qemu-system-arm qemu-system-misc gcc-avr avr-libc simavr libsimavr-dev avrdude \
 	    cmake arduino-builder arduino-core-avr \
+	    gcc-riscv64-unknown-elf binutils-riscv64-unknown-elf picolibc-riscv64-unknown-elf \
 	    clang libclang-rt-14-dev chromium chromium-driver
 
 clean:

@@ -54,9 +54,11 @@ PER_NEW = {"float32": {}, "q15": {"mag_mean": 17}}   # per sample new since the 
 PER_WINDOW = {"float32": {"last": 1}, "q15": {"last": 4, "rms": 10, "mag_mean": 2}}
 STEPS = 4                   # window starts measured: 0, HOP, 2 HOP, 3 HOP
 RUNS = (("cortex-m4f", "float32"), ("cortex-m4f", "q15"), ("cortex-m3", "float32"),
-        ("cortex-m3", "q15"), ("avr", "q15"), ("avr", "float32"))
-MODEL_REPS = {"cortex-m4f": 20000, "cortex-m3": 2000, "avr": 20}
-UNIT = {"cortex-m4f": "instr", "cortex-m3": "instr", "avr": "cycles"}
+        ("cortex-m3", "q15"), ("avr", "q15"), ("avr", "float32"), ("hifive1", "q15"),
+        ("hifive1", "float32"))
+MODEL_REPS = {"cortex-m4f": 20000, "cortex-m3": 2000, "avr": 20, "hifive1": 2000}
+UNIT = {"cortex-m4f": "instr", "cortex-m3": "instr", "avr": "cycles", "hifive1": "instr"}
+TOOLS = {"avr": "avr-gcc", "hifive1": "riscv64-unknown-elf-gcc"}     # else arm-none-eabi-gcc
 
 
 def lower_bound(kind: str, numeric: str) -> int:
@@ -193,7 +195,7 @@ def run(work: Path, quick: bool = False, only=None) -> list:
     for target, numeric in RUNS:
         if only and f"{target}:{numeric}" not in only:
             continue
-        tool = "avr-gcc" if target == "avr" else "arm-none-eabi-gcc"
+        tool = TOOLS.get(target, "arm-none-eabi-gcc")
         if shutil.which(tool) is None:
             print(f"{target}: skipped ({tool} is not installed)")
             continue

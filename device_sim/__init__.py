@@ -6,9 +6,10 @@
 - :mod:`~device_sim.reference`: what the device must compute, bit for bit;
   :mod:`~device_sim.fake`: a pure-Python device; :mod:`~device_sim.transports`: in-memory, pty
   and fault-injecting transports.
-- :mod:`~device_sim.backends`: python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr and
-  serial:URL behind one interface (``base``, ``local``, ``firmware``: build and launch the
-  firmware, ``unicorn``), and the factory ``make_backend``.
+- :mod:`~device_sim.backends`: python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr,
+  qemu-hifive1, unicorn-rv32, unicorn-rv32ec and serial:URL behind one interface (``base``,
+  ``local``, ``firmware``: build and launch the firmware, ``unicorn``, ``unicorn_rv32``), and
+  the factory ``make_backend``.
 - :mod:`~device_sim.replay`: recordings -> predictions, compared with the reference;
   :mod:`~device_sim.costs`: target profiles, energy, deadlines, battery life;
   :mod:`~device_sim.report`, :mod:`~device_sim.plots`, :mod:`~device_sim.compare`,

@@ -96,6 +96,8 @@ _OPS = {  # op-count estimate per CPU kind: float op, int op, divide/sqrt, float
     "cortex-m4f": dict(float_op=3.0, int_op=2.0, slow_op=14.0, mac_float=9.0, mac_fixed=4.0),
     "cortex-m3": dict(float_op=40.0, int_op=2.0, slow_op=400.0, mac_float=87.0, mac_fixed=5.0),
     "avr": dict(float_op=140.0, int_op=8.0, slow_op=550.0, mac_float=287.0, mac_fixed=80.0),
+    # RV32IMAC/IMC, no FPU: soft float through libgcc (like the M3), no DSP MACs
+    "rv32imac": dict(float_op=45.0, int_op=2.0, slow_op=450.0, mac_float=95.0, mac_fixed=5.0),
     "host": dict(float_op=0.5, int_op=0.3, slow_op=3.0, mac_float=1.0, mac_fixed=0.7),
 }
 
@@ -138,6 +140,8 @@ PROFILES.update({
     "mps2-an385": _board_profile("mps2-an385", "instructions", "cortex-m3"),
     "nucleo-f4": _board_profile("nucleo-f4", "cycles", "cortex-m4f"),
     "arduino-uno": _board_profile("arduino-uno", "cycles", "avr"),
+    "hifive1": _board_profile("hifive1", "cycles", "rv32imac"),
+    "ch32v003": _board_profile("ch32v003", "cycles", "rv32imac"),
 })
 
 # Per-sample operation counts of each extractor kind: (float ops, integer ops), plus the slow

@@ -21,7 +21,8 @@ from .targets import get_target
 
 FOOTPRINT = "footprint.json"
 RAM_HEADROOM_WARN = 0.25    # less RAM left after the static data and the stack reserve: warn
-_NOT_LOADED = (".comment", ".debug", ".stab", ".ARM.attributes", ".note", ".mmcu", ".gnu",
+_NOT_LOADED = (".comment", ".debug", ".stab", ".ARM.attributes", ".riscv.attributes", ".note",
+               ".mmcu", ".gnu",
                ".symtab", ".strtab", ".shstrtab")
 _RAM_ONLY = (".bss", ".noinit", ".tbss")
 _RAM_AND_FLASH = (".data", ".tdata")

@@ -20,10 +20,14 @@ from .build import read_manifest
 from .errors import FirmwareGenError
 from .targets import get_target
 
-PROGRAMMERS = ("auto", "avrdude", "st-flash", "pyocd", "openocd", "copy")
+PROGRAMMERS = ("auto", "avrdude", "st-flash", "pyocd", "openocd", "copy", "jlink")
 AVR_PART = "atmega328p"
 #: per board: pyocd target, OpenOCD board script, flash base address (st-flash writes the .bin)
 CORTEX_BOARDS = {"nucleo-f4": ("stm32f401re", "board/st_nucleo_f4.cfg", 0x08000000)}
+#: RISC-V boards: OpenOCD board script, J-Link device name (the HiFive1 Rev B's debugger is a
+#: SEGGER J-Link OB, which is also a USB drive taking a .hex file)
+RISCV_BOARDS = {"hifive1": ("board/sifive-hifive1-revb.cfg", "FE310")}
+JLINK_SCRIPT = "flash.jlink"
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,46 @@ def _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config) 
                            f"st-flash, pyocd, openocd or copy")
 
 
+def _riscv_plan(out, manifest, target, port, programmer, openocd_config) -> FlashPlan:
+    """HiFive1 Rev B: a copy of firmware.hex to the J-Link's drive, OpenOCD, or J-Link
+    Commander (JLinkExe with a command file written next to the firmware by :func:`flash`)."""
+    openocd_board, jlink_device = RISCV_BOARDS[target.name]
+    if programmer == "auto":
+        programmer = "copy" if port and Path(port).is_dir() else \
+            next((p for p, tool in (("openocd", "openocd"), ("jlink", "JLinkExe"))
+                  if shutil.which(tool)), None)
+        if programmer is None:
+            raise FirmwareGenError(
+                f"no RISC-V flashing tool found (openocd or JLinkExe); the HiFive1 Rev B's "
+                f"J-Link is also a USB drive: pass its mount point, --port /media/$USER/HiFive "
+                f"(copies {_artifact(out, manifest, 'hex').name})")
+    if programmer == "copy":
+        hex_file = _artifact(out, manifest, "hex")
+        if not port or not Path(port).is_dir():
+            raise FirmwareGenError(f"--port must be the mounted drive of the board's J-Link (a "
+                                   f"directory) to copy {hex_file.name} to; got {port!r}")
+        return FlashPlan("copy", source=hex_file, destination=Path(port) / hex_file.name,
+                         message=f"copying {hex_file.name} to the J-Link drive {port}")
+    if programmer == "openocd":
+        elf = _artifact(out, manifest, "elf")
+        tool = _need("openocd", "install it (apt-get install openocd) or use --programmer "
+                                "jlink/copy")
+        configs = ["-f", str(openocd_config or openocd_board)]
+        argv = [tool, *configs, "-c", f"program {elf} verify reset exit"]
+        return FlashPlan("openocd", argv, message=f"flashing {elf.name} with OpenOCD")
+    if programmer == "jlink":
+        hex_file = _artifact(out, manifest, "hex")
+        tool = _need("JLinkExe", "install SEGGER's J-Link software or use --programmer "
+                                 "openocd/copy")
+        argv = [tool, "-device", jlink_device, "-if", "JTAG", "-speed", "4000", "-jtagconf",
+                "-1,-1", "-autoconnect", "1", "-CommandFile", str(out / JLINK_SCRIPT)]
+        return FlashPlan("jlink", argv, source=hex_file,
+                         message=f"flashing {hex_file.name} with J-Link Commander "
+                                 f"({jlink_device}; commands in {JLINK_SCRIPT})")
+    raise FirmwareGenError(f"--programmer {programmer} cannot flash a RISC-V board; use "
+                           f"openocd, jlink or copy")
+
+
 def flash_plan(out_dir, *, port=None, programmer="auto", baud=115200, chip=None,
                avrdude_programmer="arduino", openocd_config=None) -> FlashPlan:
     """The flashing step for the built firmware in ``out_dir`` (nothing is run)."""
@@ -148,6 +192,12 @@ def flash_plan(out_dir, *, port=None, programmer="auto", baud=115200, chip=None,
         if programmer not in ("auto", "avrdude"):
             raise FirmwareGenError(f"AVR boards are flashed with avrdude, not {programmer}")
         return _avr_plan(out, manifest, port, baud, avrdude_programmer)
+    if target.name in RISCV_BOARDS:
+        return _riscv_plan(out, manifest, target, port, programmer, openocd_config)
+    if not target.emulators:          # ch32v003: a part without a flashing tool integrated
+        raise FirmwareGenError(f"{target.name} is not flashed by sensorbudget yet: write "
+                               f"{out / 'firmware.bin'} to the part's flash (0x08000000) with "
+                               f"a WCH-LinkE and its tools (WCH-LinkUtility, minichlink, wlink)")
     if target.name not in CORTEX_BOARDS:
         raise FirmwareGenError(f"{target.name} is an emulation board (QEMU {target.qemu_machine})"
                                f", nothing to flash: run it with 'sensorbudget simulate' or the "
@@ -162,6 +212,8 @@ def flash(out_dir, *, timeout: float = 300, **options) -> FlashPlan:
     if plan.tool == "copy":
         shutil.copyfile(plan.source, plan.destination)
         return plan
+    if plan.tool == "jlink":            # load the .hex, reset and run, quit
+        Path(plan.argv[-1]).write_text(f"loadfile {plan.source}\nrnh\nexit\n", encoding="ascii")
     proc = subprocess.run(plan.argv, capture_output=True, text=True, timeout=timeout)
     if proc.returncode != 0:
         tail = "\n".join((proc.stderr + proc.stdout).strip().splitlines()[-15:])

@@ -20,7 +20,7 @@ import re
 
 from trainer.version import package_version
 
-from . import library_arduino
+from . import library_arduino, library_idf
 from .library_wrap import wrap_text
 
 
@@ -58,12 +58,13 @@ def cmake_lists(name: str, plan) -> str:
 #   CMake:  add_subdirectory(path/to/this/folder)
 #           target_link_libraries(app PRIVATE {name})
 #   Zephyr: add this folder to ZEPHYR_EXTRA_MODULES and set CONFIG_{kconfig_symbol(name)}=y
+#   ESP-IDF: put this folder in components/ (or EXTRA_COMPONENT_DIRS), REQUIRES {name}
 cmake_minimum_required(VERSION 3.13)
 
 set({N}_SOURCES
 {srcs})
 
-if(COMMAND zephyr_library_named)
+{library_idf.cmake_branch(name)}if(COMMAND zephyr_library_named)
   # A Zephyr build (zephyr/module.yml names this file): a Zephyr library behind Kconfig.
   if(CONFIG_{kconfig_symbol(name)})
     zephyr_library_named({name})
@@ -130,7 +131,8 @@ def library_json(name: str, plan) -> str:
         "build": {"srcDir": "src", "includeDir": "src", "flags": ["-ffp-contract=off"],
                   "libLDFMode": "chain+"},
         "examples": [{"name": Name, "base": f"examples/{Name}", "files": [f"{Name}.ino"]}],
-        "export": {"exclude": ["CMakeLists.txt", "Kconfig", "zephyr", f"{name}.mk"]},
+        "export": {"exclude": ["CMakeLists.txt", "Kconfig", "zephyr", f"{name}.mk",
+                               "idf_component.yml"]},
     }
     return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
@@ -169,6 +171,8 @@ Generated file, do not edit (bundle sha256 `{plan.bundle_sha256}`).
 - Arduino: copy this folder to `~/Arduino/libraries/{Name}`; example `examples/{Name}`.
 - PlatformIO: `lib_deps = file://path/to/{name}` (`library.json`).
 - Zephyr: `-DZEPHYR_EXTRA_MODULES=path/to/{name}` and `CONFIG_{kconfig_symbol(name)}=y`.
+- ESP-IDF: copy this folder to your project's `components/` (`idf_component.yml`; the
+  `CMakeLists.txt` registers it when `ESP_PLATFORM` is set) and add `REQUIRES {name}`.
 
 Compile the C files without fused multiply-add contraction (`-ffp-contract=off`; every build
 file above sets it) for float32 scores equal to sensorbudget's reference bit for bit.
@@ -184,4 +188,6 @@ def build_files(name: str, plan, header) -> dict:
         "library.properties": library_properties(name, plan),
         f"examples/{Name}/{Name}.ino": library_arduino.example(name, plan, header),
         "library.json": library_json(name, plan), "zephyr/module.yml": wrap_text(zephyr_module(name)),
-        "Kconfig": wrap_text(kconfig(name, plan)), "README.md": wrap_text(readme(name, plan))}
+        "Kconfig": wrap_text(kconfig(name, plan)), "README.md": wrap_text(readme(name, plan)),
+        "idf_component.yml": library_idf.idf_component(name, library_version(),
+                                                       _what(name, plan))}

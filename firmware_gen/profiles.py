@@ -84,6 +84,28 @@ PROFILES = {p.target: p for p in (
         "no silicon (an FPGA): ST DS5319 (STM32F103) Run mode ~27 mA at 72 MHz scaled to the "
         "25 MHz FPGA clock, Stop mode ~24 uA, as a stand-in", "QEMU mps2-an385",
         estimated_power=True),
+    BoardProfile(
+        "hifive1", "SiFive HiFive1 Rev B", "SiFive E31 (RV32IMAC, no FPU)", "FE310-G002",
+        16e6, 4 * 1024 * 1024 - 64 * 1024, 16 * 1024, 2048, 3.3, 0.010, 10e-6,
+        "deep sleep (AON domain and PMU on, core off)",
+        "SiFive FE310-G002 manual, memory map: 16 KiB data SRAM (DTIM) at 0x80000000, off-chip "
+        "QSPI flash mapped at 0x20000000; HiFive1 Rev B schematics / getting-started guide: "
+        "32 Mbit (4 MiB) ISSI flash whose first 64 KiB hold the bootloader (programs at "
+        "0x20010000)",
+        "estimate, not checked against a datasheet table (the FE310-G002 datasheet was not "
+        "at hand): ~10 mA at 3.3 V for the core at 16 MHz from HFXOSC with the "
+        "QSPI flash in XIP, and ~10 uA for deep sleep (AON block, PMU, 32 kHz LFROSC) are "
+        "placeholders to replace with a measurement", "QEMU sifive_e,revb=true",
+        estimated_power=True),
+    BoardProfile(
+        "ch32v003", "any CH32V003 board (e.g. CH32V003F4P6 evaluation board)",
+        "WCH QingKe V2A (RV32EC, no FPU)", "CH32V003", 48e6, 16 * 1024, 2 * 1024, 256, 3.3,
+        0.005, 10e-6, "standby (AWU on)",
+        "WCH CH32V003 datasheet, features / memory map: 16 KB code flash at 0x08000000 "
+        "(aliased at 0x0), 2 KB SRAM at 0x20000000",
+        "estimate, not checked against a datasheet table: ~5 mA at 48 MHz and ~10 uA standby "
+        "at 3.3 V are placeholders to replace with a measurement",
+        "nothing (unicorn-rv32ec runs its functions: core only)", estimated_power=True),
 )}
 
 

@@ -151,6 +151,9 @@ def _report_build(out_dir: Path, fw, built: dict) -> None:
             click.echo(f"simulate: {out_dir / 'sbfw_simavr'} {out_dir / 'firmware.elf'}")
         else:
             click.echo(f"(simavr harness not built: {built['harness_error']})", err=True)
+    elif fw.target != "host" and not fw.manifest["run"]:
+        click.echo("run: no emulator runs this part here; flash it, or cost its functions with "
+                   "'sensorbudget simulate --backend unicorn-rv32ec'")
     elif fw.target != "host":
         click.echo("run: " + shlex.join(fw.manifest["run"]) + f" (in {out_dir})")
 
@@ -162,10 +165,12 @@ def _report_build(out_dir: Path, fw, built: dict) -> None:
                    "mount point of its USB drive (a copy), or the ST-LINK serial (st-flash) / "
                    "probe id (pyocd).")
 @click.option("--programmer", type=click.Choice(("auto", "avrdude", "st-flash", "pyocd",
-                                                 "openocd", "copy")),
+                                                 "openocd", "copy", "jlink")),
               default="auto", show_default=True,
               help="auto: avrdude for the Uno; for the Nucleo a copy to --port if it is a "
-                   "directory, else st-flash, pyocd or OpenOCD (the first installed).")
+                   "directory, else st-flash, pyocd or OpenOCD (the first installed); for the "
+                   "HiFive1 a copy of the .hex to --port (its J-Link drive), else OpenOCD or "
+                   "J-Link Commander (JLinkExe).")
 @click.option("--baud", type=click.IntRange(min=1), default=115200, show_default=True,
               help="Bootloader baud rate (AVR; Arduino Uno optiboot: 115200).")
 @click.option("--chip", default=None, help="Cortex-M: pyocd target name [default: stm32f401re] "

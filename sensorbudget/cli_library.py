@@ -58,6 +58,7 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
             else "threshold 0 (the bundle has no calibrated thresholds)"))
     click.echo(f"CMake: add_subdirectory({out_dir}) + target_link_libraries(app PRIVATE "
                f"{name}); make: include {out_dir / (name + '.mk')}; Arduino: examples/"
-               f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml")
+               f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml; "
+               f"ESP-IDF: idf_component.yml")
     echo_full_scales(plan, full_scale)
     echo_bounds(lib.manifest)

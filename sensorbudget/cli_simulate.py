@@ -15,7 +15,7 @@ from .cli_report import check_html, html_option, write_html
 from .text_out import printable
 
 NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f",
-                  "simavr")
+                  "simavr", "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec")
 
 
 class BackendType(click.ParamType):
@@ -53,8 +53,9 @@ class RateType(click.ParamType):
               help="Recordings to replay (file or directory, as for 'features').")
 @click.option("--backend", type=BackendType(), default="python", show_default=True,
               help="python, host, qemu-m4f, qemu-m3, qemu-nucleo-f4, unicorn-m4f, simavr, "
-                   "serial:URL (a board: /dev/ttyACM0, socket://...), or best (the most "
-                   "informative one available here).")
+                   "qemu-hifive1, unicorn-rv32 (RV32IMC, core only), unicorn-rv32ec (the "
+                   "ch32v003 image, core only), serial:URL (a board: /dev/ttyACM0, "
+                   "socket://...), or best (the most informative one available here).")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic of the model on the device.")
 @click.option("--rate", type=RateType(), default=None,
@@ -76,7 +77,7 @@ class RateType(click.ParamType):
                    "largest |sample| in the training recordings, stored in the bundle).")
 @click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host",
                                              "nucleo-f4", "arduino-uno", "mps2-an386",
-                                             "mps2-an385")),
+                                             "mps2-an385", "hifive1", "ch32v003")),
               default=None, help="Cost profile of the python (estimates) and serial backends "
                                  "(a board: nucleo-f4, arduino-uno) [default: cortex-m4f]; "
                                  "firmware backends use their target's.")

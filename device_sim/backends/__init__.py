@@ -7,7 +7,9 @@
   ``qemu-nucleo-f4`` and ``simavr``:
   the generated firmware built and run as a child process (:func:`~.firmware.launch`);
 - :mod:`~device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's functions
-  called in unicorn (optional dependency ``sensorbudget[sim]``).
+  called in unicorn (optional dependency ``sensorbudget[sim]``);
+- :mod:`~device_sim.backends.unicorn_rv32`: ``unicorn-rv32``, the same for an RV32IMC/IMAC
+  build of the hifive1 firmware.
 
 ========================  ==================================================================
 ``python``                :class:`~device_sim.fake.FakeDevice` in-process (reference pipeline;
@@ -18,6 +20,11 @@
 ``qemu-nucleo-f4``        the nucleo-f4 board image on QEMU netduinoplus2; instruction counts
 ``unicorn-m4f``           compiled functions called in unicorn; exact per-call instruction counts
 ``simavr``                the arduino-uno image (ATmega328P, 16 MHz) in libsimavr; cycle counts
+``qemu-hifive1``          the hifive1 image (FE310-G002, RV32IMAC) on QEMU sifive_e; minstret
+                          instruction counts
+``unicorn-rv32``          the RV32IMC (or IMAC) build's functions called in unicorn; exact
+                          per-call instruction counts, core only (ESP32-C3 class)
+``unicorn-rv32ec``        the same for the ch32v003 image (RV32EC, 2 KB SRAM), core only
 ``serial:URL``            a real board on any pyserial URL or port
 ========================  ==================================================================
 """
@@ -33,13 +40,14 @@ from .base import Backend, ProtocolBackend
 from .firmware import SPECS, FirmwareBackend
 from .local import PythonBackend, SerialBackend
 from .unicorn import UnicornBackend
+from .unicorn_rv32 import UnicornRV32Backend
 
 __all__ = ["BACKENDS", "Backend", "ProtocolBackend", "PythonBackend", "SerialBackend",
-           "FirmwareBackend", "UnicornBackend", "make_backend", "available_backends",
-           "best_backend"]
+           "FirmwareBackend", "UnicornBackend", "UnicornRV32Backend", "make_backend",
+           "available_backends", "best_backend"]
 
 BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f", "simavr",
-            "serial:URL")
+            "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec", "serial:URL")
 
 
 def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options) -> Backend:
@@ -58,6 +66,10 @@ def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options
         return FirmwareBackend(spec, model=model, workdir=workdir, **options)
     if spec == "unicorn-m4f":
         return UnicornBackend(model=model, workdir=workdir, **options)
+    if spec == "unicorn-rv32":
+        return UnicornRV32Backend(model=model, workdir=workdir, **options)
+    if spec == "unicorn-rv32ec":
+        return UnicornRV32Backend(model=model, workdir=workdir, march="rv32ec", **options)
     raise DeviceError(f"unknown backend {spec!r}; choose one of {', '.join(BACKENDS)}")
 
 
@@ -66,16 +78,19 @@ def available_backends() -> dict:
     need = {"host": ["gcc"], "qemu-m4f": ["arm-none-eabi-gcc", "qemu-system-arm"],
             "qemu-m3": ["arm-none-eabi-gcc", "qemu-system-arm"],
             "qemu-nucleo-f4": ["arm-none-eabi-gcc", "qemu-system-arm"],
-            "unicorn-m4f": ["arm-none-eabi-gcc"], "simavr": ["avr-gcc", "gcc"]}
+            "unicorn-m4f": ["arm-none-eabi-gcc"], "simavr": ["avr-gcc", "gcc"],
+            "qemu-hifive1": ["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
+            "unicorn-rv32": ["riscv64-unknown-elf-gcc"],
+            "unicorn-rv32ec": ["riscv64-unknown-elf-gcc"]}
     out = {"python": None}
     for name, tools in need.items():
         missing = [t for t in tools if shutil.which(t) is None]
         out[name] = f"{missing[0]} is not installed" if missing else None
-    if out.get("unicorn-m4f") is None:
+    for uni in ("unicorn-m4f", "unicorn-rv32", "unicorn-rv32ec"):
         for mod in ("unicorn", "elftools"):
-            if importlib.util.find_spec(mod) is None:
-                out["unicorn-m4f"] = (f"python module {mod} is not installed "
-                                      f"(pip install 'sensorbudget[sim]')")
+            if out.get(uni) is None and importlib.util.find_spec(mod) is None:
+                out[uni] = (f"python module {mod} is not installed "
+                            f"(pip install 'sensorbudget[sim]')")
     if out.get("simavr") is None and not _has_simavr_headers():
         out["simavr"] = "libsimavr-dev (simavr headers) is not installed"
     return out

@@ -9,6 +9,9 @@
   pty), 2 KiB per call, not on the modelled UART, which QEMU feeds one byte per main-loop round
   (PROTOCOL.md, *Emulation links*). :func:`launch` without ``semihost`` runs an image built
   without it on its UART: a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
+  ``qemu-hifive1``: the ``hifive1`` board image (FE310-G002) on ``qemu-system-riscv32 -M
+  sifive_e,revb=true -icount shift=0`` (minstret: exact instruction counts); the UART on a
+  loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
 - ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
   USART0 to a pty; cycle counts; built with the UART at 2 Mbaud (:data:`SIMAVR_FAST_UART`). (:func:`launch` with ``emulator="qemu"`` runs the same image on
   qemu-system-avr: a functional check, no costs.)
@@ -49,11 +52,14 @@ SPECS = {  # backend -> (firmware target, emulator, cost method, default answer 
     "qemu-nucleo-f4": ("nucleo-f4", "qemu", "the nucleo-f4 image on QEMU netduinoplus2 -icount "
                        "shift=5: exact instruction counts from SysTick (DWT CYCCNT, the board's "
                        "cycle counter, reads 0 in QEMU)", 5.0),
+    "qemu-hifive1": ("hifive1", "qemu", "the hifive1 image (FE310-G002, RV32IMAC) on QEMU "
+                     "sifive_e,revb=true -icount shift=0: exact instruction counts from minstret "
+                     "(the board itself reports mcycle cycles)", 5.0),
     "simavr": ("arduino-uno", "simavr", "simavr cycle count (Timer1 at clk/1), ATmega328P at "
                "16 MHz", 10.0),
 }
 PROFILE_OF = {"host": "host", "mps2-an386": "mps2-an386", "mps2-an385": "mps2-an385",
-              "nucleo-f4": "nucleo-f4", "arduino-uno": "arduino-uno"}
+              "nucleo-f4": "nucleo-f4", "arduino-uno": "arduino-uno", "hifive1": "hifive1"}
 QEMU_START_S = 20.0       # QEMU's UART server must accept a connection within this time
 READY_S = 20.0            # an emulated board must send its READY banner within this time
 STOP_S = 5.0              # a terminated firmware process must exit within this time

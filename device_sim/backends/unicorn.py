@@ -130,17 +130,19 @@ class UnicornBackend(Backend):
     measured = True
     cost_method = ("unicorn per-call instruction count of <name>_stream_compute and the model "
                    "kernel (Cortex-M4F ELF)")
+    target = "cortex-m4f"        # the firmware target whose ELF is loaded
+    scratch = SCRATCH            # frame, inputs and scores buffers in the emulated memory
 
     def __init__(self, *, model, workdir, firmware_dir=None, **_link_options):
         self.model = model
         self.out_dir = (Path(firmware_dir) if firmware_dir else
-                        Path(workdir) / f"fw-cortex-m4f-{model.numeric}")
+                        Path(workdir) / f"fw-{self.target}-{model.numeric}")
         self.uc = self.cpu = None
         self.last = None
 
     # -- setup -------------------------------------------------------------------------------
     def open(self) -> DeviceInfo:
-        fw = build_firmware(self.model, "cortex-m4f", self.out_dir)
+        fw = build_firmware(self.model, self.target, self.out_dir, make_vars=self.make_vars)
         self.fw_name = fw["name"]
         self._load(self.out_dir / "firmware.elf")
         m = self.model
@@ -148,7 +150,7 @@ class UnicornBackend(Backend):
                           fw["name"])
 
     def _load(self, elf_path) -> None:
-        self.cpu = CortexM4(elf_path)
+        self.cpu = self.make_cpu(elf_path)
         self.uc, self.symbols = self.cpu.uc, self.cpu.symbols
         symbols = self.symbols
         p = self.fw_name
@@ -156,6 +158,12 @@ class UnicornBackend(Backend):
                    "compute": self._sym(f"{p}_stream_compute"), "model": self._model_fn()}
         self.stream = self._sym("fw_stream")
         self._layout(symbols["fw_stream"]["st_size"], symbols["fw_scores"]["st_size"])
+
+    make_vars = None             # Makefile variables of the build (build_firmware)
+
+    @staticmethod
+    def make_cpu(elf_path):
+        return CortexM4(elf_path)
 
     def _sym(self, name: str) -> int:
         return self.cpu.symbol(name)
@@ -201,15 +209,15 @@ class UnicornBackend(Backend):
         samples = np.ascontiguousarray(samples, dtype=m.sample_dtype)
         out = []
         for row in samples:
-            self.uc.mem_write(SCRATCH, row.tobytes())
-            done, _ = self._call(self.fn["add"], self.stream, SCRATCH)
+            self.uc.mem_write(self.scratch, row.tobytes())
+            done, _ = self._call(self.fn["add"], self.stream, self.scratch)
             if not done:
                 continue
             _, ext = self._call(self.fn["compute"], self.stream)
             inputs = bytes(self.uc.mem_read(self.inputs, self.input_dtype.itemsize * m.k))
-            self.uc.mem_write(SCRATCH + 0x100, inputs)
-            _, model = self._call(self.fn["model"], SCRATCH + 0x100, SCRATCH + 0x400)
-            raw = bytes(self.uc.mem_read(SCRATCH + 0x400, self.score_dtype.itemsize * m.t))
+            self.uc.mem_write(self.scratch + 0x100, inputs)
+            _, model = self._call(self.fn["model"], self.scratch + 0x100, self.scratch + 0x400)
+            raw = bytes(self.uc.mem_read(self.scratch + 0x400, self.score_dtype.itemsize * m.t))
             (windows,) = struct.unpack("<I", self.uc.mem_read(self.windows_at, 4))
             scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
             out.append((windows - 1, scores))

@@ -215,9 +215,9 @@ int sbfw_link_check(const sbfw_link_t *l)
 }
 
 #ifdef SBFW_SEMIHOST_LINK
-/* ARM semihosting (QEMU -semihosting-config enable=on,target=native): SYS_OPEN of ":tt" opens
- * QEMU's stdin (mode 0) or stdout (mode 4); SYS_READ returns the count of bytes NOT read (it
- * blocks until at least one is there); SYS_WRITE writes them all. */
+/* ARM (and RISC-V) semihosting (QEMU -semihosting-config enable=on,target=native): SYS_OPEN of
+ * ":tt" opens QEMU's stdin (mode 0) or stdout (mode 4); SYS_READ returns the count of bytes NOT
+ * read (it blocks until at least one is there); SYS_WRITE writes them all. */
 #define SBFW_SH_OPEN 0x01u
 #define SBFW_SH_WRITE 0x05u
 #define SBFW_SH_READ 0x06u
@@ -226,6 +226,19 @@ static uint8_t sbfw_sh_in[SBFW_SH_BUF], sbfw_sh_out[SBFW_SH_BUF];
 static uint16_t sbfw_sh_pos, sbfw_sh_len, sbfw_sh_fill;
 static int32_t sbfw_sh_stdin = -1, sbfw_sh_stdout = -1;
 
+#if defined(__riscv)
+/* RISC-V semihosting (QEMU): the same operations, a0 = operation, a1 = block, trapped by the
+ * uncompressed slli / ebreak / srai sequence (kept in one 16-byte aligned group). */
+static int32_t sbfw_semihost(uint32_t op, volatile uint32_t *block)
+{
+    register uint32_t a0 __asm__("a0") = op;
+    register volatile uint32_t *a1 __asm__("a1") = block;
+    __asm__ volatile(".balign 16\n\t.option push\n\t.option norvc\n\t"
+                     "slli zero, zero, 0x1f\n\tebreak\n\tsrai zero, zero, 7\n\t.option pop"
+                     : "+r"(a0) : "r"(a1) : "memory");
+    return (int32_t)a0;
+}
+#else
 static int32_t sbfw_semihost(uint32_t op, volatile uint32_t *block)
 {
     register uint32_t r0 __asm__("r0") = op;
@@ -233,6 +246,7 @@ static int32_t sbfw_semihost(uint32_t op, volatile uint32_t *block)
     __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
     return (int32_t)r0;
 }
+#endif
 
 static int32_t sbfw_sh_open(uint32_t mode)
 {

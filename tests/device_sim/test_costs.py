@@ -16,7 +16,7 @@ from .conftest import model_of
 
 def test_profiles_are_sourced_and_consistent():
     assert set(PROFILES) == {"cortex-m4f", "cortex-m3", "avr", "host", "mps2-an386",
-                             "mps2-an385", "nucleo-f4", "arduino-uno"}
+                             "mps2-an385", "nucleo-f4", "arduino-uno", "hifive1", "ch32v003"}
     for p in PROFILES.values():
         assert p.source and p.clock_hz > 0 and p.active_power_w > p.sleep_power_w > 0
     assert PROFILES["avr"].unit == "cycles" and PROFILES["host"].estimated_power
@@ -78,7 +78,8 @@ def test_firmware_backends_are_costed_as_the_part_they_build_for(tmp_path):
     from firmware_gen.targets import get_target
 
     expected = {"qemu-m4f": "mps2-an386", "qemu-m3": "mps2-an385",
-                "qemu-nucleo-f4": "nucleo-f4", "simavr": "arduino-uno", "host": "host"}
+                "qemu-nucleo-f4": "nucleo-f4", "simavr": "arduino-uno", "host": "host",
+                "qemu-hifive1": "hifive1"}
     for spec, name in expected.items():
         backend = make_backend(spec, model=None, workdir=tmp_path, firmware_dir=tmp_path)
         assert backend.profile == name and get_target(backend.target).name == name

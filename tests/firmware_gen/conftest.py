@@ -138,7 +138,8 @@ def firmware(tmp_path_factory):
                    tuple(sorted((make_vars or {}).items())),
                tuple(sorted((full_scale or {}).items())))
         if key not in cache:
-            tools = {"host": ["gcc"], "avr": ["avr-gcc"]}.get(target, ["arm-none-eabi-gcc"])
+            tools = {"host": ["gcc"], "avr": ["avr-gcc"],
+                     "hifive1": ["riscv64-unknown-elf-gcc"]}.get(target, ["arm-none-eabi-gcc"])
             need_tools("make", *tools)
             fw = generate_firmware(bundle, target=target, numeric=numeric, name=name,
                                    full_scale=full_scale, kernel=kernel)

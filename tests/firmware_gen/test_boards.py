@@ -26,7 +26,8 @@ from tests.firmware_gen.helpers import (
 
 
 def test_old_names_are_aliases_of_the_canonical_targets(bm_bundle):
-    assert sorted(TARGETS) == ["arduino-uno", "host", "mps2-an385", "mps2-an386", "nucleo-f4"]
+    assert sorted(TARGETS) == ["arduino-uno", "ch32v003", "hifive1", "host", "mps2-an385",
+                               "mps2-an386", "nucleo-f4"]
     for old, new in ALIASES.items():
         assert get_target(old) is TARGETS[new]
         assert generate_firmware(bm_bundle, target=old).files == \

@@ -35,7 +35,7 @@ def test_unknown_target_is_one_line(invoke):
     assert result.exit_code == 2
     assert result.output.strip().splitlines() == [
         "Error: target='stm32' is not one of host, mps2-an386, mps2-an385, nucleo-f4, "
-        "arduino-uno, cortex-m4f, cortex-m3, avr"]
+        "arduino-uno, hifive1, ch32v003, cortex-m4f, cortex-m3, avr"]
 
 
 def test_firmware_build_reports_the_fit_and_flash_copies_to_the_drive(invoke, bm_bundle,

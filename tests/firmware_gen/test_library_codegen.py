@@ -53,7 +53,7 @@ def test_generation_is_deterministic_and_complete(kinds_bundle):
         "src/Watch_2.h", "src/Watch_2.c", "src/Watch_2_model.h", "src/Watch_2_model_stream.h",
         "src/Watch_2_model_stream.c", "src/Watch_2_model_kernel.h", "CMakeLists.txt",
         "Watch_2.mk", "library.properties", "library.json", "zephyr/module.yml", "Kconfig",
-        "examples/Watch_2/Watch_2.ino", "README.md", MANIFEST}
+        "examples/Watch_2/Watch_2.ino", "README.md", "idf_component.yml", MANIFEST}
     manifest = json.loads(a.files[MANIFEST])
     assert manifest["files"] == sorted(a.files) and manifest["name"] == "Watch_2"
     assert manifest["error_bound"] == a.header.error_bound and manifest["full_scale"] == [64.0] * 6
@@ -130,7 +130,7 @@ def test_cli_writes_the_folder(kinds_bundle, tmp_path):
             "--full-scale", "60", "--name", "gait"]
     result = runner.invoke(cli, argv, catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    assert "wrote 15 files" in result.output and "library gait (q15)" in result.output
+    assert "wrote 16 files" in result.output and "library gait (q15)" in result.output
     assert "--full-scale 60 for every channel is used as 64" in result.output
     assert "error bound (q15)" in result.output
     lib = generate_library(kinds_bundle, numeric="q15", full_scale={"*": 60.0}, name="gait")
