@@ -2,13 +2,18 @@
 :mod:`trainer.sensing.spectral` operation for operation.
 
 ``<name>_power_spectrum`` is that module's definition: the mean removed (the library's
-sequential mean), the periodic Hann table (or nothing: rectangular), the values scattered to
-their bit-reversed positions of a zeroed ``M``-point buffer (``M`` the power of two >= N), the
-radix-2 decimation-in-time butterflies stage by stage (``tr = wr * re[j] - wi * im[j]; ti = wr *
-im[j] + wi * re[j]; re[j] = re[i] - tr; ...``; within a stage the loop runs twiddle by twiddle,
-so each twiddle is read once: the butterflies of a stage touch disjoint pairs, so their order
-cannot change a value), then ``P[k] = re[k] * re[k] + im[k] * im[k]`` for ``k <= M/2`` into
-``re``. The tables (bit-reversal ``uint16_t``, twiddles ``cos`` / ``-sin`` of ``M/2`` entries,
+sequential mean), the periodic Hann table (or nothing: rectangular), the sample pairs (even into
+``re``, odd into ``im``) scattered to their bit-reversed positions of a zeroed ``M/2``-point
+buffer (``M`` the power of two >= N), the radix-2 decimation-in-time butterflies of that
+``M/2``-point complex FFT stage by stage (``tr = wr * re[j] - wi * im[j]; ti = wr * im[j] + wi *
+re[j]; re[j] = re[i] - tr; ...``; within a stage the loop runs twiddle by twiddle, so each
+twiddle is read once: the butterflies of a stage touch disjoint pairs, so their order cannot
+change a value), then the split into the real window's spectrum and its power ``P[k]`` for
+``k <= M/2`` into ``re`` (bins ``k`` and ``M/2 - k`` together, as each reads both; the operation
+order of :mod:`trainer.sensing.spectral`, step 5). Half the butterflies of an ``M``-point
+transform: within 1.1-1.3x of CMSIS-DSP's ``arm_rfft_fast_f32`` butterflies on the Cortex-M4F
+(``benchmarks/bench_fft_cmsis.py``). The tables (bit-reversal ``uint16_t`` of ``M/2`` entries,
+twiddles ``cos`` / ``-sin`` of ``M/2`` entries,
 Hann of ``N`` entries, bin frequencies ``k fs / M``) are ``static const SB_CONST``: flash on AVR
 (read with ``pgm_read_*``), plain constants elsewhere; each value is the float32 the Python
 reference rounds from double. One buffer (``re``, ``im``: ``2 M`` floats) serves every channel
@@ -38,30 +43,37 @@ _LOG2 = "\n".join(f"    p = p * t + {cgen.c_float(c)};" for c in spectral.LOG2_P
 
 ROUTINES = {
     "spectrum": (("mean",), """\
-/* Power spectrum of x[0..n-1] into re[0..m/2] (trainer.sensing.spectral.power_spectrum); hann
- * is the window table (0: rectangular), rev / twr / twi the m-point bit-reversal and twiddles
- * (tables in SB_CONST storage, read with SB_READ_*). */
+/* Power spectrum of x[0..n-1] into re[0..m/2] (trainer.sensing.spectral.power_spectrum): a real
+ * FFT as an m/2-point complex one, then the split; hann is the window table (0: rectangular),
+ * rev the m/2-point bit-reversal, twr / twi the m-point twiddles (m/2 entries; tables in
+ * SB_CONST storage, read with SB_READ_*). re and im hold m floats each. */
 static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
     unsigned m, const uint16_t *rev, const float *twr, const float *twi, float *re, float *im)
 {
     const float mean = @p@_s_mean(x, n);
+    const unsigned h = m / 2u;
     unsigned i, k, half;
-    for (i = 0u; i < m; ++i) {
+    for (i = 0u; i < h; ++i) {
         re[i] = 0.0f;
         im[i] = 0.0f;
     }
     for (i = 0u; i < n; ++i) {
         float d = x[i] - mean;
+        const unsigned r = (uint16_t)SB_READ_I16(&rev[i >> 1]);
         if (hann != 0) {
             d = d * SB_READ_F32(&hann[i]);
         }
-        re[(uint16_t)SB_READ_I16(&rev[i])] = d;
+        if (i & 1u) {
+            im[r] = d;
+        } else {
+            re[r] = d;
+        }
     }
-    for (half = 1u; half < m; half <<= 1) {        /* stages of length L = 2 half */
+    for (half = 1u; half < h; half <<= 1) {        /* stages of length L = 2 half */
         const unsigned step = m / (2u * half);     /* twiddle index k M / L */
         for (k = 0u; k < half; ++k) {
             const float wr = SB_READ_F32(&twr[k * step]), wi = SB_READ_F32(&twi[k * step]);
-            for (i = k; i < m; i += 2u * half) {
+            for (i = k; i < h; i += 2u * half) {
                 const unsigned j = i + half;
                 const float tr = wr * re[j] - wi * im[j];
                 const float ti = wr * im[j] + wi * re[j];
@@ -72,8 +84,32 @@ static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
             }
         }
     }
-    for (k = 0u; k <= m / 2u; ++k) {
-        re[k] = re[k] * re[k] + im[k] * im[k];
+    /* the split, bins k and h - k together (each reads both), P[k] into re[k] */
+    for (k = 1u; 2u * k <= h; ++k) {
+        const unsigned q = h - k;
+        const float ar = re[k], ai = im[k], br = re[q], bi = -im[q];
+        float er = 0.5f * (ar + br), ei = 0.5f * (ai + bi);
+        float odd_r = 0.5f * (ai - bi), odd_i = 0.5f * (br - ar);
+        float wr = SB_READ_F32(&twr[k]), wi = SB_READ_F32(&twi[k]);
+        float xr = er + (wr * odd_r - wi * odd_i);
+        float xi = ei + (wr * odd_i + wi * odd_r);
+        re[k] = xr * xr + xi * xi;
+        if (q != k) {                              /* bin h - k: Z[q] and conj Z[k] */
+            er = 0.5f * (br + ar);
+            ei = 0.5f * (-bi + -ai);
+            odd_r = 0.5f * (-bi - -ai);
+            odd_i = 0.5f * (ar - br);
+            wr = SB_READ_F32(&twr[q]);
+            wi = SB_READ_F32(&twi[q]);
+            xr = er + (wr * odd_r - wi * odd_i);
+            xi = ei + (wr * odd_i + wi * odd_r);
+            re[q] = xr * xr + xi * xi;
+        }
+    }
+    {
+        const float x0 = re[0] + im[0], xh = re[0] - im[0];
+        re[h] = xh * xh + 0.0f * 0.0f;
+        re[0] = x0 * x0 + 0.0f * 0.0f;
     }
 }
 """),
@@ -178,7 +214,7 @@ def tables(plan, exts, series_length) -> str:
     sizes = sorted({spectral.fft_size(series_length(plan, e)) for e in exts})
     for m in sizes:
         j = np.arange(m // 2)
-        out.append(_flash(cgen.array_declare("uint16_t", f"{p}_rev_{m}", _bit_reverse(m),
+        out.append(_flash(cgen.array_declare("uint16_t", f"{p}_rev_{m}", _bit_reverse(m // 2),
                                              per_line=12)))
         out.append(_flash(cgen.array_declare(
             "float", f"{p}_twr_{m}", np.cos(2 * np.pi * j / m).astype(np.float32))))

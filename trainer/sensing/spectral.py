@@ -7,17 +7,24 @@ the order the generated C must follow (no fused multiply-add):
 1. ``m = mean(x)`` (the library's sequential mean); ``d[i] = x[i] - m``.
 2. Window: Hann ``d[i] = d[i] * h[i]`` with the table ``h[i] = (float)(0.5 - 0.5 cos(2 pi i / N))``
    (periodic Hann, each entry rounded once from double), or rectangular (nothing).
-3. ``d`` zero-padded to ``M``, the smallest power of two >= max(N, 2).
-4. Radix-2 decimation-in-time FFT of ``d`` (imaginary part 0): bit-reversed order, then stages of
-   length ``L = 2, 4, .. M``; twiddles ``wr = (float)cos(2 pi j / M)``, ``wi = (float)-sin(2 pi j /
-   M)`` (tables of M/2 entries, ``j = k M / L``); for every block and ``k < L/2``, ``i`` the
-   block's ``k``-th and ``j = i + L/2``: ``tr = wr * re[j] - wi * im[j]; ti = wr * im[j] + wi *
-   re[j]; re[j] = re[i] - tr; im[j] = im[i] - ti; re[i] = re[i] + tr; im[i] = im[i] + ti``.
-5. Power ``P[k] = re[k] * re[k] + im[k] * im[k]`` for ``k = 0 .. M/2``; bin ``k`` is the frequency
-   ``k fs / M``.
+3. ``d`` zero-padded to ``M``, the smallest power of two >= max(N, 2); ``H = M / 2``.
+4. A real FFT as an ``H``-point complex one (what CMSIS-DSP's ``arm_rfft_fast_f32`` does): the
+   pairs ``z[j] = d[2j] + i d[2j+1]`` in bit-reversed order of ``H`` (``re[rev[j]] = d[2j]``,
+   ``im[rev[j]] = d[2j+1]``), then radix-2 decimation-in-time stages of length ``L = 2, 4, .. H``;
+   twiddles ``wr = (float)cos(2 pi j / M)``, ``wi = (float)-sin(2 pi j / M)`` (tables of M/2
+   entries, ``j = k M / L``); for every block and ``k < L/2``, ``i`` the block's ``k``-th and
+   ``j = i + L/2``: ``tr = wr * re[j] - wi * im[j]; ti = wr * im[j] + wi * re[j]; re[j] = re[i] -
+   tr; im[j] = im[i] - ti; re[i] = re[i] + tr; im[i] = im[i] + ti``.
+5. The split into the spectrum of ``d``: ``X[0] = re[0] + im[0]``, ``X[H] = re[0] - im[0]`` (both
+   real), and for ``k = 1 .. H-1``, with ``(ar, ai) = Z[k]``, ``(br, bi) = (re[H-k], -im[H-k])``
+   (conj Z[H-k]) and the twiddle ``(wr, wi)`` of ``j = k``: ``er = 0.5 * (ar + br); ei = 0.5 *
+   (ai + bi); or = 0.5 * (ai - bi); oi = 0.5 * (br - ar); xr = er + (wr * or - wi * oi); xi = ei
+   + (wr * oi + wi * or)``. Power ``P[k] = xr * xr + xi * xi`` (``xi = 0`` at 0 and H) for
+   ``k = 0 .. H``; bin ``k`` is the frequency ``k fs / M``.
 
-One FFT buffer per channel (``2 M`` floats) and three tables (``N + M`` floats); the butterflies are
-``(M/2) log2 M``. Goertzel computes one bin in ``N`` multiply-adds with no buffer, so it is cheaper
+One FFT buffer per channel (``M`` floats used of ``2 M``) and three tables (``N + M/2`` floats
+and ``H`` indices); the butterflies are ``(M/4) log2(M/2)``, the split ``M/2`` steps. Goertzel
+computes one bin in ``N`` multiply-adds with no buffer, so it is cheaper
 only for fewer than about ``log2 M`` bins (a 3-8 Hz band at 64 Hz and N = 64 spans 5 bins,
 log2 64 = 6; one bin, such as a cadence line, is a Goertzel case): the extractors here take bands
 and whole-spectrum statistics, so they read the shared FFT.
@@ -67,25 +74,39 @@ def power_spectrum(w: np.ndarray, window: str = "hann") -> np.ndarray:
     if window == "hann":
         d = d * hann(n)[:, None]
     m = fft_size(n)
-    re = np.zeros((m, w.shape[1]), dtype=F32)
-    re[:n] = d
-    re = re[_bit_reverse(m)]
-    im = np.zeros_like(re)
-    cos = np.cos(2 * np.pi * np.arange(m // 2) / m).astype(F32)
-    sin = (-np.sin(2 * np.pi * np.arange(m // 2) / m)).astype(F32)
+    h = m // 2
+    x = np.zeros((m, w.shape[1]), dtype=F32)
+    x[:n] = d
+    rev = _bit_reverse(h)                # an involution: re[rev[j]] = x[2j] is re = x[0::2][rev]
+    re, im = x[0::2][rev], x[1::2][rev]
+    cos = np.cos(2 * np.pi * np.arange(h) / m).astype(F32)
+    sin = (-np.sin(2 * np.pi * np.arange(h) / m)).astype(F32)
     length = 2
-    while length <= m:
+    while length <= h:
         half = length // 2
         for k in range(half):
             wr, wi = cos[k * m // length], sin[k * m // length]
-            i = np.arange(k, m, length)
+            i = np.arange(k, h, length)
             j = i + half
             tr = wr * re[j] - wi * im[j]
             ti = wr * im[j] + wi * re[j]
             re[j], im[j] = re[i] - tr, im[i] - ti
             re[i], im[i] = re[i] + tr, im[i] + ti
         length *= 2
-    return re[:m // 2 + 1] * re[:m // 2 + 1] + im[:m // 2 + 1] * im[:m // 2 + 1]
+    P = np.empty((h + 1, w.shape[1]), dtype=F32)
+    zero = np.zeros(w.shape[1], dtype=F32)
+    x0, xh = re[0] + im[0], re[0] - im[0]
+    P[0], P[h] = x0 * x0 + zero * zero, xh * xh + zero * zero
+    k = np.arange(1, h)
+    half = F32(0.5)
+    ar, ai, br, bi = re[k], im[k], re[h - k], -im[h - k]
+    er, ei = half * (ar + br), half * (ai + bi)
+    odd_r, odd_i = half * (ai - bi), half * (br - ar)
+    wr, wi = cos[k][:, None], sin[k][:, None]
+    xr = er + (wr * odd_r - wi * odd_i)
+    xi = ei + (wr * odd_i + wi * odd_r)
+    P[1:h] = xr * xr + xi * xi
+    return P
 
 
 def band_bins(lo: float, hi: float, n: int, rate: float) -> range:

@@ -30,23 +30,37 @@ def scalar_power(x, hann=True):
         d = [f32(a * b) for a, b in zip(d, h)]
     size = spectral.fft_size(n)
     d += [f32(0)] * (size - n)
-    bits = size.bit_length() - 1
-    re = [d[int(format(i, f"0{bits}b")[::-1], 2)] for i in range(size)]
-    im = [f32(0)] * size
+    h = size // 2                                   # step 4: an H-point complex FFT
+    bits = h.bit_length() - 1
+    rev = [int(format(i, f"0{bits}b")[::-1], 2) if bits else 0 for i in range(h)]
+    re, im = [f32(0)] * h, [f32(0)] * h
+    for j in range(h):
+        re[rev[j]], im[rev[j]] = d[2 * j], d[2 * j + 1]
+    tw = [(f32(math.cos(2 * math.pi * j / size)), f32(-math.sin(2 * math.pi * j / size)))
+          for j in range(h)]
     length = 2
-    while length <= size:
+    while length <= h:
         half = length // 2
-        for start in range(0, size, length):
+        for start in range(0, h, length):
             for k in range(half):
-                wr = f32(math.cos(2 * math.pi * (k * size // length) / size))
-                wi = f32(-math.sin(2 * math.pi * (k * size // length) / size))
+                wr, wi = tw[k * size // length]
                 i, j = start + k, start + k + half
                 tr = f32(f32(wr * re[j]) - f32(wi * im[j]))
                 ti = f32(f32(wr * im[j]) + f32(wi * re[j]))
                 re[j], im[j] = f32(re[i] - tr), f32(im[i] - ti)
                 re[i], im[i] = f32(re[i] + tr), f32(im[i] + ti)
         length *= 2
-    return [f32(f32(re[k] * re[k]) + f32(im[k] * im[k])) for k in range(size // 2 + 1)]
+    x0, xh = f32(re[0] + im[0]), f32(re[0] - im[0])     # step 5: the split
+    out = [f32(x0 * x0)] + [f32(0)] * (h - 1) + [f32(xh * xh)]
+    for k in range(1, h):
+        ar, ai, br, bi = re[k], im[k], re[h - k], f32(-im[h - k])
+        er, ei = f32(f32(0.5) * f32(ar + br)), f32(f32(0.5) * f32(ai + bi))
+        odd_r, odd_i = f32(f32(0.5) * f32(ai - bi)), f32(f32(0.5) * f32(br - ar))
+        wr, wi = tw[k]
+        xr = f32(er + f32(f32(wr * odd_r) - f32(wi * odd_i)))
+        xi = f32(ei + f32(f32(wr * odd_i) + f32(wi * odd_r)))
+        out[k] = f32(f32(xr * xr) + f32(xi * xi))
+    return out
 
 
 def _windows(n, count=6, seed=0):
