@@ -161,7 +161,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     chosen inside each training fold; prints mean ± std per measure and budget."""
     from trainer.evaluation.folds import describe_split
     from trainer.evaluation.protocol import Setup, evaluate
-    from trainer.evaluation.report import summary_table, wilcoxon_tests, write_report
+    from trainer.evaluation.report import (results_dict, summary_table, wilcoxon_tests,
+                                           write_report)
 
     options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
                    decimal=decimal, ignore=tuple(ignore),
@@ -209,16 +210,15 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
     for t in wilcoxon_tests(result):
         if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
             click.echo(f"wilcoxon {t['measure']} {t['budget']}: {t['a']} vs {t['b']} "
-                       f"p={t['p_value']:.4g} better={t['better']}")
+                       f"p={t['p_value']:.4g} better={t['better']} (paired over the nested CV "
+                       f"folds)")
     if report is not None:
         notes = _notes(setup, evdata, result.config["split"])
         write_report(result, report, title=f"Evaluation of {data.name}", notes=notes)
         click.echo(f"wrote {report}")
     if html_out is not None:
-        records = {"config": result.config, "methods": result.methods,
-                   "budgets": result.budgets, "measures": result.measures,
-                   "records": result.records}
-        write_html(html_out, [], evaluations={f"evaluation of {data.name}": records},
+        write_html(html_out, [],
+                   evaluations={f"evaluation of {data.name}": results_dict(result)},
                    title=f"Evaluation of {data.name}")
         click.echo(f"wrote {html_out}")
 

@@ -21,7 +21,12 @@ import numpy as np
 
 from ..bundle.files import json_default, write_folder_atomically
 from .folds import describe_split
-from .metrics import LABELS, higher_is_better
+from .metrics import LABELS, confusion_lines, higher_is_better
+
+
+#: What every number of an evaluation is (issue 32: every number says its kind); the
+#: summary.csv and wilcoxon.csv ``kind`` column, results.json's ``scores``, the curves' title.
+SCORE_KIND = "nested CV: the outer folds' held-out data (mean ± std over folds)"
 
 
 def fmt(value, digits=4) -> str:
@@ -113,7 +118,33 @@ def summary_table(result, measures=None) -> str:
         rows.append(["features used", budget, *(
             fmt(summary[(m, budget, measures[0])]["n_features"], 1) for m in result.methods)])
     decisions = describe_decisions(result)
-    return "\n".join(_aligned(rows) + ([decisions] if decisions else []))
+    return "\n".join(_aligned(rows) + ([decisions] if decisions else [])
+                     + confusion_text(result, result.budgets[-1:]))
+
+
+def pooled_confusion(result, method: str, budget: str):
+    """(confusion matrix summed over the held-out outer folds, class names) of a multi-class
+    evaluation's method and budget, or (None, None)."""
+    rows = [r for r in result.records if r["method"] == method and r["budget"] == budget
+            and r.get("confusion") is not None]
+    if not rows:
+        return None, None
+    M = np.sum([np.asarray(r["confusion"], dtype=np.int64) for r in rows], axis=0)
+    return M, rows[0].get("classes") or [str(j) for j in range(len(M))]
+
+
+def confusion_text(result, budgets=None) -> list:
+    """Text lines: per method and budget (default: all), the confusion matrix of its class
+    decisions summed over the held-out outer folds (nested CV); [] for other tasks."""
+    lines = []
+    for method, budget in itertools.product(result.methods, budgets or result.budgets):
+        M, classes = pooled_confusion(result, method, budget)
+        if M is None:
+            continue
+        lines += [f"confusion matrix of {method} at budget {budget}, summed over the held-out "
+                  f"outer folds (nested CV; rows: true class, columns: decided class):",
+                  *(f"  {line}" for line in confusion_lines(M, classes))]
+    return lines
 
 
 def markdown_report(result, title="Evaluation", notes=()) -> str:
@@ -128,8 +159,8 @@ def markdown_report(result, title="Evaluation", notes=()) -> str:
            f"Data: {cfg['shape'][0]} rows x {cfg['shape'][1]} features, {cfg['shape'][2]} "
            f"target(s). Values are mean ± std over folds (ddof=1); every measure is defined "
            f"in docs/metrics.md."
-           + (f" Multi-label {describe_decisions(result)}." if describe_decisions(result)
-              else ""), ""]
+           + (f" {'Multi-label ' if cfg.get('setup', {}).get('task') == 'multilabel' else ''}"
+              f"{describe_decisions(result)}." if describe_decisions(result) else ""), ""]
     header = "| measure | budget | " + " | ".join(result.methods) + " |"
     out += [header, "|" + "---|" * (2 + len(result.methods))]
     for measure, budget in itertools.product(result.measures, result.budgets):
@@ -158,6 +189,9 @@ def markdown_report(result, title="Evaluation", notes=()) -> str:
     if inexact:
         out += ["", f"{inexact} model(s) did not hit the budget exactly by the alpha search "
                     f"(support cut to the budget, see trainer.evaluation.baselines)."]
+    confusion = confusion_text(result)
+    if confusion:
+        out += ["", "```", *confusion, "```"]
     out += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
     out += ["![curves](curves.png)", ""]
     return "\n".join(out)
@@ -191,6 +225,7 @@ def curves_png(result, path) -> None:
     for ax in axes.ravel()[n:]:
         ax.axis("off")
     axes.ravel()[0].legend(fontsize="small")
+    fig.suptitle(SCORE_KIND, fontsize="medium")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -205,15 +240,22 @@ def _csv(rows) -> str:
     return buf.getvalue()
 
 
+def results_dict(result) -> dict:
+    """What results.json holds: the kind of its numbers, the config, methods, budgets,
+    measures and one record per (fold, method, budget)."""
+    return {"scores": SCORE_KIND, "config": result.config, "methods": result.methods,
+            "budgets": result.budgets, "measures": result.measures, "records": result.records}
+
+
 def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
     """Write report.md, curves.png, summary.csv, wilcoxon.csv and results.json as the folder
     ``out_dir``, all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); an
     existing ``out_dir`` is replaced only if it is exactly an earlier report (its manifest)."""
-    records = {"config": result.config, "methods": result.methods, "budgets": result.budgets,
-               "measures": result.measures, "records": result.records}
+    records = results_dict(result)
     files = {"report.md": markdown_report(result, title, notes).encode(),
-             "summary.csv": _csv(summarize(result)).encode(),
-             "wilcoxon.csv": _csv(wilcoxon_tests(result)).encode(),
+             "summary.csv": _csv([{**r, "kind": SCORE_KIND} for r in summarize(result)]).encode(),
+             "wilcoxon.csv": _csv([{**r, "kind": SCORE_KIND + ", paired per fold"}
+                                   for r in wilcoxon_tests(result)]).encode(),
              "results.json": json.dumps(records, indent=1, default=json_default).encode()}
     curves = io.BytesIO()
     curves_png(result, curves)
