@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -145,7 +145,7 @@ def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list
         if setup.task == "multiclass":      # one decision rule: the class of the largest score
             values = task_scores("multiclass", data.Y[test], scores,
                                  decide_scores(scores, "multiclass"))
-            values["decision"] = "argmax"
+            values.update(decision="argmax", classes=list(data.target_names))
         elif setup.task == "multilabel":
             thresholds, rule = fold_thresholds(model, data.Y[train], B, setup)
             values = {**multilabel_scores(data.Y[test], scores, thresholds),
@@ -193,7 +193,8 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
     budgets = parse_budgets(budgets) if isinstance(budgets, str) else list(budgets)
     methods = [get_method(m) for m in methods]
     if data.task == "multiclass" and data.Y.shape[1] == 1 and not np.isin(data.Y, (0, 1)).all():
-        data.target_names, data.Y = one_hot_classes(data.Y[:, 0])   # a column of class values
+        names, one_hot = one_hot_classes(data.Y[:, 0])              # a column of class values
+        data = replace(data, Y=one_hot, target_names=names)
     if data.task == "multiclass" and not (np.isin(data.Y, (0, 1)).all()
                                           and (data.Y.sum(axis=1) == 1).all()):
         raise TrainerError("multi-class evaluation needs one column of class values or "
