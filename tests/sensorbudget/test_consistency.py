@@ -1,6 +1,7 @@
 """One truth per task (issue 27): on recordings, the CLI (train, predict), the Python estimator,
-ONNX (onnxruntime), the C header (gcc on the host) and ``simulate --backend python`` give the
-same decisions and the same metrics; ``train``'s energy per prediction equals ``simulate``'s.
+ONNX (onnxruntime), the C header (gcc on the host) and ``simulate --backend python`` and
+``--backend host`` (the generated firmware, built with gcc) give the same decisions and the
+same metrics; ``train``'s energy per prediction equals ``simulate``'s.
 
 Metrics are checked against scikit-learn's (the independent reference); float64 surfaces
 (predict, the estimator, ONNX float64) agree exactly, float32 surfaces (the C header, the
@@ -24,7 +25,7 @@ from sklearn.metrics import (
 
 from export import OnnxModel, bundle_to_onnx, c_header
 from sensorbudget.cli import main
-from tests.export.helpers import CModel, float32_sequential
+from tests.export.helpers import CModel, float32_sequential, need_gcc
 from tests.export.test_export_decisions import _run_decide
 from tests.fixtures import write_sensors_toml, write_stream
 from trainer import GreedyRLS, GreedyRLSClassifier
@@ -194,6 +195,17 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
         np.testing.assert_array_equal(np.sort(got, axis=0),
                                       np.sort(np.asarray(decided, float).reshape(got.shape),
                                               axis=0))
+
+    # the firmware built for the host and replayed through the framed protocol decides alike
+    need_gcc()
+    _run(["simulate", tmp / "b", "--recordings", recs, "--backend", "host",
+          "--report", tmp / "sim_host"])
+    host = json.loads((tmp / "sim_host" / "report.json").read_text())
+    assert host["mismatches"] == 0
+    assert host["accuracy"]["device"] == device
+    assert host["series"]["device"] == report["series"]["device"]
+    assert host["energy"]["energy_per_prediction_j"]["sensors"] == \
+        report["energy"]["energy_per_prediction_j"]["sensors"]
 
     # one cost model: train's sensor energy per prediction is simulate's
     energy = report["energy"]["energy_per_prediction_j"]["sensors"]
