@@ -166,7 +166,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     decision = decision_for(est, task, d, y if dask is None else None, groups, threshold_rule,
                             platt, dask)
     if task == "multiclass" and dask is None:
-        column = targets[0] if len(targets) == 1 else None       # a column of class values
+        column = d.get("class_column") or (targets[0] if len(targets) == 1 else None)
         targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
         extra = {"classes": targets, **({"class_column": column} if column else {})}
     extractors, sensors, structure = d["structure"]
@@ -238,7 +238,7 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
     return {"X": table.X, "Y": table.Y, "features": table.feature_names,
             "targets": table.target_names, "task": table.task,
             "structure": (None, None, {}), "source": table.source, "fs": None,
-            "groups": table.groups}
+            "groups": table.groups, "class_column": table.class_column}
 
 
 def estimator_for_task(task, Y, targets):

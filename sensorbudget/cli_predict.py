@@ -56,6 +56,8 @@ def _table(data: Path, bundle, options: dict):
         if table.dropped_rows:
             click.echo(table.missing.describe(), err=True)
         ids = {"row": np.arange(len(X))}
+        if table.class_values is not None and meta["task"] == "multiclass":
+            Y, tnames = table.class_values[:, None], [table.class_column]  # text class names
     missing = [f for f in meta["selected"] if f not in names]
     if missing:
         raise CliError(f"{data.name} has no column {missing[0]!r}, a feature the bundle needs "
@@ -69,10 +71,15 @@ def _targets(Y, names, meta):
     bundle trained on one column of class values reads that column as one-hot rows."""
     column = meta.get("class_column")
     if Y is not None and meta["task"] == "multiclass" and column in names:
+        from trainer.data import MISSING_TOKENS
         from trainer.evaluation.metrics import one_hot_of
 
+        values = np.asarray(Y)[:, names.index(column)]
+        if values.dtype.kind in "US":                       # text class names
+            values = np.array([np.nan if v in MISSING_TOKENS else v for v in values.tolist()],
+                              dtype=object)
         try:
-            return one_hot_of(np.asarray(Y)[:, names.index(column)], meta["classes"])
+            return one_hot_of(values, meta["classes"])
         except ValueError as exc:
             raise CliError(f"column {column!r}: {exc}") from None
     if Y is None or not all(t in names for t in meta["targets"]):

@@ -12,12 +12,14 @@ from sklearn.metrics import accuracy_score, balanced_accuracy_score, confusion_m
 from sensorbudget.cli import main
 
 
-def _table(path, seed=0, n=120, extra_class=False):
+def _table(path, seed=0, n=120, extra_class=False, names=None):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 4))
     c = np.argmax(X[:, :3] + 0.5 * rng.normal(size=(n, 3)), axis=1) * 2 + 1   # classes 1, 3, 5
     if extra_class:
         c[7] = 9
+    if names is not None:
+        c = np.asarray(names)[c // 2]
     path.write_text("a,b,c,d,activity\n" + "".join(
         f"{X[i, 0]:.4f},{X[i, 1]:.4f},{X[i, 2]:.4f},{X[i, 3]:.4f},{c[i]}\n" for i in range(n)))
     return c
@@ -40,7 +42,7 @@ def test_predict_scores_a_class_value_column(tmp_path):
     assert r.exit_code == 0, r.output
     with open(tmp_path / "p.csv", newline="") as fh:
         decided = np.array([int(row["class"]) for row in csv.DictReader(fh)])
-    assert "not the bundle's training file" in r.output
+    assert "not the bundle's training" in r.output          # a test split, said so
     assert _printed(r.output, "accuracy") == pytest.approx(accuracy_score(truth, decided),
                                                            rel=1e-5)
     assert _printed(r.output, "balanced accuracy") == pytest.approx(
@@ -65,3 +67,43 @@ def test_a_class_the_bundle_does_not_know_is_one_error_line(tmp_path):
     assert r.exit_code == 2 and "Traceback" not in r.output
     assert r.output.startswith("Error: column 'activity': class '9' (row 7) is not one of")
     assert not (tmp_path / "p.csv").exists()
+
+
+def test_text_class_names_train_predict_and_evaluate(tmp_path):
+    """A target column of text (walk, run, sit) is a class column: task multiclass without
+    --task, the classes named by their text, scored like scikit-learn on the CSV's classes."""
+    runner = CliRunner()
+    names = ["sit", "walk", "run"]
+    _table(tmp_path / "train.csv", names=names)
+    truth = _table(tmp_path / "test.csv", seed=1, names=names)
+    r = runner.invoke(main, ["train", str(tmp_path / "train.csv"), "--target", "activity",
+                             "--budget", "2", "-o", str(tmp_path / "b")])
+    assert r.exit_code == 0, r.output
+    assert "task=multiclass" in r.output
+    r = runner.invoke(main, ["predict", str(tmp_path / "b"), str(tmp_path / "test.csv"),
+                             "-o", str(tmp_path / "p.csv")])
+    assert r.exit_code == 0, r.output
+    with open(tmp_path / "p.csv", newline="") as fh:
+        decided = np.array([row["class"] for row in csv.DictReader(fh)])
+    assert set(decided) <= set(names)
+    assert _printed(r.output, "accuracy") == pytest.approx(accuracy_score(truth, decided),
+                                                           rel=1e-5)
+    assert _printed(r.output, "macro-F1") == pytest.approx(
+        f1_score(truth, decided, average="macro"), rel=1e-5)
+    r = runner.invoke(main, ["evaluate", str(tmp_path / "train.csv"), "--target", "activity",
+                             "--budgets", "2", "--folds", "3", "--methods", "greedy-joint"])
+    assert r.exit_code == 0, r.output
+    assert "balanced accuracy" in r.output and "summed over the held-out outer folds" in r.output
+
+
+def test_text_classes_with_missing_cells_are_missing_targets(tmp_path):
+    from trainer.data import load_table
+
+    path = tmp_path / "t.csv"
+    path.write_text("a,b,activity\n1,2,walk\n3,4,\n5,6,run\n7,8,walk\n")
+    table = load_table(path, targets=["activity"], drop_missing=0.5)
+    assert table.task == "multiclass" and table.target_names == ["run", "walk"]
+    assert table.class_column == "activity"
+    assert table.class_values.tolist() == ["walk", "run", "walk"]
+    np.testing.assert_array_equal(table.Y, [[0, 1], [1, 0], [0, 1]])
+    np.testing.assert_array_equal(table.X, [[1, 2], [5, 6], [7, 8]])
