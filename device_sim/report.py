@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from trainer.bundle.files import json_default, write_folder_atomically
+from trainer.provenance import same_data
 from trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
@@ -223,12 +224,14 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
 
 def _with_kind(acc: dict, meta: dict, recordings_path) -> dict:
     """Each accuracy entry says what it measures: in-sample when the replayed recordings are
-    the bundle's training recordings (same name), else a test split if none were trained on."""
-    trained = (meta.get("data") or {}).get("recordings")
+    the bundle's training recordings (the same bytes, :func:`trainer.provenance.same_data`),
+    else a test split if none were trained on."""
+    same = same_data(meta.get("data"), recordings_path)
     replayed = Path(str(recordings_path)).name
-    kind = (f"in-sample: {trained} is what the bundle was trained on, so optimistic"
-            if trained and trained == replayed else
-            "a test split if none of these recordings were trained on")
+    kind = (f"in-sample: {replayed} is what the bundle was trained on, so optimistic" if same
+            else "a test split if none of these recordings were trained on" if same is False
+            else f"in-sample if {replayed} holds the bundle's training recordings (optimistic "
+                 f"then), else a test split: the bundle records no digest to tell")
     return {k: None if v is None else {**v, "data": kind} for k, v in acc.items()}
 
 

@@ -201,13 +201,14 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
                        max_drop_fraction=0.5):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
     from trainer.data import file_info, load_table
+    from trainer.provenance import recordings_entry
     from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors_toml is not None:
         fs = load_feature_set(data, sensors_toml, window=window, hop=hop,
                               compute_target=compute_target, stream_format=stream_format)
-        source = {"recordings": Path(data).name, "sensors": file_info(Path(sensors_toml))}
+        source = {**recordings_entry(data), "sensors": file_info(Path(sensors_toml))}
     elif Path(data).suffix.lower() == ".npz" and is_feature_file(data):
         fs = FeatureSet.load(data)
         source = file_info(Path(data))

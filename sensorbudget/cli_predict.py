@@ -129,15 +129,17 @@ def csv_text(ids: dict, columns: dict) -> str:
 
 
 def data_kind(bundle, data: Path) -> str:
-    """What metrics on ``data`` measure: in-sample when it is the bundle's training file (same
-    sha256) or recordings (same name), else a file the bundle did not train on."""
-    from trainer.data import file_info
+    """What metrics on ``data`` measure: in-sample when it holds the bundle's training data
+    (the same bytes: :func:`trainer.provenance.same_data`), else data the bundle did not
+    train on, or, when the bundle cannot tell, in-sample only if they are its training data."""
+    from trainer.provenance import same_data
 
-    source = bundle.meta.get("data") or {}
-    same = (source.get("sha256") is not None and data.is_file()
-            and file_info(data)["sha256"] == source["sha256"])
-    if same or (source.get("recordings") is not None and data.name == source["recordings"]):
+    same = same_data(bundle.meta.get("data"), data)
+    if same:
         return "in-sample: DATA is the bundle's training data, so these are optimistic"
+    if same is None:
+        return ("in-sample if DATA is (or holds) the bundle's training data, optimistic then; "
+                "a test split otherwise (the bundle records no digest to tell)")
     return ("DATA is not the bundle's training file: a test split when none of its rows "
             "were trained on")
 

@@ -132,13 +132,18 @@ def evaluation_view(ev: dict, labels: dict, figure_ids: list) -> dict:
 
 
 def accuracy_kind(data: dict, sim: dict) -> str:
-    """What the device's accuracy on the replayed recordings is: in-sample when they are the
-    recordings its bundle was trained on (same file name), else a test split if they are
-    other recordings."""
+    """What the device's accuracy on the replayed recordings is, as simulate decided it from
+    the recordings' bytes (report.json accuracy.device.data: in-sample when they are the
+    bundle's training recordings, :func:`trainer.provenance.same_data`); a report without it
+    says only what the names allow (a name proves nothing: a test split's stream.csv is not the
+    training split's)."""
+    said = ((sim["accuracy"] or {}).get("device") or {}).get("data")
+    if isinstance(said, str):
+        return said
     run = next((r for r in data["runs"] if sim.get("design") in r["designs"]), None)
     trained, replayed = (run or {}).get("trained_on"), PurePath(sim["recordings"] or "").name
     if trained and trained == replayed:
-        return f"in-sample: {trained} is what the bundle was trained on"
+        return f"in-sample if these are the {trained} the bundle was trained on"
     if trained:
         return f"a test split if these are not the bundle's training recordings ({trained})"
     return "a test split only if the bundle was not trained on them"

@@ -129,17 +129,22 @@ def test_a_damaged_footprint_is_one_error_line(runs: Runs, tmp_path):
 
 def test_the_device_accuracy_says_whether_it_is_in_sample(runs: Runs, tmp_path):
     """The replayed recordings are the training stream (in-sample) or other recordings (a
-    test split), as model.json's data.recordings names them."""
+    test split), decided on their bytes: another stream under the training stream's own file
+    name is a test split, the training stream's copy elsewhere in-sample."""
     from tests.fixtures import write_stream
 
-    other = write_stream(tmp_path / "other.csv", seed=1)
-    invoke("simulate", runs.bundle, "--recordings", other, "--backend", "python", "--report",
-           tmp_path / "sim_other")
-    invoke("report", runs.bundle, runs.sim, tmp_path / "sim_other", "-o", tmp_path / "r.html")
+    other = write_stream(tmp_path / "other" / runs.recordings.name, seed=1)
+    copy = tmp_path / "copy" / runs.recordings.name
+    copy.parent.mkdir()
+    shutil.copyfile(runs.recordings, copy)
+    for name, rec in (("sim_other", other), ("sim_copy", copy)):
+        invoke("simulate", runs.bundle, "--recordings", rec, "--backend", "python", "--report",
+               tmp_path / name)
+    invoke("report", runs.bundle, tmp_path / "sim_copy", tmp_path / "sim_other", "-o",
+           tmp_path / "r.html")
     text = html.unescape(tmp_path.joinpath("r.html").read_text(encoding="utf-8"))
-    trained = runs.json(runs.bundle, "model.json")["data"]["recordings"]
-    assert trained == runs.recordings.name
-    assert (f"{runs.recordings}</code> (in-sample: {trained} is what the bundle was trained "
-            f"on)") in text
-    assert (f"other.csv</code> (a test split if these are not the bundle's training "
-            f"recordings ({trained}))") in text
+    name = runs.recordings.name
+    assert runs.json(runs.bundle, "model.json")["data"]["recordings"] == name
+    assert (f"{copy}</code> (in-sample: {name} is what the bundle was trained on, so "
+            f"optimistic)") in text
+    assert f"{other}</code> (a test split if none of these recordings were trained on)" in text
