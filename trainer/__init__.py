@@ -9,8 +9,9 @@
 - :mod:`~trainer.distributed`: the same selection with the rows on Dask workers;
 - :mod:`~trainer.bundle`: the model bundle and all-or-nothing output files;
 - :mod:`~trainer.data` (feature tables from CSV/ARFF/NPZ), :mod:`~trainer.label_compression`
-  (many labels), :mod:`~trainer.plots` (Pareto plot), :mod:`~trainer.errors`,
-  :mod:`~trainer.version`.
+  (many labels), :mod:`~trainer.plots` (Pareto plot), :mod:`~trainer.target_scaling`
+  (standardised targets), :mod:`~trainer.provenance` (is this the training data?),
+  :mod:`~trainer.errors`, :mod:`~trainer.version`.
 """
 
 from importlib import import_module
