@@ -57,8 +57,17 @@ def _acc(report: dict, who: str):
     for key in ("hamming_accuracy", "accuracy", "rmse"):   # multi-label: Hamming, as before
         value = acc.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return f"{key} {value:.4g}"
+            return f"{key} {value:.4g}" + _data_kind(acc.get("data"))
     return None
+
+
+def _data_kind(said) -> str:
+    """simulate's word on the replayed recordings (report.json accuracy entries' ``data``),
+    short: in-sample, test split, or either when the bundle could not tell."""
+    if not isinstance(said, str):
+        return ""
+    return (" (in-sample)" if said.startswith("in-sample:") else
+            " (test split)" if said.startswith("a test split") else " (in-sample or test split)")
 
 
 def _med(section):

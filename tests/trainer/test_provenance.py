@@ -1,7 +1,7 @@
 """Whether data are a bundle's training data is decided on their bytes, not their name
 (issue 32: a test split's stream.csv was labelled in-sample because the training split's file
-had the same name): the recordings digest, and predict and simulate labelling the same data the
-same way."""
+had the same name): the recordings digest, and predict, simulate and compare labelling the same
+data the same way."""
 
 import hashlib
 import json
@@ -82,3 +82,7 @@ def test_predict_and_simulate_label_the_same_recordings_alike(tmp_path, where):
     said = report["accuracy"]["device"]["data"]
     assert ("; in-sample:" in line) == said.startswith("in-sample:") == (where == "copy")
     assert ("test split" in line) == ("test split" in said) == (where == "other")
+    row = next(x for x in _cli("compare", tmp_path / "sim", tmp_path / "sim").splitlines()
+               if x.startswith("accuracy (device"))
+    assert row.count("(in-sample)") == 2 * (where == "copy")
+    assert row.count("(test split)") == 2 * (where == "other")
