@@ -1,7 +1,7 @@
 """Fuzz target: bundle loading (``model.json`` + ``weights.npz``,
 ``trainer.bundle.model.load_bundle``) and every consumer of a loaded bundle: the CLI's
-selection-path table, ``predict``, the C header (float32/Q15/Q31), ONNX export, firmware generation
-and the device reference model.
+selection-path table, ``predict``, the C header (float32/Q15/Q31), ONNX export, firmware generation,
+the device reference model and the HTML report's reading of a bundle run.
 
 Input: a mode byte. Mode 0: raw ``model.json`` (length-prefixed) and raw ``weights.npz``; with
 bit 1 of the mode set, ``weights_sha256`` is patched to match when model.json is a JSON object,
@@ -36,6 +36,7 @@ from fuzz._harness import (
 with instrumented():
     import numpy as np
 
+    from device_sim.html.runs import read_bundle
     from device_sim.reference import ReferenceModel
     from export.c_header import c_header
     from export.onnx_bundle import bundle_to_onnx
@@ -129,7 +130,7 @@ def _patch_hashes(meta: dict, blob: bytes) -> None:
 
 def _consume(bundle, inp: Input) -> None:
     """One consumer of the loaded bundle, chosen by the input."""
-    which = inp.int(0, 5)
+    which = inp.int(0, 6)
     meta = bundle.meta
     if which == 0:
         text = format_path(meta)
@@ -150,8 +151,11 @@ def _consume(bundle, inp: Input) -> None:
                                numeric=inp.pick(["float32", "q15", "q31"]))
         for text in fw.files.values():
             text.encode("ascii")
-    else:
+    elif which == 5:
         ReferenceModel(bundle, inp.pick(["float32", "q15", "q31"]))
+    else:                                     # the HTML report's reading of a bundle run
+        run_info, designs = read_bundle(_DIR / "bundle" / "model.json", "b")
+        assert run_info["kind"] == "bundle" and len(designs) == len(meta["path"])
 
 
 def test_one_input(data: bytes) -> None:
@@ -190,7 +194,7 @@ def _upgrade(path) -> None:
 def seeds() -> list:
     return [bytes([2, 0, 0, 0]), bytes([2, 1, 1, 0, 0, 0]), bytes([3, 0, 1, 1, 2, 1]),
             bytes([2, 0, 0, 1, 2, 1]), bytes([2, 0, 0, 1, 3, 0]), bytes([2, 0, 0, 1, 4, 1, 1]),
-            bytes([2, 0, 0, 1, 5, 2]), bytes([1, 2, 0]) + b"{}"]
+            bytes([2, 0, 0, 1, 5, 2]), bytes([2, 0, 0, 1, 6, 0]), bytes([1, 2, 0]) + b"{}"]
 
 
 def main() -> None:
