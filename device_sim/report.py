@@ -327,6 +327,8 @@ def _accuracy_lines(acc: dict) -> list:
     lines = ["", "## Accuracy", ""]
     if device.get("decisions"):
         lines += [f"Against the recordings' targets; {device['decisions']}.", ""]
+    if device.get("data"):
+        lines += [f"Replayed recordings: {device['data']}.", ""]
     lines += [f"- device: {_fmt_acc(device)}", f"- reference: {_fmt_acc(acc.get('reference'))}"]
     if device.get("confusion") is not None:
         lines += ["", "Confusion matrix of the device's decisions (rows: true class, "

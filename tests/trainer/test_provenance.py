@@ -80,6 +80,7 @@ def test_predict_and_simulate_label_the_same_recordings_alike(tmp_path, where):
          tmp_path / "sim")
     report = json.loads((tmp_path / "sim" / "report.json").read_text(encoding="utf-8"))
     said = report["accuracy"]["device"]["data"]
+    assert f"Replayed recordings: {said}." in (tmp_path / "sim" / "summary.md").read_text()
     assert ("; in-sample:" in line) == said.startswith("in-sample:") == (where == "copy")
     assert ("test split" in line) == ("test split" in said) == (where == "other")
     row = next(x for x in _cli("compare", tmp_path / "sim", tmp_path / "sim").splitlines()
