@@ -37,6 +37,9 @@ LIBM_ERRNO_RAM = {"mps2-an385": 104}
 #: |estimate - linked RAM| stays within this many bytes (tested over the generated cases)
 RAM_MARGIN = 32
 _INPUT = {"float32": 4, "q15": 2, "q31": 4}
+#: float kinds whose code calls sqrtf (soft-float libm's errno data on the Cortex-M3)
+_SQRT_KINDS = ("std", "rms", "mag_mean", "mag_std", "mag_max", "corr", "skew", "kurtosis",
+               "peaks")
 _SCORE = {"float32": 4, "q15": 2, "q31": 4}
 
 
@@ -145,3 +148,115 @@ def check_ram(plan, target, stream_c: str | None = None) -> None:
         f"{reserve} stack reserve) of RAM; {target.name} ({target.profile.part}) has "
         f"{target.ram_bytes} (estimated from the plan before compiling, within "
         f"{RAM_MARGIN} bytes); would fit: {', '.join(fits) or 'a smaller bundle'}")
+
+
+def selection_ram(fs, target, numeric: str) -> tuple:
+    """The RAM of each candidate of the feature set ``fs`` (one extractor per feature, as
+    ``train --unit feature`` selects them) on ``target`` in ``numeric``, as cost-plan entries:
+    (``{extractor: bytes}``, ``{resource: bytes}``, ``{extractor: [resource, ...]}``, base).
+
+    An extractor adds its feature and model input (:func:`ram_parts`' stream context and
+    inputs); shared resources are paid once, like transforms: each channel's ring buffer
+    (``window`` samples), the float and int16 series scratch, the FFT buffer of each size and
+    each Q15 magnitude set's cache. ``base`` is the rest (runtime, counters, scores), so a
+    design's :func:`ram_estimate` is ``base`` plus its selected costs (up to alignment)."""
+    from trainer.sensing.extractors import KINDS
+    from trainer.sensing.spectral import fft_size
+    from trainer.sensing.specs import parse_spec
+
+    from .plan import SERIES_KINDS
+
+    fixed_numeric, w, avr = numeric != "float32", int(fs.window), target.arch == "avr"
+    sample, inp = (2 if fixed_numeric else 4), _INPUT[numeric]
+    # the quantiser's offset and scale of each input: RAM on AVR (static const data)
+    per_feature = 4 + inp + (inp if fixed_numeric else 0) + (8 if avr and fixed_numeric else 0)
+    own, resources, uses = {}, {}, {}
+    for ext, text, chans in zip(fs.feature_extractors, fs.feature_kinds, fs.feature_channels):
+        spec, channels = parse_spec(text), str(chans).split("+")
+        fixed = fixed_numeric and KINDS[spec.kind].fixed_point and not spec.pre
+        need = {f"ram:ring:{c}": w * sample for c in channels}
+        if spec.pre or spec.kind in SERIES_KINDS:
+            need["ram:series:q15" if fixed else "ram:series:float"] = (2 if fixed else 4) * w
+            if KINDS[spec.kind].spectral or spec.kind in ("bandpower", "bandratio"):
+                m = fft_size(w - (1 if spec.pre == "jerk" else 0))
+                need[f"ram:fft:{m}"] = 8 * m
+        if fixed and spec.kind in ("mag_mean", "mag_max"):
+            need["ram:magcache"] = 4
+            need[f"ram:mag:{'+'.join(channels)}"] = 2 * w + 4
+        if target.name in LIBM_ERRNO_RAM and not fixed and spec.kind in _SQRT_KINDS:
+            need["ram:libm"] = LIBM_ERRNO_RAM[target.name]
+        own[str(ext)] = per_feature
+        resources.update(need)
+        uses.setdefault(str(ext), [])
+        uses[str(ext)] += [r for r in need if r not in uses[str(ext)]]
+    return own, resources, uses, _base(target, numeric, w)
+
+
+@dataclasses.dataclass(frozen=True)
+class _EmptyPlan:
+    """A plan with no channel and no feature: the stream context's counters alone."""
+
+    numeric: str
+    window: int
+    channels: tuple = ()
+    k: int = 0
+    extractors: tuple = ()
+    full_scale: tuple | None = None
+
+    @property
+    def fixed(self) -> bool:
+        return self.numeric != "float32"
+
+
+def add_ram_costs(kwargs: dict, fs, target, numeric: str, n_targets: int,
+                  max_ram: int | None = None) -> dict:
+    """``kwargs`` (GreedyRLS cost keyword arguments from the feature set) with the RAM of
+    :func:`selection_ram` added and ``max_ram`` set to what the board leaves: its RAM (or
+    ``max_ram``, static bytes plus stack) less the stack reserve, ``base``, the scores and
+    :data:`RAM_MARGIN`. Raises FirmwareGenError when nothing is left."""
+    own, resources, uses, base = selection_ram(fs, target, numeric)
+    total = target.ram_bytes if max_ram is None else min(max_ram, target.ram_bytes or max_ram)
+    left = total - target.profile.stack_reserve - base - _SCORE[numeric] * n_targets - RAM_MARGIN
+    if left <= 0:
+        raise FirmwareGenError(f"{target.name} ({target.profile.part}) leaves no RAM for "
+                               f"features: {total} bytes less a {target.profile.stack_reserve}-"
+                               f"byte stack reserve and {base} bytes of runtime")
+    out = dict(kwargs)
+    ext_costs = {e: dict(c) if isinstance(c, dict) else {"price": float(c)}
+                 for e, c in (out.get("extractor_costs") or {}).items()}
+    for e, ram in own.items():
+        ext_costs.setdefault(e, {"price": 0.0 if out.get("sensor_costs") else 1.0})["ram"] = ram
+    out["extractor_costs"] = ext_costs
+    out["sensor_costs"] = {**(out.get("sensor_costs") or {}),
+                           **{r: {"ram": b, "level": "transform"} for r, b in resources.items()}}
+    needs = {e: list(v) for e, v in (out.get("extractor_sensors") or {}).items()}
+    for e, rs in uses.items():
+        needs.setdefault(e, [])
+        needs[e] += [r for r in rs if r not in needs[e]]
+    out["extractor_sensors"] = needs
+    out["max_ram"] = float(left)
+    return out
+
+
+def _base(target, numeric: str, window: int) -> int:
+    """The static bytes no candidate adds: runtime, stream counters (and the name on AVR)."""
+    avr = target.arch == "avr"
+    return (RUNTIME_RAM[target.name] + stream_bytes(_EmptyPlan(numeric, window), avr)
+            + (len("sbmodel") + 1 if avr else 0))
+
+
+def ram_budget_line(meta: dict, board: str, numeric: str) -> list:
+    """Lines of a bundle trained with ``--board``: per path step the estimated static RAM of
+    the design (base + scores + the path's ``ram`` total) against the board's RAM."""
+    from .targets import get_target
+
+    target = get_target(board)
+    window = int(meta.get("window") or 1)
+    t = len(meta.get("classes") or meta["targets"])
+    fixed = _base(target, numeric, window) + _SCORE[numeric] * t
+    steps = [f"{e['step']}: {fixed + int(round(e['costs'].get('ram', 0.0)))}"
+             for e in meta.get("path", []) if isinstance(e.get("costs"), dict)]
+    reserve = target.profile.stack_reserve
+    return [f"static RAM per step on {target.name} ({numeric}, estimated from the plan by "
+            f"firmware_gen.memory, within {RAM_MARGIN} bytes; the board has "
+            f"{target.ram_bytes} bytes, {reserve} kept for the stack): " + ", ".join(steps)]

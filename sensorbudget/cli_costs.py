@@ -33,6 +33,16 @@ _OPTIONS = (
     click.option("--strategy", type=click.Choice(("auto", "cost-ratio", "error")),
                  default="auto", show_default=True,
                  help="auto: best of cost-ratio and error-only greedy under the same budget."),
+    click.option("--board", default=None, metavar="TARGET",
+                 help="Select a design whose firmware fits this board's RAM (arduino-uno, "
+                      "nucleo-f4, mps2-an386, mps2-an385): each candidate's bytes (its channel's "
+                      "ring buffer, scratch arrays: shared parts paid once) are a cost "
+                      "(firmware_gen.memory); with --sensors."),
+    click.option("--max-ram", type=click.IntRange(min=1), default=None, metavar="BYTES",
+                 help="With --board: RAM for the firmware, static data plus stack (default: "
+                      "the board's)."),
+    click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
+                 show_default=True, help="With --board: the firmware's number format."),
     click.option("--unit", type=click.Choice(("feature", "channel", "sensor")),
                  default="feature", show_default=True,
                  help="What one greedy step adds: a feature, a channel's features, or a "
@@ -55,7 +65,8 @@ def cost_options(f):
 
 def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy=None,
                                   max_time=None, mode="joint", strategy="auto",
-                                  unit="feature", feature_set=None, **_ignored) -> dict:
+                                  unit="feature", feature_set=None, board=None, max_ram=None,
+                                  numeric="float32", n_targets=1, **_ignored) -> dict:
     """GreedyRLS keyword arguments from the parsed options (and the feature table's sensors).
 
     With a :class:`trainer.sensing.feature_set.FeatureSet` that knows its sensors (built from a
@@ -77,7 +88,40 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
         if needs:
             raise click.UsageError(f"{needs[0]} needs sensor information: give --sensors "
                                    f"sensors.toml (or a feature table built from one)")
+    if max_ram is not None and board is None:
+        raise click.UsageError("--max-ram needs --board (the runtime's bytes depend on it)")
+    if board is not None:
+        kwargs = _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets)
     return kwargs
+
+
+def _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets) -> dict:
+    """``kwargs`` with the RAM costs and budget of ``board`` (:mod:`firmware_gen.memory`)."""
+    from firmware_gen import FirmwareGenError
+    from firmware_gen.memory import add_ram_costs
+    from firmware_gen.targets import get_target
+
+    if feature_set is None or not getattr(feature_set, "sensors", None) or unit != "feature":
+        raise click.UsageError("--board needs recordings with --sensors sensors.toml (or a "
+                               "feature table built from one) and --unit feature")
+    try:
+        target = get_target(board)
+        if target.ram_bytes is None:
+            raise FirmwareGenError(f"--board {board}: the host has no RAM limit; give a board "
+                                   f"(arduino-uno, nucleo-f4, mps2-an386, mps2-an385)")
+        return add_ram_costs(kwargs, feature_set, target, numeric, n_targets, max_ram)
+    except FirmwareGenError as exc:
+        raise click.UsageError(str(exc)) from None
+
+
+def board_lines(meta: dict, board, numeric: str) -> list:
+    """RAM per path step on ``board``: the plan's estimate of the design's static bytes
+    (runtime and selected parts) and what the board leaves for them."""
+    if board is None:
+        return []
+    from firmware_gen.memory import ram_budget_line
+
+    return ram_budget_line(meta, board, numeric)
 
 
 def write_plot(path_entries, out, criterion=None) -> None:

@@ -58,7 +58,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
                  max_energy=None, max_time=None, mode="joint", strategy="auto",
                  backend="local", client=None, n_partitions=None, lam_search="path",
-                 standardize_targets=False, threshold="f1", platt=False):
+                 standardize_targets=False, threshold="f1", platt=False, max_ram=None):
         super().__init__(budget=budget, lam=lam, fit_intercept=fit_intercept,
                          standardize=standardize, dtype=dtype, extractors=extractors,
                          extractor_costs=extractor_costs, extractor_sensors=extractor_sensors,
@@ -66,7 +66,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
                          max_energy=max_energy, max_time=max_time, mode=mode,
                          strategy=strategy, backend=backend, client=client,
                          n_partitions=n_partitions, lam_search=lam_search,
-                         standardize_targets=standardize_targets)
+                         standardize_targets=standardize_targets, max_ram=max_ram)
         self.threshold = threshold
         self.platt = platt
 

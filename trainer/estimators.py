@@ -45,7 +45,7 @@ class _GreedyRLSBase:
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
                  max_energy=None, max_time=None, mode="joint", strategy="auto",
                  backend="local", client=None, n_partitions=None, lam_search="path",
-                 standardize_targets=False):
+                 standardize_targets=False, max_ram=None):
         self.budget = budget
         self.standardize_targets = standardize_targets
         self.lam = lam
@@ -61,6 +61,7 @@ class _GreedyRLSBase:
         self.max_sensors = max_sensors
         self.max_energy = max_energy
         self.max_time = max_time
+        self.max_ram = max_ram
         self.mode = mode
         self.strategy = strategy
         self.backend = backend
@@ -224,6 +225,10 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     max_cost, max_sensors, max_energy, max_time : float or None, default=None
         Hard budgets on the total unit price (BOM), the number of sensors, and the energy and
         time per prediction (sums over chosen extractors and sensors).
+    max_ram : float or None, default=None
+        Budget on the ``ram`` cost kind: static bytes of the firmware that the extractors and
+        their shared resources (ring buffers, scratch arrays) add (``train --board``;
+        :mod:`firmware_gen.memory`).
     mode : {"joint", "separate"}, default="joint"
         joint: one extractor set for all targets; separate: each target its own set (each
         within the budgets), reported with the union cost and the average per-target cost.

@@ -118,7 +118,7 @@ def plan_extractors(plan, features, rename) -> list:
             yields[e].append(features[i])
     out = []
     for e, name in enumerate(plan.extractor_names):
-        price, energy, time = (float(v) for v in plan.extractor_cost[e])
+        price, energy, time = (float(v) for v in plan.extractor_cost[e][:3])   # not ram
         out.append({"name": rename.get(name, name), "features": yields[e],
                     "sensors": [plan.sensor_names[s] for s in np.flatnonzero(plan.uses[e])],
                     "cost": price, "costs": {"price": price, "energy": energy, "time": time},
@@ -172,6 +172,8 @@ def _cost_breakdown(est, plan, rename, path) -> dict:
     out = {"mode": getattr(est, "mode", "joint"), "total": dict(path[-1]["costs"]) if path else {},
            "budgets": {p: _number_or_none(getattr(est, p, None)) for p in (
                "budget", "max_sensors", "max_cost", "max_energy", "max_time")}}
+    if getattr(est, "max_ram", None) is not None:
+        out["budgets"]["max_ram"] = _number_or_none(est.max_ram)
     if path and "costs_mean_per_target" in path[-1]:
         out["mean_per_target"] = dict(path[-1]["costs_mean_per_target"])
     if plan is None:

@@ -15,7 +15,9 @@ import numpy as np
 
 from ..errors import TrainerError
 
-KINDS = ("price", "energy", "time")
+#: ``ram``: static bytes of the firmware (a channel's ring buffer, a scratch array: shared
+#: resources of level "transform"), the budget ``max_ram`` (``train --board``)
+KINDS = ("price", "energy", "time", "ram")
 #: what a shared resource is (``sensor_costs[name]["level"]``)
 LEVELS = ("sensor", "transform")
 
@@ -31,7 +33,7 @@ def cost_vector(value, where: str) -> np.ndarray:
                                f"{', '.join(KINDS)})")
         items = [(k, value.get(k, 0.0)) for k in KINDS]
     else:
-        items = [("price", value), ("energy", 0.0), ("time", 0.0)]
+        items = [("price", value)] + [(k, 0.0) for k in KINDS[1:]]
     out = []
     for kind, v in items:
         if (isinstance(v, bool) or not isinstance(v, numbers.Real) or not math.isfinite(v)
