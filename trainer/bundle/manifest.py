@@ -98,8 +98,9 @@ def first_foreign(folder: Path, kind: str):
         return f"it is a sensorbudget {manifest['kind']}, not a {kind}"
     listed = {} if manifest is None else manifest["files"]
     needed = {"/".join(p.split("/")[:i]) for p in listed for i in range(1, p.count("/") + 1)}
-    unlisted = ("which sensorbudget did not write (the folder has no valid "
-                f"{MANIFEST_FILE})" if manifest is None else "which is not in its manifest")
+    unlisted = (f"and no valid {MANIFEST_FILE} lists it (a folder without one, even an "
+                f"output of an older sensorbudget, is never replaced)" if manifest is None
+                else "which is not in its manifest")
     for rel, entry in entries(folder):
         if rel == MANIFEST_FILE and manifest is not None:
             continue
