@@ -56,8 +56,8 @@ def _table(data: Path, bundle, options: dict):
         if table.dropped_rows:
             click.echo(table.missing.describe(), err=True)
         ids = {"row": np.arange(len(X))}
-        if table.class_values is not None and meta["task"] == "multiclass":
-            Y, tnames = table.class_values[:, None], [table.class_column]  # text class names
+        if table.class_target is not None and meta["task"] == "multiclass":   # text classes
+            Y, tnames = table.class_target[1][:, None], [table.class_target[0]]
     missing = [f for f in meta["selected"] if f not in names]
     if missing:
         raise CliError(f"{data.name} has no column {missing[0]!r}, a feature the bundle needs "

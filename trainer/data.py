@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import bulk_parse
+from . import bulk_parse, class_table
 from .errors import DataError
 from .missing import MissingReport, check_drop, missing_report
 
@@ -41,10 +41,7 @@ class Table:
     dropped_rows: int = 0
     groups: np.ndarray | None = None
     missing: MissingReport = field(default_factory=MissingReport)
-    #: a CSV target column of text class names (task multiclass): its name and each kept
-    #: row's class; ``Y`` then holds its one-hot columns, named by class (sorted)
-    class_column: str | None = None
-    class_values: np.ndarray | None = None
+    class_target: tuple | None = None     # (column, each row's class): trainer.class_table
 
 
 def file_info(path: Path) -> dict:
@@ -62,11 +59,10 @@ def _check_file(path) -> Path:
 
 
 def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_value=None,
-                 groups=None, keep_missing_targets=False, classes=None) -> Table:
+                 groups=None, keep_missing_targets=False) -> Table:
     """Validate shapes and values, handle missing values, check 0/1 labels; build a Table.
 
-    ``groups`` (one id per row) and ``classes`` ((column name, one class per row), see
-    :func:`text_classes`) are filtered with the rows. With ``keep_missing_targets`` a
+    ``groups`` (one id per row) is filtered with the rows. With ``keep_missing_targets`` a
     missing target value stays NaN (each target then trains on its observed rows); only rows
     with a missing feature, or with every target missing, count as missing rows.
     """
@@ -118,11 +114,8 @@ def finish_table(X, Y, features, targets, *, task, source, drop_missing, na_valu
             if values.size < 2:
                 raise DataError(f"label column {name!r} has only one class ({values[0]:g}) in "
                                 f"{len(Y)} rows; every label needs both 0 and 1")
-    column, values = classes if classes is not None else (None, None)
     return Table(X=X, Y=Y, feature_names=list(features), target_names=list(targets), task=task,
-                 source=source, dropped_rows=dropped, groups=groups, missing=report,
-                 class_column=column,
-                 class_values=None if values is None else np.asarray(values)[~bad])
+                 source=source, dropped_rows=dropped, groups=groups, missing=report)
 
 
 def _labels_ok(Y) -> bool:
@@ -224,46 +217,13 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
     if groups is not None:
         g = keep[names.index(groups)]
         ids = np.array([row[g].strip() if g < len(row) else "" for row in rows[1:]])
-    found = text_classes(rows, keep[tidx[0]], decimal) if len(tidx) == 1 else None
-    if found is not None:               # one target column of text: class names (multiclass)
-        values = _parse_rows(path, rows, header, used[:-1], decimal)
-        classes, Y, cells = found
-        return finish_table(values, Y, [names[i] for i in fidx], classes, task="multiclass",
-                            source=file_info(path), drop_missing=drop_missing,
-                            na_value=na_value, groups=ids,
-                            keep_missing_targets=keep_missing_targets,
-                            classes=(names[tidx[0]], cells))
+    classes = class_table.encode(rows, [keep[i] for i in tidx], decimal, MISSING_TOKENS)
     values = _parse_rows(path, rows, header, used, decimal)
     k = len(fidx)
-    return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
-                        [names[i] for i in tidx], task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value, groups=ids,
-                        keep_missing_targets=keep_missing_targets)
-
-
-def text_classes(rows, column: int, decimal: str):
-    """(sorted class names, one-hot rows n x classes, each row's class text) when the CSV
-    ``column`` holds text that is not a number (class names: walk, run, sit), else None (a
-    numeric column). An empty or missing cell gives a NaN row (a missing target)."""
-    cells = [row[column].strip() if column < len(row) else "" for row in rows[1:]]
-    text = False
-    for cell in cells:
-        try:
-            _parse_number(cell, decimal)
-        except ValueError:
-            text = True
-            break
-    if not text:
-        return None
-    present = [c not in MISSING_TOKENS for c in cells]
-    classes = sorted({c for c, ok in zip(cells, present) if ok})
-    index = {c: j for j, c in enumerate(classes)}
-    Y = np.full((len(cells), len(classes)), np.nan)
-    for i, (c, ok) in enumerate(zip(cells, present)):
-        if ok:
-            Y[i] = 0.0
-            Y[i, index[c]] = 1.0
-    return classes, Y, np.array(cells)
+    return class_table.attach(classes, finish_table(
+        values[:, :k], values[:, k:], [names[i] for i in fidx], [names[i] for i in tidx],
+        task=task, source=file_info(path), drop_missing=drop_missing, na_value=na_value,
+        groups=ids, keep_missing_targets=keep_missing_targets))
 
 
 def _csv_bulk(text, sep, decimal, targets, labels, ignore):

@@ -103,7 +103,7 @@ def test_text_classes_with_missing_cells_are_missing_targets(tmp_path):
     path.write_text("a,b,activity\n1,2,walk\n3,4,\n5,6,run\n7,8,walk\n")
     table = load_table(path, targets=["activity"], drop_missing=0.5)
     assert table.task == "multiclass" and table.target_names == ["run", "walk"]
-    assert table.class_column == "activity"
-    assert table.class_values.tolist() == ["walk", "run", "walk"]
+    column, values = table.class_target
+    assert column == "activity" and values.tolist() == ["walk", "run", "walk"]
     np.testing.assert_array_equal(table.Y, [[0, 1], [1, 0], [0, 1]])
     np.testing.assert_array_equal(table.X, [[1, 2], [5, 6], [7, 8]])
