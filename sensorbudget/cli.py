@@ -19,7 +19,8 @@ from trainer.target_scaling import path_in_target_units
 
 from . import __version__
 from ._errors import CliError, OneLineGroup, handle_errors
-from .cli_costs import cost_options, estimator_kwargs_from_options, plot_option, write_plot
+from .cli_costs import (board_lines, cost_options, estimator_kwargs_from_options, plot_option,
+                        write_plot)
 from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
 from .cli_decisions import (
     decision_for,
@@ -124,6 +125,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
 
     html_out = load_options.pop("html_out", None)     # --html: the report of this bundle
     check_html(html_out)
+    board = {k: load_options.pop(k, None) for k in ("board", "max_ram", "numeric")}
     if budget is not None and budget <= 0:
         raise CliError(f"--budget={budget} must be at least 1")
     if budget is None and all(v is None for v in (max_sensors, max_cost, max_energy, max_time)):
@@ -149,7 +151,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
                    **estimator_kwargs_from_options(
                        max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
                        max_time=max_time, mode=mode, strategy=strategy, unit=unit,
-                       feature_set=d["fs"]))
+                       feature_set=d["fs"], n_targets=len(targets), **board))
     training_rows, groups = {"X": d["X"]}, None
     if dask is None:
         groups = resolve_groups(load_options["groups"], d)
@@ -181,6 +183,8 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     if html_out is not None:
         write_html(html_out, [output])
     click.echo(printable(format_path(meta)))
+    for line in board_lines(meta, board["board"], board["numeric"]):
+        click.echo(line)
     click.echo(f"wrote {output}" + (f" and {plot}" if plot else "")
                + (f" and {html_out}" if html_out else ""))
 
