@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -191,6 +192,10 @@ class Replayer:
         self._last = None           # the record of the last window a push completed
 
     def run(self, recordings) -> ReplayResult:
+        with ThreadPoolExecutor(max_workers=1) as self._pool:
+            return self._run(recordings)
+
+    def _run(self, recordings) -> ReplayResult:
         try:
             info = self.backend.open()
         except DeviceTimeout as exc:
@@ -242,9 +247,20 @@ class Replayer:
         samples = m.wire_samples(samples)
         starts = m.window_starts(len(samples))
         ends = starts + m.window - 1
-        ref = m.scores(m.features_of(samples))
-        recs = [PredictionRecord(name, seg, i, first + int(e), ref[i]) for i, e in enumerate(ends)]
+        # the reference runs on a worker thread while the device does (numpy releases the GIL,
+        # the link waits in select): its scores are filled in when the segment is done
+        reference = self._pool.submit(lambda: m.scores(m.features_of(samples)))
+        recs = [PredictionRecord(name, seg, i, first + int(e), None) for i, e in enumerate(ends)]
         res.records.extend(recs)
+        try:
+            self._replay_segment(first, samples, starts, ends, recs)
+        finally:
+            for rec, scores in zip(recs, reference.result()):
+                rec.reference = scores
+
+    def _replay_segment(self, first, samples, starts, ends, recs) -> None:
+        """RESET, then the segment's requests; resynchronise after a lost or overtaken one."""
+        res = self.result
         self._reset()
         pos, offset, recovered = 0, 0, set()
         while pos < len(samples):
