@@ -85,7 +85,7 @@ def design_title(d: dict) -> str:
 def hover(d: dict) -> str:
     lines = [f"<b>{text(design_title(d))}</b>",
              f"criterion: {text(d['criterion'])}",
-             f"MSE ({text(d['error_kind'])}): {num(d['error'])}"]
+             f"{text(d.get('measure', 'MSE'))} ({text(d['error_kind'])}): {num(d['error'])}"]
     if d.get("criterion_error") is not None:      # trained on standardised targets
         lines.append(f"  in the targets' units; on standardised targets (mean of MSE / "
                      f"variance): {num(d['criterion_error'])}")
@@ -98,15 +98,25 @@ def hover(d: dict) -> str:
 
 
 def pareto_figures(data: dict) -> list:
-    """One figure per cost kind that any design has: every design a point, every bundle's path
-    a line, evaluations as mean ± std over folds, and the Pareto front over all of them."""
+    """One figure per cost kind that any design has and per error measure (bundles' MSE, a
+    classification evaluation's Hamming loss or error rate: never two on one axis): every
+    design a point, every bundle's path a line, evaluations as mean ± std over folds, and the
+    Pareto front over all of them. The first measure's figures are ``pareto-KIND``."""
+    measures = list(dict.fromkeys(d.get("measure", "MSE") for d in data["designs"]))
+    return [f for m, measure in enumerate(measures)
+            for f in _pareto_figures(data, measure, f"-{m}" if m else "")]
+
+
+def _pareto_figures(data: dict, measure: str, suffix: str) -> list:
     designs, out = data["designs"], []
+    mine_measure = [d.get("measure", "MSE") == measure for d in designs]
     kinds = {k: v for k, v in data["cost_kinds"].items()     # kinds with a cost somewhere
-             if any(d["costs"].get(k) for d in designs)}
+             if any(d["costs"].get(k) for d, ok in zip(designs, mine_measure) if ok)}
     if not any(d["costs"].get("sensors") for d in designs) and "price" in kinds:
         kinds["price"] = ("feature cost (no sensor costs: 1 per feature)", "")
     for kind, (title, unit) in (kinds or data["fallback_kind"]).items():
-        idx = [i for i, d in enumerate(designs) if d["costs"].get(kind) is not None]
+        idx = [i for i, d in enumerate(designs)
+               if mine_measure[i] and d["costs"].get(kind) is not None]
         if not idx:
             continue
         if unit == "currency":
@@ -115,6 +125,8 @@ def pareto_figures(data: dict) -> list:
         traces = []
         for run in data["runs"]:
             mine = [i for i in run["designs"] if i in idx]
+            if not mine:
+                continue
             name = LOO_NAME.format(criterion=run["error_kind"].removeprefix("in-sample "))
             t = _points(designs, mine, kind, f"{run['name']}: {name}", "lines+markers", near)
             t.update(marker=dict(LOO_MARKER), legendgroup="loo")
@@ -122,6 +134,8 @@ def pareto_figures(data: dict) -> list:
         for ev in data["evaluations"]:
             for method in ev["methods"]:
                 mine = [i for i in ev["designs"] if i in idx and designs[i]["method"] == method]
+                if not mine:
+                    continue
                 t = _points(designs, mine, kind, f"{ev['name']}: {method}, {CV_NAME}",
                             "markers", near)
                 t.update(marker=dict(CV_MARKER), legendgroup="cv")
@@ -136,8 +150,10 @@ def pareto_figures(data: dict) -> list:
         f.pop("hovertext")
         traces.append(f)
         xtitle = f"{title} ({unit})" if unit else title
-        out.append({"id": f"pareto-{kind}", "pareto": True, "data": traces,
-                    "layout": _layout(f"error vs {title}", xtitle, ERROR_AXIS)})
+        axis = ERROR_AXIS if measure == "MSE" else f"{text(measure)} (◆ nested CV)"
+        out.append({"id": f"pareto-{kind}{suffix}", "pareto": True, "data": traces,
+                    "layout": _layout(f"{'error' if measure == 'MSE' else text(measure)} vs "
+                                      f"{title}", xtitle, axis)})
     return out
 
 

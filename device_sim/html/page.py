@@ -81,6 +81,7 @@ def design_view(data: dict, i: int) -> dict:
     d = data["designs"][i]
     view = {"index": i, "title": design_title(d), "kind": d["kind"], "criterion": d["criterion"],
             "error_kind": d["error_kind"], "error": num(d["error"]),
+            "measure": d.get("measure", "MSE"),
             "costs": cost_text(d["costs"], d["currency"]), "path_rows": [], "target_rows": [],
             "target_head": "", "note": "", "sim_rows": sim_rows(data, d["simulations"]),
             "fw_rows": fw_rows(data, d.get("firmware") or [])}

@@ -40,6 +40,12 @@ COST_KINDS = {"price": ("BOM price of the sensors", "currency"),
               "time": ("sensor read time per prediction", "s")}
 #: Without sensor costs (a plain feature table), designs are plotted against this count.
 FALLBACK_KIND = {"extractors": ("number of features (extractors)", "")}
+#: The error an evaluation's designs are plotted and ranked by: the first of these measures
+#: it has (lower is better), else the error rate 1 - accuracy (multi-class). Bundles' path
+#: errors are MSE; designs of different measures are never drawn on one axis.
+ERROR_MEASURES = {"mse": "MSE", "hamming_loss": "Hamming loss", "zero_one_loss": "0/1 loss",
+                  "pairwise_error": "pairwise ranking error"}
+ERROR_RATE = "error rate (1 - accuracy)"
 
 
 def criterion_label(name, folds=None) -> str:
@@ -99,11 +105,32 @@ def _design(run: dict, entry: dict, sensors: list, extractors: list) -> dict:
         costs.setdefault("sensors", len(sensors))
     return {"run": run["name"], "kind": "path", "step": int(entry["step"]),
             "criterion": run["criterion_label"], "error_kind": run["error_kind"],
+            "measure": "MSE",
             "error": float(entry["loo_mse"]), "criterion_error": entry.get("criterion_mse"),
             "per_target": [float(v) for v in entry.get("loo_mse_per_target") or []],
             "targets": run["targets"], "sensors": list(sensors),
             "extractors": list(extractors), "costs": costs, "currency": run["currency"],
             "simulations": [], "firmware": []}
+
+
+def _label_f1(entry) -> dict | None:
+    """A multi-label bundle's mean F1 over labels on its held-out (LOO or leave-group-out)
+    scores: ``honest`` with each row decided by the threshold chosen without it, ``tuned``
+    with the stored thresholds (chosen on the same scores: optimistic); as train prints."""
+    if not isinstance(entry, dict):
+        return None
+
+    def mean(key):
+        vals = entry.get(key)
+        ok = isinstance(vals, list) and vals and all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+        return sum(vals) / len(vals) if ok else None
+
+    tuned, honest = mean("heldout_f1"), mean("rechosen_f1")
+    if tuned is None and honest is None:
+        return None
+    kind = "leave-group-out" if entry.get("heldout") == "leave-group-out" else "LOO"
+    return {"honest": honest, "tuned": tuned, "kind": kind}
 
 
 def read_bundle(path: Path, name: str) -> tuple:
@@ -127,6 +154,7 @@ def read_bundle(path: Path, name: str) -> tuple:
            "trained_on": _text((meta.get("data") or {}).get("recordings")),
            "n_samples": meta.get("n_samples"), "n_features": len(meta.get("features") or []),
            "standardized_targets": bool(meta.get("target_scaling")),
+           "f1": _label_f1(meta.get("decision")),
            "mode": (meta.get("costs") or {}).get("mode"),
            "count_only": not any(v is not None for k, v in ((meta.get("costs") or {}).get(
                "budgets") or {}).items() if k.startswith("max_"))}
@@ -198,18 +226,23 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
                   "task": (config.get("setup") or {}).get("task") if isinstance(config, dict)
                   else None, "cells": cells, "shape": _shape(config)}
     crit = criterion_label("held-out", folds)
-    error = "mse" if "mse" in measures else None
+    error = next((m for m in ERROR_MEASURES if m in measures),
+                 "accuracy" if "accuracy" in measures else None)
     designs = []
     for cell in cells if error else []:
         if cell[error]["mean"] is None:
             continue
+        mean, std = cell[error]["mean"], cell[error]["std"]
+        if error == "accuracy":
+            mean = 1.0 - mean
         costs = {k[5:]: cell[k]["mean"] for k in cell if k.startswith("cost_")
                  and cell[k]["mean"] is not None}
         costs.setdefault("extractors", cell["n_features"])
         designs.append({"run": name, "kind": "evaluation", "step": None,
                         "method": cell["method"], "budget": cell["budget"], "criterion": crit,
                         "error_kind": ERROR_KINDS["held-out"],
-                        "error": cell[error]["mean"], "error_std": cell[error]["std"],
+                        "measure": ERROR_MEASURES.get(error, ERROR_RATE),
+                        "error": mean, "error_std": std,
                         "per_target": [], "targets": [], "sensors": [], "extractors": [],
                         "n_features": cell["n_features"], "costs": costs, "currency": "",
                         "simulations": [], "firmware": []})

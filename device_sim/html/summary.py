@@ -1,6 +1,6 @@
 """The summary the report opens on: for each bundle its chosen design (the selected set, the
 last step of its path), or, without bundles, each evaluation's best design (lowest mean
-held-out MSE); what it uses and what it costs, every number with its kind.
+held-out error); what it uses and what it costs, every number with its kind.
 
 Plain data (strings and numbers) for the page template: each row is one fact with its
 ``key`` (for scripts and tests), a ``label``, the ``names`` it lists (or None), the ``value``
@@ -37,7 +37,8 @@ def _number(value) -> float | None:
 
 def chosen(data: dict) -> list:
     """The designs the report opens on: every bundle's last step, else every evaluation's
-    design with the lowest mean held-out MSE (the first on a tie)."""
+    design with the lowest mean held-out error (MSE; Hamming loss or error rate for
+    classification: :data:`device_sim.html.runs.ERROR_MEASURES`; the first on a tie)."""
     if data["runs"]:
         return [run["designs"][-1] for run in data["runs"] if run["designs"]]
     out = []
@@ -87,19 +88,42 @@ def nested_cv_of(data: dict, run: dict) -> list:
         return []
     return [(ev, cell) for ev in data["evaluations"] if ev["shape"] == shape
             for cell in ev["cells"] if cell["method"] == f"greedy-{run['mode']}"
-            and cell["budget"] == str(run["budget"]) and (cell.get("mse") or {}).get("mean")
-            is not None]
+            and cell["budget"] == str(run["budget"]) and any(
+                (cell.get(m) or {}).get("mean") is not None for m in NESTED_CV_MEASURES)]
+
+
+#: What the summary shows of the nested CV of a bundle's design: the regression error, or a
+#: multi-label evaluation's macro-F1 (beside the bundle's in-sample F1) and Hamming loss.
+NESTED_CV_MEASURES = {"mse": "MSE", "macro_f1": "macro-F1", "hamming_loss": "Hamming loss"}
+
+
+def _f1_rows(run: dict) -> list:
+    """A multi-label bundle's mean F1 over labels, as train and info print it: with each row
+    decided by the threshold chosen without it, and (optimistic) with the stored thresholds."""
+    f1 = run.get("f1")
+    if not f1:
+        return []
+    kind = (f"in-sample {f1['kind']}: features and lambda chosen on all rows")
+    value = f1["honest"] if f1["honest"] is not None else f1["tuned"]
+    text = (f"{num(f1['honest'], 3)} with each row's thresholds re-chosen without it; "
+            if f1["honest"] is not None else "")
+    text += f"{num(f1['tuned'], 3)} with the thresholds tuned on the same scores (optimistic)"
+    return [_row("f1", "mean F1 over labels", _number(value), text, kind)]
 
 
 def _nested_cv_rows(data: dict, run: dict) -> list:
     rows = []
     for ev, cell in nested_cv_of(data, run):
-        mean, std = cell["mse"]["mean"], cell["mse"]["std"]
-        rows.append(_row("nested_cv", "MSE, nested CV of this design", _number(mean),
-                         f"{num(mean)}" + (f" ± {num(std)}" if std is not None else ""),
-                         f"nested CV ({ev['name']}: {cell['method']} at budget {cell['budget']}"
-                         f", mean ± std over {ev['folds']} outer folds' held-out data; the "
-                         f"same data shape)"))
+        for key, label in NESTED_CV_MEASURES.items():
+            if (cell.get(key) or {}).get("mean") is None:
+                continue
+            mean, std = cell[key]["mean"], cell[key]["std"]
+            rows.append(_row("nested_cv" if key == "mse" else f"nested_cv_{key}",
+                             f"{label}, nested CV of this design", _number(mean),
+                             f"{num(mean)}" + (f" ± {num(std)}" if std is not None else ""),
+                             f"nested CV ({ev['name']}: {cell['method']} at budget "
+                             f"{cell['budget']}, mean ± std over {ev['folds']} outer folds' "
+                             f"held-out data; the same data shape)"))
     return rows
 
 
@@ -149,11 +173,11 @@ def summary(data: dict, i: int) -> dict:
                          f"{num(_number(d['n_features']), 3)} (mean over folds; each fold "
                          "selects its own)", "nested CV"))
     std = d.get("error_std")
-    rows.append(_row("error", "MSE", _number(d["error"]), num(_number(d["error"])) + (
-        f" ± {num(_number(std))}" if std is not None else ""), ERROR_NOTES.get(
-            d["error_kind"], d["error_kind"]) + _units_note(d, run)))
+    shown = num(_number(d["error"])) + (f" ± {num(_number(std))}" if std is not None else "")
+    rows.append(_row("error", d.get("measure", "MSE"), _number(d["error"]), shown,
+                     ERROR_NOTES.get(d["error_kind"], d["error_kind"]) + _units_note(d, run)))
     if run is not None:
-        rows += _nested_cv_rows(data, run)
+        rows += _f1_rows(run) + _nested_cv_rows(data, run)
     rows += _costs(d, run)
     for s in d["simulations"]:
         rows += _simulation_rows(data["simulations"][s])
