@@ -132,8 +132,9 @@ def _load(data, sensors, unit, table_options, groups):
 @click.option("--split", type=click.Choice(("auto", "group", "blocked", "shuffled")),
               default="auto", show_default=True,
               help="Outer folds: group (a group in one fold), blocked (contiguous blocks in "
-                   "time, a gap of one window), shuffled; auto = group with at least --folds "
-                   "groups, else blocked for windows of recordings, else shuffled.")
+                   "time, a gap of one window; a table's rows in file order), shuffled; auto = "
+                   "group with at least --folds groups, else blocked for windows of "
+                   "recordings, else shuffled.")
 @click.option("--threshold", "threshold_rule", default=None, callback=_rule,
               metavar="f1|precision:P|zero",
               help="Multi-label decisions inside each outer fold: per-label thresholds chosen "
@@ -259,6 +260,8 @@ def _notes(setup, evdata, split) -> list:
     if split == "group":
         notes.append("folds keep the rows of one group (recording, subject or query) together "
                      "(group K-fold)")
+    elif split == "blocked" and evdata.window is None:
+        notes.append("folds are contiguous blocks of the table's rows in file order (no gap)")
     elif split == "blocked":
         notes.append("fewer recordings than folds: folds are contiguous blocks in time with a "
                      "gap of one window length between training and test windows")

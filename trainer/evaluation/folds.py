@@ -10,6 +10,9 @@ every test window into the training rows, and the scores are optimistic. The spl
   most one row), each the test set once; the training rows are the other blocks minus every
   window of the same recording that starts less than one window length before or after a test
   window (a gap of one window length: no training window shares a sample with a test window);
+  A plain table (no windows) is one sequence of rows in file order, without a gap: a time
+  series table, such as hourly readings, tested on blocks later or earlier than its training
+  rows (shuffled folds put each test hour between two training hours);
 - ``shuffled``: shuffled K-fold (independent rows, e.g. a table without time or groups).
 
 ``auto`` takes ``group`` when there are at least as many groups as folds, else ``blocked`` for
@@ -73,9 +76,6 @@ def choose_split(split: str, n_folds: int, groups, window_start) -> str:
     if split == "group" and n_groups < n_folds:
         raise TrainerError(f"split 'group' has {n_groups} group(s); folds={n_folds} needs at "
                            f"least {n_folds} (use --split blocked or fewer --folds)")
-    if split == "blocked" and window_start is None:
-        raise TrainerError("split 'blocked' needs windows of recordings (a feature table or "
-                           "--sensors)")
     return split
 
 
@@ -88,6 +88,8 @@ def make_split(split, n: int, n_folds: int, seed: int, groups=None, window_start
         raise TrainerError(f"folds={n_folds} must be in 2..{n} (the number of rows)")
     if split == "group":
         return list(GroupKFold(n_splits=n_folds).split(np.zeros(n), groups=groups))
+    if split == "blocked" and window_start is None:      # a table: its rows in file order
+        return blocked_folds(n_folds, np.arange(n), 1, groups)
     if split == "blocked":
         return blocked_folds(n_folds, window_start, int(window or 1), groups)
     return list(KFold(n_folds, shuffle=True, random_state=seed).split(np.zeros(n)))
@@ -98,8 +100,12 @@ def describe_split(split: str, n_folds: int, window=None) -> str:
     if split == "group":
         return (f"{n_folds} grouped folds: the rows of a group (recording, subject or query) "
                 f"stay in one fold")
+    if split == "blocked" and window is None:
+        return (f"{n_folds} contiguous blocks of rows in file order (not shuffled rows; no "
+                f"gap between training and test rows)")
     if split == "blocked":
         return (f"{n_folds} contiguous blocks in time order (not shuffled rows), with a gap of "
                 f"one window length ({window} samples) between training and test windows of "
                 f"a recording")
-    return f"{n_folds} shuffled folds (rows treated as independent)"
+    return (f"{n_folds} shuffled folds (rows treated as independent; rows in time order: "
+            f"--split blocked)")

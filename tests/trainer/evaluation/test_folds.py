@@ -121,3 +121,30 @@ def test_summary_table_stays_aligned_for_long_names():
     for line in lines[1:]:
         assert line[end_a - 1] != " " and line[end_a] == " ", line
     assert lines[-1].startswith("features used") and lines[-1].split()[-1] == "1.0"
+
+
+@pytest.mark.parametrize("n,folds", [(30, 5), (31, 4), (7, 7)])
+def test_blocked_split_of_a_table_is_contiguous_blocks_in_file_order(n, folds):
+    """A plain table (hourly readings, no windows) can be tested on blocks of rows in file
+    order: each test set is one run of consecutive rows, the runs cover the rows once in order
+    with sizes differing by at most one, and the training rows are all the others."""
+    assert choose_split("blocked", folds, None, None) == "blocked"
+    splits = make_split("blocked", n, folds, 0)
+    tests = [test for _, test in splits]
+    assert np.concatenate(tests).tolist() == list(range(n))
+    sizes = [len(t) for t in tests]
+    assert max(sizes) - min(sizes) <= 1 and len(tests) == folds
+    for train, test in splits:
+        assert test.tolist() == list(range(test[0], test[-1] + 1))
+        assert sorted(train.tolist() + test.tolist()) == list(range(n))
+
+
+def test_evaluate_on_a_table_runs_blocked_folds_and_says_so():
+    from trainer.evaluation.report import markdown_report
+
+    X = np.arange(40.0)[:, None] + np.random.default_rng(0).normal(size=(40, 2))
+    data = EvalData(X, X[:, :1] * 2.0, "regression", ["y"])
+    result = evaluate(data, [Recorder()], "1", folds=4, split="blocked")
+    assert result.config["split"] == "blocked"
+    assert [r["n_test"] for r in result.records] == [10, 10, 10, 10]
+    assert "4 contiguous blocks of rows in file order" in markdown_report(result)
