@@ -98,8 +98,10 @@ static inline uint32_t __ROR(uint32_t x, uint32_t n)
 #define __QSUB(a, b) __qsub((a), (b))
 static inline int32_t __SMMLA(int32_t a, int32_t b, int32_t c)
 { int32_t r; __asm("smmla %0, %1, %2, %3" : "=r"(r) : "r"(a), "r"(b), "r"(c)); return r; }
-#define __PKHBT(a, b, s) ((uint32_t)(((uint32_t)(a) & 0xFFFFu) | (((uint32_t)(b) << (s)) & 0xFFFF0000u)))
-#define __PKHTB(a, b, s) ((uint32_t)(((uint32_t)(a) & 0xFFFF0000u) | (((uint32_t)(b) >> (s)) & 0xFFFFu)))
+#define __PKHBT(a, b, s) \
+    ((uint32_t)(((uint32_t)(a) & 0xFFFFu) | (((uint32_t)(b) << (s)) & 0xFFFF0000u)))
+#define __PKHTB(a, b, s) \
+    ((uint32_t)(((uint32_t)(a) & 0xFFFF0000u) | (((uint32_t)(b) >> (s)) & 0xFFFFu)))
 #endif
 #endif
 """

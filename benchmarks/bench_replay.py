@@ -5,8 +5,8 @@ Usage: python benchmarks/bench_replay.py [--seconds 3600] [--before DIR] [--back
 
 The device: ``replay_data`` (9 channels at 100 Hz, window 256 / hop 128, six features with one
 256-point FFT; simavr: 3 channels, window 64 / hop 32, four features with one 64-point FFT, as
-the Uno cannot hold the other's window); the stream: ``--seconds`` of it (an hour: 360 000 samples, 3.24 M channel
-samples, 2 811 predictions). For each backend the table gives the replay's samples per second
+the Uno cannot hold the other's window); the stream: ``--seconds`` of it (an hour: 360 000
+samples, 3.24 M channel samples, 2 811 predictions). For each backend the table gives the replay's samples per second
 (``Replayer.run`` after the device is up: the Python reference, the link and the device; build
 and start-up excluded) for this checkout and, with ``--before DIR`` (a checkout of an earlier
 commit, e.g. ``git worktree add /tmp/before HEAD``), for that one, run in the same invocation

@@ -13,8 +13,9 @@
   sifive_e,revb=true -icount shift=0`` (minstret: exact instruction counts); the UART on a
   loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
 - ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
-  USART0 to a pty; cycle counts; built with the UART at 2 Mbaud (:data:`SIMAVR_FAST_UART`). (:func:`launch` with ``emulator="qemu"`` runs the same image on
-  qemu-system-avr: a functional check, no costs.)
+  USART0 to a pty; cycle counts; built with the UART at 2 Mbaud (:data:`SIMAVR_FAST_UART`).
+  (:func:`launch` with ``emulator="qemu"`` runs the same image on qemu-system-avr: a functional
+  check, no costs.)
 
 Board images announce themselves with a READY banner after a reset; :func:`launch` waits for it.
 
