@@ -150,9 +150,15 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
     else:
         np.testing.assert_allclose(predicted.reshape(decided.shape), decided, rtol=1e-9)
 
-    # ONNX through onnxruntime: its first output is the decision
+    # ONNX through onnxruntime: its first output is the decision, and info says so
     onnx_out = OnnxModel(bundle_to_onnx(bundle, inputs="selected", dtype="float64")).run(Xs)
     np.testing.assert_array_equal(next(iter(onnx_out.values())), decided)
+    _run(["export", "onnx", tmp / "b", "-o", tmp / "m.onnx", "--dtype", "float64"])
+    first = {"regression": "scores", "multilabel": "decisions"}.get(task, "label")
+    assert f"decision: output '{first}': {describe(meta)}" in _run(["info", tmp / "m.onnx"])
+    cli_onnx = OnnxModel(tmp / "m.onnx").run(fs.X.astype(np.float64))
+    assert list(cli_onnx)[0] == first
+    np.testing.assert_array_equal(cli_onnx[first], decided)
 
     # the C header compiled with gcc: float32 decisions equal numpy's float32 reference
     X32 = fs.X[:, bundle.selected_index].astype(np.float32)
