@@ -16,9 +16,14 @@
   and ``bench`` averages; the same
   statistics are repeated under the unit's name (``"instructions"`` or ``"cycles"``);
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
-  prediction), ``energy`` (latency, deadline misses, duty cycle, average power, battery life);
+  prediction: :func:`trainer.sensing.sensor_budget.per_prediction`, min(window, hop) readings,
+  the selection budgets' definition), ``energy`` (latency, deadline misses, duty cycle, average
+  power, battery life);
 - ``accuracy`` of the device and of the reference against the recordings' targets (when the
-  recordings carry them), and ``link`` counters;
+  recordings carry them): regression RMSE and MAE; classification the measures of
+  :func:`trainer.evaluation.metrics.task_scores` on the decisions of the one rule
+  (``decisions`` says which; multi-class also ``confusion`` and ``classes``), ``data`` (in-sample
+  or a test split) and ``n``; and ``link`` counters;
 - ``series``: per prediction in replay order, the recording, the window's end time, the
   device's output, the recordings' ground truth and the measured compute cost
   (:func:`series`; what the HTML report plots).
