@@ -113,6 +113,12 @@ def _design(run: dict, entry: dict, sensors: list, extractors: list) -> dict:
             "simulations": [], "firmware": []}
 
 
+def _fitting(standardize_targets, fit_intercept, standardize) -> list:
+    """How a design was fitted, beyond its features: a bundle and an evaluation with the same
+    list fit the same model on the same data (unknown entries None match anything)."""
+    return [bool(standardize_targets), fit_intercept, standardize]
+
+
 def _label_f1(entry) -> dict | None:
     """A multi-label bundle's mean F1 over labels on its held-out (LOO or leave-group-out)
     scores: ``honest`` with each row decided by the threshold chosen without it, ``tuned``
@@ -154,6 +160,8 @@ def read_bundle(path: Path, name: str) -> tuple:
            "trained_on": _text((meta.get("data") or {}).get("recordings")),
            "n_samples": meta.get("n_samples"), "n_features": len(meta.get("features") or []),
            "standardized_targets": bool(meta.get("target_scaling")),
+           "fitting": _fitting(bool(meta.get("target_scaling")), meta.get("fit_intercept"),
+                               meta.get("standardize")),
            "f1": _label_f1(meta.get("decision")),
            "mode": (meta.get("costs") or {}).get("mode"),
            "count_only": not any(v is not None for k, v in ((meta.get("costs") or {}).get(
@@ -216,6 +224,8 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
                 cell[key] = {"mean": mean, "std": std}
             cells.append(cell)
     folds = config.get("folds") if isinstance(config, dict) else None
+    setup = config.get("setup") if isinstance(config, dict) else None
+    setup = setup if isinstance(setup, dict) else {}
     if folds is not None and (isinstance(folds, bool) or not isinstance(folds, int)
                               or not 2 <= folds <= 10 ** 6):
         raise DeviceError(f"{str(path)!r}: config.folds={_short(folds)} is not a number of "
@@ -223,6 +233,8 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     evaluation = {"name": name, "path": str(path.parent), "methods": methods, "budgets": budgets,
                   "measures": measures, "per_target": keys, "folds": folds,
                   "grouped": bool(isinstance(config, dict) and config.get("grouped")),
+                  "fitting": _fitting(setup.get("standardize_targets"),
+                                      setup.get("fit_intercept"), setup.get("standardize")),
                   "task": (config.get("setup") or {}).get("task") if isinstance(config, dict)
                   else None, "cells": cells, "shape": _shape(config)}
     crit = criterion_label("held-out", folds)

@@ -81,12 +81,17 @@ def _costs(d: dict, run: dict | None) -> list:
 
 def nested_cv_of(data: dict, run: dict) -> list:
     """[(evaluation, cell)] of the evaluations in the report that scored this bundle's design
-    by nested CV: the same data shape (rows, features, targets), the bundle's greedy mode and
-    its count budget (a bundle with cost budgets has no such cell)."""
+    by nested CV: the same data shape (rows, features, targets), the same fitting (targets
+    standardised or not, intercept, column scaling), the bundle's greedy mode and its count
+    budget (a bundle with cost budgets has no such cell)."""
     shape = [run["n_samples"], run["n_features"], len(run["targets"])]
     if not run["count_only"] or run["budget"] is None or run["mode"] is None:
         return []
+    def same(a, b):
+        return all(x is None or y is None or x == y for x, y in zip(a, b))
+
     return [(ev, cell) for ev in data["evaluations"] if ev["shape"] == shape
+            and same(ev.get("fitting") or [], run.get("fitting") or [])
             for cell in ev["cells"] if cell["method"] == f"greedy-{run['mode']}"
             and cell["budget"] == str(run["budget"]) and any(
                 (cell.get(m) or {}).get("mean") is not None for m in NESTED_CV_MEASURES)]

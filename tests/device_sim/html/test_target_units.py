@@ -95,3 +95,20 @@ def test_info_simulate_compare_and_the_report_agree(scaled, tmp_path):
                if line.startswith("LOO MSE"))
     a, b = (float(v) for v in row.split(")")[1].split()[:2])
     np.testing.assert_allclose([a, b], ref[-1][0], rtol=1e-3)              # %.4g
+
+
+def test_the_nested_cv_beside_it_is_of_the_same_fitting(scaled, tmp_path):
+    """The summary's "nested CV of this design" comes from an evaluation that also
+    standardised the targets, never from one of the same data without it (another model)."""
+    bundle, table, _ = scaled
+    for name, extra in (("raw", ()), ("std", ("--standardize-targets",))):
+        invoke("evaluate", table, "--budgets", "3", "--folds", "3", "--methods", "greedy-joint",
+               "--lam", "2", *extra, "--report", tmp_path / name)
+    invoke("report", bundle, tmp_path / "raw", tmp_path / "std", "-o", tmp_path / "r.html")
+    (card,) = cards(tmp_path / "r.html")
+    std = json.loads((tmp_path / "std" / "results.json").read_text(encoding="utf-8"))
+    row = card["rows"]["nested_cv"]
+    np.testing.assert_allclose(float(row["value"]), np.mean([r["mse"] for r in std["records"]]),
+                               rtol=1e-12)
+    assert "std: greedy-joint at budget 3" in row["kind"]
+    assert (tmp_path / "r.html").read_text(encoding="utf-8").count('data-key="nested_cv"') == 1
