@@ -110,9 +110,10 @@ def _f1_rows(run: dict) -> list:
         return []
     kind = (f"in-sample {f1['kind']}: features and lambda chosen on all rows")
     value = f1["honest"] if f1["honest"] is not None else f1["tuned"]
-    text = (f"{num(f1['honest'], 3)} with each row's thresholds re-chosen without it; "
-            if f1["honest"] is not None else "")
-    text += f"{num(f1['tuned'], 3)} with the thresholds tuned on the same scores (optimistic)"
+    text = (f"{f1['honest']:.3f} with each row's thresholds re-chosen without it; "
+            if f1["honest"] is not None else "")                  # as train prints them
+    text += (f"{f1['tuned']:.3f}" if f1["tuned"] is not None else "-") + (
+        " with the thresholds tuned on the same scores (optimistic)")
     return [_row("f1", "mean F1 over labels", _number(value), text, kind)]
 
 
