@@ -15,8 +15,9 @@ bundle's calibrated thresholds, 0 without them) and for multi-class ``ArgMax(sco
 Outputs: a GreedyRLS gives one output, ``scores`` (n x t; (n, 1) for a 1-D y, as skl2onnx does
 for regressors). A GreedyRLSClassifier gives the decision first (``labels``: what ``predict``
 returns) and ``scores`` second (skl2onnx's label-then-scores order; the scores are the raw
-regression scores of every label/class, for a binary problem both columns). The converters convert the predictor: a
-GreedyRLS used as a feature-selecting transformer in the middle of a Pipeline is not supported.
+regression scores of every label/class, for a binary problem both columns). The converters
+convert the predictor: a GreedyRLS used as a feature-selecting transformer in the middle of a
+Pipeline is not supported.
 """
 
 from __future__ import annotations
