@@ -189,7 +189,7 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
             scales = full_scale(case, channels, data)
         plan = make_plan(bundle, name=case.name, numeric=case.numeric, full_scale=scales)
         host = generate_firmware(bundle, target="host", numeric=case.numeric, name=case.name,
-                                 plan=plan)
+                                 plan=plan, kernel=case.kernel)
     except FirmwareGenError as exc:
         return outcome.refused(exc)
     _build(host, work / "host_gcc")
@@ -205,7 +205,7 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
     if case.target != "host":
         try:
             fw = generate_firmware(bundle, target=case.target, numeric=case.numeric,
-                                   name=case.name, plan=plan)
+                                   name=case.name, plan=plan, kernel=case.kernel)
             outcome.footprint = _build(fw, work / case.target)
         except FirmwareGenError as exc:
             return outcome.refused(exc)

@@ -18,6 +18,9 @@ from pathlib import Path
 import numpy as np
 
 RATE_HZ = 64
+#: per-recording labels (regression targets); a case uses 1-4 of them
+TARGETS = ("speed", "load", "slope", "age")
+KERNELS = ("auto", "loop", "unrolled")
 SENSORS = ("ankle", "leg", "trunk")
 AXES = ("vert", "horiz_fwd", "horiz_lateral")
 CHANNELS = tuple(f"{s}_{a}" for s in SENSORS for a in AXES)
@@ -65,6 +68,7 @@ class Case:
     target: str
     numeric: str
     channels: tuple = field(default=CHANNELS)
+    kernel: str = "auto"          # the model kernel: auto, loop or unrolled
 
     @property
     def name(self) -> str:
@@ -91,16 +95,19 @@ def stream(rng, n: int, label: float) -> np.ndarray:
 
 
 def write_recordings(folder: Path, seed: int, n_recordings: int = 6, n: int = 420) -> Path:
-    """A recordings folder (NPZ streams + index.csv with a ``speed`` label per recording)."""
+    """A recordings folder (NPZ streams + index.csv with the labels :data:`TARGETS` per
+    recording: ``speed`` drives the gait, the others are noisy functions of it)."""
     rng = np.random.default_rng(seed)
     folder.mkdir(parents=True, exist_ok=True)
-    rows = ["file,speed"]
+    rows = ["file," + ",".join(TARGETS)]
     for r in range(n_recordings):
         label = float(r % 3) + rng.uniform(0.0, 0.5)
         data = stream(rng, n, label)
         cols = {"time": np.arange(n) / RATE_HZ, **{c: data[:, j] for j, c in enumerate(CHANNELS)}}
         np.savez(folder / f"r{r}.npz", **cols)
-        rows.append(f"r{r}.npz,{label:.6f}")
+        others = [2.0 * label + rng.normal(), 10.0 - label + rng.normal(),
+                  0.5 * label + rng.uniform(0.0, 2.0)]
+        rows.append(f"r{r}.npz," + ",".join(f"{v:.6f}" for v in [label, *others]))
     (folder / "index.csv").write_text("\n".join(rows) + "\n")
     return folder
 
@@ -109,10 +116,10 @@ def _toml_value(v) -> str:
     return json.dumps(v)
 
 
-def sensors_toml(channels, window: int, hop: int, blocks) -> str:
+def sensors_toml(channels, window: int, hop: int, blocks, targets=("speed",)) -> str:
     """A sensors.toml: one sensor per body location with channels among ``channels``."""
-    lines = ['task = "regression"', "", "[window]", f"length = {window}", f"hop = {hop}",
-             'on_missing = "skip"', ""]
+    lines = ['task = "regression"', f"targets = {_toml_value(list(targets))}", "", "[window]",
+             f"length = {window}", f"hop = {hop}", 'on_missing = "skip"', ""]
     for s in SENSORS:
         chans = [c for c in channels if c.startswith(s + "_")]
         if chans:
@@ -186,9 +193,11 @@ def make_case(seed: int, target_numeric=None, *, features=None) -> Case:
     channels = tuple(c for i, c in enumerate(CHANNELS) if i in picked)
     window, hop = _window(rng)
     blocks = _blocks(rng, list(channels), window)
+    targets = _pick(rng, TARGETS, 1, 4)
+    kernel = str(rng.choice(KERNELS))
     target, numeric = target_numeric or TARGET_NUMERICS[seed % len(TARGET_NUMERICS)]
-    return Case(seed, sensors_toml(channels, window, hop, blocks), window, hop,
-                tuple(features or ()), target, numeric, channels)
+    return Case(seed, sensors_toml(channels, window, hop, blocks, targets), window, hop,
+                tuple(features or ()), target, numeric, channels, kernel)
 
 
 def issue_case(target="mps2-an386", numeric="q15") -> Case:
