@@ -104,19 +104,20 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
         from .evaluation.calibration import decision_entry
 
         fixed = not isinstance(rule, str)
-        if fixed and not self.platt:
-            self.thresholds_ = np.full(Y01.shape[1], float(rule))
-            self.decision_ = {"rule": f"{float(rule):g}", "heldout": str(self.criterion_),
-                              "thresholds": self.thresholds_.tolist()}
+        entry = None
+        if not fixed or self.platt:
+            entry = decision_entry(self.heldout_predictions_, Y01.astype(int),
+                                   "zero" if fixed else rule, platt=bool(self.platt),
+                                   source=str(self.criterion_))
+        if not fixed:
+            self.thresholds_ = np.asarray(entry["thresholds"], dtype=np.float64)
+            self.decision_ = entry
             return
-        self.decision_ = decision_entry(self.heldout_predictions_, Y01.astype(int),
-                                        "zero" if fixed else rule, platt=bool(self.platt),
-                                        source=str(self.criterion_))
-        self.thresholds_ = (np.full(Y01.shape[1], float(rule)) if fixed
-                            else np.asarray(self.decision_["thresholds"], dtype=np.float64))
-        if fixed:
-            self.decision_ = dict(self.decision_, rule=f"{float(rule):g}",
-                                  thresholds=self.thresholds_.tolist())
+        # one number for every label: no held-out F1 of other thresholds is kept with it
+        self.thresholds_ = np.full(Y01.shape[1], float(rule))
+        self.decision_ = {"rule": f"{float(rule):g}", "heldout": str(self.criterion_),
+                          "thresholds": self.thresholds_.tolist(),
+                          **({"platt": entry["platt"]} if entry is not None else {})}
 
     def _encode_multilabel(self, y):
         values = np.unique(y)

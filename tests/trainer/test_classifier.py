@@ -83,3 +83,18 @@ def test_bad_thresholds_are_named(bad):
     X, Y = _data()
     with pytest.raises(TrainerError, match="threshold"):
         GreedyRLSClassifier(budget=2, threshold=bad).fit(X, Y)
+
+
+def test_a_fixed_threshold_with_platt_keeps_only_what_holds_for_it(tmp_path):
+    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+
+    X, Y = _data(5)
+    est = GreedyRLSClassifier(budget=3, lam=1.0, threshold=0.25, platt=True).fit(X, Y)
+    assert set(est.decision_) == {"rule", "heldout", "thresholds", "platt"}
+    assert est.decision_["rule"] == "0.25" and est.decision_["thresholds"] == [0.25] * 3
+    meta, arrays = bundle_contents(est, X, [f"f{i}" for i in range(6)], ["a", "b", "c"],
+                                   task="multilabel")
+    save_bundle(tmp_path / "b", meta, arrays)
+    bundle = load_bundle(tmp_path / "b")
+    np.testing.assert_array_equal(bundle.predict(X), est.predict(X))
+    np.testing.assert_allclose(bundle.predict_proba(X), est.predict_proba(X), rtol=1e-12)
