@@ -83,9 +83,15 @@ def describe_decision(meta: dict) -> list:
     """Lines on a bundle's label thresholds for train and info, each F1 said for what it is:
     in-sample LOO (or leave-group-out) scores with the threshold re-chosen without each row,
     and with the thresholds tuned on those same scores (optimistic)."""
+    from trainer.bundle.decision import describe
+
     entry = meta.get("decision")
-    if not entry:
-        return []
+    if meta["task"] == "multiclass":
+        column = f" (column {meta['class_column']!r})" if meta.get("class_column") else ""
+        classes = [str(c)[:32] for c in meta.get("classes") or meta["targets"]]
+        return [f"classes{column}: {', '.join(classes)}; {describe(meta)}"]
+    if not entry or "heldout_f1" not in entry:
+        return [describe(meta)] if meta["task"] == "multilabel" else []
     kind = "leave-group-out" if entry["heldout"] == "leave-group-out" else "LOO"
     lines = [f"label thresholds ({entry['rule']}, chosen on the final model's in-sample "
              f"{kind} scores; label on when score > threshold"

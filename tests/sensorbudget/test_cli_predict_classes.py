@@ -80,6 +80,8 @@ def test_text_class_names_train_predict_and_evaluate(tmp_path):
                              "--budget", "2", "-o", str(tmp_path / "b")])
     assert r.exit_code == 0, r.output
     assert "task=multiclass" in r.output
+    assert ("classes (column 'activity'): run, sit, walk; decisions: the class of the largest "
+            "score") in r.output
     r = runner.invoke(main, ["predict", str(tmp_path / "b"), str(tmp_path / "test.csv"),
                              "-o", str(tmp_path / "p.csv")])
     assert r.exit_code == 0, r.output
