@@ -20,6 +20,9 @@ import numpy as np
 from ..errors import DataError
 
 TIME_UNITS = {"s": 1, "ms": 10 ** 3, "us": 10 ** 6, "ns": 10 ** 9}
+#: Largest relative difference between a declared sample rate and the rate the time stamps
+#: show (:func:`measured_rate`) before the declaration is refused as contradicted.
+RATE_TOLERANCE = 0.02
 
 
 @dataclass(frozen=True)
@@ -117,7 +120,8 @@ def time_gaps(rec, sample_rate_hz: float) -> np.ndarray:
 
     A gap is a step longer than 1.5 sample periods. Steps that are not positive (time going
     backwards or repeated) or shorter than half a period are errors: the recording is not on
-    the sensors' sample clock and must be fixed or resampled first.
+    the sensors' sample clock and must be fixed or resampled first, and so is a declared
+    rate that the steps contradict (:func:`check_declared_rate`).
     """
     t = rec.time
     if not np.isfinite(t).all():
@@ -129,6 +133,7 @@ def time_gaps(rec, sample_rate_hz: float) -> np.ndarray:
         i = int(back[0])
         raise DataError(f"recording {rec.name!r}: time stamps are not strictly increasing "
                         f"(t={t[i + 1]:g} s at sample {i + 1} follows t={t[i]:g} s)")
+    check_declared_rate(rec.name, dt, sample_rate_hz)
     period = 1.0 / sample_rate_hz
     short = np.flatnonzero(dt < 0.5 * period)
     if short.size:
@@ -137,3 +142,26 @@ def time_gaps(rec, sample_rate_hz: float) -> np.ndarray:
                         f"shorter than half the sample period {period:g} s "
                         f"(sample_rate_hz={sample_rate_hz:g})")
     return dt > 1.5 * period
+
+
+def measured_rate(dt: np.ndarray) -> float | None:
+    """The sample rate the time steps ``dt`` show: 1 / the mean of the steps within half a
+    median step of the median step (gaps and their neighbours left out; integer millisecond
+    stamps of a 64 Hz stream, steps of 15 and 16 ms, give 64 Hz); None without a step."""
+    if dt.size == 0:
+        return None
+    median = float(np.median(dt))
+    regular = dt[np.abs(dt - median) <= 0.5 * median]
+    return 1.0 / float(regular.mean())
+
+
+def check_declared_rate(name: str, dt: np.ndarray, sample_rate_hz: float) -> None:
+    """A :class:`DataError` naming both rates when the time steps ``dt`` of recording ``name``
+    show a rate more than :data:`RATE_TOLERANCE` away from the declared ``sample_rate_hz``
+    (a 40 Hz declaration on 64 Hz data)."""
+    rate = measured_rate(dt)
+    if rate is not None and abs(rate - sample_rate_hz) > RATE_TOLERANCE * sample_rate_hz:
+        raise DataError(f"recording {name!r}: its time stamps show {rate:.6g} Hz (mean regular "
+                        f"step {1 / rate:.6g} s) but sample_rate_hz={sample_rate_hz:g} is "
+                        f"declared (tolerance {RATE_TOLERANCE:.0%}); fix the declared rate or "
+                        f"the time column")
