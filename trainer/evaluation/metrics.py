@@ -153,12 +153,15 @@ def macro_auc(Y, scores, return_skipped=False):
     return value
 
 
-def multilabel_scores(Y, scores, threshold=0.0) -> dict:
-    """All seven multi-label measures as {name: value}, plus ``auc_skipped_labels``."""
+def multilabel_scores(Y, scores, threshold=0.0, decisions=None) -> dict:
+    """All seven multi-label measures as {name: value}, plus ``auc_skipped_labels``; the set
+    measures (0/1 loss, Hamming loss, accuracy) score ``decisions`` (0/1, n x L) when given,
+    else ``scores > threshold``; the ranking measures score ``scores``."""
     auc, skipped = macro_auc(Y, scores, return_skipped=True)
-    return {"zero_one_loss": zero_one_loss(Y, scores, threshold),
-            "hamming_loss": hamming_loss(Y, scores, threshold),
-            "accuracy": accuracy(Y, scores, threshold),
+    decided, cut = (scores, threshold) if decisions is None else (decisions, 0.5)
+    return {"zero_one_loss": zero_one_loss(Y, decided, cut),
+            "hamming_loss": hamming_loss(Y, decided, cut),
+            "accuracy": accuracy(Y, decided, cut),
             "one_error": one_error(Y, scores), "coverage": coverage(Y, scores),
             "ranking_loss": ranking_loss(Y, scores), "macro_auc": auc,
             "auc_skipped_labels": skipped}
@@ -273,10 +276,8 @@ def task_scores(task: str, Y, scores, decisions, target_names=None) -> dict:
         return {**class_scores(truth, decisions, c),
                 "confusion": confusion_matrix(truth, decisions, c).tolist()}
     D = np.asarray(decisions)
-    ranking = multilabel_scores(Y, scores)
-    return {**f1_scores(Y, D), **{k: v for k, v in multilabel_scores(Y, D, 0.5).items()
-                                 if k in ("zero_one_loss", "hamming_loss", "accuracy")},
-            **{k: ranking[k] for k in ("one_error", "coverage", "ranking_loss", "macro_auc")}}
+    return {**f1_scores(Y, D), **{k: v for k, v in multilabel_scores(Y, scores, decisions=D)
+                                 .items() if k != "auc_skipped_labels"}}
 
 
 def one_hot_classes(values) -> tuple:

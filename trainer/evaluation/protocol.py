@@ -148,8 +148,9 @@ def run_fold(data: EvalData, method, train, test, budgets, setup: Setup) -> list
             values.update(decision="argmax", classes=list(data.target_names))
         elif setup.task == "multilabel":
             thresholds, rule = fold_thresholds(model, data.Y[train], B, setup)
-            values = {**multilabel_scores(data.Y[test], scores, thresholds),
-                      **f1_scores(data.Y[test], scores > thresholds), "decision": rule}
+            D = decide_scores(scores, "multilabel", thresholds)    # the one decision rule
+            values = {**multilabel_scores(data.Y[test], scores, decisions=D),
+                      **f1_scores(data.Y[test], D), "decision": rule}
         elif setup.task == "ranking":
             values = ranking_scores(data.Y[test], scores.reshape(data.Y[test].shape),
                                     data.groups[test])
