@@ -31,7 +31,7 @@ from .errors import FirmwareGenError
 
 #: static RAM of the runtime besides the plan's parts (protocol buffers included), per target
 RUNTIME_RAM = {"arduino-uno": 520, "mps2-an386": 2166, "mps2-an385": 2166, "nucleo-f4": 2174,
-               "host": None}
+               "hifive1": 2177, "ch32v003": 528, "host": None}
 #: the C library's reentrancy data that soft-float libm (errno) pulls in on the Cortex-M3
 LIBM_ERRNO_RAM = {"mps2-an385": 104}
 #: |estimate - linked RAM| stays within this many bytes (tested over the generated cases)

@@ -26,7 +26,8 @@ AXES = ("vert", "horiz_fwd", "horiz_lateral")
 CHANNELS = tuple(f"{s}_{a}" for s in SENSORS for a in AXES)
 #: (target, numeric) pairs every case cycles through: every target x float32/q15/q31
 TARGET_NUMERICS = tuple((t, n) for t in ("host", "mps2-an386", "mps2-an385", "nucleo-f4",
-                                         "arduino-uno") for n in ("float32", "q15", "q31"))
+                                         "arduino-uno", "hifive1", "ch32v003")
+                        for n in ("float32", "q15", "q31"))
 WINDOW_STATS = ("mean", "std", "min", "max", "ptp", "rms", "mad", "zcr", "energy", "last")
 SHAPE = ("skew", "kurtosis", "slope", "peaks:0.5", "peaks:1.5", "percentile:90",
          "percentile:10", "percentile:50")
