@@ -2,9 +2,10 @@
 synthetic 9-channel, 64 Hz accelerometer stream (three body-worn 3-axis sensors), random
 selections of 1-12 of their features with random weights, and a target and numeric format.
 
-:func:`make_case` draws everything from one integer seed, so a failing case is reproduced by
-its seed alone (:data:`REGRESSION_SEEDS`); :data:`ISSUE_BUNDLE` is the hand-written regression
-of the issue's report (the 6-feature bundle). :func:`case_bundle` turns a case into a bundle
+:func:`make_case` draws everything from one integer seed (and the seed's place in
+:data:`TARGET_NUMERICS`, or a given target and numeric), so a failing case is reproduced by
+its seed (:data:`REGRESSIONS`); :func:`issue_case` is the hand-written regression of the
+issue's report (the 6-feature bundle). :func:`case_bundle` turns a case into a bundle
 the way ``sensorbudget features`` + ``train`` do (the same feature set, a greedy fit on the
 chosen columns), then replaces the weights by random ones.
 """
@@ -43,16 +44,17 @@ ISSUE_TOML_BLOCKS = (
     {"channels": list(CHANNELS), "extractors": ["mean", "min", "ptp", "rms", "last"]},
     {"group": "leg_acc", "channels": [f"leg_{a}" for a in AXES], "extractors": ["mag_mean"]},
 )
-#: seeds whose cases failed before the fixes of issue 28 (the first of each kind in seeds
-#: 0..199, where the generator found 87 failures): replayed on every run
-REGRESSION_SEEDS = (
-    0,      # clang: unused function 'g0_mla' (float32 host; 70 of the 87)
-    1,      # gcc: 'g1_x' defined but not used (Q15 series scratch with only fixed kinds)
-    7,      # gcc: unused variable 'row' (a window pass over cached magnitudes only)
-    12,     # avr-ld: raw "section '.bss' is not within region 'data'" instead of the fit message
-    70,     # gcc: 'pmax2' undeclared (Cortex-M4 Q15 packed pass, odd channel count)
-    156,    # clang: suspicious concatenation of string literals in the header's arrays
-    169,    # gcc: 'pmin2' undeclared, unused 'q4' (the issue's failure)
+#: (seed, target, numeric) of cases that failed before the fixes of issue 28 (the first of
+#: each kind in seeds 0..199 of the 5-target cycle, where 87 of 200 failed): replayed always
+REGRESSIONS = (
+    (0, "host", "float32"),         # clang: unused function 'g0_mla' (70 of the 87)
+    (1, "host", "q15"),             # gcc: 'g1_x' defined but not used (Q15 series, fixed kinds)
+    (7, "mps2-an385", "q15"),       # gcc: unused variable 'row' (a pass over cached magnitudes)
+    (12, "arduino-uno", "float32"),  # avr-ld: raw "'.bss' is not within region 'data'"
+    (70, "nucleo-f4", "q15"),       # gcc: 'pmax2' undeclared (M4 packed pass, odd channels)
+    (179, "arduino-uno", "q31"),    # clang: suspicious concatenation of string literals
+    (169, "mps2-an386", "q15"),     # gcc: 'pmin2' undeclared, unused 'q4' (the issue's failure)
+    (14, "arduino-uno", "q31"),     # simavr: scores off the reference (32-bit double): refused
 )
 
 

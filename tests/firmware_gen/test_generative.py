@@ -17,7 +17,7 @@ unicorn-m4f).
 Budget: ``SB_GEN_CASES`` host cases (default 200; ``SB_GEN_LONG=1``: 3000) from seed
 ``SB_GEN_SEED`` (default 0; printed), ``SB_GEN_EMULATED`` emulated cases (default 30).
 Every failure found became a regression case: :data:`~tests.firmware_gen.generative
-.REGRESSION_SEEDS` (replayed on every run) and the issue's bundle.
+.REGRESSIONS` (replayed on every run) and the issue's bundle.
 """
 
 from __future__ import annotations
@@ -122,11 +122,10 @@ def test_generated_cases_match_on_the_emulators(recordings, tmp_path, chunk):
     assert all(o.emulated > 0 for o in outcomes if o.status == "built")
 
 
-@pytest.mark.parametrize("seed", [s for s in G.REGRESSION_SEEDS
-                                  if not SEED <= s < SEED + CASES])   # else run above
-def test_regression_seed(recordings, tmp_path, seed):
+@pytest.mark.parametrize("seed,target,numeric", G.REGRESSIONS)
+def test_regression_case(recordings, tmp_path, seed, target, numeric):
     need_tools(*TOOLS)
-    outcome = R.check(G.make_case(seed), recordings, tmp_path)
+    outcome = R.check(G.make_case(seed, (target, numeric)), recordings, tmp_path)
     assert outcome.status == "built" or R.is_refusal(outcome.message)
 
 
