@@ -9,6 +9,8 @@
   preprocessing; the float32 FFT, band and spectrum statistics, autocorrelation;
 - :mod:`~trainer.sensing.q15`: integer square roots and Q15 magnitudes;
 - :mod:`~trainer.sensing.specs`: extractor arguments, preprocessing, band families, transforms;
+- :mod:`~trainer.sensing.rates`: sensors at their own rates: alignment on each sensor's grid,
+  windows in seconds, plain decimation for ``rates_hz``;
 - :mod:`~trainer.sensing.feature_set`: recordings + ``sensors.toml`` -> the feature table;
   :mod:`~trainer.sensing.feature_checks` the checks of one read back from an NPZ;
 - :mod:`~trainer.sensing.sensor_budget`: a feature table's sensors as the estimators' costs.

@@ -44,6 +44,7 @@ import numpy as np
 from ..bundle.files import npz_bytes
 from ..errors import DataError
 from .channel_bounds import bounds_json, parse_bounds, recording_bounds
+from . import rates
 from .extractors import window_view
 from .feature_checks import check_arrays, check_structure
 from .members import names as _names
@@ -86,6 +87,7 @@ class FeatureSet:
     skipped: dict = field(default_factory=dict)
     compute_costs: dict = field(default_factory=dict)
     channel_bounds: dict = field(default_factory=dict)    # {channel: max |sample|} (Q15)
+    feature_rates: list = field(default_factory=list)     # Hz per feature (multi-rate only)
 
     def to_arrays(self) -> dict:
         """The NPZ members (see the module docstring); no object arrays."""
@@ -101,6 +103,8 @@ class FeatureSet:
             compute_costs_json=np.array(json.dumps(self.compute_costs, sort_keys=True)),
             channel_bounds_json=np.array(bounds_json(self.channel_bounds)),
             format=np.array(FORMAT), format_version=np.int64(FORMAT_VERSION))
+        if self.feature_rates:
+            arrays["feature_rates"] = np.asarray(self.feature_rates, dtype=np.float64)
         return arrays
 
     def save_npz(self) -> bytes:
@@ -135,6 +139,8 @@ class FeatureSet:
                   compute_costs=json.loads(str(_scalar(arrays.get("compute_costs_json", "{}")))),
                   channel_bounds=parse_bounds(_scalar(arrays.get("channel_bounds_json", "{}")),
                                               source),
+                  feature_rates=np.asarray(arrays.get("feature_rates", []),
+                                           dtype=np.float64).tolist(),
                   **kwargs)
         if check:
             out.check(source)
@@ -164,6 +170,14 @@ class FeatureSet:
             raise DataError(f"{where} is not a readable feature NPZ: "
                             f"{type(exc).__name__}: {exc}"[:300]) from None
 
+    def samples_at(self, rate: float) -> tuple:
+        """(window, hop) in samples at ``rate`` Hz: ``window`` and ``hop`` of a single-rate
+        table; of a multi-rate one (``feature_rates``) its seconds x ``rate``."""
+        if not self.feature_rates or rate == self.sample_rate:
+            return self.window, self.hop
+        return (round(self.window * rate / self.sample_rate),
+                round(self.hop * rate / self.sample_rate))
+
     def bundle_structure(self, sensor_spec: SensorSpec | None = None) -> tuple:
         """(extractors, sensors, extra_meta) in the bundle's formats.
 
@@ -179,7 +193,7 @@ class FeatureSet:
         sensors = ([s.to_dict() for s in sensor_spec.sensors] if sensor_spec is not None
                    else [dict(s) for s in self.sensors])
         for s in sensors:                     # the one cost model: sensor_budget.per_prediction
-            cost = per_prediction(s, self.window, self.hop)
+            cost = per_prediction(s, *self.samples_at(s["sample_rate_hz"]))
             s.update(readings_per_prediction=cost["readings"],
                      energy_per_prediction_j=cost["energy"])
         known = {s["name"] for s in sensors}
@@ -193,8 +207,10 @@ class FeatureSet:
                 raise DataError(f"feature {name!r} needs sensor {unknown[0]!r}, which the "
                                 f"sensor description does not declare")
             spec = parse_spec(kind)
+            rate = self.feature_rates[len(extractors)] if self.feature_rates else self.sample_rate
+            window, hop = self.samples_at(rate)
             params = {"kind": spec.kind, **spec.params(), "channels": chans.split("+"),
-                      "window": self.window, "hop": self.hop, "sample_rate_hz": self.sample_rate,
+                      "window": window, "hop": hop, "sample_rate_hz": rate,
                       "fixed_point": spec.entry.fixed_point and not spec.pre,
                       "arithmetic": ARITHMETIC}
             entry = {"name": ext, "features": [name], "sensors": needed, "cost": 0.0,
@@ -346,6 +362,14 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
     skipped = {"missing_samples": 0, "gaps": 0, "missing_targets": 0}
     starts, X, Y, groups = [], [], [], []
     for g, rec in enumerate(rset.recordings):
+        if spec.multi_rate:
+            s, y, x = _multi_rate_rows(rec, spec, on_missing, targets, hop, skipped,
+                                       label_rows[g] if labelled else None)
+            starts.append(s)
+            X.append(x)
+            Y.append(y)
+            groups.append(np.full(len(s), g, dtype=np.int64))
+            continue
         s, counts = _usable_starts(rec, spec.used_channels, window, hop, spec.sample_rate_hz,
                                    on_missing)
         for k, v in counts.items():
@@ -375,7 +399,29 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         recording_names=[r.name for r in rset.recordings], task=spec.task or task,
         sensors=[s.to_dict() for s in spec.sensors], currency=spec.currency, skipped=skipped,
         compute_costs=spec.compute_costs(compute_target),
-        channel_bounds=recording_bounds(rset.recordings, spec.used_channels))
+        channel_bounds=recording_bounds(rset.recordings, spec.used_channels),
+        feature_rates=[rates.feature_rate(spec, f) for f in fs] if spec.multi_rate else [])
+
+
+def _multi_rate_rows(rec, spec, on_missing, targets, hop, skipped, label_row) -> tuple:
+    """(window starts at the highest rate, Y, X) of one recording of a multi-rate spec."""
+    k, counts, aligned = rates.usable_windows(rec, spec, on_missing)
+    for name, v in counts.items():
+        skipped[name] += v
+    if label_row is not None:
+        y = np.tile(label_row, (len(k), 1)).reshape(len(k), len(targets))
+    else:
+        y = rates.stream_targets(rec, k, targets, spec)
+        ok = ~np.isnan(y).any(axis=1)
+        skipped["missing_targets"] += int((~ok).sum())
+        k, y = k[ok], y[ok]
+    x = rates.features(aligned, k, spec)
+    bad = np.argwhere(~np.isfinite(x))
+    if bad.size:
+        r, j = bad[0]
+        raise DataError(f"recording {rec.name!r}: feature {spec.features[j].name!r} of window "
+                        f"{int(k[r])} is {x[r, j]} in the device's float32 arithmetic")
+    return (k * hop).astype(np.int64), y, x
 
 
 def is_feature_file(path) -> bool:

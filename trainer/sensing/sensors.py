@@ -18,7 +18,11 @@ Schema (every key is checked; unknown keys are errors, so typos do not pass sile
     energy_per_reading_j = 4e-6   # >= 0, one reading of all channels ...
     # power_w = 0.015             # ... or power while reading (W) and
     # read_time_s = 0.1           #     time per reading (s): energy = power_w * read_time_s
-    sample_rate_hz = 10           # > 0 (or sample_period_s = 3600); equal for all sensors
+    sample_rate_hz = 10           # > 0 (or sample_period_s = 3600): the recorded rate; sensors
+                                  # at different rates need [window] length_s and hop_s
+    # rates_hz = [10, 5, 2.5]     # optional: rates to choose from (each divides the recorded
+    # energy_per_reading_j_by_rate = [2e-6, 3e-6, 5e-6]   # rate) and the cost at each, or
+    # current_a_by_rate = [5e-6, 3.5e-6, 2.5e-6] + supply_v = 2.5 (I x V / rate per reading)
     part = "LIS3DH"               # optional free text
     source = "datasheet ..."      # optional: where the numbers come from
 
@@ -37,7 +41,9 @@ Schema (every key is checked; unknown keys are errors, so typos do not pass sile
     extractors = ["rms", "percentile:90", "peaks:1.5"]
 
 Features are listed in file order: block by block, then channel by channel (per-channel
-blocks), then extractor by extractor.
+blocks), then extractor by extractor. A sensor with ``rates_hz`` gives each of its features
+once per rate, named ``<channel>@<rate>.<extractor>`` (rate as ``%g`` with ``.`` written ``p``:
+``acc_x@12p5.mean``), computed on the plainly decimated stream (:mod:`.rates`).
 """
 
 from __future__ import annotations
@@ -52,6 +58,7 @@ from ..errors import DataError
 from .spec_values import MAX_QUANTITY, parse_calibration
 from .spec_values import bounded as _bounded
 from .spec_values import check_keys as _check_keys
+from .spec_values import parse_rates, with_seconds
 from .spec_values import number as _number
 from .spec_values import where_in as _where
 from .specs import block_specs, parse_spec, transforms_of
@@ -62,7 +69,8 @@ ON_MISSING = ("skip", "error")
 MAX_WINDOW = 2 ** 31 - 1
 _TOP_KEYS = {"currency", "targets", "task", "window", "sensors", "features", "calibration"}
 _SENSOR_KEYS = {"name", "channels", "unit_price", "energy_per_reading_j", "power_w",
-                "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source"}
+                "read_time_s", "sample_rate_hz", "sample_period_s", "part", "source",
+                "rates_hz", "energy_per_reading_j_by_rate", "current_a_by_rate", "supply_v"}
 _WINDOW_KEYS = {"length", "length_s", "hop", "hop_s", "on_missing"}
 _FEATURE_KEYS = {"group", "channels", "extractors", "preprocess", "spectrum_window"}
 
@@ -80,9 +88,11 @@ class Sensor:
     read_time_s: float | None = None
     part: str = ""
     source: str = ""
+    rates: tuple = ()          # ((rate_hz, energy_per_reading_j), ...) ascending, or ()
 
     def to_dict(self) -> dict:
-        """The bundle's sensor entry (JSON-ready); ``power_w``/``read_time_s`` only if given."""
+        """The bundle's sensor entry (JSON-ready); ``power_w``/``read_time_s`` only if given,
+        ``rates_hz`` and ``energy_per_reading_j_by_rate`` only for a sensor with rates."""
         out = {"name": self.name, "channels": list(self.channels),
                "unit_price": self.unit_price, "energy_per_reading_j": self.energy_per_reading_j,
                "sample_rate_hz": self.sample_rate_hz,
@@ -90,6 +100,9 @@ class Sensor:
         if self.power_w is not None:
             out.update(power_w=self.power_w, read_time_s=self.read_time_s)
         out.update({k: v for k, v in (("part", self.part), ("source", self.source)) if v})
+        if self.rates:
+            out.update(rates_hz=[r for r, _ in self.rates],
+                       energy_per_reading_j_by_rate=[e for _, e in self.rates])
         return out
 
 
@@ -101,6 +114,7 @@ class FeatureDef:
     kind: str
     channels: tuple
     sensors: tuple
+    rate: float | None = None      # the decimated rate (Hz) of a sensor with rates_hz
 
 
 @dataclass(frozen=True)
@@ -118,6 +132,14 @@ class SensorSpec:
     currency: str = "USD"
     source: str = "<dict>"
     calibration: tuple = ()
+    window_s: float | None = None      # seconds, when sensors have different or chosen rates
+    hop_s: float | None = None
+
+    @property
+    def multi_rate(self) -> bool:
+        """Sensors at different rates, or a sensor with ``rates_hz`` (see :mod:`.rates`)."""
+        return (len({s.sample_rate_hz for s in self.sensors}) > 1
+                or any(s.rates for s in self.sensors))
 
     def compute_costs(self, target=None) -> dict:
         """{extractor: {"energy": J, "time": s}} per prediction from the ``[[calibration]]``
@@ -150,7 +172,15 @@ class SensorSpec:
         return [c for s in self.sensors for c in s.channels if c in used]
 
     def resolve_window(self, window=None, hop=None) -> tuple:
-        """(window, hop) in samples: arguments override the file; hop defaults to window."""
+        """(window, hop) in samples: arguments override the file; hop defaults to window
+        (a multi-rate spec: at the highest rate, from its seconds; no overrides)."""
+        if self.window_s is not None:
+            if window is not None or hop is not None:
+                raise DataError(f"{self.source}: sensors at several rates take the window and "
+                                f"hop in seconds from [window] length_s / hop_s, not --window/"
+                                f"--hop in samples")
+            window = round(self.window_s * self.sample_rate_hz)
+            hop = round(self.hop_s * self.sample_rate_hz)
         window = self.window if window is None else window
         if window is None:
             raise DataError(f"no window length: give --window or [window] length in "
@@ -196,7 +226,8 @@ def _parse_sensor(table, index: int, source: str) -> Sensor:
     power, read_time = _number(table, "power_w", where), _number(table, "read_time_s", where)
     if energy is not None and (power is not None or read_time is not None):
         raise DataError(f"{where}: give energy_per_reading_j or power_w + read_time_s, not both")
-    if energy is None:
+    if energy is None and not {"rates_hz", "energy_per_reading_j_by_rate",
+                               "current_a_by_rate"} & set(table):
         if power is None or read_time is None:
             raise DataError(f"{where}: needs energy_per_reading_j, or both power_w and read_time_s")
         energy = _bounded(power * read_time, "power_w x read_time_s", where)
@@ -207,16 +238,21 @@ def _parse_sensor(table, index: int, source: str) -> Sensor:
     rate = rate if rate is not None else _bounded(1.0 / period, "1 / sample_period_s", where)
     if not rate >= 1 / MAX_QUANTITY:          # window_s = window / rate must stay finite
         raise DataError(f"{where}: sample rate {rate:g} Hz is below {1 / MAX_QUANTITY:g} Hz")
+    rates = parse_rates(table, rate, energy, power, where)
+    if rates:                                 # the cost at the highest rate it may run at
+        energy = rates[-1][1]
     texts = {k: table.get(k, "") for k in ("part", "source")}
     for key, value in texts.items():
         if not isinstance(value, str):
             raise DataError(f"{where}: {key} must be a string (got {value!r})")
     return Sensor(name=name, channels=channels, unit_price=price, energy_per_reading_j=energy,
-                  sample_rate_hz=rate, power_w=power, read_time_s=read_time, **texts)
+                  sample_rate_hz=rate, power_w=power, read_time_s=read_time, rates=rates,
+                  **texts)
 
 
-def _check_sensors(sensors: list, source: str) -> float:
-    """Unique sensor and channel names, one sample rate; returns that rate."""
+def _check_sensors(sensors: list, source: str, seconds: bool) -> float:
+    """Unique sensor and channel names; one sample rate unless the window is in seconds
+    (``seconds``); returns the highest rate."""
     seen = {}
     for s in sensors:
         # A sensor may share its name with its own channel (a one-channel sensor such as "t").
@@ -226,11 +262,12 @@ def _check_sensors(sensors: list, source: str) -> float:
                                 f"by sensor {s.name!r})")
             seen[name] = f"sensor {s.name!r}"
     rates = [s.sample_rate_hz for s in sensors]
-    if max(rates) - min(rates) > 1e-9 * max(rates):
+    if max(rates) - min(rates) > 1e-9 * max(rates) and not seconds:
         listing = ", ".join(f"{s.name}={s.sample_rate_hz:g} Hz" for s in sensors)
-        raise DataError(f"{source}: sensors have different sample rates ({listing}); the "
-                        f"recordings must share one rate (resample them first)")
-    return sensors[0].sample_rate_hz
+        raise DataError(f"{source}: sensors have different sample rates ({listing}); give "
+                        f"[window] length_s and hop_s in seconds (each sensor's samples follow "
+                        f"from its rate)")
+    return max(rates) if max(rates) - min(rates) > 1e-9 * max(rates) else rates[0]
 
 
 def _expand_channels(names: tuple, sensors: list, where: str) -> list:
@@ -260,11 +297,12 @@ def _parse_features(table, index: int, sensors: list, source: str) -> list:
     if multi and len(multi) != len(kinds):
         raise DataError(f"{where}: mixes per-channel and multi-channel extractors; put "
                         f"{multi[0]!r} in its own [[features]] block with a group name")
+    by_name = {s.name: s for s in sensors}
     if not multi:
         if group is not None:
             raise DataError(f"{where}: group={group!r} is only for multi-channel extractors")
-        return [FeatureDef(f"{c}.{k.suffix}", k.text, (c,), (owner[c],))
-                for c in channels for k in kinds]
+        return [FeatureDef(f"{c}{rate_tag(r)}.{k.suffix}", k.text, (c,), (owner[c],), r)
+                for c in channels for r in _rates_of(by_name[owner[c]]) for k in kinds]
     if not isinstance(group, str) or not IDENTIFIER.match(group):
         raise DataError(f"{where}: multi-channel extractors need group = a name of the form "
                         f"[A-Za-z_][A-Za-z0-9_]* (got {group!r})")
@@ -273,7 +311,27 @@ def _parse_features(table, index: int, sensors: list, source: str) -> list:
             raise DataError(f"{where}: extractor {k.kind!r} takes {k.entry.arity} channels; "
                             f"group {group!r} has {len(channels)}")
     needed = tuple(dict.fromkeys(owner[c] for c in channels))
-    return [FeatureDef(f"{group}.{k.suffix}", k.text, tuple(channels), needed) for k in kinds]
+    rated = [n for n in needed if by_name[n].rates]
+    if rated and len(needed) > 1:
+        raise DataError(f"{where}: group {group!r} spans sensors {', '.join(needed)}; a group "
+                        f"of a sensor with rates_hz ({rated[0]!r}) must stay within it")
+    if len({by_name[n].sample_rate_hz for n in needed}) > 1:
+        raise DataError(f"{where}: group {group!r} spans sensors at different rates ("
+                        + ", ".join(f"{n}={by_name[n].sample_rate_hz:g} Hz" for n in needed)
+                        + "); a multi-channel extractor needs one rate")
+    return [FeatureDef(f"{group}{rate_tag(r)}.{k.suffix}", k.text, tuple(channels), needed, r)
+            for r in _rates_of(by_name[needed[0]]) for k in kinds]
+
+
+def rate_tag(rate) -> str:
+    """``"@<rate>"`` of a feature name (``%g``, ``.`` written ``p``: ``@12p5``), ``""`` for
+    None (a sensor without ``rates_hz``)."""
+    return "" if rate is None else "@" + f"{rate:g}".replace(".", "p")
+
+
+def _rates_of(sensor: Sensor) -> tuple:
+    """The rates a sensor's features are computed at: its ``rates_hz``, or (None,)."""
+    return tuple(r for r, _ in sensor.rates) or (None,)
 
 
 
@@ -302,7 +360,9 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     if not isinstance(raw_sensors, list) or not raw_sensors:
         raise DataError(f"{source}: no [[sensors]] tables")
     sensors = [_parse_sensor(t, i, source) for i, t in enumerate(raw_sensors)]
-    rate = _check_sensors(sensors, source)
+    window = data.get("window", {})
+    _check_keys(window, _WINDOW_KEYS, _where(source, "[window]"))
+    rate = _check_sensors(sensors, source, "length_s" in window)
     raw_features = data.get("features")
     if not isinstance(raw_features, list) or not raw_features:
         raise DataError(f"{source}: no [[features]] tables")
@@ -313,8 +373,6 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
         if f.name in seen:
             raise DataError(f"{source}: duplicate feature name {f.name!r}")
         seen.add(f.name)
-    window = data.get("window", {})
-    _check_keys(window, _WINDOW_KEYS, _where(source, "[window]"))
     on_missing = window.get("on_missing", "skip")
     if on_missing not in ON_MISSING:
         raise DataError(f"{source}: on_missing={on_missing!r} must be one of {ON_MISSING}")
@@ -335,11 +393,14 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     transforms = {t for f in features for t in transforms_of(f.kind, f.channels)}
     calibration = parse_calibration(data.get("calibration", []), seen | transforms, source)
     where = _where(source, "[window]")
-    return SensorSpec(calibration=calibration, sensors=tuple(sensors), features=tuple(features),
+    spec = SensorSpec(calibration=calibration, sensors=tuple(sensors), features=tuple(features),
                       sample_rate_hz=rate,
                       window=_window_samples(window, "length", rate, where),
                       hop=_window_samples(window, "hop", rate, where), on_missing=on_missing,
                       targets=targets, task=task, currency=currency, source=source)
+    if not spec.multi_rate:
+        return spec
+    return with_seconds(spec, window, where)
 
 
 def load_sensor_spec(path) -> SensorSpec:

@@ -1,12 +1,15 @@
 """The values of a ``sensors.toml`` (:mod:`.sensors`): checked numbers and key sets, and the
-``[[calibration]]`` entries that ``sensorbudget calibrate`` writes. Every check raises a
+``[[calibration]]`` entries that ``sensorbudget calibrate`` writes, a sensor's ``rates_hz``
+with its cost per rate, and the window in seconds of a multi-rate file. Every check raises a
 :class:`DataError` naming the entry, the key, the value and the limit."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..errors import DataError
+from .specs import parse_spec
 
 #: Largest price, energy, power, time or rate read (given or derived: power_w x read_time_s,
 #: 1 / sample_period_s): the budgets add them over sensors and multiply them by the readings of
@@ -77,3 +80,71 @@ def parse_calibration(raw, feature_names: set, source: str) -> tuple:
                 entry[key] = value
         entries.append(entry)
     return tuple(entries)
+
+
+def parse_rates(table: dict, recorded: float, energy, power, where: str) -> tuple:
+    """((rate, energy per reading), ...) ascending from ``rates_hz`` and its cost list, or ()."""
+    listed = table.get("rates_hz")
+    by_energy, by_current = (table.get("energy_per_reading_j_by_rate"),
+                             table.get("current_a_by_rate"))
+    if listed is None:
+        extra = next((k for k in ("energy_per_reading_j_by_rate", "current_a_by_rate",
+                                  "supply_v") if k in table), None)
+        if extra:
+            raise DataError(f"{where}: {extra} needs rates_hz")
+        return ()
+    if not isinstance(listed, list) or not listed:
+        raise DataError(f"{where}: rates_hz must be a non-empty list of rates in Hz")
+    rates = [number({"rates_hz": v}, "rates_hz", where, positive=True) for v in listed]
+    if len(set(rates)) != len(rates):
+        raise DataError(f"{where}: rates_hz lists a rate twice ({listed!r})")
+    for r in rates:
+        factor = recorded / r
+        if abs(factor - round(factor)) > 1e-9 * factor or round(factor) < 1:
+            raise DataError(f"{where}: rate {r:g} Hz in rates_hz does not divide the recorded "
+                            f"sample_rate_hz={recorded:g} (decimation keeps every n-th sample: "
+                            f"{recorded:g} / {r:g} = {factor:g} is not a whole number >= 1)")
+    if (by_energy is None) == (by_current is None):
+        raise DataError(f"{where}: with rates_hz give exactly one of "
+                        f"energy_per_reading_j_by_rate and current_a_by_rate (+ supply_v)")
+    if energy is not None or power is not None:
+        raise DataError(f"{where}: with rates_hz the cost per rate replaces "
+                        f"energy_per_reading_j / power_w")
+    key = "energy_per_reading_j_by_rate" if by_energy is not None else "current_a_by_rate"
+    values = by_energy if by_energy is not None else by_current
+    if not isinstance(values, list) or len(values) != len(rates):
+        raise DataError(f"{where}: {key} must list one number per rate in rates_hz "
+                        f"({len(rates)}; got {values!r:.80})")
+    values = [number({key: v}, key, where) for v in values]
+    if by_current is not None:
+        volts = number(table, "supply_v", where, positive=True)
+        if volts is None:
+            raise DataError(f"{where}: current_a_by_rate needs supply_v (V)")
+        values = [bounded(i * volts / r, "current x supply_v / rate", where)
+                  for i, r in zip(values, rates)]
+    elif "supply_v" in table:
+        raise DataError(f"{where}: supply_v is only for current_a_by_rate")
+    return tuple(sorted(zip(rates, values)))
+
+
+def with_seconds(spec, window: dict, where: str):
+    """A multi-rate spec: the window and hop in seconds, a whole number of samples at every
+    rate a feature is computed at (each sensor's window ends at the same instant)."""
+    if "length_s" not in window or "length" in window or "hop" in window:
+        raise DataError(f"{where}: sensors at several rates need length_s and hop_s (seconds), "
+                        f"not length/hop in samples")
+    window_s = number(window, "length_s", where, positive=True)
+    hop_s = number(window, "hop_s", where, positive=True) or window_s
+    by_name = {s.name: s for s in spec.sensors}
+    for f in spec.features:
+        rate = f.rate or by_name[f.sensors[0]].sample_rate_hz
+        for key, seconds in (("length_s", window_s), ("hop_s", hop_s)):
+            count = seconds * rate
+            if abs(count - round(count)) > 1e-6 * max(1.0, count) or round(count) < 1:
+                raise DataError(f"{where}: {key}={seconds:g} s is not a whole number of samples "
+                                f"at {rate:g} Hz ({count:g}; feature {f.name!r})")
+        need = parse_spec(f.kind).min_window
+        if round(window_s * rate) < need:
+            raise DataError(f"feature {f.name!r}: extractor {f.kind!r} needs window >= {need} "
+                            f"samples ({round(window_s * rate)} at {rate:g} Hz)")
+    return replace(spec, window_s=window_s, hop_s=hop_s)

@@ -133,7 +133,7 @@ def time_gaps(rec, sample_rate_hz: float) -> np.ndarray:
         i = int(back[0])
         raise DataError(f"recording {rec.name!r}: time stamps are not strictly increasing "
                         f"(t={t[i + 1]:g} s at sample {i + 1} follows t={t[i]:g} s)")
-    check_declared_rate(rec.name, dt, sample_rate_hz)
+    check_declared_rate(f"recording {rec.name!r}", dt, sample_rate_hz)
     period = 1.0 / sample_rate_hz
     short = np.flatnonzero(dt < 0.5 * period)
     if short.size:
@@ -155,13 +155,14 @@ def measured_rate(dt: np.ndarray) -> float | None:
     return 1.0 / float(regular.mean())
 
 
-def check_declared_rate(name: str, dt: np.ndarray, sample_rate_hz: float) -> None:
-    """A :class:`DataError` naming both rates when the time steps ``dt`` of recording ``name``
+def check_declared_rate(where: str, dt: np.ndarray, sample_rate_hz: float) -> None:
+    """A :class:`DataError` naming both rates when the time steps ``dt`` (of ``where``: the
+    recording, or a sensor of it)
     show a rate more than :data:`RATE_TOLERANCE` away from the declared ``sample_rate_hz``
     (a 40 Hz declaration on 64 Hz data)."""
     rate = measured_rate(dt)
     if rate is not None and abs(rate - sample_rate_hz) > RATE_TOLERANCE * sample_rate_hz:
-        raise DataError(f"recording {name!r}: its time stamps show {rate:.6g} Hz (mean regular "
+        raise DataError(f"{where}: its time stamps show {rate:.6g} Hz (mean regular "
                         f"step {1 / rate:.6g} s) but sample_rate_hz={sample_rate_hz:g} is "
                         f"declared (tolerance {RATE_TOLERANCE:.0%}); fix the declared rate or "
                         f"the time column")

@@ -1,0 +1,203 @@
+"""Sensors at their own rates: one table with empty cells where a sensor did not sample, aligned
+on each sensor's grid, windows in seconds, features at decimated rates. Checked against a slow
+loop over the generator's own grid indices and numpy on the decimated windows; every bad
+multi-rate input is one clear error."""
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from trainer.errors import DataError
+from trainer.sensing.feature_set import build_feature_set
+from trainer.sensing.recordings import Recording, RecordingSet
+from trainer.sensing.sensors import parse_sensor_spec
+
+WINDOW_S, HOP_S = 2.0, 1.0
+#: sensor -> (channels, recorded rate, phase in periods)
+LAYOUT = {"acc": (("ax", "ay"), 8.0, 0.0), "baro": (("p",), 2.0, 0.25), "temp": (("t",), 1.0, 0.5)}
+
+
+def spec_dict(**window):
+    return {
+        "targets": ["y"],
+        "window": {"length_s": WINDOW_S, "hop_s": HOP_S, **window},
+        "sensors": [
+            {"name": "acc", "channels": ["ax", "ay"], "unit_price": 1.0, "sample_rate_hz": 8,
+             "rates_hz": [8, 4, 2], "current_a_by_rate": [11e-6, 6e-6, 3e-6], "supply_v": 2.5},
+            {"name": "baro", "channels": ["p"], "unit_price": 2.0, "energy_per_reading_j": 5e-6,
+             "sample_rate_hz": 2},
+            {"name": "temp", "channels": ["t"], "unit_price": 0.5, "energy_per_reading_j": 1e-5,
+             "sample_rate_hz": 1}],
+        "features": [{"channels": ["acc", "p", "t"], "extractors": ["mean", "std", "max"]}]}
+
+
+def generate(seed, seconds=30):
+    """(Recording, truth): truth[sensor] = {channel: values on the grid (NaN = missing)},
+    present grid points, and the (time, y) target rows."""
+    rng = np.random.default_rng(seed)
+    rows, truth = [], {}
+    for name, (channels, rate, phase) in LAYOUT.items():
+        n = int(seconds * rate)
+        present = rng.uniform(size=n) > 0.03
+        present[0] = True
+        values = {c: rng.normal(size=n).round(4) for c in channels}
+        for c in channels:
+            values[c][rng.uniform(size=n) < 0.02] = np.nan
+        truth[name] = (values, present)
+        jitter = rng.uniform(-0.03, 0.03, size=n)
+        for i in np.flatnonzero(present):
+            rows.append(((i + phase + jitter[i]) / rate, {c: values[c][i] for c in channels}))
+            if all(np.isnan(values[c][i]) for c in channels):       # a row must show a sample
+                values[channels[0]][i] = 0.0
+                rows[-1][1][channels[0]] = 0.0
+    targets = [(j + 0.9, round(float(rng.normal()), 3)) for j in range(seconds)]
+    rows += [(t, {"y": y}) for t, y in targets]
+    rows.sort(key=lambda r: r[0])
+    time = np.array([r[0] for r in rows])
+    names = [c for chans, _, _ in LAYOUT.values() for c in chans] + ["y"]
+    columns = {c: np.array([r[1].get(c, np.nan) for r in rows]) for c in names}
+    return Recording("r.csv", time, columns), truth, targets, time[0]
+
+
+def reference(truth, targets, t0):
+    """Usable windows, their features and targets by loops over the generator's grid."""
+    rows = {}
+    k = 0
+    while True:
+        windows = {}
+        for name, (channels, rate, _) in LAYOUT.items():
+            values, present = truth[name]
+            a, b = round(k * HOP_S * rate), round((k * HOP_S + WINDOW_S) * rate)
+            if b > np.flatnonzero(present)[-1] + 1:
+                return rows
+            windows[name] = {c: [values[c][i] if present[i] else np.nan for i in range(a, b)]
+                             for c in channels}
+        ys = [y for t, y in targets if k * HOP_S <= t - t0 < k * HOP_S + WINDOW_S]
+        if not any(np.isnan(v).any() for w in windows.values() for v in w.values()) and ys:
+            feats = []
+            for c in ("ax", "ay"):
+                for factor in (4, 2, 1):                               # 2, 4, 8 Hz
+                    x = np.array(windows["acc"][c][::factor], dtype=np.float32)
+                    feats += [x.mean(), x.std(), x.max()]
+            for name, c in (("baro", "p"), ("temp", "t")):
+                x = np.array(windows[name][c], dtype=np.float32)
+                feats += [x.mean(), x.std(), x.max()]
+            rows[k] = (np.array(feats), ys[-1])
+        k += 1
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_alignment_and_decimated_features_equal_a_slow_loop(seed):
+    rec, truth, targets, t0 = generate(seed)
+    spec = parse_sensor_spec(spec_dict())
+    fs = build_feature_set(RecordingSet([rec]), spec)
+    ref = reference(truth, targets, t0)
+    assert fs.window_start.tolist() == [k * 8 for k in ref]        # hop = 8 samples at 8 Hz
+    expected = np.array([ref[k][0] for k in ref])
+    np.testing.assert_allclose(fs.X, expected, rtol=2e-6, atol=2e-6)
+    assert fs.Y[:, 0].tolist() == [ref[k][1] for k in ref]
+    assert fs.feature_names[:3] == ["ax@2.mean", "ax@2.std", "ax@2.max"]
+    assert fs.feature_rates == [2.0] * 3 + [4.0] * 3 + [8.0] * 3 + [2.0] * 3 + [4.0] * 3 + [
+        8.0] * 3 + [2.0] * 3 + [1.0] * 3
+    again = build_feature_set(RecordingSet([generate(seed)[0]]), spec)
+    assert again.save_npz() == fs.save_npz()                        # deterministic bytes
+
+
+def test_the_table_round_trips_through_the_npz(tmp_path):
+    from trainer.sensing.feature_set import FeatureSet
+    fs = build_feature_set(RecordingSet([generate(7)[0]]), parse_sensor_spec(spec_dict()))
+    back = FeatureSet.load(fs.save_npz())
+    assert back.feature_rates == fs.feature_rates
+    extractors, sensors, _ = back.bundle_structure()
+    by = {e["name"]: e["params"] for e in extractors}
+    assert (by["ax@2.mean"]["window"], by["ax@2.mean"]["sample_rate_hz"]) == (4, 2.0)
+    assert (by["t.mean"]["window"], by["t.mean"]["hop"]) == (2, 1)
+    readings = {s["name"]: s["readings_per_prediction"] for s in sensors}
+    assert readings == {"acc": 8, "baro": 2, "temp": 1}              # rate x min(window, hop)
+
+
+def _with(sensor_changes=None, **top):
+    d = spec_dict()
+    for i, change in (sensor_changes or {}).items():
+        d["sensors"][i] = {k: v for k, v in {**d["sensors"][i], **change}.items()
+                           if v is not None}
+    d.update(top)
+    return d
+
+
+@pytest.mark.parametrize("data, message", [
+    (_with(window={"length": 16, "hop": 8}), r"different sample rates \(acc=8 Hz, baro=2 Hz, "
+                                             r"temp=1 Hz\); give \[window\] length_s"),
+    (_with({1: {"sample_rate_hz": 8}, 2: {"sample_rate_hz": 8}}, window={"length": 16}),
+     "sensors at several rates need length_s and hop_s"),
+    (_with({0: {"rates_hz": [8, 3]}}), "rate 3 Hz in rates_hz does not divide the recorded "
+                                        "sample_rate_hz=8"),
+    (_with({0: {"rates_hz": [8, 8, 4]}}), "lists a rate twice"),
+    (_with({0: {"current_a_by_rate": [1e-6]}}), "must list one number per rate"),
+    (_with({0: {"supply_v": None}}), "current_a_by_rate needs supply_v"),
+    (_with({0: {"energy_per_reading_j": 1e-6}}), "the cost per rate replaces"),
+    (_with({0: {"rates_hz": None}}), "current_a_by_rate needs rates_hz"),
+    (_with(window={"length_s": 2.25, "hop_s": 1.0}), "length_s=2.25 s is not a whole number of "
+                                                    "samples at 2 Hz"),
+    (_with(window={"length_s": 2.0, "hop_s": 0.5}), "hop_s=0.5 s is not a whole number of "
+                                                    "samples at 1 Hz"),
+    (_with(features=[{"group": "m", "channels": ["ax", "p"], "extractors": ["mag_mean"]}]),
+     "group 'm' spans sensors acc, baro"),
+    (_with({0: {"rates_hz": None, "current_a_by_rate": None, "supply_v": None,
+                "energy_per_reading_j": 1e-6}}, window={"length": 4},
+           features=[{"group": "m", "channels": ["ax", "p"], "extractors": ["mag_mean"]}]),
+     "give .window. length_s and hop_s"),
+])
+def test_each_bad_multi_rate_description_is_one_clear_error(data, message):
+    with pytest.raises(DataError, match=message):
+        parse_sensor_spec(data)
+
+
+def _shift(rec, column, index, dt):
+    rows = np.flatnonzero(~np.isnan(rec.columns[column]))
+    rec.time[rows[index]] += dt
+    return rec
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda r: _shift(r, "p", 5, 0.5 * 0.2), r"0\.2\d* periods off the sensor's 2 Hz grid "
+                                             r"\(jitter tolerance 0\.1 period\)"),
+    (lambda r: _shift(r, "t", 3, 0.55), "two samples on one 1 Hz grid point|periods off"),
+    (lambda r: Recording(r.name, r.time * 1.6, r.columns), r"sensor 'acc': its time stamps "
+                                                           r"show 5.00\d* Hz .* but "
+                                                           r"sample_rate_hz=8 is declared"),
+])
+def test_each_bad_multi_rate_recording_is_one_clear_error(damage, message):
+    rec = damage(generate(1)[0])
+    rec.time.sort()
+    with pytest.raises(DataError, match=message):
+        build_feature_set(RecordingSet([rec]), parse_sensor_spec(spec_dict()))
+
+
+def test_gaps_with_on_missing_error_and_overrides_in_samples_are_refused():
+    rec = generate(2)[0]
+    spec = parse_sensor_spec(spec_dict(on_missing="error"))
+    with pytest.raises(DataError, match="has a (gap|missing sample) in the window from t="):
+        build_feature_set(RecordingSet([rec]), spec)
+    with pytest.raises(DataError, match="not --window/--hop in samples"):
+        build_feature_set(RecordingSet([rec]), parse_sensor_spec(spec_dict()), window=16)
+
+
+def test_the_cli_gives_one_error_line_for_a_sensor_off_its_grid(tmp_path):
+    rec = _shift(generate(3)[0], "p", 4, 0.1)
+    names = list(rec.columns)
+    lines = ["time," + ",".join(names)] + [
+        f"{t:.6f}," + ",".join("" if np.isnan(rec.columns[c][i]) else f"{rec.columns[c][i]:g}"
+                               for c in names) for i, t in enumerate(rec.time)]
+    (tmp_path / "r.csv").write_text("\n".join(lines) + "\n")
+    import tomli_w
+    (tmp_path / "s.toml").write_bytes(tomli_w.dumps(spec_dict()).encode())
+    run = subprocess.run([sys.executable, "-m", "sensorbudget", "features", str(tmp_path / "r.csv"),
+                          "--sensors", str(tmp_path / "s.toml"), "-o", str(tmp_path / "f.npz")],
+                         capture_output=True, text=True)
+    assert run.returncode == 2
+    out = run.stderr.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("Error: ") and "sensor 'baro'" in out[0]
+    assert not (tmp_path / "f.npz").exists()

@@ -1,0 +1,193 @@
+"""Sensors at their own rates: aligning a multi-rate recording, windows in seconds, decimation.
+
+A multi-rate ``sensors.toml`` (sensors at different ``sample_rate_hz``, or one with ``rates_hz``;
+:attr:`~.sensors.SensorSpec.multi_rate`) gives the window and hop in seconds. A recording is
+one table whose rows are time stamps; a sensor did not sample at a row where all its channels
+are empty.
+
+Alignment (:func:`align`). Let ``T0`` be the table's first time stamp and ``r`` a sensor's
+recorded rate. The sensor's rows lie on its grid ``T0 + (i + p) / r``: ``i`` its sample index,
+``p`` in [0, 1) the phase of its first row (a sensor may start later, or between the others'
+samples). Each row's offset from the grid must be within :data:`JITTER_TOLERANCE` of a
+period, two rows must not fall on one grid point, and the rate the rows show must be the
+declared one (:func:`~.streams.check_declared_rate`): each is a :class:`DataError` naming the
+sensor, the time and the limit. Grid points without a row are gaps; a row with one of the
+sensor's channels empty is a missing sample. Nothing is interpolated.
+
+Windows (:func:`window_counts`). Window ``k`` covers the instants ``[T0 + k hop_s, T0 + k hop_s
++ window_s)`` for every sensor, so all windows end at the same instant: the samples
+``[k hop_s r, k hop_s r + window_s r)`` of each sensor's grid. A window is formed when every
+sensor a feature uses has that many grid points; it is skipped when one of them is a gap or a
+missing sample of a used channel.
+
+Decimation. A feature at ``q`` Hz of a sensor recorded at ``r`` Hz (``m = r / q`` a whole
+number) reads every ``m``-th sample of the sensor's grid from index 0: plain decimation, no
+anti-alias filter (the same in Python and C: keep sample ``i`` when ``i % m == 0``). Its
+window is ``x[k hop_s r :][: window_s r : m]``, ``window_s q`` samples (``hop_s q`` whole, so
+the window starts on a kept sample).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import DataError
+from .extractors import window_view
+from .specs import parse_spec
+from .streams import check_declared_rate
+
+#: Largest distance of a sensor's time stamp from its grid, in sample periods.
+JITTER_TOLERANCE = 0.1
+
+
+@dataclass(frozen=True)
+class Aligned:
+    """One sensor of one recording on its grid: channels (NaN where absent), the grid points
+    that have a row (``present``), the rate and the phase (in periods)."""
+
+    sensor: str
+    rate: float
+    phase: float
+    columns: dict
+    present: np.ndarray
+
+    @property
+    def n(self) -> int:
+        return int(self.present.shape[0])
+
+
+def align(rec, sensor, channels=None) -> Aligned:
+    """``sensor`` (a :class:`~.sensors.Sensor`) of recording ``rec`` on its grid (module notes);
+    ``channels``: the ones to keep (default all of the sensor's)."""
+    channels = list(sensor.channels if channels is None else channels)
+    absent = [c for c in sensor.channels if c not in rec.columns]
+    if absent:
+        raise DataError(f"channel {absent[0]!r} of sensor {sensor.name!r} is not a column of "
+                        f"recording {rec.name!r}")
+    t = rec.time
+    if not np.isfinite(t).all() or (t.size > 1 and not (np.diff(t) > 0).all()):
+        raise DataError(f"recording {rec.name!r}: time stamps must be present and strictly "
+                        f"increasing")
+    rows = np.flatnonzero(np.any([~np.isnan(rec.columns[c]) for c in sensor.channels], axis=0))
+    where = f"recording {rec.name!r}, sensor {sensor.name!r}"
+    if rows.size == 0:
+        raise DataError(f"{where}: the sensor never samples (every cell of its channels is "
+                        f"empty)")
+    r = sensor.sample_rate_hz
+    check_declared_rate(where, np.diff(t[rows]), r)
+    pos = (t[rows] - t[0]) * r
+    phase = pos[0] - np.floor(pos[0])
+    if phase > 1 - JITTER_TOLERANCE:
+        phase -= 1.0
+    index = np.rint(pos - phase).astype(np.int64)
+    off = np.abs(pos - phase - index)
+    bad = np.flatnonzero(off > JITTER_TOLERANCE)
+    if bad.size:
+        i = rows[bad[0]]
+        raise DataError(f"{where}: time stamp t={t[i] - t[0]:.9g} s is {off[bad[0]]:.3g} "
+                        f"periods off the sensor's {r:g} Hz grid (jitter tolerance "
+                        f"{JITTER_TOLERANCE:g} period)")
+    twice = np.flatnonzero(np.diff(index) == 0)
+    if twice.size:
+        i = rows[twice[0] + 1]
+        raise DataError(f"{where}: two samples on one {r:g} Hz grid point (t={t[i] - t[0]:.9g} s"
+                        f" and the row before it)")
+    n = int(index[-1]) + 1
+    present = np.zeros(n, dtype=bool)
+    present[index] = True
+    columns = {}
+    for c in channels:
+        col = np.full(n, np.nan)
+        col[index] = rec.columns[c][rows]
+        columns[c] = col
+    return Aligned(sensor.name, r, float(phase), columns, present)
+
+
+def window_counts(spec) -> dict:
+    """{sensor: (window, hop) in samples at its recorded rate} of a multi-rate ``spec``."""
+    return {s.name: (round(spec.window_s * s.sample_rate_hz), round(spec.hop_s * s.sample_rate_hz))
+            for s in spec.sensors}
+
+
+def feature_rate(spec, feature) -> float:
+    """The rate (Hz) a feature of ``spec`` is computed at: its decimated rate, or its sensor's."""
+    by_name = {s.name: s for s in spec.sensors}
+    return feature.rate or by_name[feature.sensors[0]].sample_rate_hz
+
+
+def used_sensors(spec) -> list:
+    """The sensors some feature of ``spec`` needs, in declaration order."""
+    used = {s for f in spec.features for s in f.sensors}
+    return [s for s in spec.sensors if s.name in used]
+
+
+def usable_windows(rec, spec, on_missing: str) -> tuple:
+    """(window indices k, skip counts, {sensor: Aligned}) of one recording (module notes)."""
+    counts = window_counts(spec)
+    used = set(spec.used_channels)
+    aligned = {s.name: align(rec, s, [c for c in s.channels if c in used])
+               for s in used_sensors(spec)}
+    n_windows = min((a.n - counts[a.sensor][0]) // counts[a.sensor][1] + 1
+                    for a in aligned.values())
+    if n_windows < 1:
+        raise DataError(f"window of {spec.window_s:g} s is longer than recording {rec.name!r}")
+    k = np.arange(n_windows)
+    gap = np.zeros(n_windows, dtype=bool)
+    missing = np.zeros(n_windows, dtype=bool)
+    for a in aligned.values():
+        w, h = counts[a.sensor]
+        absent = np.concatenate([[0], np.cumsum(~a.present)])
+        nan = np.concatenate([[0], np.cumsum(np.any(
+            [np.isnan(v) & a.present for v in a.columns.values()], axis=0))])
+        gap |= absent[k * h + w] > absent[k * h]
+        missing |= nan[k * h + w] > nan[k * h]
+        if on_missing == "error" and (gap | missing).any():
+            j = int(np.flatnonzero(gap | missing)[0])
+            raise DataError(f"recording {rec.name!r}: sensor {a.sensor!r} has a "
+                            f"{'gap' if gap[j] else 'missing sample'} in the window from "
+                            f"t={j * spec.hop_s:g} s; on_missing='error'")
+    skipped = {"missing_samples": int(missing.sum()), "gaps": int((gap & ~missing).sum())}
+    return k[~(gap | missing)], skipped, aligned
+
+
+def decimated_windows(aligned: Aligned, channel: str, k, window: int, hop: int,
+                      factor: int) -> np.ndarray:
+    """Float32 windows (window / factor, len(k)) of ``channel`` at 1/``factor`` of its rate:
+    every ``factor``-th sample of the grid from index 0 (plain decimation)."""
+    kept = aligned.columns[channel][::factor]
+    return window_view(kept, np.asarray(k) * (hop // factor), window // factor)
+
+
+def features(aligned: dict, k, spec) -> np.ndarray:
+    """Float32 matrix (windows x features) of one recording's aligned sensors."""
+    counts = window_counts(spec)
+    X = np.empty((len(k), len(spec.features)), dtype=np.float32)
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for j, f in enumerate(spec.features):
+            a = aligned[f.sensors[0]]
+            rate = feature_rate(spec, f)
+            factor = round(a.rate / rate)
+            w, h = counts[a.sensor]
+            fs = parse_spec(f.kind)
+            ws = [decimated_windows(a, c, k, w, h, factor) for c in f.channels]
+            X[:, j] = fs.compute(ws[0] if fs.entry.per_channel else ws, rate)
+    return X
+
+
+def stream_targets(rec, k, targets: list, spec) -> np.ndarray:
+    """(len(k), targets): each target column's last present value at a time in window k
+    (NaN when it has none there)."""
+    t = rec.time - rec.time[0]
+    Y = np.full((len(k), len(targets)), np.nan)
+    start = np.asarray(k) * spec.hop_s
+    end = start + spec.window_s
+    for j, name in enumerate(targets):
+        col = rec.columns[name]
+        rows = np.flatnonzero(~np.isnan(col))
+        last = np.searchsorted(t[rows], end - 1e-9 * spec.window_s, side="left") - 1
+        ok = last >= 0
+        ok[ok] = t[rows[last[ok]]] >= start[ok] - 1e-9 * spec.window_s
+        Y[ok, j] = col[rows[last[ok]]]
+    return Y
