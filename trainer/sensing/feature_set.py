@@ -54,6 +54,8 @@ from .sensor_budget import per_prediction
 from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
 from .specs import parse_spec, transforms_of
 from .streams import StreamFormat
+from .targets import label_targets as _label_targets
+from .targets import stream_targets as _stream_targets
 
 FORMAT = "sensorbudget-features"
 F32_MAX = float(np.finfo(np.float32).max)
@@ -269,51 +271,6 @@ def _usable_starts(rec, channels: list, window: int, hop: int, rate: float,
     return starts[~(has_missing | has_gap)], counts
 
 
-def _label_targets(rset: RecordingSet, spec: SensorSpec) -> tuple:
-    """(target names, per-recording target rows, default task) for labelled recordings."""
-    available = list(rset.recordings[0].labels)
-    chosen = list(spec.targets) if spec.targets is not None else available
-    for t in chosen:
-        if t not in available:
-            raise DataError(f"unknown target {t!r}; the recordings' labels are "
-                            f"{', '.join(available)}")
-    categorical = [t for t in chosen if t in rset.classes]
-    single = len(chosen) == 1 and len(categorical) == 1
-    names = []
-    for t in chosen:
-        if t in rset.classes:
-            names += [c if single else f"{t}={c}" for c in rset.classes[t]]
-        else:
-            names.append(t)
-    rows = []
-    for rec in rset.recordings:
-        row = []
-        for t in chosen:
-            value = rec.labels[t]
-            row += ([float(value == c) for c in rset.classes[t]] if t in rset.classes
-                    else [float(value)])
-        rows.append(np.array(row))
-    if categorical and len(categorical) != len(chosen) and spec.task is None:
-        raise DataError("targets mix class labels and numbers; set task in sensors.toml")
-    task = "multiclass" if single else ("multilabel" if categorical else "regression")
-    return names, rows, task
-
-
-def _stream_targets(rset: RecordingSet, spec: SensorSpec) -> list:
-    channels = set(spec.channel_sensor)
-    common = [c for c in rset.recordings[0].columns
-              if all(c in r.columns for r in rset.recordings)]
-    if spec.targets is None:
-        return [c for c in common if c not in channels]
-    for t in spec.targets:
-        if t in channels:
-            raise DataError(f"target {t!r} is also a sensor channel in {spec.source}")
-        if t not in common:
-            raise DataError(f"unknown target {t!r}: not among the {len(common)} column(s) "
-                            f"present in every recording")
-    return list(spec.targets)
-
-
 def _features_of(rec, starts, spec: SensorSpec, window: int) -> np.ndarray:
     """Float32 matrix (windows x features) of one recording; a feature that overflows float32
     (say the energy of samples near 1e20) is a :class:`DataError` naming it and the window."""
@@ -363,7 +320,7 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
     starts, X, Y, groups = [], [], [], []
     for g, rec in enumerate(rset.recordings):
         if spec.multi_rate:
-            s, y, x = _multi_rate_rows(rec, spec, on_missing, targets, hop, skipped,
+            s, y, x = rates.recording_rows(rec, spec, on_missing, targets, hop, skipped,
                                        label_rows[g] if labelled else None)
             starts.append(s)
             X.append(x)
@@ -401,27 +358,6 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         compute_costs=spec.compute_costs(compute_target),
         channel_bounds=recording_bounds(rset.recordings, spec.used_channels),
         feature_rates=[rates.feature_rate(spec, f) for f in fs] if spec.multi_rate else [])
-
-
-def _multi_rate_rows(rec, spec, on_missing, targets, hop, skipped, label_row) -> tuple:
-    """(window starts at the highest rate, Y, X) of one recording of a multi-rate spec."""
-    k, counts, aligned = rates.usable_windows(rec, spec, on_missing)
-    for name, v in counts.items():
-        skipped[name] += v
-    if label_row is not None:
-        y = np.tile(label_row, (len(k), 1)).reshape(len(k), len(targets))
-    else:
-        y = rates.stream_targets(rec, k, targets, spec)
-        ok = ~np.isnan(y).any(axis=1)
-        skipped["missing_targets"] += int((~ok).sum())
-        k, y = k[ok], y[ok]
-    x = rates.features(aligned, k, spec)
-    bad = np.argwhere(~np.isfinite(x))
-    if bad.size:
-        r, j = bad[0]
-        raise DataError(f"recording {rec.name!r}: feature {spec.features[j].name!r} of window "
-                        f"{int(k[r])} is {x[r, j]} in the device's float32 arithmetic")
-    return (k * hop).astype(np.int64), y, x
 
 
 def is_feature_file(path) -> bool:

@@ -191,3 +191,27 @@ def stream_targets(rec, k, targets: list, spec) -> np.ndarray:
         ok[ok] = t[rows[last[ok]]] >= start[ok] - 1e-9 * spec.window_s
         Y[ok, j] = col[rows[last[ok]]]
     return Y
+
+
+def recording_rows(rec, spec, on_missing, targets, hop, skipped, label_row) -> tuple:
+    """(window starts at the highest rate, Y, X) of one recording of a multi-rate spec; the
+    skip counts add to ``skipped``; ``label_row``: the recording's targets, or None for the
+    target columns ``targets`` of a stream (:func:`stream_targets`)."""
+    k, counts, aligned = usable_windows(rec, spec, on_missing)
+    for name, v in counts.items():
+        skipped[name] += v
+    if label_row is not None:
+        y = np.tile(label_row, (len(k), 1)).reshape(len(k), len(targets))
+    else:
+        y = stream_targets(rec, k, targets, spec)
+        ok = ~np.isnan(y).any(axis=1)
+        skipped["missing_targets"] += int((~ok).sum())
+        k, y = k[ok], y[ok]
+    x = features(aligned, k, spec)
+    bad = np.argwhere(~np.isfinite(x))
+    if bad.size:
+        r, j = bad[0]
+        raise DataError(f"recording {rec.name!r}: feature {spec.features[j].name!r} of window "
+                        f"{int(k[r])} is {x[r, j]} in the device's float32 arithmetic")
+    return (k * hop).astype(np.int64), y, x
+
