@@ -24,11 +24,20 @@ level between: a unit needs the transforms of its features, each priced at its c
 compute energy and time (a ``[[calibration]]`` entry named after the transform; 0 without one)
 and paid once per prediction however many chosen units read it. They reach the estimators as
 ``extractor_sensors`` entries whose ``sensor_costs`` say ``"level": "transform"``.
+
+Rates (a multi-rate table, :mod:`.rates`): a sensor's readings per prediction are its rate x
+min(window_s, hop_s), :func:`per_prediction` at its own samples. A sensor with ``rates_hz``
+q_1 < ... < q_m is paid once, at the highest rate a chosen feature needs: with E_j its cost
+per prediction at q_j, the sensor itself costs E_1 and each ``<sensor>@<q_j>`` (j >= 2, a
+shared resource of level "transform") costs E_j - E_{j-1}; a feature at q_j needs the sensor
+and every step up to q_j, so a chosen set pays sum_{i<=j} (E_i - E_{i-1}) = E_j for its
+highest rate q_j (:func:`rate_steps`). A higher rate must not cost less per prediction.
 """
 
 from __future__ import annotations
 
 from ..errors import TrainerError
+from .sensors import rate_tag
 from .specs import transforms_of
 
 UNITS = ("feature", "channel", "sensor")
@@ -75,6 +84,26 @@ def sensor_costs(sensors, window: int, hop: int | None = None) -> dict:
     return out
 
 
+def rate_steps(sensor: dict, window_s: float, hop_s: float) -> tuple:
+    """(base cost, [(resource name, rate, cost step), ...]) of a sensor with ``rates_hz``
+    (module notes); each cost a {price, energy, time} dict per prediction."""
+    costs = []
+    for rate, energy in zip(sensor["rates_hz"], sensor["energy_per_reading_j_by_rate"]):
+        c = per_prediction({**sensor, "energy_per_reading_j": energy}, round(window_s * rate),
+                           round(hop_s * rate))
+        costs.append((rate, {k: c[k] for k in ("price", "energy", "time")}))
+    steps = []
+    for (low, a), (high, b) in zip(costs, costs[1:]):
+        if b["energy"] < a["energy"]:
+            raise TrainerError(f"sensor {sensor['name']!r}: energy per prediction at {high:g} Hz "
+                               f"({b['energy']:g} J) is below that at {low:g} Hz "
+                               f"({a['energy']:g} J); a higher rate must not cost less")
+        steps.append((sensor["name"] + rate_tag(high), high,
+                      {"price": 0.0, "energy": b["energy"] - a["energy"],
+                       "time": b["time"] - a["time"], "level": "transform"}))
+    return costs[0][1], steps
+
+
 def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
     if unit == "feature":
         return extractor
@@ -85,13 +114,17 @@ def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
 
 def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
                 feature_extractors=None, unit: str = "feature", compute_costs=None,
-                feature_transforms=None, hop: int | None = None) -> dict:
+                feature_transforms=None, hop: int | None = None, feature_rates=None,
+                seconds=None) -> dict:
     """``extractors``, ``extractor_sensors`` and ``sensor_costs`` for GreedyRLS(…).
 
     ``feature_sensors[i]`` is a sensor name, a ``"+"``-joined string of names or a tuple;
     ``feature_extractors`` defaults to the feature names; ``feature_transforms[i]`` lists the
     transforms feature i reads (default none); ``hop`` (default: ``window``) sets the readings
-    per prediction (:func:`per_prediction`). Only sensors some feature needs are priced.
+    per prediction (:func:`per_prediction`). Only sensors some feature needs are priced. A
+    multi-rate table gives ``feature_rates`` (Hz per feature) and ``seconds`` = (window_s,
+    hop_s): each sensor is priced at its own rate, a sensor with ``rates_hz`` by
+    :func:`rate_steps`.
     Raises :class:`TrainerError` for an unknown unit or an undeclared sensor.
     """
     if unit not in UNITS:
@@ -100,6 +133,10 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
     declared = {s["name"] for s in sensors}
     extractors, ext_sensors, transforms = [], {}, {}
     feature_transforms = feature_transforms or [()] * len(feature_names)
+    steps = {}
+    if feature_rates:
+        feature_transforms, steps = _rate_reads(feature_sensors, feature_transforms,
+                                                feature_rates, sensors, seconds)
     for name, ext, needed, reads in zip(feature_names, feature_extractors, feature_sensors,
                                         feature_transforms):
         needed = tuple(needed.split("+")) if isinstance(needed, str) else tuple(needed)
@@ -115,8 +152,21 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
                        if s not in listed]
         transforms.update(dict.fromkeys(reads))
     used = {s for v in ext_sensors.values() for s in v}
-    costs = sensor_costs([s for s in sensors if s["name"] in used], window, hop)
+    if feature_rates:
+        costs = {}
+        for s in sensors:
+            if s["name"] in used:
+                rate = s["sample_rate_hz"]
+                cost = per_prediction(s, round(seconds[0] * rate), round(seconds[1] * rate))
+                costs[s["name"]] = ({k: cost[k] for k in ("price", "energy", "time")}
+                                    if not s.get("rates_hz") else
+                                    rate_steps(s, *seconds)[0])
+    else:
+        costs = sensor_costs([s for s in sensors if s["name"] in used], window, hop)
     for t in transforms:
+        if t in steps:
+            costs[t] = steps[t]
+            continue
         measured = (compute_costs or {}).get(t) or {}
         costs[t] = {"price": 0.0, "energy": float(measured.get("energy", 0.0)),
                     "time": float(measured.get("time", 0.0)), "level": "transform"}
@@ -125,6 +175,21 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
         kwargs["extractor_costs"] = unit_compute_costs(extractors, feature_extractors,
                                                        compute_costs)
     return kwargs
+
+
+def _rate_reads(feature_sensors, feature_transforms, feature_rates, sensors, seconds):
+    """Each feature's reads plus the rate steps up to its rate; {step name: cost}."""
+    ladder, steps = {}, {}
+    for s in sensors:
+        if s.get("rates_hz"):
+            _, ladder[s["name"]] = rate_steps(s, *seconds)
+            steps.update((name, cost) for name, _, cost in ladder[s["name"]])
+    reads = []
+    for needed, extra, rate in zip(feature_sensors, feature_transforms, feature_rates):
+        needed = needed.split("+") if isinstance(needed, str) else needed
+        up = [name for s in needed for name, q, _ in ladder.get(s, ()) if q <= rate]
+        reads.append(tuple(extra) + tuple(up))
+    return reads, steps
 
 
 def unit_compute_costs(units, feature_extractors, compute_costs) -> dict:
@@ -146,7 +211,9 @@ def cost_kwargs_from_feature_set(fs, unit: str = "feature") -> dict:
     """:func:`cost_kwargs` for a :class:`trainer.sensing.feature_set.FeatureSet`."""
     reads = [transforms_of(k, c.split("+")) for k, c in zip(fs.feature_kinds,
                                                            fs.feature_channels)]
+    rates = getattr(fs, "feature_rates", None)
     return cost_kwargs(fs.feature_names, fs.feature_sensors, fs.sensors, fs.window,
                        feature_extractors=fs.feature_extractors, unit=unit,
                        compute_costs=getattr(fs, "compute_costs", None),
-                       feature_transforms=reads, hop=fs.hop)
+                       feature_transforms=reads, hop=fs.hop, feature_rates=rates,
+                       seconds=(fs.window / fs.sample_rate, fs.hop / fs.sample_rate))

@@ -33,18 +33,18 @@ def spec_dict(**window):
         "features": [{"channels": ["acc", "p", "t"], "extractors": ["mean", "std", "max"]}]}
 
 
-def generate(seed, seconds=30):
+def generate(seed, seconds=30, holes=(0.03, 0.02)):
     """(Recording, truth): truth[sensor] = {channel: values on the grid (NaN = missing)},
     present grid points, and the (time, y) target rows."""
     rng = np.random.default_rng(seed)
     rows, truth = [], {}
     for name, (channels, rate, phase) in LAYOUT.items():
         n = int(seconds * rate)
-        present = rng.uniform(size=n) > 0.03
+        present = rng.uniform(size=n) >= holes[0]
         present[0] = True
         values = {c: rng.normal(size=n).round(4) for c in channels}
         for c in channels:
-            values[c][rng.uniform(size=n) < 0.02] = np.nan
+            values[c][rng.uniform(size=n) < holes[1]] = np.nan
         truth[name] = (values, present)
         jitter = rng.uniform(-0.03, 0.03, size=n)
         for i in np.flatnonzero(present):
@@ -201,3 +201,53 @@ def test_the_cli_gives_one_error_line_for_a_sensor_off_its_grid(tmp_path):
     out = run.stderr.strip().splitlines()
     assert len(out) == 1 and out[0].startswith("Error: ") and "sensor 'baro'" in out[0]
     assert not (tmp_path / "f.npz").exists()
+
+
+def _energy_by_definition(fs, names):
+    """J per prediction of the feature set ``names``: each sensor once, at the highest rate a
+    feature of it needs (rate x min(window_s, hop_s) readings at that rate's cost)."""
+    sensors = {s["name"]: s for s in fs.sensors}
+    seconds = min(fs.window, fs.hop) / fs.sample_rate
+    top = {}
+    for name in names:
+        j = fs.feature_names.index(name)
+        s = fs.feature_sensors[j]
+        top[s] = max(top.get(s, 0.0), fs.feature_rates[j])
+    total = 0.0
+    for s, rate in top.items():
+        entry = sensors[s]
+        if entry.get("rates_hz"):
+            energy = dict(zip(entry["rates_hz"], entry["energy_per_reading_j_by_rate"]))[rate]
+        else:
+            energy = entry["energy_per_reading_j"]
+        total += energy * round(rate * seconds)
+    return total
+
+
+@pytest.mark.parametrize("max_energy", [1.2e-5, 2e-5, 3e-5, 5e-5])
+def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy):
+    from tests.trainer.reference import convention_transform
+    from tests.trainer.selection.test_group_math import loo_sse_bruteforce
+    from trainer import GreedyRLS
+    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    fs = build_feature_set(RecordingSet([generate(5, seconds=60, holes=(0, 0))[0]]),
+                           parse_sensor_spec(spec_dict()))
+    X, Y = np.asarray(fs.X, dtype=np.float64), fs.Y
+    est = GreedyRLS(budget=5, lam=1.0, strategy="error", max_energy=max_energy,
+                    **cost_kwargs_from_feature_set(fs)).fit(X, Y)
+    Xt, Yt = convention_transform(X, Y, True, True)
+    chosen = []
+    while len(chosen) < 5:
+        cands = [(loo_sse_bruteforce(Xt[:, chosen + [j]], Yt, 1.0, True), j)
+                 for j in range(X.shape[1]) if j not in chosen and _energy_by_definition(
+                     fs, [fs.feature_names[i] for i in chosen + [j]]) <= max_energy * (1 + 1e-9)]
+        if not cands:
+            break
+        chosen.append(min(cands)[1])
+    assert est.selected_.tolist() == chosen
+    names = [fs.feature_names[i] for i in chosen]
+    assert est.costs_["energy"] == pytest.approx(_energy_by_definition(fs, names))
+    steps = cost_kwargs_from_feature_set(fs)["sensor_costs"]
+    assert steps["acc"]["energy"] == pytest.approx(3e-6 * 2.5)               # I x V x 1 s
+    assert steps["acc@4"]["energy"] == pytest.approx((6e-6 - 3e-6) * 2.5)
+    assert steps["acc@8"]["energy"] == pytest.approx((11e-6 - 6e-6) * 2.5)
