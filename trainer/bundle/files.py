@@ -29,7 +29,6 @@ the next write when an interrupt left them (:func:`~trainer.bundle.manifest.remo
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import io
 import json
@@ -134,9 +133,13 @@ def write_atomically(path, data: bytes) -> None:
 
 
 def _libc_renameat2():
-    name = ctypes.util.find_library("c")
+    """libc's ``renameat2`` from the process's own symbols (``dlopen(NULL)``), else None.
+
+    Not ``ctypes.util.find_library("c")``: on Linux it runs ``ldconfig -p`` in a child process
+    at every start (about 10 ms), and while Python forks it the main thread blocks all signals,
+    so a Ctrl-C in that window is handled by another thread (issue 33, item 5)."""
     try:
-        fn = ctypes.CDLL(name, use_errno=True).renameat2
+        fn = ctypes.CDLL(None, use_errno=True).renameat2
     except (OSError, AttributeError, TypeError):
         return None
     fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
