@@ -302,10 +302,8 @@ void {p}_stream_reset({p}_stream_t *s)
 
 int {p}_stream_add({p}_stream_t *s, const {p}_sample_t *frame)
 {{
-    unsigned c;
-    for (c = 0u; c < {P}_N_CHANNELS; ++c) {{
-        s->buf[s->pos][c] = frame[c];
-    }}
+    /* one row, copied whole: a constant-size copy (word moves), no per-channel loop */
+    memcpy(s->buf[s->pos], frame, sizeof s->buf[0]);
     s->pos = {P}_NEXT(s->pos);
     s->n_seen++;
     if (s->n_seen != s->next_end) {{

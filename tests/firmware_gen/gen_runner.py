@@ -232,7 +232,8 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
 def emulator_of(case: G.Case) -> str | None:
     """QEMU for the Cortex-M and RISC-V images (unicorn-m4f for every other mps2-an386 case),
     simavr for the Uno; None for a board no emulator here runs (ch32v003)."""
-    if not get_target(case.target).emulators:
+    target = get_target(case.target)
+    if not target.mcu or not target.emulators:
         return None
     if case.target == "arduino-uno":
         return "simavr"
