@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from export.cgen import NUMERICS
 from trainer.sensing.extractors import KINDS
+from trainer.sensing.rates import multi_rate_refusal
 from trainer.sensing.specs import Spec
 
 from .errors import FirmwareGenError
@@ -255,6 +256,9 @@ def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePl
     if numeric not in NUMERICS:
         raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
     meta, arrays = bundle.meta, bundle.arrays
+    refusal = multi_rate_refusal(meta, "firmware, a C library or a device replay")
+    if refusal:
+        raise FirmwareGenError(refusal)
     if is_feature_table(meta):
         return _feature_table_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
     entries = _extractor_entries(meta)

@@ -177,6 +177,9 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
                                    created_by=f"sensorbudget {__version__}",
                                    extra={**structure, **extra, "data": d["source"]},
                                    decision=decision, **training_rows)
+    if meta.get("multi_rate"):
+        from trainer.sensing.rates import with_chosen_rates
+        meta = with_chosen_rates(meta)
     meta = save_bundle(output, meta, arrays)
     if plot:
         write_plot(path_in_target_units(meta), plot, criterion=meta.get("criterion"))
@@ -292,7 +295,10 @@ def format_path(meta: dict) -> str:
         added = ", ".join(entry["added"])
         lines.append(f"{entry['step']:>4}  {added[:32]:<32} {entry['loo_mse']:>12.6g} "
                      + (f"{entry['criterion_mse']:>10.4g} " if scaled else "")
-                     + f"{entry['cost']:>8.4g}")
+                     + f"{entry['cost']:>8.4g}"
+                     + ("  sensors at " + ", ".join(f"{s} {r:g} Hz" for s, r in
+                                                    entry["rates_hz"].items())
+                        if "rates_hz" in entry else ""))
     lines.append(f"{criterion_label(meta)}: the selection criterion on the training rows, "
                  f"in-sample (the same rows chose the features and lambda): optimistic; "
                  f"nested CV: sensorbudget evaluate"
@@ -300,7 +306,9 @@ def format_path(meta: dict) -> str:
                     "its variance); std. crit.: what the selection minimised, on standardised "
                     "targets (mean over targets of MSE / variance)" if scaled else ""))
     if meta.get("required_sensors"):
-        lines.append("required sensors: " + ", ".join(meta["required_sensors"]))
+        rates = meta.get("sensor_rates_hz") or {}
+        lines.append("required sensors: " + ", ".join(
+            f"{s} at {rates[s]:g} Hz" if s in rates else s for s in meta["required_sensors"]))
     lines += cost_lines(meta)
     lines += describe_decision(meta)
     return "\n".join(lines)
@@ -312,9 +320,14 @@ def cost_lines(meta: dict) -> list:
     total = (meta.get("costs") or {}).get("total") or {}
     if "energy" not in total or not meta.get("window"):
         return []
-    readings = min(int(meta["window"]), int(meta.get("hop", meta["window"])))
-    return [f"per prediction on a streaming device ({readings} new reading(s) per sensor, "
-            f"min(window, hop)): energy {total['energy']:.4g} J, time {total['time']:.4g} s "
+    readings = (f"{min(int(meta['window']), int(meta.get('hop', meta['window'])))} new "
+                f"reading(s) per sensor, min(window, hop)")
+    if meta.get("sensor_rates_hz"):       # sensors at their own rates: rate x min(window, hop) s
+        readings = "new readings rate x min(window_s, hop_s): " + ", ".join(
+            f"{s['name']} {s['readings_per_prediction']}" for s in meta["sensors"]
+            if s["name"] in meta["sensor_rates_hz"])
+    return [f"per prediction on a streaming device ({readings}): energy "
+            f"{total['energy']:.4g} J, time {total['time']:.4g} s "
             f"(sensors, plus calibrated extractor compute when sensors.toml has it); "
             f"price {total.get('price', 0.0):.4g}"]
 

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import BundleError
 from ..sensing.feature_set import build_feature_set
+from ..sensing.rates import stream_targets
 from ..sensing.recordings import load_recordings
 from ..sensing.sensors import FeatureDef, Sensor, SensorSpec
 
@@ -42,8 +43,11 @@ def _spec(meta: dict, labelled: bool) -> SensorSpec:
     sensors = tuple(Sensor(name=s["name"], channels=tuple(s.get("channels", [])),
                            unit_price=float(s.get("unit_price", 0.0)),
                            energy_per_reading_j=float(s.get("energy_per_reading_j", 0.0)),
-                           sample_rate_hz=float(s.get("sample_rate_hz", meta["sample_rate_hz"])))
+                           sample_rate_hz=float(s.get("sample_rate_hz", meta["sample_rate_hz"])),
+                           rates=tuple(zip(s.get("rates_hz", ()),
+                                           s.get("energy_per_reading_j_by_rate", ()))))
                     for s in meta["sensors"])
+    rated = {s.name for s in sensors if s.rates}
     features = []
     for name in meta["selected"]:
         params = owner.get(name, {}).get("params", {})
@@ -52,7 +56,14 @@ def _spec(meta: dict, labelled: bool) -> SensorSpec:
                               f"(its extractor has no kind/channels)")
         features.append(FeatureDef(name=name, kind=params["kind"],
                                    channels=tuple(params["channels"]),
-                                   sensors=tuple(owner[name].get("sensors", []))))
+                                   sensors=tuple(owner[name].get("sensors", [])),
+                                   rate=(float(params["sample_rate_hz"]) if rated & set(
+                                       owner[name].get("sensors", [])) else None)))
+    if meta.get("multi_rate"):             # windows in seconds, sensors at their own rates
+        return SensorSpec(sensors=sensors, features=tuple(features),
+                          sample_rate_hz=float(meta["sample_rate_hz"]), window_s=meta["window_s"],
+                          hop_s=meta["hop_s"], targets=None if labelled else (),
+                          source="model.json")
     return SensorSpec(sensors=sensors, features=tuple(features),
                       sample_rate_hz=float(meta["sample_rate_hz"]), window=int(meta["window"]),
                       hop=int(meta.get("hop") or meta["window"]),
@@ -67,6 +78,18 @@ def _stream_targets(rset, fs, targets, window) -> np.ndarray | None:
         rows = np.flatnonzero(fs.groups == g)
         last = fs.window_start[rows] + window - 1
         Y[rows] = np.column_stack([rec.columns[t][last] for t in targets])
+    return Y
+
+
+def _multi_rate_targets(rset, fs, targets, spec) -> np.ndarray | None:
+    """Targets of a multi-rate stream: each column's last value in the window
+    (:func:`trainer.sensing.rates.stream_targets`)."""
+    if not all(t in rec.columns for rec in rset.recordings for t in targets):
+        return None
+    Y = np.empty((len(fs.X), len(targets)))
+    for g, rec in enumerate(rset.recordings):
+        rows = np.flatnonzero(fs.groups == g)
+        Y[rows] = stream_targets(rec, fs.window_start[rows] // fs.hop, targets, spec)
     return Y
 
 
@@ -90,9 +113,12 @@ def features_from_recordings(bundle, path, stream_format=None) -> RecordingFeatu
     rset = load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), **kwargs)
     labelled = any(r.labels for r in rset.recordings)
     spec = _spec(meta, labelled)
-    fs = build_feature_set(rset, spec, window=spec.window, hop=spec.hop)
+    multi = spec.window_s is not None
+    fs = build_feature_set(rset, spec, window=None if multi else spec.window,
+                           hop=None if multi else spec.hop)
     targets = list(meta["targets"])
     Y = (_label_targets(fs, targets, meta["task"]) if labelled
+         else _multi_rate_targets(rset, fs, targets, spec) if multi
          else _stream_targets(rset, fs, targets, spec.window))
     return RecordingFeatures(X=np.asarray(fs.X), Y=Y, groups=np.asarray(fs.groups),
                              window_start=np.asarray(fs.window_start),

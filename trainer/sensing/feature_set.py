@@ -227,6 +227,8 @@ class FeatureSet:
                  "currency": self.currency}
         if self.channel_bounds:
             extra["channel_bounds"] = dict(sorted(self.channel_bounds.items()))
+        if self.feature_rates:
+            extra["multi_rate"] = True        # train adds the chosen rates (rates.py)
         return extractors, sensors, extra
 
 

@@ -215,3 +215,51 @@ def recording_rows(rec, spec, on_missing, targets, hop, skipped, label_row) -> t
                         f"{int(k[r])} is {x[r, j]} in the device's float32 arithmetic")
     return (k * hop).astype(np.int64), y, x
 
+
+
+def with_chosen_rates(meta: dict) -> dict:
+    """A multi-rate bundle's ``model.json`` dict with the rate each sensor runs at: every
+    ``path`` step gets ``rates_hz`` {sensor: the highest rate of its features chosen so far},
+    the top level ``sensor_rates_hz`` (the final design), and each required sensor's entry
+    ``chosen_rate_hz`` with ``readings_per_prediction`` and ``energy_per_prediction_j`` at
+    that rate (:func:`~.sensor_budget.per_prediction`; for ``rates_hz`` its cost there)."""
+    from .sensor_budget import per_prediction
+    need = {}
+    for e in meta["extractors"]:
+        for f in e["features"]:
+            need[f] = (e["sensors"], float(e["params"]["sample_rate_hz"]))
+    rates = {}
+    path = []
+    for step in meta["path"]:
+        for f in step["added"]:
+            sensors, rate = need[f]
+            for s in sensors:
+                rates[s] = max(rates.get(s, 0.0), rate)
+        path.append({**step, "rates_hz": dict(rates)})
+    seconds = (meta["window_s"], meta["hop_s"])
+    final = {s: rates[s] for s in meta["required_sensors"] if s in rates}
+    sensors = []
+    for s in meta["sensors"]:
+        s = dict(s)
+        if s["name"] in final:
+            rate = final[s["name"]]
+            energy = (dict(zip(s["rates_hz"], s["energy_per_reading_j_by_rate"]))[rate]
+                      if s.get("rates_hz") else s["energy_per_reading_j"])
+            cost = per_prediction({**s, "energy_per_reading_j": energy},
+                                  round(seconds[0] * rate), round(seconds[1] * rate))
+            s.update(chosen_rate_hz=rate, readings_per_prediction=cost["readings"],
+                     energy_per_prediction_j=cost["energy"])
+        sensors.append(s)
+    return {**meta, "path": path, "sensor_rates_hz": final, "sensors": sensors}
+
+
+def multi_rate_refusal(meta: dict, what: str) -> str | None:
+    """Why ``what`` (firmware, a C header, ...) cannot be made of a multi-rate bundle yet, or
+    None for a single-rate one: the generated C has one ring buffer rate (issue 30, item 3)."""
+    if not meta.get("multi_rate"):
+        return None
+    rates = meta.get("sensor_rates_hz") or {}
+    listing = ", ".join(f"{s} {r:g} Hz" for s, r in rates.items()) or "several rates"
+    return (f"the bundle's sensors run at their own rates ({listing}); {what} of a multi-rate "
+            f"bundle is not supported yet: train on recordings at one rate (sensors.toml "
+            f"without rates_hz, one sample_rate_hz) for it")

@@ -1,0 +1,93 @@
+"""A multi-rate design end to end through the command line: features, train (the path and info
+show each sensor's rate; the bundle's sensor energy is that of the chosen rate), predict on the
+recordings equals predict on the feature table and onnxruntime; the parts not built yet
+(C header, C library, firmware, simulate) refuse with one Error line and exit 2."""
+
+import csv
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import tomli_w
+
+from export import OnnxModel
+from tests.trainer.sensing.test_rates import _energy_by_definition, generate, spec_dict
+from trainer.sensing.feature_set import FeatureSet
+
+
+def _cli(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "sensorbudget", *map(str, args)], cwd=cwd,
+                          capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("rates")
+    rec = generate(11, seconds=60, holes=(0.01, 0.0))[0]
+    names = list(rec.columns)
+    rows = [["time", *names]] + [
+        [f"{t:.6f}", *("" if np.isnan(rec.columns[c][i]) else f"{rec.columns[c][i]:g}"
+                       for c in names)] for i, t in enumerate(rec.time)]
+    with open(tmp / "r.csv", "w", newline="") as fh:
+        csv.writer(fh).writerows(rows)
+    (tmp / "s.toml").write_bytes(tomli_w.dumps(spec_dict()).encode())
+    for args in (("features", "r.csv", "--sensors", "s.toml", "-o", "f.npz"),
+                 ("train", "f.npz", "--budget", "4", "--max-energy", "2.6e-5", "--lam", "1",
+                  "-o", "b")):
+        done = _cli(*args, cwd=tmp)
+        assert done.returncode == 0, done.stderr
+    return tmp, done.stdout
+
+
+def test_the_path_and_info_show_each_sensors_rate(run):
+    tmp, printed = run
+    meta = json.loads((tmp / "b" / "model.json").read_text())
+    fs = FeatureSet.load(tmp / "f.npz")
+    rate = dict(zip(fs.feature_names, fs.feature_rates))
+    sensor = dict(zip(fs.feature_names, fs.feature_sensors))
+    chosen = []
+    for step in meta["path"]:
+        chosen += step["added"]
+        expect = {}
+        for f in chosen:
+            expect[sensor[f]] = max(expect.get(sensor[f], 0.0), rate[f])
+        assert step["rates_hz"] == expect
+    assert meta["sensor_rates_hz"] == expect
+    energy = sum(s["energy_per_prediction_j"] for s in meta["sensors"]
+                 if s["name"] in meta["required_sensors"])
+    assert energy == pytest.approx(_energy_by_definition(fs, chosen))
+    assert meta["costs"]["total"]["energy"] == pytest.approx(energy)
+    info = _cli("info", "b", cwd=tmp).stdout
+    listing = ", ".join(f"{s} at {r:g} Hz" for s, r in expect.items())
+    assert f"required sensors: {listing}" in info and f"required sensors: {listing}" in printed
+
+
+def test_predict_on_recordings_equals_the_table_and_onnx(run):
+    tmp, _ = run
+    for source, out in (("r.csv", "p1.csv"), ("f.npz", "p2.csv")):
+        assert _cli("predict", "b", source, "-o", out, cwd=tmp).returncode == 0
+    assert (tmp / "p1.csv").read_bytes() == (tmp / "p2.csv").read_bytes()
+    assert _cli("export", "onnx", "b", "-o", "m.onnx", "--dtype", "float64",
+                cwd=tmp).returncode == 0
+    fs = FeatureSet.load(tmp / "f.npz")
+    scores = next(iter(OnnxModel(tmp / "m.onnx").run(fs.X.astype(np.float64)).values()))
+    with open(tmp / "p2.csv") as fh:
+        predicted = [float(r["y"]) for r in csv.DictReader(fh)]
+    np.testing.assert_allclose(np.ravel(scores), predicted, rtol=1e-12)
+
+
+@pytest.mark.parametrize("args", [("export", "c-header", "b", "-o", "m.h"),
+                                  ("export", "c-library", "b", "-o", "lib", "--name", "g"),
+                                  ("firmware", "b", "--target", "host", "-o", "fw"),
+                                  ("simulate", "b", "--recordings", "r.csv", "--backend",
+                                   "python", "--report", "sim")])
+def test_what_is_not_built_for_several_rates_refuses_with_one_line(run, args):
+    tmp, _ = run
+    done = _cli(*args, cwd=tmp)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ")
+    assert "run at their own rates (" in lines[0] and "not supported yet" in lines[0]
+    assert not (tmp / args[args.index("-o" if "-o" in args else "--report") + 1]).exists()
