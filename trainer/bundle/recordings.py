@@ -20,6 +20,8 @@ from ..errors import BundleError
 from ..sensing.feature_set import build_feature_set
 from ..sensing.rates import stream_targets
 from ..sensing.recordings import load_recordings
+from ..sensing.sensor_files import load_sensor_folders
+from ..sensing.streams import StreamFormat
 from ..sensing.sensors import FeatureDef, Sensor, SensorSpec
 
 
@@ -110,7 +112,9 @@ def features_from_recordings(bundle, path, stream_format=None) -> RecordingFeatu
     ``path`` (a file or folder as :func:`trainer.sensing.recordings.load_recordings` reads)."""
     meta = bundle.meta
     kwargs = {} if stream_format is None else {"fmt": stream_format}
-    rset = load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), **kwargs)
+    folders = (load_sensor_folders(path, _spec(meta, False), stream_format or StreamFormat())
+               if meta.get("multi_rate") else None)      # one stream file per sensor
+    rset = folders or load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), **kwargs)
     labelled = any(r.labels for r in rset.recordings)
     spec = _spec(meta, labelled)
     multi = spec.window_s is not None

@@ -51,6 +51,7 @@ from .members import names as _names
 from .members import scalar as _scalar
 from .recordings import RecordingSet, load_recordings, time_gaps
 from .sensor_budget import per_prediction
+from .sensor_files import load_sensor_folders
 from .sensors import ON_MISSING, SensorSpec, load_sensor_spec
 from .specs import parse_spec, transforms_of
 from .streams import StreamFormat
@@ -384,7 +385,8 @@ def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
     ``progress(done, total)`` is called after each recording.
     """
     spec = load_sensor_spec(sensors_toml_path)
-    rset = load_recordings(recordings_path, spec.sample_rate_hz,
-                           stream_format or StreamFormat())
+    fmt = stream_format or StreamFormat()
+    rset = (load_sensor_folders(recordings_path, spec, fmt)
+            or load_recordings(recordings_path, spec.sample_rate_hz, fmt))
     return build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing,
                              compute_target=compute_target, progress=progress)

@@ -91,3 +91,40 @@ def test_what_is_not_built_for_several_rates_refuses_with_one_line(run, args):
     assert len(lines) == 1 and lines[0].startswith("Error: ")
     assert "run at their own rates (" in lines[0] and "not supported yet" in lines[0]
     assert not (tmp / args[args.index("-o" if "-o" in args else "--report") + 1]).exists()
+
+
+def _write(path, time, columns):
+    with open(path, "w", newline="") as fh:
+        out = csv.writer(fh)
+        out.writerow(["time", *columns])
+        for i, t in enumerate(time):
+            out.writerow([f"{t:.6f}", *(f"{v[i]:g}" for v in columns.values())])
+
+
+def test_one_file_per_sensor_gives_the_same_features_as_one_table(run, tmp_path):
+    """Each sensor's rows of the table as its own file (its own time stamps): the same feature
+    table, and predict reads the folder as it reads the table."""
+    tmp, _ = run
+    with open(tmp / "r.csv") as fh:
+        rows = list(csv.reader(fh))
+    header, body = rows[0], rows[1:]
+    folder = tmp_path / "rec"
+    folder.mkdir()
+    for name, channels in (("acc", ["ax", "ay"]), ("baro", ["p"]), ("temp", ["t"]),
+                           ("targets", ["y"])):
+        idx = [header.index(c) for c in channels]
+        mine = [r for r in body if any(r[j] for j in idx)]
+        _write(folder / f"{name}.csv", [float(r[0]) for r in mine],
+               {c: [float(r[j]) if r[j] else np.nan for r in mine] for c, j in zip(channels, idx)})
+    done = _cli("features", folder, "--sensors", tmp / "s.toml", "-o", tmp_path / "g.npz",
+                cwd=tmp)
+    assert done.returncode == 0, done.stderr
+    a, b = FeatureSet.load(tmp / "f.npz"), FeatureSet.load(tmp_path / "g.npz")
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.Y, b.Y)
+    assert (a.window_start.tolist(), a.feature_names) == (b.window_start.tolist(), b.feature_names)
+    assert _cli("predict", "b", folder, "-o", tmp_path / "p.csv", cwd=tmp).returncode == 0
+    assert _cli("predict", "b", "r.csv", "-o", tmp_path / "t.csv", cwd=tmp).returncode == 0
+    with open(tmp_path / "t.csv") as one, open(tmp_path / "p.csv") as two:
+        first = [r[1:] for r in csv.reader(one)]
+        assert first == [r[1:] for r in csv.reader(two)] and len(first) > 10
