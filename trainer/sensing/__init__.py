@@ -11,7 +11,9 @@
 - :mod:`~trainer.sensing.specs`: extractor arguments, preprocessing, band families, transforms;
 - :mod:`~trainer.sensing.rates`: sensors at their own rates: alignment on each sensor's grid,
   windows in seconds, plain decimation for ``rates_hz``;
+  :mod:`~trainer.sensing.sensor_files` one stream file per sensor joined into that table;
 - :mod:`~trainer.sensing.feature_set`: recordings + ``sensors.toml`` -> the feature table;
   :mod:`~trainer.sensing.feature_checks` the checks of one read back from an NPZ;
+  :mod:`~trainer.sensing.targets` its targets (labels, target columns);
 - :mod:`~trainer.sensing.sensor_budget`: a feature table's sensors as the estimators' costs.
 """

@@ -99,3 +99,33 @@ def check_structure(fs, source: str) -> None:
                 and all(_quantity(v) for v in cost.values())):
             raise DataError(f"{source}: compute_costs_json[{name!r}]={cost!r:.60} must be an "
                             f"object of energy and time numbers in 0..{MAX_QUANTITY:g}")
+    check_rates(fs, source)
+
+
+def check_rates(fs, source: str) -> None:
+    """A multi-rate table's ``feature_rates``: one rate per feature, each a rate in Hz whose
+    window and hop are whole numbers of samples, at most ``sample_rate``; a sensor's
+    ``rates_hz`` with one energy per rate, ascending."""
+    rates = fs.feature_rates
+    if not rates:
+        return
+    if len(rates) != len(fs.feature_names):
+        raise DataError(f"{source}: feature_rates has {len(rates)} entries; expected "
+                        f"{len(fs.feature_names)}")
+    for name, rate in zip(fs.feature_names, rates):
+        ok = _rate(rate) and rate <= fs.sample_rate * (1 + 1e-12)
+        whole = ok and all(abs(n * rate / fs.sample_rate - round(n * rate / fs.sample_rate))
+                           <= 1e-6 * max(1.0, n) for n in (fs.window, fs.hop))
+        if not whole:
+            raise DataError(f"{source}: feature_rates gives {name!r} {rate!r} Hz; it must be at "
+                            f"most sample_rate={fs.sample_rate:g} Hz with whole window and hop")
+    for entry in fs.sensors:
+        listed, energy = entry.get("rates_hz"), entry.get("energy_per_reading_j_by_rate")
+        if listed is None and energy is None:
+            continue
+        if not (isinstance(listed, list) and isinstance(energy, list) and listed
+                and len(listed) == len(energy) and all(_rate(r) for r in listed)
+                and all(_quantity(e) for e in energy) and listed == sorted(set(listed))):
+            raise DataError(f"{source}: sensors_json sensor {entry['name']!r}: rates_hz and "
+                            f"energy_per_reading_j_by_rate must be ascending rates with one "
+                            f"energy each")

@@ -251,3 +251,19 @@ def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy):
     assert steps["acc"]["energy"] == pytest.approx(3e-6 * 2.5)               # I x V x 1 s
     assert steps["acc@4"]["energy"] == pytest.approx((6e-6 - 3e-6) * 2.5)
     assert steps["acc@8"]["energy"] == pytest.approx((11e-6 - 6e-6) * 2.5)
+
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda a: a.update(feature_rates=a["feature_rates"][:-1]), "feature_rates has 23 entries"),
+    (lambda a: a.update(feature_rates=a["feature_rates"] * 3), "feature_rates gives 'ax@4.mean' 12.0 Hz"),
+    (lambda a: a.update(feature_rates=a["feature_rates"] - 0.5), "must be at most sample_rate"),
+    (lambda a: a.update(sensors_json=np.array(str(a["sensors_json"]).replace(
+        "[2.0, 4.0, 8.0]", "[8.0, 4.0, 2.0]"))), "must be ascending rates with one energy"),
+])
+def test_a_damaged_multi_rate_table_is_one_clear_error(damage, message):
+    from trainer.sensing.feature_set import FeatureSet
+    arrays = build_feature_set(RecordingSet([generate(4)[0]]),
+                               parse_sensor_spec(spec_dict())).to_arrays()
+    damage(arrays)
+    with pytest.raises(DataError, match=message):
+        FeatureSet.from_arrays(arrays)
