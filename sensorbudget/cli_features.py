@@ -91,7 +91,19 @@ def features_command(recordings, sensors_toml, window, hop, on_missing, compute_
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in fs.skipped.items() if v)
     click.echo(f"{fs.X.shape[0]} windows x {fs.X.shape[1]} features, {len(fs.target_names)} "
                f"target(s) ({fs.task}) from {len(fs.recording_names)} recording(s); "
-               f"window={fs.window} hop={fs.hop} samples at {fs.sample_rate:g} Hz")
+               + _window_text(fs))
     if skipped:
         click.echo(f"skipped windows: {skipped}")
     click.echo(f"wrote {output}")
+
+
+def _window_text(fs) -> str:
+    """The window of a feature table: in samples at its rate, or (sensors at their own rates)
+    in seconds with each sensor's recorded rate and its candidate rates."""
+    if not fs.feature_rates:
+        return f"window={fs.window} hop={fs.hop} samples at {fs.sample_rate:g} Hz"
+    sensors = [f"{s['name']} {s['sample_rate_hz']:g} Hz" + (
+        f" (candidates at {', '.join(f'{r:g}' for r in s['rates_hz'])} Hz)"
+        if s.get("rates_hz") else "") for s in fs.sensors]
+    return (f"window {fs.window / fs.sample_rate:g} s, hop {fs.hop / fs.sample_rate:g} s; "
+            f"sensors at {', '.join(sensors)}")

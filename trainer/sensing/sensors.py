@@ -400,7 +400,7 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
                       targets=targets, task=task, currency=currency, source=source)
     if not spec.multi_rate:
         return spec
-    return with_seconds(spec, window, where)
+    return with_seconds(spec, window, where, MAX_WINDOW)
 
 
 def load_sensor_spec(path) -> SensorSpec:

@@ -127,7 +127,7 @@ def parse_rates(table: dict, recorded: float, energy, power, where: str) -> tupl
     return tuple(sorted(zip(rates, values)))
 
 
-def with_seconds(spec, window: dict, where: str):
+def with_seconds(spec, window: dict, where: str, max_window: int):
     """A multi-rate spec: the window and hop in seconds, a whole number of samples at every
     rate a feature is computed at (each sensor's window ends at the same instant)."""
     if "length_s" not in window or "length" in window or "hop" in window:
@@ -143,6 +143,9 @@ def with_seconds(spec, window: dict, where: str):
             if abs(count - round(count)) > 1e-6 * max(1.0, count) or round(count) < 1:
                 raise DataError(f"{where}: {key}={seconds:g} s is not a whole number of samples "
                                 f"at {rate:g} Hz ({count:g}; feature {f.name!r})")
+        if round(window_s * rate) > max_window or round(hop_s * rate) > max_window:
+            raise DataError(f"{where}: length_s={window_s:g} s and hop_s={hop_s:g} s at "
+                            f"{rate:g} Hz exceed {max_window} samples")
         need = parse_spec(f.kind).min_window
         if round(window_s * rate) < need:
             raise DataError(f"feature {f.name!r}: extractor {f.kind!r} needs window >= {need} "

@@ -38,6 +38,9 @@ def run(tmp_path_factory):
                   "-o", "b")):
         done = _cli(*args, cwd=tmp)
         assert done.returncode == 0, done.stderr
+        if args[0] == "features":
+            assert ("window 2 s, hop 1 s; sensors at acc 8 Hz (candidates at 2, 4, 8 Hz), "
+                    "baro 2 Hz, temp 1 Hz") in done.stdout
     return tmp, done.stdout
 
 
