@@ -84,6 +84,9 @@ TOP_OPTIONAL = {
                        and _numbers(v.get("mean")), "an object with lists mean and scale"),
     "channel_bounds": (lambda v: _number_dict(v) and all(x >= 0 for x in v.values()),
                        "an object of numbers >= 0"),
+    "multi_rate": (_flag, "true or false"),                 # sensors at their own rates
+    "sensor_rates_hz": (lambda v: _number_dict(v) and all(x > 0 for x in v.values()),
+                        "an object of rates > 0"),
 }
 PATH_FIELDS = {
     "step": (_integer, "an integer"), "added": (_strings, "a list of strings"),
@@ -93,6 +96,8 @@ PATH_FIELDS = {
     "loo_mse_per_target": (_numbers, "a list of numbers"),
     "costs": (_number_dict, "an object of numbers"),
     "costs_mean_per_target": (_number_dict, "an object of numbers"),
+    "rates_hz": (lambda v: _number_dict(v) and all(x > 0 for x in v.values()),
+                 "an object of rates > 0"),
 }
 PATH_REQUIRED = ("step", "added", "loo_mse", "cost")
 EXTRACTOR_FIELDS = {
@@ -110,10 +115,13 @@ PARAM_FIELDS = {
 }
 SENSOR_NUMBERS = ("unit_price", "energy_per_reading_j", "sample_rate_hz", "average_power_w",
                   "power_w", "read_time_s", "readings_per_prediction",
-                  "energy_per_prediction_j", "cost")
+                  "energy_per_prediction_j", "cost", "chosen_rate_hz")
 SENSOR_FIELDS = {"name": (_text, "a string"), "channels": (_strings, "a list of strings"),
                  "part": (_text, "a string"), "source": (_text, "a string"),
-                 **{k: (_number, "a finite number") for k in SENSOR_NUMBERS}}
+                 **{k: (_number, "a finite number") for k in SENSOR_NUMBERS},
+                 "rates_hz": (lambda v: _numbers(v) and len(v) > 0 and all(x > 0 for x in v),
+                              "a non-empty list of rates > 0"),
+                 "energy_per_reading_j_by_rate": (_numbers, "a list of numbers")}
 
 
 def _not_json(name: str):
@@ -168,6 +176,9 @@ def check_meta_types(meta: dict) -> None:
     """Raise :class:`BundleError` when a known ``model.json`` field has the wrong type."""
     _check_fields(meta, TOP_REQUIRED, tuple(TOP_REQUIRED), "")
     _check_fields(meta, TOP_OPTIONAL, (), "", nullable=("budget", "n_groups"))
+    if meta.get("multi_rate") and not all(_number(meta.get(k)) and meta[k] > 0
+                                          for k in ("window_s", "hop_s")):
+        _fail("window_s", meta.get("window_s"), "a number > 0 with hop_s in a multi-rate bundle")
     for i, entry in enumerate(meta["path"]):
         _check_fields(entry, PATH_FIELDS, PATH_REQUIRED, f"path[{i}]")
     for i, entry in enumerate(meta["extractors"]):

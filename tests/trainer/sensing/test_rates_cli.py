@@ -5,6 +5,7 @@ recordings equals predict on the feature table and onnxruntime; the parts not bu
 
 import csv
 import json
+import re
 import subprocess
 import sys
 
@@ -131,3 +132,24 @@ def test_one_file_per_sensor_gives_the_same_features_as_one_table(run, tmp_path)
     with open(tmp_path / "t.csv") as one, open(tmp_path / "p.csv") as two:
         first = [r[1:] for r in csv.reader(one)]
         assert first == [r[1:] for r in csv.reader(two)] and len(first) > 10
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda m: m.update(sensor_rates_hz=["acc"]), "sensor_rates_hz"),
+    (lambda m: m["path"][0].update(rates_hz={"acc": "fast"}), r"path\[0\].rates_hz"),
+    (lambda m: m["sensors"][0].update(rates_hz=[2, -4]), r"sensors\[0\].rates_hz"),
+    (lambda m: m.pop("window_s"), "window_s"),
+])
+def test_a_vouched_multi_rate_bundle_with_wrong_types_is_one_error(run, tmp_path, change,
+                                                                     message):
+    """``upgrade`` hashes a bundle as it is; the schema still checks the rate fields' types."""
+    import shutil
+    tmp, _ = run
+    shutil.copytree(tmp / "b", tmp_path / "b")
+    meta = json.loads((tmp_path / "b" / "model.json").read_text())
+    meta.pop("content_sha256")
+    change(meta)
+    (tmp_path / "b" / "model.json").write_text(json.dumps(meta))
+    done = _cli("upgrade", tmp_path / "b", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert done.stderr.startswith("Error: model.json ") and re.search(message, done.stderr)
