@@ -144,8 +144,8 @@ def check_ram(plan, target, stream_c: str | None = None) -> None:
     detail = ", ".join(f"{k} {v}" for k, v in parts.items() if v)
     fits = _what_fits(plan, target, target.ram_bytes)
     raise FirmwareGenError(
-        f"the firmware needs {total + reserve} bytes ({total} static: {detail}; + "
-        f"{reserve} stack reserve) of RAM; {target.name} ({target.profile.part}) has "
+        f"the firmware needs {total + reserve} bytes of RAM ({total} static: {detail}; + "
+        f"{reserve} stack reserve); {target.name} ({target.profile.part}) has "
         f"{target.ram_bytes} (estimated from the plan before compiling, within "
         f"{RAM_MARGIN} bytes); would fit: {', '.join(fits) or 'a smaller bundle'}")
 
