@@ -33,9 +33,9 @@ from tests.firmware_gen import generative as G
 from tests.firmware_gen.conftest import need_tools
 
 LONG = bool(os.environ.get("SB_GEN_LONG"))
-CASES = int(os.environ.get("SB_GEN_CASES", 3000 if LONG else 200))
-EMULATED = int(os.environ.get("SB_GEN_EMULATED", 300 if LONG else 30))
-SEED = int(os.environ.get("SB_GEN_SEED", 0))
+CASES = int(os.environ.get("SB_GEN_CASES", "3000" if LONG else "200"))
+EMULATED = int(os.environ.get("SB_GEN_EMULATED", "300" if LONG else "30"))
+SEED = int(os.environ.get("SB_GEN_SEED", "0"))
 CHUNK = 25
 TOOLS = ("make", "gcc", "clang", "arm-none-eabi-gcc", "avr-gcc", "riscv64-unknown-elf-gcc")
 
