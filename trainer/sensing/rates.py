@@ -7,8 +7,9 @@ are empty.
 
 Alignment (:func:`align`). Let ``T0`` be the table's first time stamp and ``r`` a sensor's
 recorded rate. The sensor's rows lie on its grid ``T0 + (i + p) / r``: ``i`` its sample index,
-``p`` in [0, 1) the phase of its first row (a sensor may start later, or between the others'
-samples). Each row's offset from the grid must be within :data:`JITTER_TOLERANCE` of a
+``p`` its phase (a sensor may start later, or between the others' samples): that of its first
+row, moved to the middle of the rows' offsets from that grid (the grid whose largest offset
+is smallest). Each row's offset from the grid must be within :data:`JITTER_TOLERANCE` of a
 period, two rows must not fall on one grid point, and the rate the rows show must be the
 declared one (:func:`~.streams.check_declared_rate`): each is a :class:`DataError` naming the
 sensor, the time and the limit. Grid points without a row are gaps; a row with one of the
@@ -81,6 +82,8 @@ def align(rec, sensor, channels=None) -> Aligned:
     phase = pos[0] - np.floor(pos[0])
     if phase > 1 - JITTER_TOLERANCE:
         phase -= 1.0
+    off = pos - phase - np.rint(pos - phase)
+    phase += float(off.max() + off.min()) / 2        # the grid nearest to every row
     index = np.rint(pos - phase).astype(np.int64)
     off = np.abs(pos - phase - index)
     bad = np.flatnonzero(off > JITTER_TOLERANCE)

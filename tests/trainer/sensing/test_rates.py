@@ -162,7 +162,7 @@ def _shift(rec, column, index, dt):
 
 
 @pytest.mark.parametrize("damage, message", [
-    (lambda r: _shift(r, "p", 5, 0.5 * 0.2), r"0\.2\d* periods off the sensor's 2 Hz grid "
+    (lambda r: _shift(r, "p", 5, 0.5 * 0.2), r"\d\.\d+ periods off the sensor's 2 Hz grid "
                                              r"\(jitter tolerance 0\.1 period\)"),
     (lambda r: _shift(r, "t", 3, 0.55), "two samples on one 1 Hz grid point|periods off"),
     (lambda r: Recording(r.name, r.time * 1.6, r.columns), r"sensor 'acc': its time stamps "
@@ -267,3 +267,24 @@ def test_a_damaged_multi_rate_table_is_one_clear_error(damage, message):
     damage(arrays)
     with pytest.raises(DataError, match=message):
         FeatureSet.from_arrays(arrays)
+
+
+def test_the_grid_is_centred_on_the_rows_not_on_the_first_one():
+    """First row 0.08 period late, the others 0.05 early: every row is within 0.1 period of
+    one grid (the others are 0.13 from the first row's grid); the indices follow the rows'
+    order and a missing row is a gap. Rows 0.22 apart fit no grid."""
+    from trainer.sensing.rates import align
+    from trainer.sensing.sensors import Sensor
+    sensor = Sensor("temp", ("t",), 1.0, 1e-6, 2.0)
+    late = np.array([0.08] + [-0.05] * 39)
+    grid = np.delete(np.arange(41), 4)
+    t = (grid + 0.3 + late) / 2.0
+    rec = Recording("r", t, {"t": np.arange(40.0)})
+    a = align(rec, sensor)
+    assert a.present.tolist() == [True] * 4 + [False] + [True] * 36
+    expected = np.full(41, np.nan)
+    expected[grid] = np.arange(40.0)
+    np.testing.assert_array_equal(a.columns["t"], expected)
+    rec.time[0] += 0.09 / 2.0
+    with pytest.raises(DataError, match="periods off the sensor's 2 Hz grid"):
+        align(rec, sensor)
