@@ -224,8 +224,12 @@ def _energy_by_definition(fs, names):
     return total
 
 
+@pytest.mark.parametrize("strategy", ["error", "cost-ratio"])
 @pytest.mark.parametrize("max_energy", [1.2e-5, 2e-5, 3e-5, 5e-5])
-def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy):
+def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy, strategy):
+    """Each step refits every affordable candidate (LOO by n refits) and prices the set by
+    definition (:func:`_energy_by_definition`); cost-ratio divides the error decrease by the
+    budget fractions the step uses (1 / budget per extractor + added energy / max_energy)."""
     from tests.trainer.reference import convention_transform
     from tests.trainer.selection.test_group_math import loo_sse_bruteforce
     from trainer import GreedyRLS
@@ -233,17 +237,30 @@ def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy):
     fs = build_feature_set(RecordingSet([generate(5, seconds=60, holes=(0, 0))[0]]),
                            parse_sensor_spec(spec_dict()))
     X, Y = np.asarray(fs.X, dtype=np.float64), fs.Y
-    est = GreedyRLS(budget=5, lam=1.0, strategy="error", max_energy=max_energy,
+    est = GreedyRLS(budget=5, lam=1.0, strategy=strategy, max_energy=max_energy,
                     **cost_kwargs_from_feature_set(fs)).fit(X, Y)
     Xt, Yt = convention_transform(X, Y, True, True)
     chosen = []
+    sse_now = loo_sse_bruteforce(Xt[:, []], Yt, 1.0, True)
+
+    def energy(ids):
+        return _energy_by_definition(fs, [fs.feature_names[i] for i in ids])
+
     while len(chosen) < 5:
-        cands = [(loo_sse_bruteforce(Xt[:, chosen + [j]], Yt, 1.0, True), j)
-                 for j in range(X.shape[1]) if j not in chosen and _energy_by_definition(
-                     fs, [fs.feature_names[i] for i in chosen + [j]]) <= max_energy * (1 + 1e-9)]
+        cands = [(loo_sse_bruteforce(Xt[:, chosen + [j]], Yt, 1.0, True), j,
+                  1 / 5 + (energy(chosen + [j]) - energy(chosen)) / max_energy)
+                 for j in range(X.shape[1])
+                 if j not in chosen and energy(chosen + [j]) <= max_energy * (1 + 1e-9)]
         if not cands:
             break
-        chosen.append(min(cands)[1])
+        gains = [(sse_now - sse) / cost for sse, _, cost in cands if sse < sse_now]
+        if strategy == "error" or not gains or np.ptp([c for sse, _, c in cands
+                                                       if sse < sse_now]) < 1e-12:
+            sse_now, j, _ = min(cands)
+        else:
+            sse_now, j, _ = max((c for c in cands if c[0] < sse_now),
+                                key=lambda c: (sse_now - c[0]) / c[2])
+        chosen.append(j)
     assert est.selected_.tolist() == chosen
     names = [fs.feature_names[i] for i in chosen]
     assert est.costs_["energy"] == pytest.approx(_energy_by_definition(fs, names))
