@@ -21,8 +21,8 @@ from ..sensing.feature_set import build_feature_set
 from ..sensing.rates import stream_targets
 from ..sensing.recordings import load_recordings
 from ..sensing.sensor_files import load_sensor_folders
-from ..sensing.streams import StreamFormat
 from ..sensing.sensors import FeatureDef, Sensor, SensorSpec
+from ..sensing.streams import StreamFormat
 
 
 @dataclass

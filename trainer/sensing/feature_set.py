@@ -43,8 +43,8 @@ import numpy as np
 
 from ..bundle.files import npz_bytes
 from ..errors import DataError
-from .channel_bounds import bounds_json, parse_bounds, recording_bounds
 from . import rates
+from .channel_bounds import bounds_json, parse_bounds, recording_bounds
 from .extractors import window_view
 from .feature_checks import check_arrays, check_structure
 from .members import names as _names

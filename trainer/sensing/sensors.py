@@ -55,10 +55,9 @@ from pathlib import Path
 
 from ..bundle.model import TASKS
 from ..errors import DataError
-from .spec_values import MAX_QUANTITY, parse_calibration
+from .spec_values import MAX_QUANTITY, parse_calibration, parse_rates, with_seconds
 from .spec_values import bounded as _bounded
 from .spec_values import check_keys as _check_keys
-from .spec_values import parse_rates, with_seconds
 from .spec_values import number as _number
 from .spec_values import where_in as _where
 from .specs import block_specs, parse_spec, transforms_of

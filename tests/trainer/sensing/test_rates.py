@@ -272,7 +272,8 @@ def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy, strategy):
 
 @pytest.mark.parametrize("damage, message", [
     (lambda a: a.update(feature_rates=a["feature_rates"][:-1]), "feature_rates has 23 entries"),
-    (lambda a: a.update(feature_rates=a["feature_rates"] * 3), "feature_rates gives 'ax@4.mean' 12.0 Hz"),
+    (lambda a: a.update(feature_rates=a["feature_rates"] * 3),
+     "feature_rates gives 'ax@4.mean' 12.0 Hz"),
     (lambda a: a.update(feature_rates=a["feature_rates"] - 0.5), "must be at most sample_rate"),
     (lambda a: a.update(sensors_json=np.array(str(a["sensors_json"]).replace(
         "[2.0, 4.0, 8.0]", "[8.0, 4.0, 2.0]"))), "must be ascending rates with one energy"),
