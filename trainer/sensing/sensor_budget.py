@@ -5,8 +5,9 @@ one greedy step chooses:
 
 - ``"feature"``: each feature is its own extractor (finest; shared sensors are paid once);
 - ``"channel"``: all features of one channel (or multi-channel group) form one extractor;
-- ``"sensor"``: all single-sensor features of a sensor form one extractor; a feature that
-  fuses several sensors needs all of their extractors (many-to-many).
+- ``"sensor"``: all single-sensor features of a sensor form one extractor (of a sensor with
+  ``rates_hz``: one per rate, ``<sensor>@<rate>``); a feature that fuses several sensors needs
+  all of their extractors (many-to-many).
 
 Sensor costs per prediction (:func:`per_prediction`, the one definition that selection
 budgets, ``model.json``, ``simulate``, ``compare`` and the report use): a streaming device
@@ -104,12 +105,14 @@ def rate_steps(sensor: dict, window_s: float, hop_s: float) -> tuple:
     return costs[0][1], steps
 
 
-def _unit_of(name: str, extractor: str, sensors: tuple, unit: str):
+def _unit_of(name: str, extractor: str, sensors: tuple, unit: str, tag: str = ""):
+    """The selection unit of a feature; ``tag`` (``"@<rate>"``) makes each rate of a sensor
+    with ``rates_hz`` a unit of its own (the channel's name already carries it)."""
     if unit == "feature":
         return extractor
     if unit == "channel":
         return name.rsplit(".", 1)[0]
-    return sensors[0] if len(sensors) == 1 else tuple(sensors)
+    return sensors[0] + tag if len(sensors) == 1 else tuple(sensors)
 
 
 def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
@@ -137,14 +140,16 @@ def cost_kwargs(feature_names, feature_sensors, sensors, window: int, *,
     if feature_rates:
         feature_transforms, steps = _rate_reads(feature_sensors, feature_transforms,
                                                 feature_rates, sensors, seconds)
-    for name, ext, needed, reads in zip(feature_names, feature_extractors, feature_sensors,
-                                        feature_transforms):
+    rated = {s["name"] for s in sensors if s.get("rates_hz")} if feature_rates else set()
+    tags = [rate_tag(r) if rated else "" for r in (feature_rates or [None] * len(feature_names))]
+    for name, ext, needed, reads, tag in zip(feature_names, feature_extractors, feature_sensors,
+                                             feature_transforms, tags):
         needed = tuple(needed.split("+")) if isinstance(needed, str) else tuple(needed)
         unknown = [s for s in needed if s not in declared]
         if unknown:
             raise TrainerError(f"feature {name!r} needs sensor {unknown[0]!r}, which the "
                                f"sensor description does not declare")
-        entry = _unit_of(str(name), str(ext), needed, unit)
+        entry = _unit_of(str(name), str(ext), needed, unit, tag if set(needed) & rated else "")
         extractors.append(entry)
         for owner in (entry if isinstance(entry, tuple) else (entry,)):
             listed = ext_sensors.setdefault(owner, [owner] if isinstance(entry, tuple) else [])

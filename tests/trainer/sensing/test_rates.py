@@ -306,3 +306,38 @@ def test_the_grid_is_centred_on_the_rows_not_on_the_first_one():
     rec.time[0] += 0.09 / 2.0
     with pytest.raises(DataError, match="periods off the sensor's 2 Hz grid"):
         align(rec, sensor)
+
+
+@pytest.mark.parametrize("unit", ["sensor", "channel"])
+@pytest.mark.parametrize("max_energy", [2e-5, 3e-5])
+def test_units_of_sensors_with_rates_equal_a_brute_force_greedy(unit, max_energy):
+    """``--unit sensor``: one unit per sensor and rate (``acc@4``); ``channel``: per channel
+    and rate (``ax@4``). Brute force over those units, priced by definition."""
+    from tests.trainer.reference import convention_transform
+    from tests.trainer.selection.test_group_math import loo_sse_bruteforce
+    from trainer import GreedyRLS
+    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    fs = build_feature_set(RecordingSet([generate(6, seconds=60, holes=(0, 0))[0]]),
+                           parse_sensor_spec(spec_dict()))
+    kwargs = cost_kwargs_from_feature_set(fs, unit=unit)
+    X, Y = np.asarray(fs.X, dtype=np.float64), fs.Y
+    est = GreedyRLS(budget=2, lam=1.0, strategy="error", max_energy=max_energy,
+                    **kwargs).fit(X, Y)
+    units = {}
+    for j, (name, sensor, rate) in enumerate(zip(fs.feature_names, fs.feature_sensors,
+                                                 fs.feature_rates)):
+        key = (name.split(".")[0] if unit == "channel" else
+               sensor + (f"@{rate:g}" if sensor == "acc" else ""))
+        units.setdefault(key, []).append(j)
+    assert sorted(units) == sorted(set(kwargs["extractors"]))
+    Xt, Yt = convention_transform(X, Y, True, True)
+    chosen = []
+    for _ in range(2):
+        cands = [(loo_sse_bruteforce(Xt[:, chosen + ids], Yt, 1.0, True), ids)
+                 for ids in units.values() if ids[0] not in chosen
+                 and _energy_by_definition(fs, [fs.feature_names[i] for i in chosen + ids])
+                 <= max_energy * (1 + 1e-9)]
+        if not cands:
+            break
+        chosen += min(cands)[1]
+    assert est.selected_.tolist() == chosen
