@@ -167,14 +167,17 @@ def features(aligned: dict, k, spec) -> np.ndarray:
     """Float32 matrix (windows x features) of one recording's aligned sensors."""
     counts = window_counts(spec)
     X = np.empty((len(k), len(spec.features)), dtype=np.float32)
+    cache = {}
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         for j, f in enumerate(spec.features):
             a = aligned[f.sensors[0]]
             rate = feature_rate(spec, f)
             factor = round(a.rate / rate)
-            w, h = counts[a.sensor]
             fs = parse_spec(f.kind)
-            ws = [decimated_windows(a, c, k, w, h, factor) for c in f.channels]
+            for c in f.channels:
+                if (c, factor) not in cache:
+                    cache[c, factor] = decimated_windows(a, c, k, *counts[a.sensor], factor)
+            ws = [cache[c, factor] for c in f.channels]
             X[:, j] = fs.compute(ws[0] if fs.entry.per_channel else ws, rate)
     return X
 
