@@ -8,23 +8,36 @@ the shell's 128 + signal number), never a traceback:
 
 - the first signal raises :class:`Interrupted`, a ``BaseException`` (so ``except Exception``
   does not swallow it): ``finally`` blocks and ``subprocess.run`` clean up as they unwind (a
-  temporary folder is removed, a compiler or emulator child is killed);
+  temporary folder is removed, a compiler or emulator child is killed); raised where Python
+  cannot pass an exception on (a ``__del__`` run by the garbage collector), it is raised again
+  (:func:`_unraisable`) instead of being printed as 'Exception ignored' and forgotten;
+  caught and dropped on its way up (a library's ``except BaseException``), the command ends
+  with the one line and 130/143 all the same once it returns;
 - a second signal while unwinding, or one after the command has finished, exits at once (what
   an interrupted removal leaves carries a recognisable name and is removed by the next run:
-  :mod:`trainer.bundle.manifest`).
+  :mod:`trainer.bundle.manifest`);
+- once the command has finished, the interpreter's own exit runs (joining threads, the exit
+  functions: Python code, so a signal there is the one line too), and the last exit function
+  flushes the output and ends the process with the command's exit code. The interpreter's
+  teardown after that (freeing modules, resetting the signal handlers to the defaults) is
+  skipped: a signal in it was either never acted on (no Python code left to run the handler:
+  exit 0, no line) or, once the defaults were back, killed the process without a line.
 
-This module imports nothing but the standard library's ``os``, ``signal`` and ``sys``.
+This module imports nothing but the standard library's ``atexit``, ``os``, ``signal`` and
+``sys``.
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import sys
 
 #: exit code per signal: 128 + its number, as a shell reports a process it killed
 EXIT_CODES = {signal.SIGINT: 130, signal.SIGTERM: 143}
-_state = {"unwinding": False, "printed": False}
+_state = {"unwinding": False, "printed": False, "code": None, "pending": None,
+          "signum": None}
 
 
 class Interrupted(BaseException):
@@ -65,24 +78,65 @@ def _exit(signum: int) -> None:
 def _handler(signum, frame) -> None:
     if _state["unwinding"]:
         _exit(signum)
-    _state["unwinding"] = True
+    _state["unwinding"], _state["signum"] = True, signum
     raise Interrupted(signum)
+
+
+def _raise_pending(alarm, frame) -> None:
+    signum, _state["pending"] = _state["pending"], None
+    if signum is not None:
+        _handler(signum, frame)
+
+
+def _unraisable(hook) -> None:
+    """``sys.unraisablehook``: an :class:`Interrupted` raised where Python cannot pass it on
+    (a ``__del__`` run by the garbage collector, a weakref or ctypes callback) would be printed
+    as 'Exception ignored' and the command would go on as if no signal had come; instead it is
+    raised again a millisecond later (a SIGALRM), in the command's own code."""
+    if (isinstance(hook.exc_value, Interrupted) and not _state["printed"]
+            and hasattr(signal, "setitimer")):
+        _state["unwinding"], _state["pending"] = False, hook.exc_value.signum
+        signal.signal(signal.SIGALRM, _raise_pending)
+        signal.setitimer(signal.ITIMER_REAL, 0.001)
+        return
+    _state["hook"](hook)
 
 
 def install() -> None:
     """Install the handlers (main thread only; see the module notes)."""
     for signum in EXIT_CODES:
         signal.signal(signum, _handler)
+    if sys.unraisablehook is not _unraisable:
+        _state["hook"], sys.unraisablehook = sys.unraisablehook, _unraisable
+
+
+def _leave() -> None:
+    """The last exit function (registered first): flush, then end with the command's exit code
+    without the interpreter's teardown (see the module notes). Only after :func:`main` saw the
+    command end with an exit code; an uncaught exception (its traceback already printed) takes
+    the interpreter's usual way out."""
+    code = _state["code"]
+    if code is None:
+        return
+    _flush()
+    os._exit(code)
 
 
 def main() -> None:
     """Run the ``sensorbudget`` command line with the handlers installed first."""
     install()
+    atexit.register(_leave)                  # before any other: so it runs last
     try:
         from .cli import main as cli
 
         cli(prog_name="sensorbudget")
     except Interrupted as exc:
         _exit(exc.signum)
+    except SystemExit as exc:
+        if _state["unwinding"]:              # the Interrupted was swallowed on its way up
+            _exit(_state["signum"])
+        if exc.code is None or isinstance(exc.code, int):
+            _state["code"] = 0 if exc.code is None else exc.code & 0xFF
+        raise
     finally:
         _state["unwinding"] = True           # a signal from here on: one line, exit at once
