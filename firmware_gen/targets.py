@@ -124,13 +124,13 @@ TARGETS = {t.name: t for t in (
            ("sbfw_hal_avr.c",), None, "firmware.elf", 256, 160, "cycles",
            ("qemu-system-avr", "arduino-uno", None, 0), ("simavr", "qemu"),
            "Timer1 at clk/1: cycles (exact in simavr; qemu-system-avr is a functional check)"),
-    Target("hifive1", "SiFive HiFive1 Rev B, FE310-G002 (RV32IMAC, no FPU) at 16 MHz, UART0 = "
-           "J-Link USB serial", "riscv", "riscv64-unknown-elf-", _RV32IMAC, "-O2",
+    Target("hifive1", "SiFive HiFive1 Rev B, FE310-G002 (RV32IMAC, no FPU), 16 MHz, UART0 = USB",
+           "riscv", "riscv64-unknown-elf-", _RV32IMAC, "-O2",
            ("-T", "sbfw_fe310.ld", *_RV_LD), _FE310_HAL, "sbfw_fe310.ld", "firmware.elf",
            1024, 1024, "cycles", ("qemu-system-riscv32", "sifive_e,revb=true", 0, 0),
            ("qemu",), _MINSTRET),
     Target("ch32v003", "WCH CH32V003 (RV32EC, no FPU, 2 KB SRAM, 16 KB flash) at 48 MHz, "
-           "USART1 PD5/PD6; no emulator: costed with unicorn-rv32ec (core only)", "riscv",
+           "USART1", "riscv",
            "riscv64-unknown-elf-", _RV32EC, "-Os", ("-T", "sbfw_ch32v003.ld", *_RV_LD),
            _CH32_HAL, "sbfw_ch32v003.ld", "firmware.elf", 256, 160, "cycles", None, (),
            "SysTick (STK) HCLK cycles on the chip; unicorn-rv32ec instruction counts (core "
