@@ -84,10 +84,12 @@ def test_folder_outputs_refuse_links_and_files(invoke, bundle, table, tmp_path):
     real.mkdir()
     (tmp_path / "dirlink").symlink_to(real)
     (tmp_path / "afile").write_text("mine")
-    for out in ("dirlink", "afile"):
+    for out, why in (("dirlink", f"is a symbolic link; refusing to write through it (name "
+                                 f"the folder it points to, {str(real)!r}, instead)"),
+                     ("afile", "exists and is not a directory")):
         result = invoke(["train", str(table), "--target", "y", "--budget", "1", "--lam", "1",
                          "-o", str(tmp_path / out)])
-        assert result.exit_code == 2 and "not a directory" in result.output
+        assert result.exit_code == 2 and why in result.output
     assert (tmp_path / "dirlink").is_symlink() and list(real.iterdir()) == []
     assert (tmp_path / "afile").read_text() == "mine"
 

@@ -173,7 +173,10 @@ def _folder_target(target, error) -> Path:
     if target.resolve() in (Path.cwd(), *Path.cwd().parents):
         raise error(f"output {str(target)!r} is the current folder or one above it; name the "
                     f"folder to write")
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
+    if target.is_symlink():
+        raise error(f"output {str(target)!r} is a symbolic link; refusing to write through it "
+                    f"(name the folder it points to, {os.readlink(target)!r}, instead)")
+    if target.exists() and not target.is_dir():
         raise error(f"output {str(target)!r} exists and is not a directory")
     return target
 
