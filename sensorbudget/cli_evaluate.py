@@ -10,6 +10,7 @@ from ._errors import CliError, handle_errors
 from .cli_decisions import _rule
 from .cli_groups import RECORDING, group_column, resolve_groups
 from .cli_report import check_html, html_option, write_html
+from .cli_tables import table_options
 from .text_out import printable
 
 TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
@@ -118,17 +119,7 @@ def _load(data, sensors, unit, table_options, groups):
               help="Regression: greedy-joint's criterion and mtlasso on targets scaled to unit "
                    "variance within each training fold (predictions and scores stay in target "
                    "units; greedy-separate is unaffected).")
-@click.option("--sep", default=None, help="CSV field separator [default: ','].")
-@click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
-@click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
-@click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
-@click.option("--drop-missing", is_flag=True,
-              help="Drop rows with missing values (prints the rows, the fraction and the count "
-                   "per column).")
-@click.option("--max-drop-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.5,
-              show_default=True,
-              help="With --drop-missing: refuse when more than this fraction of the rows "
-                   "would be dropped (1 = drop any number).")
+@table_options
 @click.option("--split", type=click.Choice(("auto", "group", "blocked", "shuffled")),
               default="auto", show_default=True,
               help="Outer folds: group (a group in one fold), blocked (contiguous blocks in "

@@ -21,6 +21,7 @@ import numpy as np
 
 from ._errors import CliError, handle_errors
 from .cli_features import window_options
+from .cli_tables import table_options
 from .text_out import csv_cell, printable
 
 
@@ -192,17 +193,7 @@ def _classes(meta) -> list:
               default=None, help="Mulan XML file naming the label columns.")
 @click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
               help="The last N columns are the targets.")
-@click.option("--sep", default=None, help="CSV field separator [default: ','].")
-@click.option("--decimal", default=None, help="CSV decimal mark [default: '.'].")
-@click.option("--ignore", multiple=True, help="Column to leave out (repeatable).")
-@click.option("--na-value", type=float, default=None, help="A number that marks a missing value.")
-@click.option("--drop-missing", is_flag=True,
-              help="Drop rows with missing values (prints the rows, the fraction and the count "
-                   "per column).")
-@click.option("--max-drop-fraction", type=click.FloatRange(0, 1, min_open=True), default=0.5,
-              show_default=True,
-              help="With --drop-missing: refuse when more than this fraction of the rows "
-                   "would be dropped (1 = drop any number).")
+@table_options
 @window_options
 @handle_errors
 def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last, sep, decimal,
