@@ -127,6 +127,10 @@ def main() -> None:
     install()
     atexit.register(_leave)                  # before any other: so it runs last
     try:
+        from .text_out import PrintableStream
+
+        if sys.stdout is not None and not isinstance(sys.stdout, PrintableStream):
+            sys.stdout = PrintableStream(sys.stdout)       # names from users' files and paths
         from .cli import main as cli
 
         cli(prog_name="sensorbudget")

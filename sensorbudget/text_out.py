@@ -52,3 +52,28 @@ def csv_cell(text) -> str:
     if text.startswith(FORMULA_START) and not _NUMBER.fullmatch(text):
         return "'" + text
     return text
+
+
+class PrintableStream:
+    """A text stream whose writes go through :func:`printable`: the command line's standard
+    output (:func:`sensorbudget.entry.main`), so that every line it prints (``wrote PATH``, a
+    table, a device's answer) shows a name's control characters escaped, whichever module
+    printed it. Newlines and tabs pass; anything else (``buffer`` for bytes, ``isatty``,
+    ``flush``) is the wrapped stream's. Escaping is idempotent: escaped text has no control
+    characters left."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text) -> int:
+        if not isinstance(text, str):       # as a text stream does (click probes with b"")
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        self._stream.write(printable(text))
+        return len(text)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def __getattr__(self, name):
+        return getattr(self._stream, name)

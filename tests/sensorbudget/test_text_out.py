@@ -9,7 +9,7 @@ import unicodedata
 import numpy as np
 import pytest
 
-from sensorbudget.text_out import FORMULA_START, csv_cell, printable
+from sensorbudget.text_out import FORMULA_START, PrintableStream, csv_cell, printable
 from trainer.bundle.model import load_bundle
 
 BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
@@ -103,3 +103,39 @@ def test_evaluate_and_predict_metrics_escape_names(tmp_path, invoke):
         assert "\x1b" not in result.output and "\u202e" not in result.output
     assert "\\x1b[2Jy\\u202e" in predicted.output          # the metrics name the target
     assert "\\x1b[2Jy\\u202e" in (tmp_path / "p.csv").read_text()
+
+
+def test_every_printed_line_escapes_a_path_with_control_characters(tmp_path):
+    """Paths are names too (a folder named by a script from untrusted names): the console
+    script's standard output escapes them whichever command prints them (``wrote PATH``,
+    upgrade's, export's and firmware's lines printed them raw)."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.fixtures import write_sensors_toml, write_stream
+
+    write_stream(tmp_path / "rec" / "s.csv")
+    write_sensors_toml(tmp_path / "sensors.toml")
+    script = str(Path(sys.executable).with_name("sensorbudget"))
+    bundle = "B" + TITLE
+    runs = [["train", "rec", "--sensors", "sensors.toml", "--budget", "2", "--lam", "1", "-o",
+             bundle], ["upgrade", bundle], ["export", "c-header", bundle, "-o", TITLE + ".h"],
+            ["features", "rec", "--sensors", "sensors.toml", "-o", TITLE + ".npz"]]
+    for argv in runs:
+        result = subprocess.run([script, *argv], capture_output=True, text=True, cwd=tmp_path)
+        assert result.returncode == 0, result.stderr
+        assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+        assert printable(TITLE) in result.stdout, argv
+
+
+def test_the_printable_stream_is_a_text_stream():
+    import click
+
+    raw = io.StringIO()
+    stream = PrintableStream(raw)
+    click.echo(f"wrote {TITLE}\tnext", file=stream)
+    assert raw.getvalue() == f"wrote {printable(TITLE)}\tnext\n"
+    with pytest.raises(TypeError):
+        stream.write(b"bytes")
+    assert stream.getvalue() == raw.getvalue()          # the rest is the wrapped stream's
