@@ -96,6 +96,15 @@ def _auto_programmer(out, manifest, port) -> str:
         f"drive: copy {bin_file} to it, or pass its mount point: --port /media/$USER/NODE_F401RE")
 
 
+def _copy_plan(image: Path, port, whose: str, drive: str) -> FlashPlan:
+    """A copy of ``image`` to the mounted drive ``port`` of ``whose`` (a mass-storage board)."""
+    if not port or not Path(port).is_dir():
+        raise FirmwareGenError(f"--port must be the mounted drive of {whose} (a directory) to "
+                               f"copy {image.name} to; got {port!r}")
+    return FlashPlan("copy", source=image, destination=Path(port) / image.name,
+                     message=f"copying {image.name} to the {drive} {port}")
+
+
 def _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config) -> FlashPlan:
     pyocd_chip, openocd_board, base = CORTEX_BOARDS[target.name]
     if programmer == "auto":
@@ -109,12 +118,7 @@ def _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config) 
         return FlashPlan("st-flash", argv, message=f"flashing {bin_file.name} with st-flash at "
                                                    f"0x{base:08x}")
     if programmer == "copy":
-        bin_file = _artifact(out, manifest, "bin")
-        if not port or not Path(port).is_dir():
-            raise FirmwareGenError(f"--port must be the mounted drive of a mass-storage board "
-                                   f"(a directory) to copy {bin_file.name} to; got {port!r}")
-        return FlashPlan("copy", source=bin_file, destination=Path(port) / bin_file.name,
-                         message=f"copying {bin_file.name} to the drive {port}")
+        return _copy_plan(_artifact(out, manifest, "bin"), port, "a mass-storage board", "drive")
     if programmer == "pyocd":
         hex_file = _artifact(out, manifest, "hex")
         tool = _need("pyocd", "install it (pip install pyocd) or use --programmer openocd/copy")
@@ -151,12 +155,8 @@ def _riscv_plan(out, manifest, target, port, programmer, openocd_config) -> Flas
                 f"J-Link is also a USB drive: pass its mount point, --port /media/$USER/HiFive "
                 f"(copies {_artifact(out, manifest, 'hex').name})")
     if programmer == "copy":
-        hex_file = _artifact(out, manifest, "hex")
-        if not port or not Path(port).is_dir():
-            raise FirmwareGenError(f"--port must be the mounted drive of the board's J-Link (a "
-                                   f"directory) to copy {hex_file.name} to; got {port!r}")
-        return FlashPlan("copy", source=hex_file, destination=Path(port) / hex_file.name,
-                         message=f"copying {hex_file.name} to the J-Link drive {port}")
+        return _copy_plan(_artifact(out, manifest, "hex"), port, "the board's J-Link",
+                          "J-Link drive")
     if programmer == "openocd":
         elf = _artifact(out, manifest, "elf")
         tool = _need("openocd", "install it (apt-get install openocd) or use --programmer "
