@@ -121,10 +121,11 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     ``sensorbudget features``) or, with --sensors, recordings to window into features. With
     --dask, DATA may be a glob or directory of NPZ/CSV shards with the same columns.
     """
-    from trainer.bundle.model import bundle_contents, save_bundle
+    from trainer.bundle.model import bundle_contents, check_bundle_output, save_bundle
 
     html_out = load_options.pop("html_out", None)     # --html: the report of this bundle
     check_html(html_out)
+    check_bundle_output(output)          # a foreign folder is refused before the selection runs
     board = {k: load_options.pop(k, None) for k in ("board", "max_ram", "numeric")}
     if budget is not None and budget <= 0:
         raise CliError(f"--budget={budget} must be at least 1")

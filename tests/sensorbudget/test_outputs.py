@@ -336,3 +336,25 @@ def test_force_moves_the_foreign_folder_aside_and_says_where(invoke, command, re
     assert MANIFEST_FILE in files_of(out)
     result = run_folder_command(invoke, command, out, rec_bundle, table, tmp_path)
     assert result.exit_code == 0, result.output             # now its own output
+
+
+def test_train_refuses_a_foreign_folder_before_it_selects(invoke, tmp_path):
+    """Targets on scales 1000x apart make the selection warn; a foreign output folder is refused
+    first, so the one Error line is all that is printed and the user's file stays."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 3))
+    y = np.c_[X[:, 0], 1000 * X[:, 1]] + 0.1 * rng.normal(size=(40, 2))
+    lines = ["a,b,c,y1,y2"] + [",".join(f"{v:.6f}" for v in row) for row in np.c_[X, y]]
+    (tmp_path / "t.csv").write_text("\n".join(lines) + "\n")
+    argv = ["train", str(tmp_path / "t.csv"), "--target", "y1", "--target", "y2", "--budget",
+            "2", "-o"]
+    fresh = invoke([*argv, str(tmp_path / "fresh")])
+    assert fresh.exit_code == 0 and "Warning: target standard deviations" in fresh.output
+    out = tmp_path / "proj"
+    out.mkdir()
+    (out / "notes.txt").write_text("mine")
+    result = invoke([*argv, str(out)])
+    assert result.exit_code == 2
+    assert error_lines(result.output) == [error_lines(result.output)[0]]
+    assert error_lines(result.output)[0].startswith("Error: ") and "notes.txt" in result.output
+    assert (out / "notes.txt").read_text() == "mine" and sorted(os.listdir(out)) == ["notes.txt"]

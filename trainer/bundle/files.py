@@ -245,6 +245,14 @@ def _move_aside(target: Path) -> Path:
     raise FileExistsError(errno.EEXIST, "no free name to move the folder aside", str(target))
 
 
+def check_folder_output(target, *, kind: str, error: type = OutputError) -> None:
+    """Raise ``error`` now when ``target`` could not be written as a ``kind`` output (the current
+    folder, a link, a file, a folder that is not exactly an earlier ``kind`` output): the check
+    :func:`write_folder_atomically` makes, for a command to run before the work that produces
+    the files."""
+    _check_owned(_folder_target(target, error), kind, error, False)
+
+
 def write_folder_atomically(target, files: dict, *, kind: str, error: type = OutputError,
                             then=None, force: bool = False):
     """Write {relative path: bytes} as the folder ``target``, all or nothing.

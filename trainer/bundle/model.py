@@ -24,7 +24,8 @@ import numpy as np
 from ..errors import BundleError
 from .contents import bundle_contents, plan_extractors, unit_extractors
 from .decision import check_decision, decide, probabilities
-from .files import json_text, npz_bytes, write_atomically, write_folder_atomically
+from .files import (check_folder_output, json_text, npz_bytes, write_atomically,
+                    write_folder_atomically)
 from .manifest import MANIFEST_FILE, entries, manifest_text
 from .schema import STRICT_JSON, check_meta_types
 
@@ -35,6 +36,7 @@ FORMAT_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 MODEL_FILE = "model.json"
 WEIGHTS_FILE = "weights.npz"
+BUNDLE_KIND = "bundle"          # the kind named in a bundle folder's manifest
 TASKS = ("regression", "multilabel", "multiclass")
 REQUIRED_KEYS = (
     "format", "format_version", "created_by", "task", "features", "targets", "selected",
@@ -57,8 +59,14 @@ def save_bundle(path, meta: dict, arrays: dict) -> dict:
     meta[CONTENT_KEY] = content_sha256(meta)
     check_bundle(meta, arrays)
     write_folder_atomically(Path(path), {MODEL_FILE: json_text(meta).encode(), WEIGHTS_FILE: blob},
-                            kind="bundle", error=BundleError)
+                            kind=BUNDLE_KIND, error=BundleError)
     return meta
+
+
+def check_bundle_output(path) -> None:
+    """BundleError now when :func:`save_bundle` would refuse ``path`` (a link, a file, a folder
+    that is not exactly an earlier bundle): run it before training."""
+    check_folder_output(path, kind=BUNDLE_KIND, error=BundleError)
 
 
 def content_sha256(meta: dict) -> str:
@@ -247,7 +255,7 @@ def upgrade_bundle(path) -> dict:
               "content_matched": CONTENT_KEY in meta and meta[CONTENT_KEY] == content_sha256(
                   meta)}
     check_bundle(meta, arrays)
-    write_atomically(path / MANIFEST_FILE, manifest_text(path, "bundle").encode())  # adopted
+    write_atomically(path / MANIFEST_FILE, manifest_text(path, BUNDLE_KIND).encode())  # adopted
     meta = save_bundle(path, {k: v for k, v in meta.items() if k != "format_version"}, arrays)
     return {**before, "meta": meta}
 
