@@ -17,6 +17,7 @@ from firmware_gen.library import generate_library
 from firmware_gen.targets import WARNINGS
 from tests.firmware_gen.conftest import AIR_QUALITY
 from tests.firmware_gen.library_helpers import (
+    PROJECT,
     cmake_build,
     need,
     program_files,
@@ -90,15 +91,6 @@ SECTIONS {
 }
 """
 
-PROJECT = """\
-cmake_minimum_required(VERSION 3.13)
-project(replay C)
-add_compile_options({warnings})
-add_subdirectory(${{LIB}} lib)
-add_executable(replay main.c io.c)
-target_link_libraries(replay PRIVATE {name})
-"""
-
 TOOLCHAIN = """\
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR riscv32)
@@ -107,6 +99,17 @@ set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
 set(CMAKE_C_FLAGS_INIT "{march} -mcmodel=medany --specs=picolibc.specs")
 set(CMAKE_EXE_LINKER_FLAGS_INIT "-nostartfiles -T{ld} -Wl,--gc-sections")
 """
+
+
+def run_on_sifive_e(exe, out):
+    """Run ``exe`` on QEMU's sifive_e (HiFive1 Rev B) with its semihosting output in the file
+    ``out``; (the finished process, that output or "" when none was written)."""
+    proc = subprocess.run(
+        ["qemu-system-riscv32", "-M", "sifive_e,revb=true", "-display", "none", "-monitor",
+         "none", "-serial", "null", "-kernel", str(exe), "-chardev", f"file,id=semi,path={out}",
+         "-semihosting-config", "enable=on,target=native,chardev=semi", "-icount", "shift=0"],
+        capture_output=True, text=True, timeout=120)
+    return proc, out.read_text(encoding="ascii") if out.is_file() else ""
 
 
 @pytest.fixture(scope="module")
@@ -135,7 +138,7 @@ def test_riscv_cmake_on_qemu_matches_the_bundle(aq_bundle, aq_values, tmp_path, 
     project = tmp_path / "project"
     files = program_files(lib, values, RV_IO)
     files["CMakeLists.txt"] = PROJECT.format(
-        name=lib.name, warnings=" ".join(w for w in WARNINGS if w != "-std=c99"))
+        name=lib.name, io="io.c", warnings=" ".join(w for w in WARNINGS if w != "-std=c99"))
     files["link.ld"] = LINKER_SCRIPT
     files["toolchain.cmake"] = TOOLCHAIN.format(march=MARCH[march], ld=project / "link.ld")
     write_tree(files, project)
@@ -147,13 +150,7 @@ def test_riscv_cmake_on_qemu_matches_the_bundle(aq_bundle, aq_values, tmp_path, 
                           text=True, check=True).stdout
     atomics = [ln for ln in dump.splitlines() if "\tamo" in ln or "\tlr.w" in ln]
     assert march == "rv32imac" or not atomics     # an IMC core has no A extension
-    out = tmp_path / "semihosting.txt"
-    proc = subprocess.run(
-        ["qemu-system-riscv32", "-M", "sifive_e,revb=true", "-display", "none", "-monitor",
-         "none", "-serial", "null", "-kernel", str(exe), "-chardev", f"file,id=semi,path={out}",
-         "-semihosting-config", "enable=on,target=native,chardev=semi", "-icount", "shift=0"],
-        capture_output=True, text=True, timeout=120)
-    text = out.read_text(encoding="ascii") if out.is_file() else ""
+    proc, text = run_on_sifive_e(exe, tmp_path / "semihosting.txt")
     assert proc.returncode == 0, (proc.returncode, text[-2000:], proc.stderr[-2000:])
     check(lib, aq_bundle, values, text)
 
@@ -226,11 +223,6 @@ def test_idf_component_form_builds_for_rv32imc_and_matches_the_bundle(aq_bundle,
     srcs, includes = (tmp_path / "build" / "registered.txt").read_text().split("|")
     assert srcs.split(";") == [str(folder / s) for s in sources(lib.name)]
     assert includes == "src"
-    out = tmp_path / "semihosting.txt"
-    proc = subprocess.run(
-        ["qemu-system-riscv32", "-M", "sifive_e,revb=true", "-display", "none", "-monitor",
-         "none", "-serial", "null", "-kernel", str(exe), "-chardev", f"file,id=semi,path={out}",
-         "-semihosting-config", "enable=on,target=native,chardev=semi", "-icount", "shift=0"],
-        capture_output=True, text=True, timeout=120)
+    proc, text = run_on_sifive_e(exe, tmp_path / "semihosting.txt")
     assert proc.returncode == 0, proc.stderr[-2000:]
-    check(lib, aq_bundle, values, out.read_text(encoding="ascii"))
+    check(lib, aq_bundle, values, text)
