@@ -119,6 +119,13 @@ def _leave() -> None:
     if code is None:
         return
     _flush()
+    if hasattr(signal, "pthread_sigmask"):
+        # from here a signal stays pending instead of arriving inside os._exit (where no Python
+        # code is left to act on it); one that came before the mask is acted on now
+        signal.pthread_sigmask(signal.SIG_BLOCK, set(EXIT_CODES))
+        pending = signal.sigpending() & set(EXIT_CODES)
+        if pending:
+            _exit(min(pending))
     os._exit(code)
 
 
