@@ -74,7 +74,7 @@ class StepClock:
 
 
 def run_single(args) -> dict:
-    from trainer import GreedyRLS
+    from sensorbudget.trainer import GreedyRLS
 
     t0 = time.perf_counter()
     arrays = [np.load(p) for p in args.paths]
@@ -93,8 +93,8 @@ def run_single(args) -> dict:
 def run_dask(args) -> dict:
     import distributed
 
-    from trainer import GreedyRLS
-    from trainer.distributed.dask_data import ShardTable
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.distributed.dask_data import ShardTable
 
     if args.scheduler:
         client = distributed.Client(args.scheduler)
@@ -119,9 +119,9 @@ def run_dask(args) -> dict:
 
 def round_trip_seconds(client, repeats=20) -> float:
     """Median time of one round of the store: tiny pinned tasks on every worker, gathered."""
-    from trainer.distributed import partition
-    from trainer.distributed.partition import PartitionSpec
-    from trainer.distributed.row_store import DaskRowStore
+    from sensorbudget.trainer.distributed import partition
+    from sensorbudget.trainer.distributed.partition import PartitionSpec
+    from sensorbudget.trainer.distributed.row_store import DaskRowStore
 
     specs = [PartitionSpec(f"p{i}", partition.arrays_loader, (np.zeros((2, 1)), np.zeros((2, 1))))
              for i in range(len(client.scheduler_info()["workers"]))]
@@ -142,8 +142,8 @@ def run_partition(args) -> dict:
     """Single-thread time per step on n/P rows (one partition's share of a step)."""
     from threadpoolctl import threadpool_limits
 
-    from trainer import GreedyRLS
-    from trainer.selection import rls_math
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.selection import rls_math
 
     rls_math.set_threads(1)
     rng = np.random.default_rng(args.parts)

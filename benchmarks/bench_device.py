@@ -40,12 +40,12 @@ def train_bundle(out: Path) -> Path:
 
 
 def one(spec, numeric, bundle, recordings, work, max_recordings, wrap=None, **kw):
-    from device_sim.backends import make_backend
-    from device_sim.reference import ReferenceModel
-    from device_sim.replay import replay
-    from device_sim.simulate import run_bench
-    from trainer.bundle.model import load_bundle
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.device_sim.backends import make_backend
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.replay import replay
+    from sensorbudget.device_sim.simulate import run_bench
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     full_scale = {"*": 64.0} if numeric != "float32" else None
     model = ReferenceModel(load_bundle(bundle), numeric, full_scale=full_scale)
@@ -68,7 +68,7 @@ def median(values):
 
 
 def table(args, bundle, recordings, work):
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
 
     usable = available_backends()
     rows = []
@@ -101,7 +101,7 @@ def paid_where(work: Path) -> list:
     cache filled); ``simulate``'s extractor cost is the pass alone. Beside them, the per-sample
     lower bound of ``device_costs.py`` (loads + arithmetic) for the same kinds at this window
     and hop. Prints and returns the rows."""
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
 
     reason = available_backends().get("unicorn-m4f")
     if reason is not None:
@@ -109,9 +109,9 @@ def paid_where(work: Path) -> list:
         return []
     sys.path.insert(0, str(ROOT))
     import device_costs
-    from device_sim.backends.unicorn import UnicornBackend
-    from device_sim.reference import ReferenceModel
-    from firmware_gen import reference
+    from sensorbudget.device_sim.backends.unicorn import UnicornBackend
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.firmware_gen import reference
     from tests.firmware_gen import gen_runner, generative
 
     rec = generative.write_recordings(work / "recordings", 2026)
@@ -164,8 +164,8 @@ def paid_where(work: Path) -> list:
 
 
 def soak(args, bundle, recordings, work):
-    from device_sim.backends import available_backends
-    from device_sim.transports import FaultyTransport
+    from sensorbudget.device_sim.backends import available_backends
+    from sensorbudget.device_sim.transports import FaultyTransport
 
     spec = "host" if available_backends()["host"] is None else "python"
     print(f"\nsoak: {spec} firmware, corrupt 0.1% + drop 0.1% of bytes both ways")

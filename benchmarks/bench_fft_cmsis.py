@@ -6,13 +6,13 @@ CMSIS-DSP (Apache-2.0) is not vendored: its source distribution is downloaded wi
 (``pip download --no-binary cmsisdsp --no-deps cmsisdsp``; ``--no-binary :all:`` would also
 build the build dependencies from source) into a temporary directory, and its ``arm_rfft_fast_f32``
 and ``arm_rfft_q15`` (with their complex FFTs, bit reversal and tables) are compiled with the flags
-of our firmware (``firmware_gen.targets``: ``-O2 -ffp-contract=off -fno-math-errno`` and the
+of our firmware (``sensorbudget.firmware_gen.targets``: ``-O2 -ffp-contract=off -fno-math-errno`` and the
 target's ``-mcpu``/FPU flags, without our warning flags) for the Cortex-M4F (``mps2-an386``) and
 the Cortex-M3 (``mps2-an385``, soft float). The sdist has no CMSIS-Core, so a small
 ``cmsis_compiler.h`` maps the DSP intrinsics CMSIS uses (``__SSAT``, ``__QADD16``, ``__SMUAD``
 ...) to GCC's ACLE (``arm_acle.h``) or one instruction each: the M4F runs CMSIS's SIMD paths.
 
-Our transform is ``firmware_gen.fft_c``'s ``power_spectrum`` (the text the firmware compiles),
+Our transform is ``sensorbudget.firmware_gen.fft_c``'s ``power_spectrum`` (the text the firmware compiles),
 counted in parts: the window copy (a ring-buffer loop of N floats, as the stream's series copy),
 the preparation (zeroed buffers, mean, Hann, bit-reversed scatter of the sample pairs), the
 radix-2 butterflies of the N/2-point complex FFT (the FFT itself) and the split into the real
@@ -20,10 +20,10 @@ window's spectrum with the power (``split+P``); the Hann part alone is (preparat
 (preparation with a rectangular window). Each part is a copy of the
 routine cut after it, so the parts add up to the whole.
 
-Counting: each function is called in unicorn (``device_sim.backends.unicorn.CortexM4``, the
+Counting: each function is called in unicorn (``sensorbudget.device_sim.backends.unicorn.CortexM4``, the
 ``unicorn-m4f`` backend's counter: every retired instruction, those of IT blocks included; the
 same counts as QEMU ``-icount``, ``tests/device_sim/test_backends.py``). Checks: our spectrum equals
-``trainer.sensing.spectral.power_spectrum`` bit for bit on a seeded random window, and CMSIS's
+``sensorbudget.trainer.sensing.spectral.power_spectrum`` bit for bit on a seeded random window, and CMSIS's
 outputs equal numpy's ``rfft`` (float32: relative error < 1e-4; Q15: < 2 % of the largest bin
 after its documented down-scaling). Our Q15 firmware computes its spectra in float32 on the
 Q15 samples (PROTOCOL.md), so the Q15 rows set arm_rfft_q15 beside that same transform.
@@ -126,9 +126,9 @@ def fetch_cmsis(work: Path) -> Path:
 def our_source(sizes, avr: bool = False) -> str:
     """Our routine (firmware_gen's text), its cut copies, tables and per-N entry points
     (``avr``: tables in flash with the firmware's SB_CONST macros, buffers of max(sizes))."""
-    from export import cgen
-    from firmware_gen import fft_c, kernel_c, shape_c
-    from trainer.sensing import spectral
+    from sensorbudget.export import cgen
+    from sensorbudget.firmware_gen import fft_c, kernel_c, shape_c
+    from sensorbudget.trainer.sensing import spectral
 
     spectrum = fft_c.ROUTINES["spectrum"][1].replace("@p@", "sb")
     scatter_end, fft_end = "    for (half = 1u;", "    /* the split"
@@ -187,7 +187,7 @@ void Reset_Handler(void) { }
 
 
 def build(root: Path, work: Path, key: str, sizes) -> Path:
-    from firmware_gen.targets import WARNINGS, get_target
+    from sensorbudget.firmware_gen.targets import WARNINGS, get_target
 
     target = get_target(TARGETS[key])
     flags = [f for f in target.cflags if f not in WARNINGS]
@@ -249,10 +249,10 @@ int main(void)
 def measure_avr(work: Path, n: int, rng) -> dict | None:
     """Cycles of our transform's parts on the ATmega328P (simavr), or None when its buffers
     (3 x N floats: the window, re, im; the copy's ring is re) do not fit the Uno's 2 KiB."""
-    from device_sim.backends.base import READY
-    from firmware_gen.build import build_simavr_harness, template
-    from firmware_gen.targets import WARNINGS, get_target
-    from trainer.sensing import spectral
+    from sensorbudget.device_sim.backends.base import READY
+    from sensorbudget.firmware_gen.build import build_simavr_harness, template
+    from sensorbudget.firmware_gen.targets import WARNINGS, get_target
+    from sensorbudget.trainer.sensing import spectral
 
     if 3 * 4 * n > 1536:
         return None
@@ -298,8 +298,8 @@ def get(cpu, name, dtype, n):
 
 
 def measure(elf: Path, n: int, rng) -> dict:
-    from device_sim.backends.unicorn import CortexM4
-    from trainer.sensing import spectral
+    from sensorbudget.device_sim.backends.unicorn import CortexM4
+    from sensorbudget.trainer.sensing import spectral
 
     cpu = CortexM4(elf)
     x = rng.normal(size=n).astype(np.float32)

@@ -39,9 +39,9 @@ float32 3.0 instr/MAC on M4F. Targets: M4F float32 <= 3.2 instr/MAC, AVR q15 <= 
 def train_bundles(tmp: Path, quick: bool) -> list:
     """[(label, bundle)] on BasicMotions: classification (t=4) and acc -> gyro regression (t=6)."""
     from sensorbudget.cli import estimator_for_task
-    from trainer import GreedyRLS
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(DATA, ROOT / "examples" / "basic_motions.sensors.toml")
     X = np.asarray(fs.X, dtype=np.float64)
@@ -72,7 +72,7 @@ def train_bundles(tmp: Path, quick: bool) -> list:
 
 
 def full_scale(recordings) -> dict:
-    from firmware_gen.plan import power_of_two_above
+    from sensorbudget.firmware_gen.plan import power_of_two_above
 
     return {c: power_of_two_above(max(float(np.nanmax(np.abs(r.columns[c])))
                                       for r in recordings.recordings))
@@ -80,12 +80,12 @@ def full_scale(recordings) -> dict:
 
 
 def measure(bundle, target, numeric, kernel, work: Path, recording, scales, harness) -> dict:
-    from device_sim.backends.firmware import launch
-    from device_sim.client import DeviceClient
-    from device_sim.link import Link
-    from firmware_gen import generate_firmware, reference
-    from firmware_gen.build import build, write_firmware
-    from firmware_gen.plan import make_plan
+    from sensorbudget.device_sim.backends.firmware import launch
+    from sensorbudget.device_sim.client import DeviceClient
+    from sensorbudget.device_sim.link import Link
+    from sensorbudget.firmware_gen import generate_firmware, reference
+    from sensorbudget.firmware_gen.build import build, write_firmware
+    from sensorbudget.firmware_gen.plan import make_plan
 
     channels = make_plan(bundle, name="sbmodel", numeric="float32").channels
     fw = generate_firmware(bundle, target=target, numeric=numeric, kernel=kernel,
@@ -120,8 +120,8 @@ def main(argv=None) -> int:
     if not DATA.is_dir():
         print(f"skipped: {DATA} is missing")
         return 0
-    from firmware_gen.build import build_simavr_harness
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.firmware_gen.build import build_simavr_harness
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     targets = [t for t in args.targets.split(",") if t]
     need = {"cortex-m4f": ["arm-none-eabi-gcc", "qemu-system-arm"],

@@ -5,7 +5,7 @@ Usage: python benchmarks/bench_group_criterion.py [--quick] [--repeats R]
 For each case (n samples, d candidate features, t targets, m rows per sample group, k steps)
 seeded synthetic data are selected from twice at lam = 1 in the same process: with the LOO
 criterion (``groups=None``) and with the leave-group-out criterion (groups of m consecutive
-rows; :mod:`trainer.selection.holdout_math`). A step's time is taken between consecutive progress
+rows; :mod:`sensorbudget.trainer.selection.holdout_math`). A step's time is taken between consecutive progress
 callbacks; the first step (which includes building the caches, and for groups the U cache) is
 reported separately, the per-step figure is the median of steps 2..k, the best of ``repeats``
 interleaved runs (the machine is shared). ``ext`` cases select extractor groups of 3 columns
@@ -25,8 +25,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer.selection.costs import build_plan  # noqa: E402
-from trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
+from sensorbudget.trainer.selection.costs import build_plan  # noqa: E402
+from sensorbudget.trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
 
 #: (n, d, t, m, k, extractor group size)
 CASES = [(10000, 400, 4, 10, 8, 1), (10000, 400, 20, 10, 8, 1), (10000, 400, 4, 2, 8, 1),
@@ -77,7 +77,7 @@ def main(argv=None):
     if args.threads is not None:
         from threadpoolctl import threadpool_limits
 
-        from trainer.selection import rls_math
+        from sensorbudget.trainer.selection import rls_math
 
         rls_math._WORKERS = args.threads
         if args.threads == 1:

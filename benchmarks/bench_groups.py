@@ -30,9 +30,9 @@ from scipy.linalg import cho_factor, cho_solve
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer import GreedyRLSClassifier  # noqa: E402
-from trainer.selection.costs import build_plan  # noqa: E402
-from trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
+from sensorbudget.trainer import GreedyRLSClassifier  # noqa: E402
+from sensorbudget.trainer.selection.costs import build_plan  # noqa: E402
+from sensorbudget.trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
 
 CASES = [(5000, 400, 5, 10, 30)]
 QUICK = [(1000, 100, 5, 5, 8)]
@@ -103,8 +103,8 @@ def print_speed(cases, full_refit):
 
 # -- BasicMotions -------------------------------------------------------------------------------
 def basic_motions(directory: Path):
-    from trainer.sensing.feature_set import load_feature_set
-    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
     toml = ROOT / "examples" / "basic_motions.sensors.toml"
     train = load_feature_set(directory / "BasicMotions_TRAIN.ts", toml)

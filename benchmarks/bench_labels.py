@@ -2,7 +2,7 @@
 
 For each data set the joint greedy path (fixed lambda, ``--steps`` steps) runs on the full +1/-1
 label matrix and on its compressions Y_r = U_r S_r keeping energy 0.9, 0.99 and the full rank
-(:mod:`trainer.label_compression`). Printed per row: labels used (r), time per step, the SVD
+(:mod:`sensorbudget.trainer.label_compression`). Printed per row: labels used (r), time per step, the SVD
 time (paid once per fit), and how many of the picks agree with the uncompressed run.
 
 Data: CAL500 (502 x 68, 174 labels; from ../shared/data when present) and synthetic
@@ -24,8 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer.label_compression import compress_targets  # noqa: E402
-from trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
+from sensorbudget.trainer.label_compression import compress_targets  # noqa: E402
+from sensorbudget.trainer.selection.loop import Preprocessing, greedy_select  # noqa: E402
 
 ENERGIES = (None, 0.9, 0.99, 1.0)
 
@@ -42,7 +42,7 @@ def cal500(data_dir: Path):
     path = data_dir / "cal500" / "cal500.arff"
     if not path.is_file():
         return None
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     table = load_table(path, xml=data_dir / "cal500" / "cal500.xml")
     return table.X, 2.0 * table.Y - 1.0

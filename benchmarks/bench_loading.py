@@ -1,4 +1,4 @@
-"""Loading speed: sparse and dense ARFF and CSV through ``trainer.data.load_table``.
+"""Loading speed: sparse and dense ARFF and CSV through ``sensorbudget.trainer.data.load_table``.
 
 Usage: python benchmarks/bench_loading.py [--runs 3] [--root DIR]
 
@@ -36,7 +36,7 @@ MB_PER_S = 50.0
 
 
 def child_load(path, options):
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     start = time.perf_counter()
     table = load_table(path, **options)

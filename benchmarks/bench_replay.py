@@ -48,11 +48,11 @@ EXCERPT = {"host": (8192, 44), "mps2-an386": (8192, 44), "nucleo-f4": (8192, 22)
 
 # -- one replay (run in a child process, with the PYTHONPATH of the checkout measured) ---------
 def worker(spec: str, numeric: str, bundle: str, stream: str, work: str) -> dict:
-    from device_sim.backends import make_backend
-    from device_sim.reference import ReferenceModel
-    from device_sim.replay import Replayer
-    from trainer.bundle.model import load_bundle
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.device_sim.backends import make_backend
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.replay import Replayer
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     model = ReferenceModel(load_bundle(bundle), numeric, full_scale=FULL_SCALE)
     rset = load_recordings(stream, model.sample_rate)
@@ -106,10 +106,10 @@ def excerpt_header(wire: np.ndarray, samples: int, reps: int) -> str:
 
 def no_link_rate(target: str, model, wire: np.ndarray, work: Path) -> float:
     """Samples per second of the firmware running a compiled-in excerpt without the link."""
-    from device_sim.backends.firmware import _semihost_argv
-    from firmware_gen.build import build, build_simavr_harness, write_firmware
-    from firmware_gen.firmware import generate_firmware
-    from firmware_gen.targets import get_target, run_command
+    from sensorbudget.device_sim.backends.firmware import _semihost_argv
+    from sensorbudget.firmware_gen.build import build, build_simavr_harness, write_firmware
+    from sensorbudget.firmware_gen.firmware import generate_firmware
+    from sensorbudget.firmware_gen.targets import get_target, run_command
 
     samples, reps = EXCERPT[target]
     tgt = get_target(target)
@@ -169,7 +169,7 @@ def main() -> int:
         print(json.dumps(worker(args.worker, args.numeric, args.bundle, args.stream,
                                 str(args.work))))
         return 0
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
     from replay_data import make_bundle, write_stream_npz
 
     with tempfile.TemporaryDirectory(prefix="bench-replay-") as tmp:
@@ -194,9 +194,9 @@ def main() -> int:
 
 
 def _no_link(spec, args, bundle, stream, work):
-    from device_sim.reference import ReferenceModel
-    from trainer.bundle.model import load_bundle
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     model = ReferenceModel(load_bundle(bundle), args.numeric, full_scale=FULL_SCALE)
     rec = load_recordings(stream, model.sample_rate).recordings[0]

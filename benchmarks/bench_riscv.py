@@ -52,9 +52,9 @@ def excerpt(work: Path, rows: int) -> Path:
 
 
 def footprint_of(bundle, target, numeric, work: Path):
-    from firmware_gen import FirmwareGenError, generate_firmware
-    from firmware_gen.build import build, write_firmware
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
+    from sensorbudget.firmware_gen.build import build, write_firmware
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     fw = generate_firmware(load_bundle(bundle), target=target, numeric=numeric)
     try:
@@ -64,11 +64,11 @@ def footprint_of(bundle, target, numeric, work: Path):
 
 
 def replay_of(spec, bundle, recordings, numeric, work: Path):
-    from device_sim.backends import available_backends, make_backend
-    from device_sim.reference import ReferenceModel
-    from device_sim.replay import replay
-    from trainer.bundle.model import load_bundle
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.device_sim.backends import available_backends, make_backend
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.replay import replay
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     reason = available_backends().get(spec)
     if reason is not None:

@@ -88,7 +88,7 @@ def rss_mib() -> float:
 
 def child_fixed(n, d, t, k, dtype, naive_steps):
     """One fast fit at lam=1 (and optionally the naive loop on the same data)."""
-    from trainer import GreedyRLS
+    from sensorbudget.trainer import GreedyRLS
 
     X, Y = make_data(n, d, t)
     start = time.perf_counter()
@@ -115,7 +115,7 @@ def dataset(name):
 
         X, Y = synthetic.multilabel(name)
         return X, 2.0 * Y - 1.0, {}
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     base = bu.ROOT.parent / "shared" / "data" / name
     table = load_table(base / f"{name}.arff", xml=base / f"{name}.xml")
@@ -124,7 +124,7 @@ def dataset(name):
 
 def child_default(name, k, lam):
     """The default run (lam=None) and one run at ``lam`` in this process (fixed first)."""
-    from trainer import GreedyRLS
+    from sensorbudget.trainer import GreedyRLS
 
     X, Y, kw = dataset(name)
     start = time.perf_counter()
@@ -139,7 +139,7 @@ def child_default(name, k, lam):
 
 def child_labels(name, k, dtype, lam):
     """A fixed-lambda run on many labels and k scoring GEMMs timed in the same process."""
-    from trainer import GreedyRLS
+    from sensorbudget.trainer import GreedyRLS
 
     X, Y, kw = dataset(name)
     n, d = X.shape

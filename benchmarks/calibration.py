@@ -3,7 +3,7 @@
 For emotions, yeast (Mulan's own train/test split) and CAL500 (no published split: a seeded
 2/3 - 1/3 split) from ../shared/data: ``GreedyRLSClassifier(budget=k)`` (lambda by the default
 search) on the training rows; thresholds per label chosen on its held-out LOO scores
-(:mod:`trainer.evaluation.calibration`, rules f1 and precision:0.7); micro/macro-F1 on the test
+(:mod:`sensorbudget.trainer.evaluation.calibration`, rules f1 and precision:0.7); micro/macro-F1 on the test
 rows with threshold 0 and with the calibrated thresholds, beside scikit-learn's
 ``LogisticRegression`` (one per label, default C=1, standardized features, probability > 0.5)
 on the same selected features. F1 as scikit-learn's ``f1_score`` (checked against it).
@@ -23,10 +23,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer import GreedyRLSClassifier  # noqa: E402
-from trainer.data import load_table  # noqa: E402
-from trainer.evaluation.calibration import choose_thresholds, heldout_predictions  # noqa: E402
-from trainer.evaluation.metrics import f1_scores  # noqa: E402
+from sensorbudget.trainer import GreedyRLSClassifier  # noqa: E402
+from sensorbudget.trainer.data import load_table  # noqa: E402
+from sensorbudget.trainer.evaluation.calibration import choose_thresholds, heldout_predictions  # noqa: E402
+from sensorbudget.trainer.evaluation.metrics import f1_scores  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 SETS = {"emotions": 6, "yeast": 14, "cal500": 174}

@@ -8,7 +8,7 @@ Cortex-M: instructions; simavr Timer1: AVR cycles) and the recording is pushed w
 the extractor cost of a window is the device's own count of that window's
 ``<name>_stream_compute`` (STATS after the PUSH that completed it: conversion and quantisation
 included), the model's is BENCH over many runs. (Q15 magnitudes are computed once per sample
-and cached, :mod:`firmware_gen.q15_c`: the first window after a reset computes all of them, so
+and cached, :mod:`sensorbudget.firmware_gen.q15_c`: the first window after a reset computes all of them, so
 single windows show that difference; BENCH repeats a steady-state window.)
 
 The windows start at 0, 12, 24, 36 (a 100-sample recording); the first window after a reset
@@ -80,11 +80,11 @@ def spec() -> dict:
 
 def make_bundle(tmp: Path):
     """A one-target regression bundle (walking vs the rest, +-1) selecting all six extractors."""
-    from trainer import GreedyRLS
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-    from trainer.sensing.feature_set import build_feature_set
-    from trainer.sensing.recordings import load_recordings
-    from trainer.sensing.sensors import parse_sensor_spec
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer.sensing.feature_set import build_feature_set
+    from sensorbudget.trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
 
     sspec = parse_sensor_spec(spec())
     fs = build_feature_set(load_recordings(DATA, sspec.sample_rate_hz), sspec)
@@ -107,11 +107,11 @@ def _run(bundle, plan, target, work: Path, recording, harness) -> tuple:
     """(median extractors after the first window, max extractors, model, first window) cost of
     the firmware of ``plan`` on ``target``: the extractors of STEPS windows (STATS), the model
     per BENCH run."""
-    from device_sim.backends.firmware import launch
-    from device_sim.client import DeviceClient
-    from device_sim.link import Link
-    from firmware_gen import generate_firmware, reference
-    from firmware_gen.build import build, write_firmware
+    from sensorbudget.device_sim.backends.firmware import launch
+    from sensorbudget.device_sim.client import DeviceClient
+    from sensorbudget.device_sim.link import Link
+    from sensorbudget.firmware_gen import generate_firmware, reference
+    from sensorbudget.firmware_gen.build import build, write_firmware
 
     fw = generate_firmware(bundle, target=target, numeric=plan.numeric, name=plan.name,
                            plan=plan)
@@ -137,7 +137,7 @@ def _run(bundle, plan, target, work: Path, recording, harness) -> tuple:
 
 def measure(bundle, recording, target, numeric, work: Path, harness, per_extractor=True):
     """{"full": (ext, model), "empty": ..., kind: ...} for one target and numeric format."""
-    from firmware_gen.plan import make_plan
+    from sensorbudget.firmware_gen.plan import make_plan
 
     plan = make_plan(bundle, name="sbmodel", numeric=numeric, full_scale={"*": 64.0})
     out = {"full": _run(bundle, plan, target, work / f"{target}-{numeric}-full", recording,
@@ -183,8 +183,8 @@ def run(work: Path, quick: bool = False, only=None) -> list:
     return the rows."""
     import shutil
 
-    from firmware_gen.build import build_simavr_harness
-    from firmware_gen.errors import FirmwareGenError
+    from sensorbudget.firmware_gen.build import build_simavr_harness
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
 
     if not DATA.is_dir():
         print(f"extractor costs skipped: {DATA} is missing")

@@ -12,7 +12,7 @@ Not part of ``make test`` (minutes).
 ``--lam-search``: how greedy-joint chooses lambda inside each training fold. "grid" (the
 evaluation's own rule): one greedy path per grid value to the largest budget, per budget the
 value with the lowest LOO after that many steps. "path": one ``GreedyRLS(budget=k)`` per budget
-with the default steered search (:mod:`trainer.selection.lam_search`). "both" runs the two on the
+with the default steered search (:mod:`sensorbudget.trainer.selection.lam_search`). "both" runs the two on the
 same folds and prints the macro-AUC of each and their difference per budget (issue 19: within
 0.005 at every budget).
 """
@@ -27,10 +27,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer.data import load_table  # noqa: E402
-from trainer.evaluation import methods  # noqa: E402
-from trainer.evaluation.protocol import EvalData, evaluate  # noqa: E402
-from trainer.evaluation.report import fmt, summarize, write_report  # noqa: E402
+from sensorbudget.trainer.data import load_table  # noqa: E402
+from sensorbudget.trainer.evaluation import methods  # noqa: E402
+from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate  # noqa: E402
+from sensorbudget.trainer.evaluation.report import fmt, summarize, write_report  # noqa: E402
 
 #: Paper Table 2 (low, med, high): macro-AUC of ML-gRLS and MT-lasso, Hamming loss of ML-gRLS.
 PAPER = {

@@ -38,9 +38,9 @@ def _tiny_bundle(base: Path) -> Path:
 
 
 def main() -> int:
-    from device_sim.reference import ReferenceModel
-    from device_sim.soak import DEFAULT_FAULTS, run_soak
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.soak import DEFAULT_FAULTS, run_soak
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--predictions", type=int, default=1_000_000)

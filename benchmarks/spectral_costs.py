@@ -39,11 +39,11 @@ TARGETS = (("mps2-an386", "instr"), ("mps2-an385", "instr"), ("arduino-uno", "cy
 
 def extractors_cost(bundle, plan, target, work: Path, samples, harness) -> float:
     """STATS extractor cost of the first window of ``samples`` on the firmware of ``plan``."""
-    from device_sim.backends.firmware import launch
-    from device_sim.client import DeviceClient
-    from device_sim.link import Link
-    from firmware_gen import generate_firmware
-    from firmware_gen.build import build, write_firmware
+    from sensorbudget.device_sim.backends.firmware import launch
+    from sensorbudget.device_sim.client import DeviceClient
+    from sensorbudget.device_sim.link import Link
+    from sensorbudget.firmware_gen import generate_firmware
+    from sensorbudget.firmware_gen.build import build, write_firmware
 
     fw = generate_firmware(bundle, target=target, numeric=plan.numeric, name=plan.name,
                            plan=plan)
@@ -61,9 +61,9 @@ def extractors_cost(bundle, plan, target, work: Path, samples, harness) -> float
 
 
 def measure(bundle, target: str, work: Path, harness) -> dict:
-    from firmware_gen.plan import ExtractorPlan, make_plan
-    from trainer.sensing.recordings import load_recordings
-    from trainer.sensing.specs import Spec, transforms_of
+    from sensorbudget.firmware_gen.plan import ExtractorPlan, make_plan
+    from sensorbudget.trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.specs import Spec, transforms_of
 
     plan = make_plan(bundle, name="sbmodel", numeric="float32")
     rec = load_recordings(DATA / "BasicMotions_TEST.ts", plan.sample_rate_hz).recordings[5]
@@ -102,10 +102,10 @@ def measure(bundle, target: str, work: Path, harness) -> dict:
 
 def sizes(bundle, work: Path) -> dict:
     """{target: (stream.o text+data with, without the spectral extractors, tables bytes)}."""
-    from firmware_gen import generate_firmware
-    from firmware_gen.build import write_firmware
-    from firmware_gen.plan import make_plan
-    from firmware_gen.targets import get_target
+    from sensorbudget.firmware_gen import generate_firmware
+    from sensorbudget.firmware_gen.build import write_firmware
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.firmware_gen.targets import get_target
 
     plan = make_plan(bundle, name="sbmodel", numeric="float32")
     plain = dataclasses.replace(plan, extractors=tuple(
@@ -136,8 +136,8 @@ def sizes(bundle, work: Path) -> dict:
 
 
 def main(bundle_dir: str) -> None:
-    from firmware_gen.build import build_simavr_harness
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.build import build_simavr_harness
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
     with tempfile.TemporaryDirectory() as tmp:

@@ -27,10 +27,10 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from trainer import GreedyRLS  # noqa: E402
-from trainer.selection.rls_math import ridge_weights  # noqa: E402
-from trainer.sensing.feature_set import load_feature_set  # noqa: E402
-from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set  # noqa: E402
+from sensorbudget.trainer import GreedyRLS  # noqa: E402
+from sensorbudget.trainer.selection.rls_math import ridge_weights  # noqa: E402
+from sensorbudget.trainer.sensing.feature_set import load_feature_set  # noqa: E402
+from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set  # noqa: E402
 
 DATA = Path("/work/shared/data/basic_motions")
 SENSORS = ROOT / "examples" / "basic_motions.sensors.toml"

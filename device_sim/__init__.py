@@ -1,22 +1,22 @@
 """Replay recorded sensor streams through generated firmware and measure the prediction cost.
 
-- :mod:`~device_sim.protocol`: the framed serial protocol (spec and codec);
-  :mod:`~device_sim.link`: retries, timeouts and accounting over any pyserial-like port;
-  :mod:`~device_sim.client`: the typed commands (HELLO, PUSH_SAMPLES, STATS, BENCH, ...).
-- :mod:`~device_sim.reference`: what the device must compute, bit for bit;
-  :mod:`~device_sim.fake`: a pure-Python device; :mod:`~device_sim.transports`: in-memory, pty
+- :mod:`~sensorbudget.device_sim.protocol`: the framed serial protocol (spec and codec);
+  :mod:`~sensorbudget.device_sim.link`: retries, timeouts and accounting over any pyserial-like port;
+  :mod:`~sensorbudget.device_sim.client`: the typed commands (HELLO, PUSH_SAMPLES, STATS, BENCH, ...).
+- :mod:`~sensorbudget.device_sim.reference`: what the device must compute, bit for bit;
+  :mod:`~sensorbudget.device_sim.fake`: a pure-Python device; :mod:`~sensorbudget.device_sim.transports`: in-memory, pty
   and fault-injecting transports.
-- :mod:`~device_sim.backends`: python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr,
+- :mod:`~sensorbudget.device_sim.backends`: python, host, qemu-m4f, qemu-m3, unicorn-m4f, simavr,
   qemu-hifive1, unicorn-rv32, unicorn-rv32ec and serial:URL behind one interface (``base``,
   ``local``, ``firmware``: build and launch the firmware, ``unicorn``, ``unicorn_rv32``), and
   the factory ``make_backend``.
-- :mod:`~device_sim.replay`: recordings -> predictions, compared with the reference;
-  :mod:`~device_sim.costs`: target profiles, energy, deadlines, battery life;
-  :mod:`~device_sim.report`, :mod:`~device_sim.plots`, :mod:`~device_sim.compare`,
-  :mod:`~device_sim.calibrate`: report directory (its schema: :mod:`~device_sim.report_schema`),
-  comparisons, measured costs into sensors.toml; :mod:`~device_sim.soak`: long link soaks.
-- :mod:`~device_sim.errors`: the package's exceptions.
-- :mod:`~device_sim.html`: the interactive HTML report of bundles, evaluations and simulations
+- :mod:`~sensorbudget.device_sim.replay`: recordings -> predictions, compared with the reference;
+  :mod:`~sensorbudget.device_sim.costs`: target profiles, energy, deadlines, battery life;
+  :mod:`~sensorbudget.device_sim.report`, :mod:`~sensorbudget.device_sim.plots`, :mod:`~sensorbudget.device_sim.compare`,
+  :mod:`~sensorbudget.device_sim.calibrate`: report directory (its schema: :mod:`~sensorbudget.device_sim.report_schema`),
+  comparisons, measured costs into sensors.toml; :mod:`~sensorbudget.device_sim.soak`: long link soaks.
+- :mod:`~sensorbudget.device_sim.errors`: the package's exceptions.
+- :mod:`~sensorbudget.device_sim.html`: the interactive HTML report of bundles, evaluations and simulations
   (``sensorbudget report``).
-- :func:`device_sim.simulate.simulate` ties them together (``sensorbudget simulate``).
+- :func:`sensorbudget.device_sim.simulate.simulate` ties them together (``sensorbudget simulate``).
 """

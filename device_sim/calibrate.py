@@ -26,9 +26,9 @@ from pathlib import Path
 
 import tomli_w
 
-from trainer.bundle import write_atomically
-from trainer.sensing.sensors import parse_sensor_spec
-from trainer.sensing.specs import parse_spec, transforms_of
+from sensorbudget.trainer.bundle import write_atomically
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.sensing.specs import parse_spec, transforms_of
 
 from .costs import PROFILES, estimate_extractor, estimate_transform
 from .errors import DeviceError
@@ -110,7 +110,7 @@ def known_extractors(data: dict, source: str) -> tuple:
 
 def estimated_entries(features: dict, window, target: str, have: set) -> list:
     """[[calibration]] entries for the extractors of ``features`` that ``have`` no entry for
-    ``target``: the op-count estimate of :func:`device_sim.costs.estimate_extractor`, marked
+    ``target``: the op-count estimate of :func:`sensorbudget.device_sim.costs.estimate_extractor`, marked
     ``measured = false``, so that an unmeasured extractor never looks free (0 J) to the next
     selection."""
     prof = PROFILES[target]

@@ -1,6 +1,6 @@
-"""Typed commands of the protocol on top of a :class:`~device_sim.link.Link`.
+"""Typed commands of the protocol on top of a :class:`~sensorbudget.device_sim.link.Link`.
 
-Payload layouts (little-endian) follow :class:`~device_sim.protocol.Cmd`:
+Payload layouts (little-endian) follow :class:`~sensorbudget.device_sim.protocol.Cmd`:
 
 - ``HELLO`` -> version u8 (the protocol version, 2), numeric u8 (0 float32, 1 q15, 2 q31),
   k u16, t u16, channels u16, window u16, hop u16, model name (ASCII, rest of the payload).
@@ -101,7 +101,7 @@ def decode_predictions(data: bytes, t: int, dtype) -> list:
 
 
 class DeviceClient:
-    """The protocol commands of one device, over a :class:`~device_sim.link.Link`.
+    """The protocol commands of one device, over a :class:`~sensorbudget.device_sim.link.Link`.
 
     ``max_request`` is the device's largest request payload (PROTOCOL.md, *Limits*).
     """
@@ -163,7 +163,7 @@ class DeviceClient:
         """Pipelined PUSH_SAMPLES, STATS and PREDICT: ``requests`` yields ``("push", samples)``,
         ``("stats", None)`` or ``("predict", inputs)``; yields, in the same order, [(window,
         scores)] of a push, (unit, extractors, model) of a STATS and the scores of a PREDICT,
-        with up to ``depth`` requests in flight (:meth:`~device_sim.link.Link.pipeline`; its
+        with up to ``depth`` requests in flight (:meth:`~sensorbudget.device_sim.link.Link.pipeline`; its
         errors end the iteration). ``last_retried`` tells whether the answer just yielded
         needed retransmissions."""
         kinds = deque()

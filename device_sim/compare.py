@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from trainer.bundle.model import load_bundle
-from trainer.target_scaling import path_in_target_units
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError

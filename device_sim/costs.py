@@ -9,7 +9,7 @@ Per prediction (one window, one model evaluation):
   a lower bound and labelled as such). Energy = active power x time.
 - sensors: energy and read time per prediction of the required sensors, min(window, hop)
   readings x ``energy_per_reading_j`` and x ``read_time_s``
-  (:func:`trainer.sensing.sensor_budget.per_prediction`, the definition the selection budgets
+  (:func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`, the definition the selection budgets
   and ``model.json`` use; docs/device_costs.md); ``sensor_overrun`` compares the longest single
   reading with the sample period.
 - latency = compute time from the newest sample to the prediction (sensor reads overlap the
@@ -35,7 +35,7 @@ Profiles (typical datasheet values at 25 C; check your part):
 These four are generic chips for estimates (``python``) and boards behind ``serial:URL``
 (``--profile``). Every firmware target also has its own profile, named like the target
 (``nucleo-f4``, ``arduino-uno``, ``mps2-an386``, ``mps2-an385``), built from
-:mod:`firmware_gen.profiles` (part, clock, currents and their datasheets); a firmware backend
+:mod:`sensorbudget.firmware_gen.profiles` (part, clock, currents and their datasheets); a firmware backend
 is costed with the profile of the target it built.
 """
 
@@ -46,8 +46,8 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from firmware_gen.profiles import PROFILES as BOARD_PROFILES
-from trainer.sensing.extractors import KINDS
+from sensorbudget.firmware_gen.profiles import PROFILES as BOARD_PROFILES
+from sensorbudget.trainer.sensing.extractors import KINDS
 
 
 @dataclass(frozen=True)
@@ -183,7 +183,7 @@ def estimate_series(spec, n: int, rate: float, profile: TargetProfile) -> float:
     floats, ints, slow = _SERIES[spec.kind]
     count = n
     if spec.kind in ("bandpower", "bandratio"):
-        from trainer.sensing.spectral import band_bins
+        from sensorbudget.trainer.sensing.spectral import band_bins
 
         bands = [spec.arg[i:i + 2] for i in range(0, len(spec.arg), 2)]
         count = sum(len(band_bins(lo, hi, n, rate)) for lo, hi in bands)
@@ -214,7 +214,7 @@ def estimate_transform(name: str, n: int, profile: TargetProfile) -> float:
 
 def _plan_costs(plan, profile: TargetProfile) -> tuple:
     """({extractor: cost}, {transform: cost}) of a FirmwarePlan: each transform once."""
-    from trainer.sensing.specs import transforms_of
+    from sensorbudget.trainer.sensing.specs import transforms_of
 
     ext, transforms = {}, {}
     for e in plan.extractors:
@@ -251,10 +251,10 @@ def estimate_costs(model, profile: TargetProfile) -> dict:
 
 def sensor_costs(meta: dict) -> dict:
     """{"energy_j", "time_s", "read_time_s", "per_sensor"} per prediction of the bundle's
-    required sensors: energy and time from :func:`trainer.sensing.sensor_budget.per_prediction`
+    required sensors: energy and time from :func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`
     (min(window, hop) readings each; the selection budgets' definition), summed over the
     sensors; ``read_time_s`` the longest single reading (for ``sensor_overrun``)."""
-    from trainer.sensing.sensor_budget import per_prediction
+    from sensorbudget.trainer.sensing.sensor_budget import per_prediction
 
     by_name = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
     window = int(meta.get("window", 1))

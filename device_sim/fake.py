@@ -3,11 +3,11 @@
 :class:`FakeDevice` consumes request bytes and produces response bytes exactly as the generated
 firmware does (framing, exactly-once execution by seq, streaming windows, RESET, STATS, BENCH,
 QUIT). It backs the
-``python`` backend and the link tests; :mod:`device_sim.transports` puts it behind a
+``python`` backend and the link tests; :mod:`sensorbudget.device_sim.transports` puts it behind a
 pyserial-like object (in memory, or on a pty for the real pyserial code path).
 
 Costs: the device has no clock of its own, so STATS/BENCH answer with the op-count estimate of
-:func:`device_sim.costs.estimate_costs` (in the cost profile's unit); the python backend labels
+:func:`sensorbudget.device_sim.costs.estimate_costs` (in the cost profile's unit); the python backend labels
 them as estimated.
 """
 
@@ -17,7 +17,7 @@ import struct
 
 import numpy as np
 
-from export.cgen import DEFAULT_NAME
+from sensorbudget.export.cgen import DEFAULT_NAME
 
 from .client import INPUT_DTYPES, SCORE_DTYPES, DeviceInfo, encode_hello, encode_predictions
 from .protocol import VERSION, Cmd, Err, FrameDecoder, Unit, encode_frame, seq_is_newer

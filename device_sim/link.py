@@ -4,10 +4,10 @@ A :class:`Link` talks to one device over any pyserial-like ``port`` (``write(byt
 ``read(n)`` that returns after at most ``port.timeout`` seconds, optional ``in_waiting``).
 Every request gets the next 16-bit sequence number; when no valid response with that number
 arrives within ``timeout`` seconds, the *same* frame (same seq, same CRC) is sent again, at most
-``retries`` times. The device executes each seq at most once (see :mod:`device_sim.protocol`):
+``retries`` times. The device executes each seq at most once (see :mod:`sensorbudget.device_sim.protocol`):
 it answers a repeat from its cache and refuses an older seq, so neither a retry nor a late
 duplicate or reordered copy of an earlier request is executed twice. A request that stays
-unanswered raises :class:`~device_sim.errors.DeviceTimeout`; the total time of one request is
+unanswered raises :class:`~sensorbudget.device_sim.errors.DeviceTimeout`; the total time of one request is
 bounded by ``(retries + 1) * timeout`` plus one poll interval, so the host never hangs. Frames
 begin and end with a delimiter, so line noise before a frame cannot swallow it.
 

@@ -1,6 +1,6 @@
 """PNG plots of a simulation report (matplotlib, Agg backend; imported only when writing).
 
-They show what the interactive report (:mod:`device_sim.html`) shows, for papers and terminals:
+They show what the interactive report (:mod:`sensorbudget.device_sim.html`) shows, for papers and terminals:
 the device's predictions against the recordings' ground truth, the cost breakdown in units
 that make sense (sensor energy in J with an SI prefix, compute in the backend's unit; linear
 axes), and the per-prediction compute cost (one bar per distinct value when there are few).

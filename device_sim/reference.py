@@ -1,19 +1,19 @@
 """The Python reference of what a device computes, for replaying and for the fake device.
 
 The arithmetic is pinned by ``firmware_gen/PROTOCOL.md`` and implemented bit for bit by
-:mod:`firmware_gen.reference` on a :class:`firmware_gen.plan.FirmwarePlan` (the same plan the
+:mod:`sensorbudget.firmware_gen.reference` on a :class:`sensorbudget.firmware_gen.plan.FirmwarePlan` (the same plan the
 generated C is built from); this module wraps it for streams:
 
 - the device reads the plan's *channels* (those of the required extractors, in the order of the
   bundle's sensors and their channels);
 - window ``m`` since the last RESET covers samples ``[m * hop, m * hop + window)``;
-- ``float32``: float32 samples, the float32 extractors of :mod:`trainer.sensing.extractors`, then
+- ``float32``: float32 samples, the float32 extractors of :mod:`sensorbudget.trainer.sensing.extractors`, then
   ``acc = b[j]; acc = acc + W[i][j] * x[i]`` in selection order, every operation rounded to
   float32 (the C header's ``<name>_predict``);
 - ``q15`` / ``q31``: the host sends Q15 samples (``x * 32768 / full_scale``, rounded and
   clamped), the fixed-point kinds run the integer definitions, the others float32 on the
   dequantised samples; features are quantised and fed to the integer model of
-  :mod:`export.fixed_point`; scores are integers (``score * 2^-G``).
+  :mod:`sensorbudget.export.fixed_point`; scores are integers (``score * 2^-G``).
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from export.cgen import DEFAULT_NAME, NUMERICS
-from export.fixed_point import dequantize_scores
-from firmware_gen.errors import FirmwareGenError
-from firmware_gen.plan import make_plan
-from firmware_gen.reference import (
+from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
+from sensorbudget.export.fixed_point import dequantize_scores
+from sensorbudget.firmware_gen.errors import FirmwareGenError
+from sensorbudget.firmware_gen.plan import make_plan
+from sensorbudget.firmware_gen.reference import (
     fixed_model,
     model_inputs,
     quantize_samples,
@@ -139,8 +139,8 @@ class ReferenceModel:
         floor(threshold 2^G) for fixed-point scores, as the C ``decide``); else None."""
         if self.meta["task"] != "multilabel":
             return None
-        from export.c_decisions import integer_thresholds
-        from trainer.bundle.decision import thresholds
+        from sensorbudget.export.c_decisions import integer_thresholds
+        from sensorbudget.trainer.bundle.decision import thresholds
 
         values = thresholds(self.meta)
         if self.fixed is None:
@@ -148,10 +148,10 @@ class ReferenceModel:
         return np.asarray(integer_thresholds(values, self.fixed), dtype=np.int64)
 
     def labels(self, S) -> np.ndarray:
-        """The task's decision from scores (:func:`trainer.bundle.decision.decide_scores`, the
+        """The task's decision from scores (:func:`sensorbudget.trainer.bundle.decision.decide_scores`, the
         one rule): class index, 0/1 labels (score > the bundle's threshold, in the scores'
         units) or the scores."""
-        from trainer.bundle.decision import decide_scores
+        from sensorbudget.trainer.bundle.decision import decide_scores
 
         task = self.meta["task"]
         if task == "regression":

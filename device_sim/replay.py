@@ -1,16 +1,16 @@
 """Replay recordings through a device backend and compare every prediction with the reference.
 
 Segments: a recording is cut at missing samples (NaN in any device channel) and at time gaps
-(:func:`trainer.sensing.recordings.time_gaps`); every piece with at least one full window is a
+(:func:`sensorbudget.trainer.sensing.recordings.time_gaps`); every piece with at least one full window is a
 segment.
 Each segment starts with RESET, so the device's window ``m`` (counted from the RESET) covers
 segment samples ``[m * hop, m * hop + window)``, and the reference computes the same windows from
-the same float32 samples with :class:`~device_sim.reference.ReferenceModel`.
+the same float32 samples with :class:`~sensorbudget.device_sim.reference.ReferenceModel`.
 
 Samples go out in chunks that end where a window completes (so STATS after the chunk is the cost
 of exactly that prediction), at most one request's worth, or one sample per request when a replay
 ``rate`` paces them in (simulated) real time. The backend keeps up to its ``in_flight`` requests
-on the link at once (:meth:`~device_sim.backends.base.Backend.exchange`, :meth:`~device_sim.link.
+on the link at once (:meth:`~sensorbudget.device_sim.backends.base.Backend.exchange`, :meth:`~sensorbudget.device_sim.link.
 Link.pipeline`), so the replay runs at the device's speed rather than one round trip per
 request; a request overtaken by a later one (its frame lost) is recovered like a lost one below,
 without counting as a loss.
@@ -21,7 +21,7 @@ attempt), ``retried`` (answered after link retransmissions, or recomputed after 
 replay RESETs it and resumes at the first unresolved window (``resend=True``: nothing is lost
 unless recovery fails) or at the first window after the failed chunk (``resend=False``: the
 windows in between are reported lost). More than ``max_losses`` consecutive lost requests mean
-the device stopped answering: :class:`~device_sim.errors.DeviceTimeout`.
+the device stopped answering: :class:`~sensorbudget.device_sim.errors.DeviceTimeout`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from trainer.sensing.recordings import time_gaps
+from sensorbudget.trainer.sensing.recordings import time_gaps
 
 from .errors import DeviceError, DeviceTimeout
 from .link import Overtaken
@@ -86,7 +86,7 @@ class ReplayResult:
 
 def decision_thresholds(model):
     """The bundle's label thresholds in the units of the model's scores (float32, or the
-    integer thresholds floor(threshold * 2^G) of the C header, :func:`export.c_decisions.
+    integer thresholds floor(threshold * 2^G) of the C header, :func:`sensorbudget.export.c_decisions.
     integer_thresholds`), or None unless the bundle is multi-label with a ``decision`` entry."""
     meta = model.meta
     if meta.get("task") != "multilabel" or not meta.get("decision"):

@@ -8,7 +8,7 @@
 - ``decision_mismatches``: for a multi-label bundle with calibrated thresholds, the windows
   whose device decisions (scores > the bundle's thresholds) differ from the reference's
   (``decisions``: rule, windows, mismatches, label_mismatches; both null otherwise,
-  :func:`device_sim.replay.decision_agreement`);
+  :func:`sensorbudget.device_sim.replay.decision_agreement`);
 - ``cost``: ``unit`` (instructions, cycles, nanoseconds), ``measured`` (bool) and ``method``,
   per-prediction statistics ``extractors``/``model``/``total`` (min, median, max, mean, n),
   ``per_extractor`` (one window, per feature's extractor), ``per_transform`` (each shared
@@ -16,12 +16,12 @@
   and ``bench`` averages; the same
   statistics are repeated under the unit's name (``"instructions"`` or ``"cycles"``);
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
-  prediction: :func:`trainer.sensing.sensor_budget.per_prediction`, min(window, hop) readings,
+  prediction: :func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`, min(window, hop) readings,
   the selection budgets' definition), ``energy`` (latency, deadline misses, duty cycle, average
   power, battery life);
 - ``accuracy`` of the device and of the reference against the recordings' targets (when the
   recordings carry them): regression RMSE and MAE; classification the measures of
-  :func:`trainer.evaluation.metrics.task_scores` on the decisions of the one rule
+  :func:`sensorbudget.trainer.evaluation.metrics.task_scores` on the decisions of the one rule
   (``decisions`` says which; multi-class also ``confusion`` and ``classes``), ``data`` (in-sample
   or a test split) and ``n``; and ``link`` counters;
 - ``series``: per prediction in replay order, the recording, the window's end time, the
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from trainer.bundle.files import json_default, write_folder_atomically
-from trainer.provenance import same_data
-from trainer.target_scaling import path_in_target_units
+from sensorbudget.trainer.bundle.files import json_default, write_folder_atomically
+from sensorbudget.trainer.provenance import same_data
+from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
@@ -70,11 +70,11 @@ def ground_truth(rec, meta: dict, end_sample: int):
 
 
 def _accuracy(model, task: str, scores: list, truth: list) -> dict | None:
-    """The measures of :func:`trainer.evaluation.metrics.task_scores` on the answered windows
-    with a known target; decisions by :meth:`~device_sim.reference.Reference.labels` (the one
+    """The measures of :func:`sensorbudget.trainer.evaluation.metrics.task_scores` on the answered windows
+    with a known target; decisions by :meth:`~sensorbudget.device_sim.reference.Reference.labels` (the one
     rule, the bundle's thresholds in the scores' units: what the device's ``decide`` gives)."""
-    from trainer.bundle.decision import describe
-    from trainer.evaluation.metrics import task_scores
+    from sensorbudget.trainer.bundle.decision import describe
+    from sensorbudget.trainer.evaluation.metrics import task_scores
 
     pairs = [(s, y) for s, y in zip(scores, truth) if s is not None and y is not None
              and not np.isnan(y).any()]
@@ -229,7 +229,7 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
 
 def _with_kind(acc: dict, meta: dict, recordings_path) -> dict:
     """Each accuracy entry says what it measures: in-sample when the replayed recordings are
-    the bundle's training recordings (the same bytes, :func:`trainer.provenance.same_data`),
+    the bundle's training recordings (the same bytes, :func:`sensorbudget.trainer.provenance.same_data`),
     else a test split if none were trained on."""
     same = same_data(meta.get("data"), recordings_path)
     replayed = Path(str(recordings_path)).name
@@ -342,7 +342,7 @@ def _accuracy_lines(acc: dict) -> list:
 
 
 def _confusion(device: dict) -> list:
-    from trainer.evaluation.metrics import confusion_lines
+    from sensorbudget.trainer.evaluation.metrics import confusion_lines
 
     return confusion_lines(device["confusion"], device["classes"])
 
@@ -365,7 +365,7 @@ def accuracy_text(report: dict) -> list:
 
 def write_report(out_dir, report: dict, result=None, model=None) -> Path:
     """Write report.json, summary.md and (with matplotlib) the plots as the folder ``out_dir``,
-    all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); returns it."""
+    all or nothing (:func:`sensorbudget.trainer.bundle.files.write_folder_atomically`); returns it."""
     files = {REPORT_FILE: (json.dumps(report, indent=2, sort_keys=True, default=json_default)
                            + "\n").encode(),
              SUMMARY_FILE: summary_markdown(report).encode()}

@@ -1,7 +1,7 @@
 """Types of the ``report.json`` fields that ``compare`` and ``calibrate`` read.
 
-:func:`check_report` runs when a report is loaded (:func:`device_sim.report.load_report`), so a
-damaged or hand-edited report gives one :class:`~device_sim.errors.DeviceError` naming the field
+:func:`check_report` runs when a report is loaded (:func:`sensorbudget.device_sim.report.load_report`), so a
+damaged or hand-edited report gives one :class:`~sensorbudget.device_sim.errors.DeviceError` naming the field
 and its value instead of a ``KeyError`` or ``TypeError`` deep inside a command.
 """
 

@@ -7,8 +7,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from trainer.bundle.model import load_bundle
-from trainer.sensing.recordings import load_recordings
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.recordings import load_recordings
 
 from .backends import best_backend, make_backend
 from .reference import ReferenceModel
@@ -59,7 +59,7 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     there. ``timeout`` (s per answer) defaults to the backend's (0.5 python/serial, 2 host,
     5 QEMU, 10 simavr). ``full_scale`` ({channel or "*": value}) scales the Q15 samples of
     fixed-point firmware (``firmware_gen``). ``backend="best"`` picks
-    :func:`~device_sim.backends.best_backend`. ``profile`` is the cost profile of the python
+    :func:`~sensorbudget.device_sim.backends.best_backend`. ``profile`` is the cost profile of the python
     and serial backends (firmware backends use their target's). ``rate`` paces the
     replay: None (as fast as possible), a number of samples per second, or ``"recorded"``.
 

@@ -8,8 +8,8 @@ random sample streams, with small (one window, ``hop`` samples) and large (``big
 
 - ``correct``: the window index and scores equal the reference's, bit for bit;
 - ``wrong``: anything else that the host accepted (must stay 0);
-- ``lost``: its request raised :class:`~device_sim.errors.DeviceTimeout` (reported lost) or was
-  refused with a :class:`~device_sim.protocol.ProtocolError` (reported); the rest of its segment
+- ``lost``: its request raised :class:`~sensorbudget.device_sim.errors.DeviceTimeout` (reported lost) or was
+  refused with a :class:`~sensorbudget.device_sim.protocol.ProtocolError` (reported); the rest of its segment
   is skipped (the next segment starts with RESET, so nothing drifts).
 
 Used by ``tests/device_sim/test_soak.py`` (10^5 predictions) and ``benchmarks/soak_link.py``
@@ -80,7 +80,7 @@ def run_soak(model, predictions: int, *, seed: int = 0, faults=None, big: int = 
              depth: int = 1) -> SoakResult:
     """Push until ``predictions`` predictions were requested; returns the :class:`SoakResult`.
 
-    ``depth``: requests in flight (:meth:`~device_sim.link.Link.pipeline`, as the replay sends
+    ``depth``: requests in flight (:meth:`~sensorbudget.device_sim.link.Link.pipeline`, as the replay sends
     them). With more than one, a request whose frame is lost while later ones run is refused
     (``Overtaken``): it counts as lost with the rest of its segment, and the requests sent after
     it are ``abandoned`` (their answers unused)."""

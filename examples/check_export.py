@@ -22,10 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from export.c_header import stated_bound
-from export.fixed_point import dequantize_scores, predict_int, quantize_inputs, quantize_model
-from export.onnx_bundle import OnnxModel
-from trainer.bundle.model import load_bundle
+from sensorbudget.export.c_header import stated_bound
+from sensorbudget.export.fixed_point import dequantize_scores, predict_int, quantize_inputs, quantize_model
+from sensorbudget.export.onnx_bundle import OnnxModel
+from sensorbudget.trainer.bundle.model import load_bundle
 
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",
           "-Wconversion", "-ffp-contract=off", "-O2"]

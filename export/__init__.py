@@ -1,15 +1,15 @@
 """Export a bundle as deployable model files: ONNX (hosts, gateways) and a C99 header (firmware).
 
-- :mod:`~export.onnx_convert`: the skl2onnx converters for :class:`trainer.GreedyRLS` and
-  :class:`trainer.GreedyRLSClassifier` (registered when that module is imported, which using any
+- :mod:`~sensorbudget.export.onnx_convert`: the skl2onnx converters for :class:`sensorbudget.trainer.GreedyRLS` and
+  :class:`sensorbudget.trainer.GreedyRLSClassifier` (registered when that module is imported, which using any
   ONNX name of this package does: after ``from export import bundle_to_onnx`` or
   ``import export.onnx_convert``, ``skl2onnx.to_onnx(estimator, X)`` works);
-- :mod:`~export.onnx_bundle`: a bundle as an ONNX model, its metadata;
-- :mod:`~export.c_header`, :mod:`~export.cgen`: the C99 header and its code-writing helpers;
-  :mod:`~export.c_decisions`: its calibrated label decisions (``<name>_decide``);
-  :mod:`~export.c_wrap`: every generated C text kept within 100 columns;
-- :mod:`~export.fixed_point`: Q15/Q31 quantization and the integer reference;
-- :mod:`~export.errors`: :class:`ExportError`.
+- :mod:`~sensorbudget.export.onnx_bundle`: a bundle as an ONNX model, its metadata;
+- :mod:`~sensorbudget.export.c_header`, :mod:`~sensorbudget.export.cgen`: the C99 header and its code-writing helpers;
+  :mod:`~sensorbudget.export.c_decisions`: its calibrated label decisions (``<name>_decide``);
+  :mod:`~sensorbudget.export.c_wrap`: every generated C text kept within 100 columns;
+- :mod:`~sensorbudget.export.fixed_point`: Q15/Q31 quantization and the integer reference;
+- :mod:`~sensorbudget.export.errors`: :class:`ExportError`.
 """
 
 from importlib import import_module

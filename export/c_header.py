@@ -11,8 +11,8 @@ import json
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
-from trainer.sensing.rates import multi_rate_refusal
-from trainer.version import package_version
+from sensorbudget.trainer.sensing.rates import multi_rate_refusal
+from sensorbudget.trainer.version import package_version
 
 from . import cgen
 from .c_decisions import decide_part
@@ -334,7 +334,7 @@ def _labels_part(task, name, numeric) -> str:
 
 
 def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> CHeader:
-    """Generate the C99 header for ``bundle`` (a :class:`trainer.bundle.model.Bundle`).
+    """Generate the C99 header for ``bundle`` (a :class:`sensorbudget.trainer.bundle.model.Bundle`).
 
     Parameters
     ----------
@@ -344,7 +344,7 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
     numeric : {"float32", "q15", "q31"}
         float32 weights and ``<name>_predict(const float *, float *)``, or fixed point with
         ``<name>_quantize_<q>``, ``<name>_predict_<q>`` on int16_t/int32_t. Multi-label headers
-        also get the label thresholds and ``<name>_decide[_<q>]`` (:mod:`export.c_decisions`).
+        also get the label thresholds and ``<name>_decide[_<q>]`` (:mod:`sensorbudget.export.c_decisions`).
     """
     cgen.check_identifier(name, "name")
     if numeric not in NUMERICS:

@@ -1,4 +1,4 @@
-"""Generated C kept within :data:`~export.cgen.MAX_LINE` columns whatever the names' lengths.
+"""Generated C kept within :data:`~sensorbudget.export.cgen.MAX_LINE` columns whatever the names' lengths.
 
 Names repeat the user's prefix (``<name>_model_...``) several times a line, so a long name pushes
 declarations, signatures and comments past the limit. :func:`wrap_c` rewraps only the lines that
@@ -10,9 +10,9 @@ are too long, without changing what the compiler sees:
 - code breaks after a separator (``, `` ``&& `` ``|| `` ``? `` ``: `` ``> `` ``= `` or an
   opening parenthesis or bracket; else at the last blank), continued 8 columns deeper; a
   preprocessor line continues with a backslash. Lines holding a string literal are left alone
-  (the generators split their literals themselves: :func:`export.cgen.wrap_literal`).
+  (the generators split their literals themselves: :func:`sensorbudget.export.cgen.wrap_literal`).
 
-Every generated C file goes through it: the model header (:func:`export.c_header.c_header`),
+Every generated C file goes through it: the model header (:func:`sensorbudget.export.c_header.c_header`),
 the firmware's and the C library's files.
 """
 

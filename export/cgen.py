@@ -1,7 +1,7 @@
 """Pure string emitters for generated C99: identifiers, literals, comments, array declarations.
 
 Nothing here touches the filesystem; every function returns a ``str`` (or raises
-:class:`~export.errors.ExportError`).
+:class:`~sensorbudget.export.errors.ExportError`).
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 Graph input ``features`` (n x d, float32 or float64): with ``inputs="all"`` the full candidate
 feature vector (the graph gathers the selected columns), with ``inputs="selected"`` only the k
 selected features in selection order (what a device computes). The first output is the
-decision, the one rule of :func:`trainer.bundle.decision.decide_scores` (what ``predict``,
+decision, the one rule of :func:`sensorbudget.trainer.bundle.decision.decide_scores` (what ``predict``,
 ``simulate`` and the C ``decide`` give); the raw scores follow, by name:
 
 - regression: ``scores`` (n x t): the prediction is the score;
@@ -27,7 +27,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from trainer.version import package_version
+from sensorbudget.trainer.version import package_version
 
 from .c_header import required_inputs
 from .errors import ExportError
@@ -58,7 +58,7 @@ def output_names(task: str, meta: dict | None = None) -> list:
 
 def decision_text(meta: dict) -> str:
     """Which output is the decision and what it is (the ONNX metadata ``decision``)."""
-    from trainer.bundle.decision import describe
+    from sensorbudget.trainer.bundle.decision import describe
 
     first = output_names(meta["task"], meta)[0]
     return f"output {first!r}: {describe(meta)}"
@@ -118,7 +118,7 @@ def _check_options(inputs, dtype, opset):
 
 def bundle_to_onnx(bundle, *, inputs: str = "all", dtype: str = "float32",
                    opset: int = DEFAULT_OPSET) -> onnx.ModelProto:
-    """Build and check the ONNX model of a :class:`trainer.bundle.model.Bundle`."""
+    """Build and check the ONNX model of a :class:`sensorbudget.trainer.bundle.model.Bundle`."""
     _check_options(inputs, dtype, opset)
     meta, arrays = bundle.meta, bundle.arrays
     np_dtype, proto = DTYPES[dtype]

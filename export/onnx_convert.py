@@ -1,13 +1,13 @@
-"""skl2onnx converters for :class:`trainer.GreedyRLS` and :class:`trainer.GreedyRLSClassifier`.
+"""skl2onnx converters for :class:`sensorbudget.trainer.GreedyRLS` and :class:`sensorbudget.trainer.GreedyRLSClassifier`.
 
 Importing this module registers a parser, a shape calculator and a converter for both
 estimators, so ``skl2onnx.to_onnx(estimator, X)`` works, also inside a scikit-learn Pipeline.
 The graph is built by :func:`linear_nodes`, which the bundle exporter
-(:mod:`export.onnx_bundle`) shares:
+(:mod:`sensorbudget.export.onnx_bundle`) shares:
 
 ``Gather(X, selected, axis=1)`` (left out when the input already is the selected features) ->
 ``MatMul(weights)`` -> ``Add(intercepts)`` = ``scores`` (n x t, the input's float type), then
-the decision of :func:`trainer.bundle.decision.decide_scores`: for multi-label
+the decision of :func:`sensorbudget.trainer.bundle.decision.decide_scores`: for multi-label
 ``Cast(Greater(scores, thresholds), INT64)`` (n x t; the estimator's ``thresholds_`` or the
 bundle's calibrated thresholds, 0 without them) and for multi-class ``ArgMax(scores, axis=1)``
 (first index on ties), mapped through ``classes_`` by ``Gather`` = ``label`` (n,).
@@ -33,7 +33,7 @@ from skl2onnx.common.data_types import (
     StringTensorType,
 )
 
-from trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
 
 from .errors import ExportError
 
@@ -113,7 +113,7 @@ def linear_nodes(input_name, outputs, *, selected, W, b, n_inputs, dtype, task, 
         Unroll the weighted sum into the bundle's reference order (``acc = b``; then for each
         selected feature i in order ``acc = acc + x_i * W_i``, each a separately rounded Mul and
         Add) instead of one MatMul, so the result is bit-identical to
-        :meth:`trainer.bundle.model.Bundle.decision_scores` and the C header's float order.
+        :meth:`sensorbudget.trainer.bundle.model.Bundle.decision_scores` and the C header's float order.
 
     Returns
     -------

@@ -2,22 +2,22 @@
 a framed serial protocol (PROTOCOL.md), and HALs for the host, real boards (Nucleo-64 STM32F4,
 Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library.
 
-- :mod:`~firmware_gen.plan`: what a firmware computes, read off a bundle;
-  :mod:`~firmware_gen.reference`: the same in numpy, bit for bit (the oracle of the C code).
-- Streaming extractors (``<name>_stream.c``): :mod:`~firmware_gen.extractors_c` (the file),
-  :mod:`~firmware_gen.passes_c` (the window pass), :mod:`~firmware_gen.q15_c` (integer roots,
-  magnitude cache), :mod:`~firmware_gen.series_c` (per-channel linear copy and preprocessing),
-  :mod:`~firmware_gen.shape_c` (shape routines), :mod:`~firmware_gen.fft_c` (power spectrum).
-- Model kernel (``<name>_kernel.h``): :mod:`~firmware_gen.kernel_c`,
-  :mod:`~firmware_gen.kernel_q15`.
-- :mod:`~firmware_gen.firmware` assembles a firmware tree (``main.c``, HAL and protocol from
-  ``templates/``); :mod:`~firmware_gen.targets` and :mod:`~firmware_gen.profiles`: targets,
-  Makefiles, parts and their power; :mod:`~firmware_gen.build` compiles and measures;
-  :mod:`~firmware_gen.flash` puts an image on its board.
-- The C library (``sensorbudget export c-library``): :mod:`~firmware_gen.library` (API),
-  :mod:`~firmware_gen.library_build` (CMake, make, Arduino, PlatformIO, Zephyr files),
-  :mod:`~firmware_gen.library_arduino` (the example sketch), :mod:`~firmware_gen.library_decide`
-  (``<name>_decide``), :mod:`~firmware_gen.library_wrap` (line lengths of the build files).
+- :mod:`~sensorbudget.firmware_gen.plan`: what a firmware computes, read off a bundle;
+  :mod:`~sensorbudget.firmware_gen.reference`: the same in numpy, bit for bit (the oracle of the C code).
+- Streaming extractors (``<name>_stream.c``): :mod:`~sensorbudget.firmware_gen.extractors_c` (the file),
+  :mod:`~sensorbudget.firmware_gen.passes_c` (the window pass), :mod:`~sensorbudget.firmware_gen.q15_c` (integer roots,
+  magnitude cache), :mod:`~sensorbudget.firmware_gen.series_c` (per-channel linear copy and preprocessing),
+  :mod:`~sensorbudget.firmware_gen.shape_c` (shape routines), :mod:`~sensorbudget.firmware_gen.fft_c` (power spectrum).
+- Model kernel (``<name>_kernel.h``): :mod:`~sensorbudget.firmware_gen.kernel_c`,
+  :mod:`~sensorbudget.firmware_gen.kernel_q15`.
+- :mod:`~sensorbudget.firmware_gen.firmware` assembles a firmware tree (``main.c``, HAL and protocol from
+  ``templates/``); :mod:`~sensorbudget.firmware_gen.targets` and :mod:`~sensorbudget.firmware_gen.profiles`: targets,
+  Makefiles, parts and their power; :mod:`~sensorbudget.firmware_gen.build` compiles and measures;
+  :mod:`~sensorbudget.firmware_gen.flash` puts an image on its board.
+- The C library (``sensorbudget export c-library``): :mod:`~sensorbudget.firmware_gen.library` (API),
+  :mod:`~sensorbudget.firmware_gen.library_build` (CMake, make, Arduino, PlatformIO, Zephyr files),
+  :mod:`~sensorbudget.firmware_gen.library_arduino` (the example sketch), :mod:`~sensorbudget.firmware_gen.library_decide`
+  (``<name>_decide``), :mod:`~sensorbudget.firmware_gen.library_wrap` (line lengths of the build files).
 
 >>> from firmware_gen import TARGETS, NUMERICS
 >>> sorted(TARGETS), NUMERICS

@@ -1,7 +1,7 @@
 """How far a fixed-point firmware's scores may be from the float64 model on the float32 features
 of the same samples: the model's bound plus what the extractors add (issue 28).
 
-The header's bound (:mod:`export.fixed_point`) covers the integer model for *features* within
+The header's bound (:mod:`sensorbudget.export.fixed_point`) covers the integer model for *features* within
 the training ranges. From *samples*, the fixed-point extractors see Q15 samples (rounded: at
 most ``d = full_scale / 65536`` off) and compute with integer sums, truncating divisions and
 floor roots, so a feature ``x_q`` differs from the float32 feature ``x``. With ``x`` in the
@@ -29,7 +29,7 @@ import math
 
 import numpy as np
 
-from trainer.sensing.q15 import magnitude_shifts
+from sensorbudget.trainer.sensing.q15 import magnitude_shifts
 
 U = 2.0 ** -24            # float32 unit roundoff
 RANGE_SLACK = 2.0 ** -18  # the quantiser's range margin (2^-20) and float32 rounding of lo, hi
@@ -59,7 +59,7 @@ def feature_error(plan, ext) -> float | None:
 
 def stream_error_bounds(plan, fixed, W, *, samples_in_full_scale: bool = True) -> np.ndarray:
     """Per target, the bound of the module docstring for the plan's fixed-point model
-    ``fixed`` (:class:`export.fixed_point.FixedPointModel`) and weights ``W`` (k x t); without
+    ``fixed`` (:class:`sensorbudget.export.fixed_point.FixedPointModel`) and weights ``W`` (k x t); without
     ``samples_in_full_scale`` (samples may clamp at the Q15 limits) only the range terms."""
     W = np.abs(np.asarray(W, dtype=np.float64).reshape(plan.k, -1))
     width = (fixed.x_hi.astype(np.float64) - fixed.x_lo.astype(np.float64)) * (1 + RANGE_SLACK)
@@ -74,7 +74,7 @@ def stream_error_bounds(plan, fixed, W, *, samples_in_full_scale: bool = True) -
 def stated_stream_bound(plan, header, W) -> float | None:
     """The largest per-target bound of :func:`stream_error_bounds`, rounded up to two digits
     as the header states its own (None for float32)."""
-    from export.c_header import stated_bound
+    from sensorbudget.export.c_header import stated_bound
 
     if header.fixed is None:
         return None

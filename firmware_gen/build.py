@@ -13,7 +13,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from trainer.bundle import write_atomically
+from sensorbudget.trainer.bundle import write_atomically
 
 from .errors import FirmwareGenError
 from .firmware import MANIFEST, MANIFEST_FORMAT, template

@@ -1,9 +1,9 @@
 """C99 streaming extractors: ``<name>_stream.h`` / ``<name>_stream.c`` for a :class:`FirmwarePlan`.
 
 Only the kinds the plan needs are emitted. Every float routine is a literal transcription of the
-docstring of its :mod:`trainer.sensing.extractors` function (same operation order, float32, no fused
-multiply-add), every integer routine of :func:`trainer.sensing.extractors.extract_q15`, so the
-results equal :mod:`firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
+docstring of its :mod:`sensorbudget.trainer.sensing.extractors` function (same operation order, float32, no fused
+multiply-add), every integer routine of :func:`sensorbudget.trainer.sensing.extractors.extract_q15`, so the
+results equal :mod:`sensorbudget.firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
 ``d < 0 ? -d : d``: avr-libc's fabsf is the double fabs, and the two differ only in the sign of
 a zero, which cannot change the sum.) State lives in ``<name>_stream_t`` (a ring
 buffer of the last ``window`` samples of every channel); nothing is allocated.
@@ -11,9 +11,9 @@ buffer of the last ``window`` samples of every channel); nothing is allocated.
 
 from __future__ import annotations
 
-from export import cgen
-from export.c_wrap import wrap_c
-from trainer.version import package_version
+from sensorbudget.export import cgen
+from sensorbudget.export.c_wrap import wrap_c
+from sensorbudget.trainer.version import package_version
 
 from . import passes_c, q15_c, series_c
 from .kernel_c import _MLA
@@ -107,7 +107,7 @@ def _banner(plan, fname, what) -> str:
 
 
 def stream_header(plan) -> str:
-    """:func:`_stream_header`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    """:func:`_stream_header`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
     return wrap_c(_stream_header(plan))
 
 
@@ -277,7 +277,7 @@ def _constants(plan) -> list:
 
 
 def stream_source(plan) -> str:
-    """:func:`_stream_source`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    """:func:`_stream_source`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
     return wrap_c(_stream_source(plan))
 
 

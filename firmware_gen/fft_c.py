@@ -1,5 +1,5 @@
 """C for the power spectrum and the spectral extractors (issue 18), following
-:mod:`trainer.sensing.spectral` operation for operation.
+:mod:`sensorbudget.trainer.sensing.spectral` operation for operation.
 
 ``<name>_power_spectrum`` is that module's definition: the mean removed (the library's
 sequential mean), the periodic Hann table (or nothing: rectangular), the sample pairs (even into
@@ -10,7 +10,7 @@ re[j]; re[j] = re[i] - tr; ...``; within a stage the loop runs twiddle by twiddl
 twiddle is read once: the butterflies of a stage touch disjoint pairs, so their order cannot
 change a value), then the split into the real window's spectrum and its power ``P[k]`` for
 ``k <= M/2`` into ``re`` (bins ``k`` and ``M/2 - k`` together, as each reads both; the operation
-order of :mod:`trainer.sensing.spectral`, step 5). Half the butterflies of an ``M``-point
+order of :mod:`sensorbudget.trainer.sensing.spectral`, step 5). Half the butterflies of an ``M``-point
 transform: within 1.1-1.3x of CMSIS-DSP's ``arm_rfft_fast_f32`` butterflies on the Cortex-M4F
 (``benchmarks/bench_fft_cmsis.py``). The tables (bit-reversal ``uint16_t`` of ``M/2`` entries,
 twiddles ``cos`` / ``-sin`` of ``M/2`` entries,
@@ -19,7 +19,7 @@ Hann of ``N`` entries, bin frequencies ``k fs / M``) are ``static const SB_CONST
 reference rounds from double. One buffer (``re``, ``im``: ``2 M`` floats) serves every channel
 in turn; a channel's spectrum is computed once per window and read by all its spectral features.
 
-The entropy's log2 is :data:`trainer.sensing.spectral.LOG2_POLY` after ``frexpf`` (exact), the
+The entropy's log2 is :data:`sensorbudget.trainer.sensing.spectral.LOG2_POLY` after ``frexpf`` (exact), the
 same polynomial in the same Horner order, so no libm's ``log2f`` is involved.
 """
 
@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from export import cgen
-from trainer.sensing import spectral
+from sensorbudget.export import cgen
+from sensorbudget.trainer.sensing import spectral
 
 SPECTRAL = ("bandpower", "bandratio", "domfreq", "centroid", "entropy")
 

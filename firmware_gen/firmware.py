@@ -3,7 +3,7 @@
 :func:`generate_firmware` gives ``{file name: text}``: export's model header, the streaming
 extractors, the model kernel, ``main.c`` (protocol loop), the static runtime and HAL of the
 target, a Makefile, ``firmware.json`` (what a host needs to talk to it) and PROTOCOL.md.
-Writing them is :func:`firmware_gen.build.write_firmware`'s (or the CLI's) job.
+Writing them is :func:`sensorbudget.firmware_gen.build.write_firmware`'s (or the CLI's) job.
 """
 
 from __future__ import annotations
@@ -13,12 +13,12 @@ import textwrap
 from dataclasses import dataclass
 from importlib import resources
 
-from export import cgen
-from export.c_header import HEADER_FORMAT_VERSION, c_header
-from export.c_wrap import wrap_c
-from export.cgen import DEFAULT_NAME
-from export.errors import ExportError
-from trainer.version import package_version
+from sensorbudget.export import cgen
+from sensorbudget.export.c_header import HEADER_FORMAT_VERSION, c_header
+from sensorbudget.export.c_wrap import wrap_c
+from sensorbudget.export.cgen import DEFAULT_NAME
+from sensorbudget.export.errors import ExportError
+from sensorbudget.trainer.version import package_version
 
 from .bounds import stated_stream_bound
 from .errors import FirmwareGenError
@@ -56,14 +56,14 @@ class Firmware:
 
 def template(name: str) -> str:
     """A static file shipped in ``firmware_gen/templates`` (or PROTOCOL.md)."""
-    base = resources.files("firmware_gen")
+    base = resources.files(__package__)
     path = base / "PROTOCOL.md" if name == "PROTOCOL.md" else base / "templates" / name
     return path.read_text(encoding="utf-8")
 
 
 
 def main_source(plan, target) -> str:
-    """:func:`_main_source`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    """:func:`_main_source`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
     return wrap_c(_main_source(plan, target))
 
 
@@ -140,7 +140,7 @@ def check_buffers(plan, target) -> None:
 
 def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAULT_NAME,
                       full_scale=None, kernel: str = "auto", plan=None) -> Firmware:
-    """Every source file of the firmware for ``bundle`` (a :class:`trainer.bundle.model.Bundle`).
+    """Every source file of the firmware for ``bundle`` (a :class:`sensorbudget.trainer.bundle.model.Bundle`).
 
     Parameters
     ----------
@@ -153,7 +153,7 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
     kernel : {"auto", "loop", "unrolled"}
         Model kernel: straight-line code with constant weights, or the header's loop.
     plan : FirmwarePlan, optional
-        The plan of ``bundle`` already made by :func:`~firmware_gen.plan.make_plan` (with this
+        The plan of ``bundle`` already made by :func:`~sensorbudget.firmware_gen.plan.make_plan` (with this
         ``name`` and ``numeric``; its full scales replace ``full_scale``), so that a caller
         holding one (``device_sim``'s reference model) generates firmware from that same plan.
     """

@@ -16,9 +16,9 @@ define them itself.
 
 from __future__ import annotations
 
-from export import cgen
-from export.c_wrap import wrap_c
-from trainer.version import package_version
+from sensorbudget.export import cgen
+from sensorbudget.export.c_wrap import wrap_c
+from sensorbudget.trainer.version import package_version
 
 from . import kernel_q15
 from .errors import FirmwareGenError
@@ -139,12 +139,12 @@ def _flash_loop(p, plan, bundle, header) -> str:
 
 
 def kernel_header(plan, bundle, header, kernel: str) -> str:
-    """:func:`_kernel_header`, its long lines rewrapped (:func:`export.c_wrap.wrap_c`)."""
+    """:func:`_kernel_header`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
     return wrap_c(_kernel_header(plan, bundle, header, kernel))
 
 
 def _kernel_header(plan, bundle, header, kernel: str) -> str:
-    """The kernel header text; ``header`` is export's :class:`~export.c_header.CHeader`."""
+    """The kernel header text; ``header`` is export's :class:`~sensorbudget.export.c_header.CHeader`."""
     p, P = plan.name, plan.name.upper()
     kernel = choose_kernel(kernel, plan.k, plan.t)
     ct = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]

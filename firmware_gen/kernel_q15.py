@@ -9,12 +9,12 @@
   shift (round half away from zero: ``acc - (acc < 0) + half``).
 - Elsewhere: plain C, two targets per input (``acc + (int32_t)x * w``).
 
-Every path computes the same integers as :func:`export.fixed_point.predict_int`.
+Every path computes the same integers as :func:`sensorbudget.export.fixed_point.predict_int`.
 """
 
 from __future__ import annotations
 
-from export import cgen
+from sensorbudget.export import cgen
 
 _MAC16 = """\
 /* acc + x * w exactly (int32). */

@@ -15,10 +15,10 @@ import re
 
 import numpy as np
 
-from export import cgen
-from export.c_wrap import wrap_c
-from export.cgen import MAX_LINE
-from trainer.version import package_version
+from sensorbudget.export import cgen
+from sensorbudget.export.c_wrap import wrap_c
+from sensorbudget.export.cgen import MAX_LINE
+from sensorbudget.trainer.version import package_version
 
 BAUD = 115200
 SCORE_DIGITS = 6

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import re
 
-from trainer.version import package_version
+from sensorbudget.trainer.version import package_version
 
 from . import library_arduino, library_idf
 from .library_wrap import wrap_text

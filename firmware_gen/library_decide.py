@@ -2,17 +2,17 @@
 
 ``<name>_decide(scores, decisions)`` turns the scores of ``<name>_predict`` into 0/1 label
 decisions with the thresholds of the library's model header (``<name>_model_thresholds``, or
-``<name>_model_<q>_thresholds`` for Q15/Q31: :mod:`export.c_decisions`): label j is on when
+``<name>_model_<q>_thresholds`` for Q15/Q31: :mod:`sensorbudget.export.c_decisions`): label j is on when
 ``scores[j] > threshold[j]``. The thresholds are the bundle's calibrated ones (``decision`` in
 model.json, chosen on held-out scores), or 0 without them (the sign of the score). Fixed-point
 scores are integers ``s * 2^-G``; the stored integer thresholds floor(threshold * 2^G) make the
-integer comparison equal the real one (:func:`export.c_decisions.integer_thresholds`).
+integer comparison equal the real one (:func:`sensorbudget.export.c_decisions.integer_thresholds`).
 """
 
 from __future__ import annotations
 
-from export import cgen
-from export.fixed_point import FORMATS
+from sensorbudget.export import cgen
+from sensorbudget.export.fixed_point import FORMATS
 
 _SOURCE = """\
 {n}_status_t {n}_decide(const {n}_score_t *scores, unsigned char *decisions)
@@ -33,7 +33,7 @@ def has_decide(plan) -> bool:
 
 
 def thresholds_symbol(prefix: str, plan) -> str:
-    """The model header's thresholds array (:func:`export.c_decisions.decide_part`)."""
+    """The model header's thresholds array (:func:`sensorbudget.export.c_decisions.decide_part`)."""
     return f"{prefix}_thresholds" if not plan.fixed else f"{prefix}_{plan.numeric}_thresholds"
 
 

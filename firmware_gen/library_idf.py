@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 import textwrap
 
-from export.cgen import MAX_LINE
-from trainer.version import package_version
+from sensorbudget.export.cgen import MAX_LINE
+from sensorbudget.trainer.version import package_version
 
 #: oldest ESP-IDF whose component manager reads this manifest and has the RISC-V ESP32-C3
 IDF_MIN = ">=4.4"

@@ -1,12 +1,12 @@
 """Lines of the C library's build files (CMake, make, Kconfig, Zephyr, README) kept within
-:data:`export.cgen.MAX_LINE` for any name; its C files go through :func:`export.c_wrap.wrap_c`.
+:data:`sensorbudget.export.cgen.MAX_LINE` for any name; its C files go through :func:`sensorbudget.export.c_wrap.wrap_c`.
 """
 
 from __future__ import annotations
 
 import textwrap
 
-from export.cgen import MAX_LINE
+from sensorbudget.export.cgen import MAX_LINE
 
 
 def wrap_text(text: str, width: int = MAX_LINE, prefixes=("# ", "- ", "\t  ")) -> str:

@@ -77,7 +77,7 @@ def series_bytes(plan) -> int:
 
 def ram_parts(plan, target, stream_c: str | None = None) -> dict:
     """{part: bytes} of the static RAM (``.data`` + ``.bss``) of ``plan``'s firmware on
-    ``target`` (a :class:`~firmware_gen.targets.Target`); {} for the host. ``stream_c``, the
+    ``target`` (a :class:`~sensorbudget.firmware_gen.targets.Target`); {} for the host. ``stream_c``, the
     generated ``<name>_stream.c`` (default: generated here), tells whether libm is called."""
     base = RUNTIME_RAM.get(target.name)
     if base is None:
@@ -160,9 +160,9 @@ def selection_ram(fs, target, numeric: str) -> tuple:
     (``window`` samples), the float and int16 series scratch, the FFT buffer of each size and
     each Q15 magnitude set's cache. ``base`` is the rest (runtime, counters, scores), so a
     design's :func:`ram_estimate` is ``base`` plus its selected costs (up to alignment)."""
-    from trainer.sensing.extractors import KINDS
-    from trainer.sensing.spectral import fft_size
-    from trainer.sensing.specs import parse_spec
+    from sensorbudget.trainer.sensing.extractors import KINDS
+    from sensorbudget.trainer.sensing.spectral import fft_size
+    from sensorbudget.trainer.sensing.specs import parse_spec
 
     from .plan import SERIES_KINDS
 

@@ -5,8 +5,8 @@ The per-channel kinds (mean, min, max, ptp, energy, rms, std, last) and the magn
 :func:`window_pass` reads each row of the window once, oldest first, in the two segments of the
 ring buffer (``start .. WINDOW-1``, then ``0 .. start-1``: no wrap test, no per-sample call), loads
 each channel's sample once for all its groups, and keeps one accumulator per statistic and group,
-updated in the order of the documented float32 definitions of :mod:`trainer.sensing.extractors`,
-so the values stay bit for bit those of :mod:`firmware_gen.reference`:
+updated in the order of the documented float32 definitions of :mod:`sensorbudget.trainer.sensing.extractors`,
+so the values stay bit for bit those of :mod:`sensorbudget.firmware_gen.reference`:
 
 - ``sum``: ``s = s + x`` (mean); ``sq``: ``s = s + x * x`` (energy, rms) with the product rounded
   before the sum (``<name>_mla``: ``vmla.f32`` on Cortex-M4F, which is not fused);
@@ -18,7 +18,7 @@ so the values stay bit for bit those of :mod:`firmware_gen.reference`:
 - integer (Q15) statistics ``qsum`` (int32), ``qmin`` / ``qmax`` (int16) and ``qsq`` (int64)
   are exact, so their order is free; ``rms`` is one integer root of ``qsq / N`` per window;
 - a Q15 magnitude set (``mag_mean``, ``mag_max``) reads the per-sample magnitudes cached by
-  :mod:`firmware_gen.q15_c` (``mmax``: their maximum; the mean needs no pass: its sum is kept).
+  :mod:`sensorbudget.firmware_gen.q15_c` (``mmax``: their maximum; the mean needs no pass: its sum is kept).
 
 One loop for every channel rather than one per channel: on the issue-22 set (six extractors on
 five channels, 64-sample windows, Cortex-M4F float32, ``sensorbudget simulate`` on unicorn) the
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from export import cgen
+from sensorbudget.export import cgen
 
 #: statistic -> per-sample lines on the sample {x} (float) / {q} (int16), accumulators suffixed
 #: with the group number {g}

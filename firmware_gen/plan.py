@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from export.cgen import NUMERICS
-from trainer.sensing.extractors import KINDS
-from trainer.sensing.rates import multi_rate_refusal
-from trainer.sensing.specs import Spec
+from sensorbudget.export.cgen import NUMERICS
+from sensorbudget.trainer.sensing.extractors import KINDS
+from sensorbudget.trainer.sensing.rates import multi_rate_refusal
+from sensorbudget.trainer.sensing.specs import Spec
 
 from .errors import FirmwareGenError
 
@@ -52,7 +52,7 @@ class ExtractorPlan:
 
     @property
     def full_spec(self) -> Spec:
-        """The extractor's :class:`~trainer.sensing.specs.Spec` (the bare kind by default)."""
+        """The extractor's :class:`~sensorbudget.trainer.sensing.specs.Spec` (the bare kind by default)."""
         return self.spec if self.spec is not None else Spec(self.kind)
 
     @property
@@ -157,7 +157,7 @@ def _extractor_entries(meta: dict) -> list:
 
 
 def spec_of(params: dict) -> Spec:
-    """The :class:`~trainer.sensing.specs.Spec` of a bundle extractor's ``params``."""
+    """The :class:`~sensorbudget.trainer.sensing.specs.Spec` of a bundle extractor's ``params``."""
     arg = params.get("arg")
     return Spec(params["kind"], tuple(arg) if isinstance(arg, list) else arg,
                 params.get("preprocess", ""), params.get("preprocess_arg"),
@@ -208,7 +208,7 @@ def power_of_two_above(value: float) -> float:
 
 def _channel_bounds(meta: dict, arrays: dict, entries: list) -> dict:
     """Per channel, the largest |value| seen in training: the recordings' max |sample| of every
-    channel the extractors read (``channel_bounds``, :mod:`trainer.sensing.channel_bounds`),
+    channel the extractors read (``channel_bounds``, :mod:`sensorbudget.trainer.sensing.channel_bounds`),
     and the largest |value| of a selected min/max/last/mean feature."""
     bounds = {str(c): float(v) for c, v in (meta.get("channel_bounds") or {}).items()}
     for i, feature in enumerate(meta["selected"]):

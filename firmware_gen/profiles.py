@@ -1,9 +1,9 @@
 """Target profiles: the part each firmware target is built for, with its limits and power, and the
 datasheet each figure comes from (``sensorbudget targets`` prints them).
 
-The flash and RAM sizes are the build's fit check (:func:`firmware_gen.build.build`: flash, and
+The flash and RAM sizes are the build's fit check (:func:`sensorbudget.firmware_gen.build.build`: flash, and
 RAM plus ``stack_reserve``, must fit; less than 25 % RAM headroom is a warning). Clock, supply and
-currents feed the energy model (:mod:`device_sim.costs`) of the target actually built. Currents
+currents feed the energy model (:mod:`sensorbudget.device_sim.costs`) of the target actually built. Currents
 are typical values at 25 C of the microcontroller alone (a development board's debugger, LEDs and
 regulator draw more); check your part.
 
@@ -110,7 +110,7 @@ PROFILES = {p.target: p for p in (
 
 
 def get_profile(target: str) -> BoardProfile:
-    """The profile of a canonical target name (see :data:`firmware_gen.targets.TARGETS`)."""
+    """The profile of a canonical target name (see :data:`sensorbudget.firmware_gen.targets.TARGETS`)."""
     return PROFILES[target]
 
 

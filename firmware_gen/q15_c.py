@@ -1,6 +1,6 @@
 """Q15 square roots and the per-sample magnitude cache of ``<name>_stream.c``.
 
-``<name>_isqrt32`` is :func:`trainer.sensing.q15.isqrt32` (``floor(sqrt(v))``, ``v <= 65535**2``).
+``<name>_isqrt32`` is :func:`sensorbudget.trainer.sensing.q15.isqrt32` (``floor(sqrt(v))``, ``v <= 65535**2``).
 Where the core has a single-precision FPU (Cortex-M4F) it is ``r = (uint32_t)sqrtf((float)v)``
 and one correction: the conversion and ``vsqrt`` each round to nearest, which keeps ``sqrtf`` of a
 perfect square ``r*r`` exactly ``r`` (both errors stay below half a float step of the root), so
@@ -12,7 +12,7 @@ The fixed-point magnitude kinds (``mag_mean``, ``mag_max``) need one root per sa
 sample's magnitude is computed once, by the first ``<name>_stream_compute`` after it arrived,
 and kept beside the ring buffer (``mag[WINDOW][sets]``, uint16, at the sample's ring position);
 the window's sum of magnitudes is updated by ``new - old`` as a position is overwritten (uint32,
-exact, so the sum always equals the sum of the cached values: :func:`trainer.sensing.q15` is
+exact, so the sum always equals the sum of the cached values: :func:`sensorbudget.trainer.sensing.q15` is
 integer arithmetic, so this order gives the same value as summing the window). A prediction
 therefore pays ``hop`` roots, not ``window`` (all of them for the first window after a reset, or
 when ``hop >= window``); ``mag_max`` is the largest cached value (one pass over the cache).
@@ -23,8 +23,8 @@ compute did, and the features stay the same.
 
 from __future__ import annotations
 
-from export import cgen
-from trainer.sensing.q15 import magnitude_shifts
+from sensorbudget.export import cgen
+from sensorbudget.trainer.sensing.q15 import magnitude_shifts
 
 FIXED_MAG = ("mag_mean", "mag_max")
 

@@ -1,13 +1,13 @@
 """What the generated firmware computes, in numpy, bit for bit (the oracle of the C code).
 
-Float32 firmware: every extractor is the float32 definition of :mod:`trainer.sensing.extractors` on
+Float32 firmware: every extractor is the float32 definition of :mod:`sensorbudget.trainer.sensing.extractors` on
 the float32 samples. Fixed-point firmware (q15/q31) receives Q15 samples (:func:`quantize_samples`);
-the kinds with a fixed-point definition run :func:`trainer.sensing.extractors.extract_q15` and are
+the kinds with a fixed-point definition run :func:`sensorbudget.trainer.sensing.extractors.extract_q15` and are
 turned into float32 real values, the float-only kinds (std, mag_std, corr) run the float32 definitions on the samples
 ``(float)q * (full_scale / 32768)``; the features are then quantised by the header's quantiser
-(:func:`export.fixed_point.quantize_inputs`) and fed to the integer model
-(:func:`export.fixed_point.predict_int`). See PROTOCOL.md. Extractors with an argument,
-preprocessing or a spectrum (:mod:`trainer.sensing.specs`) run their spec's float32 definition
+(:func:`sensorbudget.export.fixed_point.quantize_inputs`) and fed to the integer model
+(:func:`sensorbudget.export.fixed_point.predict_int`). See PROTOCOL.md. Extractors with an argument,
+preprocessing or a spectrum (:mod:`sensorbudget.trainer.sensing.specs`) run their spec's float32 definition
 (the integer one for a Q15 ``percentile`` without preprocessing) at the bundle's sample rate.
 """
 
@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from export.fixed_point import predict_int, quantize_inputs, quantize_model
-from trainer.sensing.extractors import extract_q15
-from trainer.sensing.q15 import magnitude_shifts
+from sensorbudget.export.fixed_point import predict_int, quantize_inputs, quantize_model
+from sensorbudget.trainer.sensing.extractors import extract_q15
+from sensorbudget.trainer.sensing.q15 import magnitude_shifts
 
 F32 = np.float32
 
@@ -84,7 +84,7 @@ def window_features(plan, samples) -> np.ndarray:
 
 
 def fixed_model(plan, bundle):
-    """The header's :class:`~export.fixed_point.FixedPointModel` (None for float32)."""
+    """The header's :class:`~sensorbudget.export.fixed_point.FixedPointModel` (None for float32)."""
     if not plan.fixed:
         return None
     a = bundle.arrays

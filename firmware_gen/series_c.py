@@ -7,7 +7,7 @@ preprocessing) pair a plan needs, ``<name>_stream_compute`` calls one generated 
 for the channel and the step (``<name>_series_acc_x_jerk``), that
 
 1. fills the scratch array ``<name>_x`` once: the ring buffer unrolled (a plain copy), or the
-   preprocessing (:mod:`trainer.sensing.shape`: ``d[i] = x[i+1] - x[i]``; ``y[i] = ALPHA * (y[i-1]
+   preprocessing (:mod:`sensorbudget.trainer.sensing.shape`: ``d[i] = x[i+1] - x[i]``; ``y[i] = ALPHA * (y[i-1]
    + (x[i] - x[i-1]))``), computed once however many features read it (the transform level of
    the cost model);
 2. computes every non-spectral feature of that array, then, per spectrum window (Hann,
@@ -16,9 +16,9 @@ for the channel and the step (``<name>_series_acc_x_jerk``), that
    place, which no later feature reads (several percentiles select in the same array: a
    permutation of the window has the same order statistics).
 
-Every routine is a literal transcription of its docstring in :mod:`trainer.sensing.extractors`,
-:mod:`~trainer.sensing.shape` and :mod:`~trainer.sensing.spectral` (same float32 operation order,
-no fused multiply-add), so the values equal :mod:`firmware_gen.reference` bit for bit. A Q15
+Every routine is a literal transcription of its docstring in :mod:`sensorbudget.trainer.sensing.extractors`,
+:mod:`~sensorbudget.trainer.sensing.shape` and :mod:`~sensorbudget.trainer.sensing.spectral` (same float32 operation order,
+no fused multiply-add), so the values equal :mod:`sensorbudget.firmware_gen.reference` bit for bit. A Q15
 ``percentile`` without preprocessing selects on an ``int16_t`` copy (``<name>_q``): exact.
 Scratch arrays are file ``static`` (one set, however many channels: each group consumes them
 before the next fills them); nothing is allocated.
@@ -29,8 +29,8 @@ from __future__ import annotations
 import math
 import re
 
-from export import cgen
-from trainer.sensing.spectral import fft_size
+from sensorbudget.export import cgen
+from sensorbudget.trainer.sensing.spectral import fft_size
 
 from . import fft_c, shape_c
 from .kernel_c import _FLASH_MACROS
@@ -131,7 +131,7 @@ def groups(plan) -> list:
 
 
 def _percentile_rank(p: float, n: int) -> int:
-    """``r`` of :func:`trainer.sensing.shape.percentile` (1-based)."""
+    """``r`` of :func:`sensorbudget.trainer.sensing.shape.percentile` (1-based)."""
     return max(1, min(n, math.ceil(round(p * n, 9) / 100)))
 
 
@@ -167,7 +167,7 @@ def _function_names(plan) -> list:
 
 def wrap_call(line: str, p: str) -> list:
     """``line`` (a statement calling a ``<p>_`` routine), its arguments packed onto indented
-    lines when it is longer than :data:`export.cgen.MAX_LINE`."""
+    lines when it is longer than :data:`sensorbudget.export.cgen.MAX_LINE`."""
     found = re.search(rf"\b{re.escape(p)}_\w+\(", line)
     if len(line) <= cgen.MAX_LINE or found is None:
         return [line]

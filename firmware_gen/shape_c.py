@@ -1,8 +1,8 @@
 """C routines of the extractors computed on a linear array ``x[0..n-1]`` (:mod:`.series_c`):
 the per-channel window statistics (for a preprocessed window), the shape kinds, autocorrelation
 and cadence, and the selection of a percentile (float32 and Q15). Each is a literal
-transcription of its docstring in :mod:`trainer.sensing.extractors` / :mod:`~trainer.sensing.shape`
-/ :mod:`~trainer.sensing.spectral` (same float32 operation order, no fused multiply-add).
+transcription of its docstring in :mod:`sensorbudget.trainer.sensing.extractors` / :mod:`~sensorbudget.trainer.sensing.shape`
+/ :mod:`~sensorbudget.trainer.sensing.spectral` (same float32 operation order, no fused multiply-add).
 ``@p@`` is the model prefix; :data:`ROUTINES` maps a name to (dependencies, C text).
 """
 

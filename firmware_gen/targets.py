@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 from dataclasses import dataclass
 
-from export.cgen import MAX_LINE
+from sensorbudget.export.cgen import MAX_LINE
 
 from .errors import FirmwareGenError
 from .profiles import PROFILES, BoardProfile

@@ -71,8 +71,8 @@ def _links_fuzzer(cc: str) -> bool:
 
 
 def _generate(bundle_dir: Path, config: Config, out: Path) -> None:
-    from firmware_gen import generate_firmware
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen import generate_firmware
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     fw = generate_firmware(load_bundle(bundle_dir), target="host", numeric=config.numeric,
                            name="sbmodel")

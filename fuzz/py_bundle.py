@@ -1,5 +1,5 @@
 """Fuzz target: bundle loading (``model.json`` + ``weights.npz``,
-``trainer.bundle.model.load_bundle``) and every consumer of a loaded bundle: the CLI's
+``sensorbudget.trainer.bundle.model.load_bundle``) and every consumer of a loaded bundle: the CLI's
 selection-path table, ``predict``, the C header (float32/Q15/Q31), ONNX export, firmware generation,
 the device reference model and the HTML report's reading of a bundle run.
 
@@ -36,14 +36,14 @@ from fuzz._harness import (
 with instrumented():
     import numpy as np
 
-    from device_sim.html.runs import read_bundle
-    from device_sim.reference import ReferenceModel
-    from export.c_header import c_header
-    from export.onnx_bundle import bundle_to_onnx
-    from firmware_gen import generate_firmware
+    from sensorbudget.device_sim.html.runs import read_bundle
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.export.c_header import c_header
+    from sensorbudget.export.onnx_bundle import bundle_to_onnx
+    from sensorbudget.firmware_gen import generate_firmware
     from sensorbudget.cli import format_path
-    from trainer.bundle import load_bundle, npz_bytes
-    from trainer.bundle.model import CONTENT_KEY, content_sha256, upgrade_bundle
+    from sensorbudget.trainer.bundle import load_bundle, npz_bytes
+    from sensorbudget.trainer.bundle.model import CONTENT_KEY, content_sha256, upgrade_bundle
 
 _DIR = None
 BASES = []          # (meta, arrays) of the real bundles

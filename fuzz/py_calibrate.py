@@ -1,6 +1,6 @@
 """Fuzz target: ``sensorbudget calibrate``'s TOML: a sensors.toml (with or without an earlier
 calibrate block) and a simulation report from a folder of any name, merged by
-:func:`device_sim.calibrate.calibrate`.
+:func:`sensorbudget.device_sim.calibrate.calibrate`.
 
 The sensors.toml is the fuzz bundles' one (:data:`fuzz._bundles.SENSORS`) plus, by the input,
 an earlier ``[[calibration]]`` entry whose values are mutated node by node (``target = 5``, a
@@ -8,7 +8,7 @@ method with a newline or a control character, text costs, nested tables), writte
 ``tomli_w``, or raw text appended. The report is the real one of :mod:`fuzz.py_reports`, mutated
 node by node, in a folder whose name may hold a newline, ``\\x01``, quotes, backslashes or TOML
 syntax. Contract: calibrate returns or raises the project's own error; when it returns, what it
-wrote is a sensors.toml that parses and loads (:func:`trainer.sensing.sensors.load_sensor_spec`),
+wrote is a sensors.toml that parses and loads (:func:`sensorbudget.trainer.sensing.sensors.load_sensor_spec`),
 its text outside the block is the input's, byte for byte, and every report entry it wrote
 carries the folder's name in ``source`` exactly.
 
@@ -30,8 +30,8 @@ from fuzz.py_reports import _base_report
 with instrumented():
     import tomli_w
 
-    from device_sim.calibrate import BEGIN, calibrate, strip_block
-    from trainer.sensing.sensors import load_sensor_spec
+    from sensorbudget.device_sim.calibrate import BEGIN, calibrate, strip_block
+    from sensorbudget.trainer.sensing.sensors import load_sensor_spec
 
 FOLDERS = ["sim", "run\nnext", "run\x01x", 'run"quote', "run\\back", "[[calibration]]",
            "# comment", "é ü", "run\x7f", "a = 1\n[x]"]

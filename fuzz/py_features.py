@@ -5,7 +5,7 @@ has one to three of its members replaced: by any ``.npy`` member (any dtype, sha
 header), by arbitrary JSON for the ``*_json`` members or one node of their JSON replaced
 (a sensor without its energy, a compute cost that is text), by NaN/inf in X or Y, by an edge
 value for a scalar (``sample_rate = 0``, NaN, ``window = 2^40``), by fewer rows or names, or
-is dropped. :meth:`trainer.sensing.feature_set.FeatureSet.load` must either refuse it with a
+is dropped. :meth:`sensorbudget.trainer.sensing.feature_set.FeatureSet.load` must either refuse it with a
 ``DataError`` or return a table whose members agree (finite X, one row per window everywhere,
 one name per column) and that ``train`` can use: its bundle structure is strict JSON and its
 cost plan (every selection unit) is built without any other exception.
@@ -34,9 +34,9 @@ with instrumented():
 
     import numpy as np
 
-    from trainer.bundle import npz_bytes
-    from trainer.sensing.feature_set import FeatureSet, load_feature_set
-    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    from sensorbudget.trainer.bundle import npz_bytes
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet, load_feature_set
+    from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
 SCALARS = [0, -1, 1, 2 ** 31, 2 ** 40, 0.0, -0.0, float("nan"), float("inf"), 1e-320, 1e300]
 

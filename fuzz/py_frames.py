@@ -22,9 +22,9 @@ from __future__ import annotations
 from fuzz._harness import Input, expected_errors, instrumented, run
 
 with instrumented():
-    from device_sim.client import decode_predictions, parse_hello
-    from device_sim.fake import FakeDevice
-    from device_sim.protocol import MAX_FRAME, FrameDecoder, cobs_decode, encode_body, encode_frame
+    from sensorbudget.device_sim.client import decode_predictions, parse_hello
+    from sensorbudget.device_sim.fake import FakeDevice
+    from sensorbudget.device_sim.protocol import MAX_FRAME, FrameDecoder, cobs_decode, encode_body, encode_frame
 
 DEVICE_MODEL = None
 
@@ -100,9 +100,9 @@ def main() -> None:
     import tempfile
     from pathlib import Path
 
-    from device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.reference import ReferenceModel
     from fuzz._bundles import make_bundles
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     with tempfile.TemporaryDirectory() as d:
         bundle = load_bundle(make_bundles(Path(d))["regression"])

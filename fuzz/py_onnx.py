@@ -1,4 +1,4 @@
-"""Fuzz target: ONNX metadata reading (``export.describe_onnx``, ``read_metadata``), as
+"""Fuzz target: ONNX metadata reading (``sensorbudget.export.describe_onnx``, ``read_metadata``), as
 ``sensorbudget info model.onnx`` does.
 
 Input: a mode byte. Mode 0: the raw bytes are the ``.onnx`` file. Mode 1: a real exported model
@@ -17,8 +17,8 @@ from fuzz._harness import Input, expected_errors, instrumented, run, scratch_dir
 with instrumented():
     import onnx
 
-    from export.onnx_bundle import METADATA_KEYS, bundle_to_onnx, describe_onnx, read_metadata
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.export.onnx_bundle import METADATA_KEYS, bundle_to_onnx, describe_onnx, read_metadata
+    from sensorbudget.trainer.bundle.model import load_bundle
 
 _DIR = None
 BASES = []          # serialized real models

@@ -1,7 +1,7 @@
-"""Fuzz target: the HTML report page (:mod:`device_sim.html`) with hostile strings.
+"""Fuzz target: the HTML report page (:mod:`sensorbudget.device_sim.html`) with hostile strings.
 
 A real bundle, its simulation (python backend) and an evaluation (nested CV), made once at
-start, are read by :func:`device_sim.html.runs.collect`. Each input puts hostile strings
+start, are read by :func:`sensorbudget.device_sim.html.runs.collect`. Each input puts hostile strings
 (markup, ``</script>``, event attributes, entities, U+2028, template and Plotly syntax, fuzzed
 text; each behind a unique marker ``sbX<n>;``) into string fields: either into the report data
 (any string leaf, key or list entry) or into the run files (every string of ``results.json`` or
@@ -25,9 +25,9 @@ from fuzz._harness import Input, expected_errors, instrumented, run, scratch_dir
 from fuzz.page_check import HOSTILE, check_page, rename
 
 with instrumented():
-    from device_sim.html import page as page_module
-    from device_sim.html.page import render
-    from device_sim.html.runs import collect
+    from sensorbudget.device_sim.html import page as page_module
+    from sensorbudget.device_sim.html.page import render
+    from sensorbudget.device_sim.html.runs import collect
 
 #: Dicts of the report data keyed by user names (extractors, sensors).
 NAMED = ("per_extractor", "sensor_energy_j", "per_sensor")

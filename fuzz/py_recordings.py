@@ -1,6 +1,6 @@
 """Fuzz target: recordings loaders (CSV/NPZ streams, sktime .ts, Air Quality UCI CSV, a directory
 with ``index.csv`` or of plain streams, and folders holding links) via
-``trainer.sensing.recordings.load_recordings``, then ``time_gaps`` on every recording.
+``sensorbudget.trainer.sensing.recordings.load_recordings``, then ``time_gaps`` on every recording.
 
 Input: a layout byte, a sample-rate choice, then the content. Directory layouts split the
 content at a 16-bit length into ``index.csv`` (or a first stream) and a second file. The link
@@ -16,7 +16,7 @@ from fuzz._harness import Input, expected_errors, instrumented, npz_blob, run, s
 with instrumented():
     import numpy as np
 
-    from trainer.sensing.recordings import load_recordings, time_gaps
+    from sensorbudget.trainer.sensing.recordings import load_recordings, time_gaps
 
 LAYOUTS = ["csv", "npz", "ts", "air", "index", "streams", "txt", "links", "links"]
 #: the file outside the recordings folder that the link layouts point at

@@ -4,9 +4,9 @@ A real report (the pure-Python backend replaying the stream of the fuzz regressi
 :mod:`fuzz._bundles`, made once at start)
 is mutated node by node (deleted, or replaced by any JSON value: deep nests, NaN, huge numbers,
 strings with control characters), written, and loaded by
-:func:`device_sim.report.load_report`; a report that loads then goes through
-:func:`device_sim.compare.compare_rows` / ``format_table`` and
-:func:`device_sim.calibrate.calibration_entries` + ``render_block``, whose TOML must parse.
+:func:`sensorbudget.device_sim.report.load_report`; a report that loads then goes through
+:func:`sensorbudget.device_sim.compare.compare_rows` / ``format_table`` and
+:func:`sensorbudget.device_sim.calibrate.calibration_entries` + ``render_block``, whose TOML must parse.
 
 Input: a count of mutations (0-3), the mutations, then (mode bit) raw bytes instead of JSON.
 """
@@ -21,10 +21,10 @@ from fuzz._bundles import make_bundles
 from fuzz._harness import Input, expected_errors, instrumented, mutate_tree, run, scratch_dir
 
 with instrumented():
-    from device_sim.calibrate import calibration_entries, render_block
-    from device_sim.compare import compare_rows, format_table
-    from device_sim.report import load_report
-    from device_sim.simulate import simulate
+    from sensorbudget.device_sim.calibrate import calibration_entries, render_block
+    from sensorbudget.device_sim.compare import compare_rows, format_table
+    from sensorbudget.device_sim.report import load_report
+    from sensorbudget.device_sim.simulate import simulate
 
 _DIR = None
 _BASE = None

@@ -1,5 +1,5 @@
-"""Fuzz target: ``sensors.toml`` parsing (``trainer.sensing.sensors``), then windowing a small
-recording with the parsed description (``trainer.sensing.feature_set.build_feature_set``).
+"""Fuzz target: ``sensors.toml`` parsing (``sensorbudget.trainer.sensing.sensors``), then windowing a small
+recording with the parsed description (``sensorbudget.trainer.sensing.feature_set.build_feature_set``).
 
 Input: a mode byte, then either raw TOML text (mode 0) or structured mutations (mode 1) of a
 valid description, applied to the parsed dict: each mutation replaces or deletes one node
@@ -17,9 +17,9 @@ from fuzz._harness import Input, expected_errors, instrumented, mutate_tree, run
 with instrumented():
     import numpy as np
 
-    from trainer.sensing.feature_set import build_feature_set
-    from trainer.sensing.recordings import Recording, RecordingSet
-    from trainer.sensing.sensors import load_sensor_spec, parse_sensor_spec
+    from sensorbudget.trainer.sensing.feature_set import build_feature_set
+    from sensorbudget.trainer.sensing.recordings import Recording, RecordingSet
+    from sensorbudget.trainer.sensing.sensors import load_sensor_spec, parse_sensor_spec
 
 BASE = """\
 currency = "EUR"

@@ -1,5 +1,5 @@
 """Fuzz target: feature-table loaders (CSV, ARFF dense/sparse, NPZ, Mulan XML) via
-``trainer.data.load_table``, and ``FeatureSet.load`` for NPZ.
+``sensorbudget.trainer.data.load_table``, and ``FeatureSet.load`` for NPZ.
 
 Input: a format byte, an options byte, option choices, then the file content. NPZ content is
 either raw bytes or (options bit 7) a zip built member by member (:func:`npz_blob`).
@@ -14,9 +14,9 @@ from fuzz._harness import Input, expected_errors, instrumented, npz_blob, run, s
 with instrumented():
     import numpy as np
 
-    from trainer.bulk_parse import mulan_labels
-    from trainer.data import load_table
-    from trainer.sensing.feature_set import FeatureSet
+    from sensorbudget.trainer.bulk_parse import mulan_labels
+    from sensorbudget.trainer.data import load_table
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet
 
 FORMATS = ["csv", "arff", "npz", "txt", "xml"]
 SEPS = [",", ";", "\t", " ", "|", ".", "", "ab", "\"", "\n"]

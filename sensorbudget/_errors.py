@@ -55,10 +55,11 @@ def _one_line(exc: click.UsageError) -> click.UsageError:
 
 def library_errors():
     """The base error classes of every sensorbudget package (imported lazily)."""
-    from trainer.errors import TrainerError
+    from sensorbudget.trainer.errors import TrainerError
     classes = [TrainerError]
-    for mod, name in (("export.errors", "ExportError"), ("firmware_gen.errors", "FirmwareGenError"),
-                      ("device_sim.errors", "DeviceError")):
+    for mod, name in (("sensorbudget.export.errors", "ExportError"),
+                      ("sensorbudget.firmware_gen.errors", "FirmwareGenError"),
+                      ("sensorbudget.device_sim.errors", "DeviceError")):
         try:
             module = __import__(mod, fromlist=[name])
             classes.append(getattr(module, name))
@@ -70,7 +71,7 @@ def library_errors():
 def _warning_line(message, category) -> str:
     """One ``Warning: ...`` line: the library's own warnings (:class:`TrainerWarning` and
     subclasses) by their text, any other warning with its category."""
-    from trainer.errors import TrainerWarning
+    from sensorbudget.trainer.errors import TrainerWarning
 
     text = " ".join(str(message).split())
     if not issubclass(category, TrainerWarning):
@@ -85,7 +86,7 @@ def handle_errors(func):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from trainer.errors import TrainerWarning
+        from sensorbudget.trainer.errors import TrainerWarning
 
         held = []
 

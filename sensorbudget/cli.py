@@ -13,9 +13,9 @@ from pathlib import Path
 import click
 import numpy as np
 
-from trainer.errors import TrainerWarning
-from trainer.sensing.streams import StreamFormat
-from trainer.target_scaling import path_in_target_units
+from sensorbudget.trainer.errors import TrainerWarning
+from sensorbudget.trainer.sensing.streams import StreamFormat
+from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from . import __version__
 from ._errors import CliError, OneLineGroup, handle_errors
@@ -121,7 +121,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     ``sensorbudget features``) or, with --sensors, recordings to window into features. With
     --dask, DATA may be a glob or directory of NPZ/CSV shards with the same columns.
     """
-    from trainer.bundle.model import bundle_contents, check_bundle_output, save_bundle
+    from sensorbudget.trainer.bundle.model import bundle_contents, check_bundle_output, save_bundle
 
     html_out = load_options.pop("html_out", None)     # --html: the report of this bundle
     check_html(html_out)
@@ -179,7 +179,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
                                    extra={**structure, **extra, "data": d["source"]},
                                    decision=decision, **training_rows)
     if meta.get("multi_rate"):
-        from trainer.sensing.rates import with_chosen_rates
+        from sensorbudget.trainer.sensing.rates import with_chosen_rates
         meta = with_chosen_rates(meta)
     meta = save_bundle(output, meta, arrays)
     if plot:
@@ -197,7 +197,7 @@ def fit_compressed(est, d, y, task, energy, extra):
     """Fit with the selection on SVD-compressed targets (``--compress-labels``)."""
     if task == "multiclass":
         raise CliError("--compress-labels applies to regression and multi-label targets")
-    from trainer.label_compression import fit_on_compressed_labels
+    from sensorbudget.trainer.label_compression import fit_on_compressed_labels
 
     fit_on_compressed_labels(est, d["X"], y, energy)
     extra["label_compression"] = est.label_compression_
@@ -208,9 +208,9 @@ def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_v
                        compute_target, stream_format=None, targets_last=None,
                        max_drop_fraction=0.5):
     """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
-    from trainer.data import file_info, load_table
-    from trainer.provenance import recordings_entry
-    from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
+    from sensorbudget.trainer.data import file_info, load_table
+    from sensorbudget.trainer.provenance import recordings_entry
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors_toml is not None:
@@ -256,8 +256,8 @@ def estimator_for_task(task, Y, targets):
     Multi-label: labels as +1/-1 scores (what GreedyRLSClassifier does, for any L >= 1).
     Multi-class: one target column of class values, or one-hot 0/1 columns named by class.
     """
-    from trainer import GreedyRLS, GreedyRLSClassifier
-    from trainer.selection.validation import check_targets
+    from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+    from sensorbudget.trainer.selection.validation import check_targets
 
     if task != "multiclass":
         check_targets(Y, targets)            # a single-valued target, named (issue 16)
@@ -286,7 +286,7 @@ def estimator_for_task(task, Y, targets):
 
 def format_path(meta: dict) -> str:
     """The selection path of a bundle as a plain-text table (errors in the targets' units:
-    :func:`trainer.target_scaling.path_in_target_units`, as every other surface)."""
+    :func:`sensorbudget.trainer.target_scaling.path_in_target_units`, as every other surface)."""
     scaled = bool(meta.get("target_scaling"))
     lines = [f"task={meta['task']}  targets={len(meta['targets'])}  lam={meta['lam']:.6g}  "
              f"features={len(meta['features'])}  selected={len(meta['selected'])}",
@@ -345,11 +345,11 @@ def criterion_label(meta: dict) -> str:
 def info_command(path, plot):
     """Describe a bundle directory (selection path) or an exported model.onnx (metadata)."""
     if path.suffix.lower() == ".onnx":
-        import export
+        from . import export
 
         click.echo(printable(export.describe_onnx(path)))
         return
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     meta = load_bundle(path).meta
     click.echo(printable(format_path(meta)))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from trainer.bundle import write_atomically
+from sensorbudget.trainer.bundle import write_atomically
 
 _OPTIONS = (
     click.option("--max-sensors", type=click.IntRange(min=0), default=None,
@@ -69,15 +69,15 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
                                   numeric="float32", n_targets=1, **_ignored) -> dict:
     """GreedyRLS keyword arguments from the parsed options (and the feature table's sensors).
 
-    With a :class:`trainer.sensing.feature_set.FeatureSet` that knows its sensors (built from a
+    With a :class:`sensorbudget.trainer.sensing.feature_set.FeatureSet` that knows its sensors (built from a
     ``sensors.toml``), extractors, shared sensors and their prices/energies are added (see
-    :mod:`trainer.sensing.sensor_budget`). Budgets on sensors, energy or time without that
+    :mod:`sensorbudget.trainer.sensing.sensor_budget`). Budgets on sensors, energy or time without that
     information are a :class:`click.UsageError`. Any other keyword (e.g. ``plot``) is ignored.
     """
     kwargs = {"max_sensors": max_sensors, "max_cost": max_cost, "max_energy": max_energy,
               "max_time": max_time, "mode": mode, "strategy": strategy}
     if feature_set is not None and getattr(feature_set, "sensors", None):
-        from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+        from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
         kwargs.update(cost_kwargs_from_feature_set(feature_set, unit=unit))
     else:
@@ -96,10 +96,10 @@ def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy
 
 
 def _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets) -> dict:
-    """``kwargs`` with the RAM costs and budget of ``board`` (:mod:`firmware_gen.memory`)."""
-    from firmware_gen import FirmwareGenError
-    from firmware_gen.memory import add_ram_costs
-    from firmware_gen.targets import get_target
+    """``kwargs`` with the RAM costs and budget of ``board`` (:mod:`sensorbudget.firmware_gen.memory`)."""
+    from sensorbudget.firmware_gen import FirmwareGenError
+    from sensorbudget.firmware_gen.memory import add_ram_costs
+    from sensorbudget.firmware_gen.targets import get_target
 
     if feature_set is None or not getattr(feature_set, "sensors", None) or unit != "feature":
         raise click.UsageError("--board needs recordings with --sensors sensors.toml (or a "
@@ -119,7 +119,7 @@ def board_lines(meta: dict, board, numeric: str) -> list:
     (runtime and selected parts) and what the board leaves for them."""
     if board is None:
         return []
-    from firmware_gen.memory import ram_budget_line
+    from sensorbudget.firmware_gen.memory import ram_budget_line
 
     return ram_budget_line(meta, board, numeric)
 
@@ -127,6 +127,6 @@ def board_lines(meta: dict, board, numeric: str) -> list:
 def write_plot(path_entries, out, criterion=None) -> None:
     """Write the Pareto PNG of a bundle path to ``out`` (matplotlib imported lazily);
     ``criterion``: the bundle's (loo, leave-group-out), named on the error axis."""
-    from trainer.plots import pareto_png
+    from sensorbudget.trainer.plots import pareto_png
 
     write_atomically(out, pareto_png(path_entries, criterion=criterion))

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import click
 
-from trainer.sensing.streams import StreamFormat
+from sensorbudget.trainer.sensing.streams import StreamFormat
 
 from ._errors import CliError
 
@@ -66,7 +66,7 @@ dask_option = click.option(
 @contextlib.contextmanager
 def dask_client(value):
     """A ``distributed.Client`` for ``--dask value`` (closed on exit if created here)."""
-    from trainer.distributed.dask_data import open_client
+    from sensorbudget.trainer.distributed.dask_data import open_client
 
     with open_client(value) as client:
         yield client
@@ -77,7 +77,7 @@ def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=No
                 sensors_toml=None, window=None, hop=None, compute_target=None,
                 stream_format=None, targets_last=None) -> dict:
     """The ``load_training_data`` dict for ``--dask``: ``X`` is a
-    :class:`trainer.distributed.dask_data.ShardTable` (read on the workers), ``Y`` None.
+    :class:`sensorbudget.trainer.distributed.dask_data.ShardTable` (read on the workers), ``Y`` None.
 
     Names and task come from the first shard (for NPZ only its small arrays are read here);
     ``--labels L`` becomes the names of the last L columns, so the workers read labels as
@@ -85,7 +85,7 @@ def load_shards(data, *, targets=(), labels=None, xml=None, sep=None, decimal=No
     ``--groups`` value: a column/array name, or ``recording`` for feature NPZ files (recording
     numbers are made unique per shard).
     """
-    from trainer.distributed.dask_data import ShardTable, shard_header, shard_paths
+    from sensorbudget.trainer.distributed.dask_data import ShardTable, shard_header, shard_paths
 
     if any(v is not None for v in (sensors_toml, window, hop, compute_target)) or (
             stream_format not in (None, StreamFormat())):
@@ -124,10 +124,10 @@ def dask_estimator_for_task(task, d):
 
     Multi-label: 0/1 labels become +1/-1 on the workers, as ``train`` does without ``--dask``.
     Multi-class: the classes must be one-hot 0/1 columns (a ``sensorbudget features`` table
-    has them), regressed as +1/-1 like :class:`trainer.GreedyRLSClassifier` does; the
+    has them), regressed as +1/-1 like :class:`sensorbudget.trainer.GreedyRLSClassifier` does; the
     bundle's classes are the column names, sorted as the classifier sorts its classes.
     """
-    from trainer import GreedyRLS
+    from sensorbudget.trainer import GreedyRLS
 
     if task == "regression":
         return GreedyRLS(), d["X"], d["targets"], {}

@@ -15,8 +15,8 @@ from ._errors import CliError
 def _rule(ctx, param, value):
     if value is None:
         return None
-    from trainer.errors import TrainerError
-    from trainer.evaluation.calibration import parse_rule
+    from sensorbudget.trainer.errors import TrainerError
+    from sensorbudget.trainer.evaluation.calibration import parse_rule
 
     try:
         parse_rule(value)
@@ -49,7 +49,7 @@ def decision_for(est, task, d, y, groups, rule, platt, dask) -> dict | None:
         if rule is not None or platt:
             raise CliError("--threshold/--platt need the rows in memory (not --dask)")
         return None
-    from trainer.evaluation.calibration import decision_entry, heldout_predictions
+    from sensorbudget.trainer.evaluation.calibration import decision_entry, heldout_predictions
 
     scores = heldout_predictions(est, d["X"], y, groups)
     return decision_entry(scores, (y > 0).astype(int), rule or "f1", platt=platt,
@@ -60,7 +60,7 @@ def warn_overlap(d: dict, groups) -> None:
     """Warn when the training windows overlap and no grouping is in force."""
     fs = d.get("fs")
     if fs is not None and groups is None and fs.hop < fs.window:
-        from trainer.evaluation.folds import overlap_warning
+        from sensorbudget.trainer.evaluation.folds import overlap_warning
 
         overlap_warning(fs.window, fs.hop, "train")
 
@@ -68,9 +68,9 @@ def warn_overlap(d: dict, groups) -> None:
 @contextlib.contextmanager
 def target_scale_warning(task, y, targets, standardize_targets):
     """Warn once, naming the targets, when regression targets' spreads differ >10x without
-    --standardize-targets (:func:`trainer.target_scaling.warn_scales`); the estimator's own
+    --standardize-targets (:func:`sensorbudget.trainer.target_scaling.warn_scales`); the estimator's own
     unnamed warning is silenced inside."""
-    from trainer import target_scaling
+    from sensorbudget.trainer import target_scaling
 
     if task == "regression" and not standardize_targets:
         target_scaling.warn_scales(y, targets)
@@ -83,7 +83,7 @@ def describe_decision(meta: dict) -> list:
     """Lines on a bundle's label thresholds for train and info, each F1 said for what it is:
     in-sample LOO (or leave-group-out) scores with the threshold re-chosen without each row,
     and with the thresholds tuned on those same scores (optimistic)."""
-    from trainer.bundle.decision import describe
+    from sensorbudget.trainer.bundle.decision import describe
 
     entry = meta.get("decision")
     if meta["task"] == "multiclass":

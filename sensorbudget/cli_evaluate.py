@@ -31,8 +31,8 @@ def _methods(ctx, param, value):
 def _budgets(ctx, param, value):
     if value is None:
         return None
-    from trainer.errors import TrainerError
-    from trainer.evaluation.protocol import parse_budgets
+    from sensorbudget.trainer.errors import TrainerError
+    from sensorbudget.trainer.evaluation.protocol import parse_budgets
 
     try:
         return parse_budgets(value)
@@ -44,8 +44,8 @@ def _load(data, sensors, unit, table_options, groups):
     """(EvalData, cost kwargs, task): a sensorbudget feature table (or recordings with
     --sensors) keeps its sensor costs and recording groups; other files via load_table, with
     ``--groups COLUMN`` as the groups (recordings, subjects; query ids for ranking)."""
-    from trainer.evaluation.protocol import EvalData
-    from trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
+    from sensorbudget.trainer.evaluation.protocol import EvalData
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
 
     fs = None
     if sensors is not None:
@@ -53,14 +53,14 @@ def _load(data, sensors, unit, table_options, groups):
     elif data.suffix.lower() == ".npz" and is_feature_file(data):
         fs = FeatureSet.load(data)
     if fs is not None:
-        from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+        from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
         resolve_groups(groups, {"fs": fs})          # raises for a column name
         costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
         return EvalData(fs.X.astype(float), fs.Y, fs.task, list(fs.target_names),
                         groups=fs.groups, window_start=fs.window_start, window=fs.window,
                         hop=fs.hop), costs, fs.task
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     if unit != "feature":
         raise CliError(f"--unit {unit} needs sensor information (--sensors or a feature table)")
@@ -151,9 +151,9 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                      report, show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
-    from trainer.evaluation.folds import describe_split
-    from trainer.evaluation.protocol import Setup, evaluate
-    from trainer.evaluation.report import (results_dict, summary_table, wilcoxon_tests,
+    from sensorbudget.trainer.evaluation.folds import describe_split
+    from sensorbudget.trainer.evaluation.protocol import Setup, evaluate
+    from sensorbudget.trainer.evaluation.report import (results_dict, summary_table, wilcoxon_tests,
                                            write_report)
 
     options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
@@ -217,8 +217,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
 
 def _defaults(evdata, setup, budgets, methods, folds, split) -> tuple:
     """(budgets, methods): the given ones, or the defaults of
-    :mod:`trainer.evaluation.defaults`, with one printed line saying what runs."""
-    from trainer.evaluation.defaults import default_budgets, default_methods
+    :mod:`sensorbudget.trainer.evaluation.defaults`, with one printed line saying what runs."""
+    from sensorbudget.trainer.evaluation.defaults import default_budgets, default_methods
 
     chosen = []
     if budgets is None:

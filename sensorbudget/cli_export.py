@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from export.cgen import DEFAULT_NAME, NUMERICS
-from trainer.bundle import write_atomically
+from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
+from sensorbudget.trainer.bundle import write_atomically
 
 from ._errors import handle_errors
 
@@ -32,8 +32,8 @@ def export_group():
 @handle_errors
 def onnx_command(bundle_dir, output, inputs, dtype, opset):
     """Write BUNDLE_DIR as an ONNX model with its required extractors and sensors as metadata."""
-    from export.onnx_bundle import bundle_to_onnx
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.export.onnx_bundle import bundle_to_onnx
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
     model = bundle_to_onnx(bundle, inputs=inputs, dtype=dtype, opset=opset)
@@ -56,8 +56,8 @@ def onnx_command(bundle_dir, output, inputs, dtype, opset):
 @handle_errors
 def c_header_command(bundle_dir, output, name, numeric):
     """Write BUNDLE_DIR as a self-contained C99 header (static weights, predict functions)."""
-    from export.c_header import c_header
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.export.c_header import c_header
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
     header = c_header(bundle, name=name, numeric=numeric)

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from trainer.bundle import write_atomically
-from trainer.errors import DataError
-from trainer.sensing.streams import StreamFormat
+from sensorbudget.trainer.bundle import write_atomically
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.streams import StreamFormat
 
 from ._errors import CliError, handle_errors
 
@@ -17,7 +17,7 @@ from ._errors import CliError, handle_errors
 def window_options(f):
     """How recordings are read and become features (features, train): --window, --hop and
     --compute-target, and the stream options, which reach the command as one
-    ``stream_format`` (:class:`trainer.sensing.streams.StreamFormat`)."""
+    ``stream_format`` (:class:`sensorbudget.trainer.sensing.streams.StreamFormat`)."""
 
     inner = f
 
@@ -79,7 +79,7 @@ def features_command(recordings, sensors_toml, window, hop, on_missing, compute_
                      stream_format, show_progress):
     """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
     compute the candidate features that sensors.toml describes; write them as an NPZ."""
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     from .progress import ProgressBar
 

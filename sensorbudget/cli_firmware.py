@@ -8,10 +8,10 @@ from pathlib import Path
 
 import click
 
-from export.cgen import DEFAULT_NAME, NUMERICS
-from firmware_gen.plan import full_scale_used
-from firmware_gen.targets import TARGET_NAMES
-from trainer.bundle import write_folder_atomically
+from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
+from sensorbudget.firmware_gen.plan import full_scale_used
+from sensorbudget.firmware_gen.targets import TARGET_NAMES
+from sensorbudget.trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
@@ -95,8 +95,8 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
                      force):
     """Generate firmware for BUNDLE_DIR: the model header, streaming extractors, a main loop
     speaking the framed serial protocol, the target's startup/HAL and a Makefile."""
-    from firmware_gen import generate_firmware
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen import generate_firmware
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric, name=name,
                            full_scale=full_scale, kernel=kernel)
@@ -117,8 +117,8 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
 
 def _build(folder: Path, fw) -> dict:
     """Compile in ``folder`` (before it takes the output's place); footprint and harness."""
-    from firmware_gen.build import FOOTPRINT, build, build_simavr_harness
-    from firmware_gen.errors import FirmwareGenError
+    from sensorbudget.firmware_gen.build import FOOTPRINT, build, build_simavr_harness
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
 
     fp = build(folder)
     (folder / FOOTPRINT).write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n",
@@ -133,13 +133,13 @@ def _build(folder: Path, fw) -> dict:
 
 
 def _is_avr(fw) -> bool:
-    from firmware_gen.targets import get_target
+    from sensorbudget.firmware_gen.targets import get_target
 
     return get_target(fw.target).arch == "avr"
 
 
 def _report_build(out_dir: Path, fw, built: dict) -> None:
-    from firmware_gen.build import FOOTPRINT, format_footprint
+    from sensorbudget.firmware_gen.build import FOOTPRINT, format_footprint
 
     fp = built["footprint"]
     click.echo(format_footprint(fp))
@@ -186,7 +186,7 @@ def _report_build(out_dir: Path, fw, built: dict) -> None:
 def flash_command(out_dir, port, programmer, baud, chip, avrdude_programmer, openocd_config,
                   dry_run):
     """Flash the firmware built in OUT_DIR (by 'sensorbudget firmware --build') onto a board."""
-    from firmware_gen.flash import flash, flash_plan
+    from sensorbudget.firmware_gen.flash import flash, flash_plan
 
     options = dict(port=port, programmer=programmer, baud=baud, chip=chip,
                    avrdude_programmer=avrdude_programmer, openocd_config=openocd_config)

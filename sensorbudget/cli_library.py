@@ -1,5 +1,5 @@
 """``sensorbudget export c-library``: the model as a C library for the user's own firmware
-(thin click layer over :func:`firmware_gen.library.generate_library`; registered under
+(thin click layer over :func:`sensorbudget.firmware_gen.library.generate_library`; registered under
 ``export`` by :mod:`.cli`)."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import click
 
-from export.cgen import DEFAULT_NAME, NUMERICS
-from trainer.bundle import write_folder_atomically
+from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
+from sensorbudget.trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
@@ -38,8 +38,8 @@ from .cli_firmware import (echo_bounds, echo_full_scales, echo_moved, force_opti
 def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
     """Write BUNDLE_DIR as a C library for your own firmware: the model header, the streaming
     extractors and a four-call API, with no protocol, no main and no malloc."""
-    from firmware_gen.library import generate_library
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.library import generate_library
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     bundle = load_bundle(bundle_dir)
     lib = generate_library(bundle, numeric=numeric, name=name, full_scale=full_scale)

@@ -3,9 +3,9 @@
 DATA is a feature table (CSV, ARFF, NPZ, or the NPZ of ``sensorbudget features``) holding the
 bundle's selected feature columns by name, or -- for a bundle trained from recordings -- the
 recordings themselves, windowed and featurised through the bundle's own extractors
-(:func:`trainer.bundle.recordings.features_from_recordings`). When DATA holds the targets
+(:func:`sensorbudget.trainer.bundle.recordings.features_from_recordings`). When DATA holds the targets
 (columns named as the bundle's targets, or given with --target/--labels/--xml/--targets-last),
-the metrics are printed (:func:`trainer.evaluation.metrics.task_scores`): regression MSE, MAE,
+the metrics are printed (:func:`sensorbudget.trainer.evaluation.metrics.task_scores`): regression MSE, MAE,
 R² per target and their mean; multi-label the micro/macro-F1, 0/1 loss, Hamming loss and
 accuracy of the decisions the CSV holds (the bundle's calibrated thresholds) and the ranking
 measures of the scores; multi-class (and binary) accuracy, balanced accuracy, macro-F1 and the
@@ -27,9 +27,9 @@ from .text_out import csv_cell, printable
 
 def _table(data: Path, bundle, options: dict):
     """(selected features n x k, targets or None, row ids {name: column}) of a table."""
-    from trainer.data import load_table
-    from trainer.errors import DataError
-    from trainer.sensing.feature_set import FeatureSet, is_feature_file
+    from sensorbudget.trainer.data import load_table
+    from sensorbudget.trainer.errors import DataError
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet, is_feature_file
 
     meta = bundle.meta
     if data.suffix.lower() == ".npz" and is_feature_file(data):
@@ -72,8 +72,8 @@ def _targets(Y, names, meta):
     bundle trained on one column of class values reads that column as one-hot rows."""
     column = meta.get("class_column")
     if Y is not None and meta["task"] == "multiclass" and column in names:
-        from trainer.data import MISSING_TOKENS
-        from trainer.evaluation.metrics import one_hot_of
+        from sensorbudget.trainer.data import MISSING_TOKENS
+        from sensorbudget.trainer.evaluation.metrics import one_hot_of
 
         values = np.asarray(Y)[:, names.index(column)]
         if values.dtype.kind in "US":                       # text class names
@@ -131,9 +131,9 @@ def csv_text(ids: dict, columns: dict) -> str:
 
 def data_kind(bundle, data: Path) -> str:
     """What metrics on ``data`` measure: in-sample when it holds the bundle's training data
-    (the same bytes: :func:`trainer.provenance.same_data`), else data the bundle did not
+    (the same bytes: :func:`sensorbudget.trainer.provenance.same_data`), else data the bundle did not
     train on, or, when the bundle cannot tell, in-sample only if they are its training data."""
-    from trainer.provenance import same_data
+    from sensorbudget.trainer.provenance import same_data
 
     same = same_data(bundle.meta.get("data"), data)
     if same:
@@ -148,9 +148,9 @@ def data_kind(bundle, data: Path) -> str:
 def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
     """The metrics of the predictions against the targets Y (rows with a missing target are
     left out, and counted); ``kind`` (:func:`data_kind`) says what they measure, and a line
-    says which decisions they score (:func:`trainer.bundle.decision.describe`)."""
-    from trainer.bundle.decision import describe
-    from trainer.evaluation.metrics import LABELS, confusion_lines, task_scores
+    says which decisions they score (:func:`sensorbudget.trainer.bundle.decision.describe`)."""
+    from sensorbudget.trainer.bundle.decision import describe
+    from sensorbudget.trainer.evaluation.metrics import LABELS, confusion_lines, task_scores
 
     ok = ~np.isnan(Y).any(axis=1)
     lines = [f"metrics on {int(ok.sum())} row(s)"
@@ -204,15 +204,15 @@ def predict_command(bundle_dir, data, output, targets, labels, xml, targets_last
     per target; multi-label the 0/1 decision per label (the bundle's thresholds), ``score:``
     and, with Platt coefficients, ``p:`` columns; multi-class ``class`` and ``score:``
     columns. Metrics are printed when DATA holds the targets."""
-    from trainer.bundle import write_atomically
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.bundle import write_atomically
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     if window is not None or hop is not None or compute_target is not None:
         raise CliError("--window/--hop/--compute-target do not apply: the bundle fixes the "
                        "window, hop and extractors")
     bundle = load_bundle(bundle_dir)
     if _is_recordings(data, bundle):
-        from trainer.bundle.recordings import features_from_recordings
+        from sensorbudget.trainer.bundle.recordings import features_from_recordings
 
         feats = features_from_recordings(bundle, data, stream_format)
         Xs, Y = feats.X.astype(np.float64), feats.Y
@@ -247,7 +247,7 @@ def _is_recordings(data: Path, bundle) -> bool:
         return False
     if data.is_dir() or data.suffix.lower() in (".ts", ".txt"):
         return True
-    from trainer.sensing.feature_set import is_feature_file
+    from sensorbudget.trainer.sensing.feature_set import is_feature_file
 
     if data.suffix.lower() == ".npz":
         return not is_feature_file(data)

@@ -23,7 +23,7 @@ def check_html(html_out) -> None:
     plotly missing, or the target a directory, device node, FIFO or link."""
     if html_out is None:
         return
-    from trainer.bundle.files import check_file_target
+    from sensorbudget.trainer.bundle.files import check_file_target
 
     check_file_target(html_out)
     try:
@@ -36,8 +36,8 @@ def check_html(html_out) -> None:
 def write_html(html_out, runs, *, evaluations=None, title: str = DEFAULT_TITLE) -> None:
     """Write the report of the run folders ``runs`` (plus in-memory ``evaluations``: {name:
     results.json dict}) to ``html_out`` atomically."""
-    from device_sim.html import report_html
-    from trainer.bundle import write_atomically
+    from sensorbudget.device_sim.html import report_html
+    from sensorbudget.trainer.bundle import write_atomically
 
     check_html(html_out)
     text = report_html(runs, title, evaluations=evaluations)

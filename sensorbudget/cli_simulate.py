@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
-from export.cgen import NUMERICS
-from trainer.bundle import write_atomically
+from sensorbudget.export.cgen import NUMERICS
+from sensorbudget.trainer.bundle import write_atomically
 
 from ._errors import handle_errors
 from .cli_firmware import parse_full_scale, rounding_notes
@@ -92,7 +92,7 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                      show_progress=False, html_out=None):
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
-    from device_sim.simulate import simulate
+    from sensorbudget.device_sim.simulate import simulate
 
     from .progress import ProgressBar
 
@@ -103,7 +103,7 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                          full_scale=full_scale, profile=profile,
                          progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
     click.echo(printable(format_outcome(report)))
-    from device_sim.report import accuracy_text
+    from sensorbudget.device_sim.report import accuracy_text
 
     for line in accuracy_text(report):
         click.echo(printable(line))
@@ -148,7 +148,7 @@ def _g(x) -> str:
 def compare_command(side_a, side_b, markdown, output, html_out=None):
     """Side-by-side cost/accuracy table of two simulation reports (or bundle directories),
     e.g. the full-sensor model against the budgeted one."""
-    from device_sim.compare import compare_rows, format_table, load_side
+    from sensorbudget.device_sim.compare import compare_rows, format_table, load_side
 
     check_html(html_out)
     rows = compare_rows(load_side(side_a), load_side(side_b))
@@ -174,7 +174,7 @@ def compare_command(side_a, side_b, markdown, output, html_out=None):
 def calibrate_command(reports, sensors_toml, output, allow_estimated):
     """Write the per-extractor compute costs measured in REPORTS into a sensors.toml
     ([[calibration]] entries), so the next 'train' budgets with measured costs."""
-    from device_sim.calibrate import calibrate
+    from sensorbudget.device_sim.calibrate import calibrate
 
     done = calibrate(sensors_toml, reports, output=output, allow_estimated=allow_estimated)
     click.echo(f"wrote {len(done['entries'])} calibration entr"

@@ -16,8 +16,8 @@ from ._errors import handle_errors
 def targets_command(names, as_json):
     """List the firmware targets (or only NAMES): board, CPU, clock, flash, RAM, active and
     sleep current, the datasheets the figures come from, and how they run here."""
-    from firmware_gen.profiles import format_profile
-    from firmware_gen.targets import ALIASES, TARGETS, get_target
+    from sensorbudget.firmware_gen.profiles import format_profile
+    from sensorbudget.firmware_gen.targets import ALIASES, TARGETS, get_target
 
     chosen = [get_target(n) for n in names] if names else list(TARGETS.values())
     aliases = {}

@@ -1,5 +1,5 @@
 """``sensorbudget upgrade``: hash a bundle the user vouches for (thin click layer over
-:func:`trainer.bundle.model.upgrade_bundle`)."""
+:func:`sensorbudget.trainer.bundle.model.upgrade_bundle`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def upgrade_command(bundle_dir):
     you trained: a bundle without content_sha256 (format 1) is refused by every other command
     until then. Use it only for a bundle you trust; it also adopts an older bundle folder as
     sensorbudget's own output (its manifest), so 'train -o BUNDLE' may replace it."""
-    from trainer.bundle.model import upgrade_bundle
+    from sensorbudget.trainer.bundle.model import upgrade_bundle
 
     done = upgrade_bundle(bundle_dir)
     meta = done["meta"]

@@ -15,7 +15,7 @@ the shell's 128 + signal number), never a traceback:
   with the one line and 130/143 all the same once it returns;
 - a second signal while unwinding, or one after the command has finished, exits at once (what
   an interrupted removal leaves carries a recognisable name and is removed by the next run:
-  :mod:`trainer.bundle.manifest`);
+  :mod:`sensorbudget.trainer.bundle.manifest`);
 - once the command has finished, the interpreter's own exit runs (joining threads, the exit
   functions: Python code, so a signal there is the one line too), and the last exit function
   flushes the output and ends the process with the command's exit code. The interpreter's

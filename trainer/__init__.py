@@ -1,17 +1,17 @@
 """Budgeted multi-target feature selection with greedy regularized least squares (greedy RLS).
 
-- :mod:`~trainer.estimators`: :class:`GreedyRLS`, :mod:`~trainer.classifier`:
-  :class:`GreedyRLSClassifier` (scikit-learn estimators); :mod:`~trainer.ranking`:
+- :mod:`~sensorbudget.trainer.estimators`: :class:`GreedyRLS`, :mod:`~sensorbudget.trainer.classifier`:
+  :class:`GreedyRLSClassifier` (scikit-learn estimators); :mod:`~sensorbudget.trainer.ranking`:
   :class:`GreedyRankRLS`;
-- :mod:`~trainer.selection`: the one greedy loop, the cost model and the closed-form math;
-- :mod:`~trainer.sensing`: recordings, ``sensors.toml``, extractors, feature tables;
-- :mod:`~trainer.evaluation`: nested cross-validation, methods, baselines, metrics, reports;
-- :mod:`~trainer.distributed`: the same selection with the rows on Dask workers;
-- :mod:`~trainer.bundle`: the model bundle and all-or-nothing output files;
-- :mod:`~trainer.data` (feature tables from CSV/ARFF/NPZ), :mod:`~trainer.label_compression`
-  (many labels), :mod:`~trainer.plots` (Pareto plot), :mod:`~trainer.target_scaling`
-  (standardised targets), :mod:`~trainer.provenance` (is this the training data?),
-  :mod:`~trainer.errors`, :mod:`~trainer.version`.
+- :mod:`~sensorbudget.trainer.selection`: the one greedy loop, the cost model and the closed-form math;
+- :mod:`~sensorbudget.trainer.sensing`: recordings, ``sensors.toml``, extractors, feature tables;
+- :mod:`~sensorbudget.trainer.evaluation`: nested cross-validation, methods, baselines, metrics, reports;
+- :mod:`~sensorbudget.trainer.distributed`: the same selection with the rows on Dask workers;
+- :mod:`~sensorbudget.trainer.bundle`: the model bundle and all-or-nothing output files;
+- :mod:`~sensorbudget.trainer.data` (feature tables from CSV/ARFF/NPZ), :mod:`~sensorbudget.trainer.label_compression`
+  (many labels), :mod:`~sensorbudget.trainer.plots` (Pareto plot), :mod:`~sensorbudget.trainer.target_scaling`
+  (standardised targets), :mod:`~sensorbudget.trainer.provenance` (is this the training data?),
+  :mod:`~sensorbudget.trainer.errors`, :mod:`~sensorbudget.trainer.version`.
 """
 
 from importlib import import_module

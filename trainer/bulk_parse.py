@@ -1,8 +1,8 @@
-"""Bulk (numpy) parsing of the common, well-formed tables behind :mod:`trainer.data`.
+"""Bulk (numpy) parsing of the common, well-formed tables behind :mod:`sensorbudget.trainer.data`.
 
 Each function returns the parsed values, or None when the text needs the general, strict
 decoder (quotes, missing-value tokens, non-numeric values, ragged rows, anything unusual);
-:mod:`trainer.data` then decodes it the general way, with the same values and the same error
+:mod:`sensorbudget.trainer.data` then decodes it the general way, with the same values and the same error
 messages. A bulk parse must therefore never accept a file the general decoder rejects, nor read
 a value differently: every condition below exists for that.
 

@@ -3,7 +3,7 @@
 :func:`encode` runs on the CSV rows before they are parsed as numbers: when the one target
 column holds a cell that is not a number, its class names (sorted) replace the cells by their
 index, so the table parses as usual; :func:`attach` then turns the index column of the loaded
-:class:`trainer.data.Table` into one-hot columns named by class (task ``multiclass``, as
+:class:`sensorbudget.trainer.data.Table` into one-hot columns named by class (task ``multiclass``, as
 labelled recordings give) and keeps ``class_target`` = (the column's name, each kept row's
 class name; "" where the cell was missing). No module of the package is imported here (the
 table module imports this one).

@@ -1,5 +1,5 @@
 """GreedyRLSClassifier: greedy RLS selection for multi-label and multi-class (and binary) labels,
-deciding by the one rule of every surface (:func:`trainer.bundle.decision.decide_scores`)."""
+deciding by the one rule of every surface (:func:`sensorbudget.trainer.bundle.decision.decide_scores`)."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
     Labels are encoded +1/-1 (one column per label, or one-hot per class, two columns for a
     binary problem) and regressed as in :class:`GreedyRLS`. ``decision_function`` returns the
     scores; ``predict`` applies the one decision rule of every surface
-    (:func:`trainer.bundle.decision.decide_scores`): a multi-label label is on when its score
+    (:func:`sensorbudget.trainer.bundle.decision.decide_scores`): a multi-label label is on when its score
     is > its threshold (``thresholds_``), a multi-class prediction is the argmax class.
     Parameters and attributes are those of :class:`GreedyRLS`, plus:
 
@@ -35,7 +35,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
         maximising F1 on the final model's held-out (LOO or leave-group-out) scores ("f1"),
         the lowest reaching held-out precision P ("precision:P"), or one fixed number for
         every label ("zero" = 0.0: the sign). Chosen by
-        :func:`trainer.evaluation.calibration.decision_entry`, the function ``train`` uses.
+        :func:`sensorbudget.trainer.evaluation.calibration.decision_entry`, the function ``train`` uses.
     platt : bool, default=False
         Multi-label: also fit Platt probabilities on the same held-out scores
         (``predict_proba``).
@@ -49,7 +49,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
     decision_ : dict
         Multi-label only: the bundle's ``decision`` entry (rule, thresholds and, chosen on
         held-out scores, their held-out F1 and with ``platt`` the coefficients);
-        :func:`trainer.bundle.model.bundle_contents` stores it, so the bundle decides as the
+        :func:`sensorbudget.trainer.bundle.model.bundle_contents` stores it, so the bundle decides as the
         estimator does.
     """
 
@@ -152,7 +152,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
 
     def predict(self, X):
         """Labels: multi-label 0/1 (score > ``thresholds_``); multi-class the argmax class
-        (``classes_``), both by :func:`trainer.bundle.decision.decide_scores`."""
+        (``classes_``), both by :func:`sensorbudget.trainer.bundle.decision.decide_scores`."""
         scores = self._scores(X)
         if self.task_ == "multilabel":
             return decide_scores(scores, "multilabel", self.thresholds_)

@@ -1,5 +1,5 @@
-"""Former location of :mod:`trainer.distributed.dask_data` (documented as
-``trainer.dask_data.ShardTable``); re-exports its public names."""
+"""Former location of :mod:`sensorbudget.trainer.distributed.dask_data` (documented as
+``sensorbudget.trainer.dask_data.ShardTable``); re-exports its public names."""
 
 from .distributed.dask_data import ShardTable, open_client, shard_paths
 

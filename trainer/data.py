@@ -6,7 +6,7 @@ label columns, which must be 0/1; "regression" otherwise). Missing values (empty
 NaN, a user-given sentinel such as -200, or inf) are an error unless ``drop_missing`` (True, or
 the largest fraction of rows that may go), which drops every row with a missing value in a used
 column and reports the rows, the fraction and the count per column (``Table.missing``,
-:mod:`trainer.missing`); dropping more than that fraction (default one half) is refused.
+:mod:`sensorbudget.trainer.missing`); dropping more than that fraction (default one half) is refused.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def load_csv(path, *, targets=None, labels=None, sep=",", decimal=".", ignore=()
 
 def _csv_bulk(text, sep, decimal, targets, labels, ignore):
     """(names, feature columns, target columns, values) of a plain numeric CSV parsed in bulk
-    (:func:`trainer.bulk_parse.csv_values`: header names all given and distinct), else None:
+    (:func:`sensorbudget.trainer.bulk_parse.csv_values`: header names all given and distinct), else None:
     the row-by-row reader then handles (or reports) everything else."""
     lines = [line for line in text.splitlines() if line.strip()]
     if len(lines) < 2:
@@ -323,7 +323,7 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
 
 def _arff_table(path, bulk, targets, labels, ignore, task, drop_missing, na_value,
                 keep_missing_targets) -> Table:
-    """The Table of an ARFF file parsed in bulk (:func:`trainer.bulk_parse.arff_values`)."""
+    """The Table of an ARFF file parsed in bulk (:func:`sensorbudget.trainer.bulk_parse.arff_values`)."""
     attrs, take = bulk
     names = [a[0] for a in attrs]
     fidx, tidx = split_columns(names, targets, labels, tuple(ignore))

@@ -1,6 +1,6 @@
 """scikit-learn estimators for budgeted multi-target greedy RLS feature selection:
 :class:`GreedyRLS` (regression) and the shared fit logic; :class:`GreedyRLSClassifier` lives in
-:mod:`trainer.classifier`."""
+:mod:`sensorbudget.trainer.classifier`."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ class _GreedyRLSBase:
 
     def _fit_on_cluster(self, X, Y, groups=None, progress=None):
         """:meth:`_fit_targets` with the rows on Dask workers
-        (:class:`trainer.distributed.row_store.ClusterRows`); adds ``distributed_`` and
+        (:class:`sensorbudget.trainer.distributed.row_store.ClusterRows`); adds ``distributed_`` and
         ``selected_range_``."""
         # dask is an optional dependency (sensorbudget[dask]): imported for this backend only
         from .distributed.row_store import ClusterRows
@@ -201,7 +201,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     fit_intercept : bool, default=True
         Fit an unpenalized intercept. The criterion (LOO or leave-group-out) is then exactly
         that of ridge with the intercept refitted without the held-out rows (closed form:
-        the hat matrix is J/n + H_c; :class:`trainer.selection.loop.Preprocessing`).
+        the hat matrix is J/n + H_c; :class:`sensorbudget.trainer.selection.loop.Preprocessing`).
     standardize : bool, default=True
         Scale each feature to unit standard deviation (over all rows) before selection;
         weights are reported in original feature units either way. The scale is *not*
@@ -228,7 +228,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
     max_ram : float or None, default=None
         Budget on the ``ram`` cost kind: static bytes of the firmware that the extractors and
         their shared resources (ring buffers, scratch arrays) add (``train --board``;
-        :mod:`firmware_gen.memory`).
+        :mod:`sensorbudget.firmware_gen.memory`).
     mode : {"joint", "separate"}, default="joint"
         joint: one extractor set for all targets; separate: each target its own set (each
         within the budgets), reported with the union cost and the average per-target cost.
@@ -238,8 +238,8 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         error (only "error" runs when all candidates cost the same).
     backend : {"local", "dask"}, default="local"
         Where the rows live: in this process, or partitioned over Dask workers
-        (:mod:`trainer.distributed.row_store`; same picks, path and weights to round-off). A Dask
-        array X or a :class:`trainer.distributed.dask_data.ShardTable` always uses Dask. Missing
+        (:mod:`sensorbudget.trainer.distributed.row_store`; same picks, path and weights to round-off). A Dask
+        array X or a :class:`sensorbudget.trainer.distributed.dask_data.ShardTable` always uses Dask. Missing
         targets (NaN) need the local backend.
     client : distributed.Client, str or None, default=None
         The Dask client (clones share it), a scheduler address, ``"local:N"`` (a LocalCluster
@@ -252,12 +252,12 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         lowest final criterion wins (31 runs). "path": one greedy run steered along the grid
         by the exact criterion of its current set at every lambda, then the greedy run at the
         best lambda of the final set (at most about 2.3 runs;
-        :mod:`trainer.selection.lam_search`). The Dask backend always uses the grid.
+        :mod:`sensorbudget.trainer.selection.lam_search`). The Dask backend always uses the grid.
     standardize_targets : bool, default=False
         Select and fit on targets scaled to unit standard deviation (centred with an
         intercept), then fold the scales into ``coef_`` and ``intercept_`` (w_j s_j,
         b_j s_j + m_j): predictions stay in target units, the criterion is on the
-        standardised scale (:mod:`trainer.target_scaling`). Off, a fit whose target standard
+        standardised scale (:mod:`sensorbudget.trainer.target_scaling`). Off, a fit whose target standard
         deviations differ more than 10x warns.
 
     Attributes
@@ -281,7 +281,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         when ``groups`` was given) over all scored entries after the step that added it.
     criterion_ : {"loo", "leave-group-out"}
         The selection criterion: LOO, or with ``fit(..., groups=...)`` the leave-group-out
-        squared error (each group held out in turn; exact, :mod:`trainer.selection.holdout_math`).
+        squared error (each group held out in turn; exact, :mod:`sensorbudget.trainer.selection.holdout_math`).
     n_groups_ : int or None
         Number of sample groups (None without groups).
     target_rows_ : ndarray of shape (n_targets,)
@@ -301,7 +301,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         intercept) without it (LOO) or without its group, at ``lam_`` on the selected
         features (each target's own in separate mode); NaN where a target is missing. Their
         squared errors sum to the last criterion value. Exact closed form
-        (:mod:`trainer.selection.heldout`); scaling is not refitted per fold (see
+        (:mod:`sensorbudget.trainer.selection.heldout`); scaling is not refitted per fold (see
         ``standardize``). For :class:`GreedyRLSClassifier`: the held-out scores of the +1/-1
         encoded labels (one column per label or class).
     coef_ : ndarray of shape (k, n_targets)
@@ -323,7 +323,7 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         ``y`` may hold NaN (missing values): each target is scored and fitted on its observed
         rows. ``groups`` (one id per row: recording, subject, ...) makes the criterion the
         leave-group-out error; ``progress(done, total)`` is called after every greedy step.
-        A Dask array ``X`` (and ``y``), or a :class:`trainer.distributed.dask_data.ShardTable` (then
+        A Dask array ``X`` (and ``y``), or a :class:`sensorbudget.trainer.distributed.dask_data.ShardTable` (then
         ``y`` is None: the shards hold the targets), is fitted on Dask workers (see ``backend``).
         """
         if is_distributed_input(X):

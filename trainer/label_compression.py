@@ -148,7 +148,7 @@ def reconstruct(pred_subset, B) -> np.ndarray:
 
 
 def fit_on_compressed_labels(estimator, X, Y, energy: float = 0.999):
-    """Fit a joint-mode :class:`trainer.GreedyRLS` whose selection runs on compressed labels.
+    """Fit a joint-mode :class:`sensorbudget.trainer.GreedyRLS` whose selection runs on compressed labels.
 
     Selection and the LOO choice of lambda use Y_r (:func:`compress_targets`, centred when
     ``fit_intercept``); ``coef_`` / ``intercept_`` are then refitted by ridge on all labels with
@@ -157,7 +157,7 @@ def fit_on_compressed_labels(estimator, X, Y, energy: float = 0.999):
     of the retained part otherwise); ``loo_mse_per_target`` entries repeat that mean (per-label
     LOO errors are not available). ``heldout_predictions_`` are recomputed for the original
     labels (the LOO predictions of the refitted ridge model, intercept refitted per fold:
-    :func:`trainer.selection.heldout.heldout_predictions`), not left in compressed-target
+    :func:`sensorbudget.trainer.selection.heldout.heldout_predictions`), not left in compressed-target
     units, so thresholds chosen on them fit the labels. Adds ``label_compression_`` =
     {energy, rank, n_labels}. Returns the estimator.
     """

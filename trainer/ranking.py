@@ -14,8 +14,8 @@ so the loss is the ridge loss of the *query-wise centred* rows scaled by sqrt(m_
 Holding a whole query Q out, training on the others and scoring Q's pairs gives exactly the
 leave-group-out residual of the ridge on (X~, y~) with groups = queries: the hold-out residual
 of Q is sqrt(m_Q) C_Q (y_Q - f_Q), whose squared norm is Q's pairwise loss. So greedy RankRLS
-is the greedy RLS loop (:func:`trainer.selection.loop.greedy_select`) on (X~, y~) with the
-leave-group-out criterion (:mod:`trainer.selection.holdout_math`), O(n d) per step and candidate
+is the greedy RLS loop (:func:`sensorbudget.trainer.selection.loop.greedy_select`) on (X~, y~) with the
+leave-group-out criterion (:mod:`sensorbudget.trainer.selection.holdout_math`), O(n d) per step and candidate
 set.
 """
 
@@ -56,11 +56,11 @@ class GreedyRankRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator
     pairwise squared error (module notes); lambda is chosen the same way over 2^-15 ... 2^15.
     Without ``groups`` all rows form one query and the criterion is LOO on the centred data.
 
-    Parameters are those of :class:`trainer.GreedyRLS` except ``fit_intercept`` (none: scores
+    Parameters are those of :class:`sensorbudget.trainer.GreedyRLS` except ``fit_intercept`` (none: scores
     are only compared within queries) and ``mode`` (always joint). ``standardize`` scales the
     columns of X~ (module notes) to unit root mean square.
 
-    Attributes are those of :class:`trainer.GreedyRLS`; ``intercept_`` is 0, ``loo_path_`` is
+    Attributes are those of :class:`sensorbudget.trainer.GreedyRLS`; ``intercept_`` is 0, ``loo_path_`` is
     the leave-query-out pairwise squared error per row, and ``n_queries_`` the number of queries.
     There is no ``heldout_predictions_``: the closed form gives the held-out predictions of
     the transformed targets sqrt(m_q) (y - mean_q y), i.e. held-out scores only up to an unknown

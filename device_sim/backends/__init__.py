@@ -1,18 +1,18 @@
 """Backends: one interface over every way of running the model; the factory :func:`make_backend`.
 
-- :mod:`~device_sim.backends.base`: :class:`Backend` (what the replay needs) and
+- :mod:`~sensorbudget.device_sim.backends.base`: :class:`Backend` (what the replay needs) and
   :class:`ProtocolBackend` (a device behind the framed protocol and its link);
-- :mod:`~device_sim.backends.local`: ``python`` and ``serial:URL`` (no firmware is built);
-- :mod:`~device_sim.backends.firmware`: ``host``, ``qemu-m4f``, ``qemu-m3``,
+- :mod:`~sensorbudget.device_sim.backends.local`: ``python`` and ``serial:URL`` (no firmware is built);
+- :mod:`~sensorbudget.device_sim.backends.firmware`: ``host``, ``qemu-m4f``, ``qemu-m3``,
   ``qemu-nucleo-f4`` and ``simavr``:
   the generated firmware built and run as a child process (:func:`~.firmware.launch`);
-- :mod:`~device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's functions
+- :mod:`~sensorbudget.device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's functions
   called in unicorn (optional dependency ``sensorbudget[sim]``);
-- :mod:`~device_sim.backends.unicorn_rv32`: ``unicorn-rv32``, the same for an RV32IMC/IMAC
+- :mod:`~sensorbudget.device_sim.backends.unicorn_rv32`: ``unicorn-rv32``, the same for an RV32IMC/IMAC
   build of the hifive1 firmware.
 
 ========================  ==================================================================
-``python``                :class:`~device_sim.fake.FakeDevice` in-process (reference pipeline;
+``python``                :class:`~sensorbudget.device_sim.fake.FakeDevice` in-process (reference pipeline;
                           costs are op-count estimates)
 ``host``                  host-compiled firmware, child process on a pty (pyserial)
 ``qemu-m4f``/``qemu-m3``  firmware in qemu-system-arm (mps2-an386/an385, ``-icount shift=8``),
@@ -52,7 +52,7 @@ BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-
 
 def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options) -> Backend:
     """The backend called ``spec`` (see the module docstring) for ``model``, a
-    :class:`~device_sim.reference.ReferenceModel` (the firmware backends generate their firmware
+    :class:`~sensorbudget.device_sim.reference.ReferenceModel` (the firmware backends generate their firmware
     from its bundle and plan).
 
     ``workdir`` holds generated and compiled firmware for the firmware-based backends;

@@ -1,5 +1,5 @@
 """The interface every backend implements (:class:`Backend`), and :class:`ProtocolBackend`, a
-device spoken to with the framed protocol (:mod:`device_sim.link`, :mod:`device_sim.client`).
+device spoken to with the framed protocol (:mod:`sensorbudget.device_sim.link`, :mod:`sensorbudget.device_sim.client`).
 
 Board images send a READY banner (``sbfw_hal.h``'s ``SBFW_READY_BANNER``) once after a reset,
 before any frame. :func:`wait_ready` reads up to it. A board that resets when its port is opened
@@ -61,7 +61,7 @@ class Backend:
     ----------
     name : str
     profile : str
-        Cost profile (:data:`device_sim.costs.PROFILES`) the figures refer to.
+        Cost profile (:data:`sensorbudget.device_sim.costs.PROFILES`) the figures refer to.
     measured : bool
         Costs are measured on the backend (False: estimated).
     cost_method, per_extractor_method : str
@@ -79,7 +79,7 @@ class Backend:
     max_request = 1024
 
     def open(self):
-        """Start the device; returns its :class:`~device_sim.client.DeviceInfo`."""
+        """Start the device; returns its :class:`~sensorbudget.device_sim.client.DeviceInfo`."""
         raise NotImplementedError
 
     def reset(self) -> None:

@@ -19,8 +19,8 @@
 
 Board images announce themselves with a READY banner after a reset; :func:`launch` waits for it.
 
-The firmware is generated from the replay's :class:`~device_sim.reference.ReferenceModel` (its
-bundle and its :class:`~firmware_gen.plan.FirmwarePlan`, so the device and the reference share
+The firmware is generated from the replay's :class:`~sensorbudget.device_sim.reference.ReferenceModel` (its
+bundle and its :class:`~sensorbudget.firmware_gen.plan.FirmwarePlan`, so the device and the reference share
 one plan) and compiled with :mod:`firmware_gen` (what ``sensorbudget firmware BUNDLE --target T
 --numeric N -o DIR --build`` does). :func:`launch` starts any built firmware directory; it is the
 one launcher of the project (the firmware tests and benchmarks use it too).
@@ -36,9 +36,9 @@ from pathlib import Path
 
 import serial
 
-from firmware_gen.build import build, build_simavr_harness, read_manifest, write_firmware
-from firmware_gen.firmware import generate_firmware
-from firmware_gen.targets import get_target, run_command
+from sensorbudget.firmware_gen.build import build, build_simavr_harness, read_manifest, write_firmware
+from sensorbudget.firmware_gen.firmware import generate_firmware
+from sensorbudget.firmware_gen.targets import get_target, run_command
 
 from ..errors import DeviceError
 from .base import ProtocolBackend, wait_ready
@@ -76,7 +76,7 @@ SIMAVR_FAST_UART = {"EXTRA_CFLAGS": "-DSBFW_BAUD=2000000UL"}
 
 
 def build_firmware(model, target: str, out_dir, *, make_vars=None) -> dict:
-    """Generate the firmware of ``model`` (a :class:`~device_sim.reference.ReferenceModel`: its
+    """Generate the firmware of ``model`` (a :class:`~sensorbudget.device_sim.reference.ReferenceModel`: its
     bundle and plan) for ``target`` into ``out_dir`` and compile it (and the simavr harness for
     AVR) with ``make_vars`` (e.g. :data:`SEMIHOST_LINK`); returns its manifest (firmware.json).
     Build failures raise FirmwareGenError."""
@@ -198,7 +198,7 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
     a modelled UART's bytes one per round trip of its main loop (about 30-60 us each, whatever
     the host sends at once); a semihosting read moves up to 2 KiB per call.
 
-    ``emulator`` is one of the target's (:func:`firmware_gen.targets.run_command`; default its
+    ``emulator`` is one of the target's (:func:`sensorbudget.firmware_gen.targets.run_command`; default its
     first: ``simavr`` for the Uno, ``qemu`` for qemu-system-avr); ``harness`` is the
     ``sbfw_simavr`` executable (default: ``out_dir/sbfw_simavr``); the child's stderr goes to
     ``log`` (default: ``out_dir/<target>.stderr.log``); ``poll`` is the port's read timeout in s.

@@ -18,7 +18,7 @@ from .base import ProtocolBackend
 class PythonBackend(ProtocolBackend):
     """The reference pipeline in-process, behind the real protocol and link (in memory).
 
-    ``device`` (a :class:`~device_sim.fake.FakeDevice`) and ``wrap`` are for tests.
+    ``device`` (a :class:`~sensorbudget.device_sim.fake.FakeDevice`) and ``wrap`` are for tests.
     """
 
     name = "python"

@@ -11,7 +11,7 @@ functions are called directly, as ``main.c`` calls them for every pushed sample:
 
 Every executed instruction of those two calls is counted (a code hook), so the figures are exact
 and deterministic per call, with no 40-instruction SysTick granularity. The firmware computes
-every extractor of a window in one pass over it (``firmware_gen.passes_c``: shared loads and
+every extractor of a window in one pass over it (``sensorbudget.firmware_gen.passes_c``: shared loads and
 loops), so no instruction belongs to one extractor alone: the report splits the measured
 extractor total by the op-count model and says so (``per_extractor`` is None here); fair
 per-extractor figures come from firmware built with one extractor at a time
@@ -36,7 +36,7 @@ from pathlib import Path
 
 import numpy as np
 
-from firmware_gen import q15_c
+from sensorbudget.firmware_gen import q15_c
 
 from ..client import SCORE_DTYPES, DeviceInfo
 from ..errors import DeviceError

@@ -4,7 +4,7 @@ The ``hifive1`` firmware (the same ELF QEMU's sifive_e runs) is built, by defaul
 (``-march=rv32imc``: the ISA of ESP32-C3-class cores, a subset of the FE310's RV32IMAC; the
 ``unicorn-rv32ec`` spec builds the ``ch32v003`` image, RV32EC, which no emulator here runs), and
 its PT_LOAD segments are mapped into a unicorn RV32 core; the firmware's own functions are
-called directly, as for ``unicorn-m4f`` (:class:`~device_sim.backends.unicorn.UnicornBackend`):
+called directly, as for ``unicorn-m4f`` (:class:`~sensorbudget.device_sim.backends.unicorn.UnicornBackend`):
 ``<name>_stream_add`` per sample, ``<name>_stream_compute`` per window (the *extractors* cost)
 and the model kernel (the *model* cost). Every executed instruction of those calls is counted by
 a code hook (RISC-V has no conditionally skipped instructions, so the hook sees each one once):

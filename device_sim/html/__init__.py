@@ -1,13 +1,13 @@
 """The interactive HTML report: one self-contained page (plotly.js inline, no network) over
 bundles, evaluation reports, simulation reports and built firmware.
 
-- :mod:`~device_sim.html.runs`: run folders -> the report data (designs, evaluations,
+- :mod:`~sensorbudget.device_sim.html.runs`: run folders -> the report data (designs, evaluations,
   simulations, firmware footprints);
-- :mod:`~device_sim.html.figures`: the Plotly figure specifications of that data (every
+- :mod:`~sensorbudget.device_sim.html.figures`: the Plotly figure specifications of that data (every
   string Plotly draws escaped);
-- :mod:`~device_sim.html.summary`: the summary the page opens on (each bundle's chosen
+- :mod:`~sensorbudget.device_sim.html.summary`: the summary the page opens on (each bundle's chosen
   design, or an evaluation's best), every number with its kind;
-- :mod:`~device_sim.html.page`: the page, rendered by the Jinja2 template
+- :mod:`~sensorbudget.device_sim.html.page`: the page, rendered by the Jinja2 template
   ``templates/page.html.j2`` with autoescape (``report.js``, ``report.css`` inline; data for
   the scripts as JSON blocks that nothing in them can close).
 

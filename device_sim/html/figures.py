@@ -1,5 +1,5 @@
 """Plotly figure specifications (plain dicts: ``data``, ``layout``) of the report data from
-:func:`device_sim.html.runs.collect`. Every plotted number is taken from that data as it is,
+:func:`sensorbudget.device_sim.html.runs.collect`. Every plotted number is taken from that data as it is,
 so the page's traces equal the runs' JSON files.
 
 Every string Plotly draws (trace names, titles, hover texts, category labels) passes through
@@ -11,7 +11,7 @@ from __future__ import annotations
 import html
 import math
 
-from trainer.plots import pareto_front
+from sensorbudget.trainer.plots import pareto_front
 
 GREY, BLUE, RED = "#888888", "#1f77b4", "#d62728"
 #: How each kind of error is drawn on the error-against-cost plots, and named in the legend.

@@ -16,8 +16,8 @@ from functools import lru_cache
 from importlib import resources
 from pathlib import PurePath
 
-from trainer.evaluation.metrics import LABELS
-from trainer.version import package_version
+from sensorbudget.trainer.evaluation.metrics import LABELS
+from sensorbudget.trainer.version import package_version
 
 from .figures import (
     cost_text,
@@ -135,7 +135,7 @@ def evaluation_view(ev: dict, labels: dict, figure_ids: list) -> dict:
 def accuracy_kind(data: dict, sim: dict) -> str:
     """What the device's accuracy on the replayed recordings is, as simulate decided it from
     the recordings' bytes (report.json accuracy.device.data: in-sample when they are the
-    bundle's training recordings, :func:`trainer.provenance.same_data`); a report without it
+    bundle's training recordings, :func:`sensorbudget.trainer.provenance.same_data`); a report without it
     says only what the names allow (a name proves nothing: a test split's stream.csv is not the
     training split's)."""
     said = ((sim["accuracy"] or {}).get("device") or {}).get("data")

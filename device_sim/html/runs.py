@@ -15,10 +15,10 @@ import math
 import re
 from pathlib import Path
 
-from firmware_gen.build import FOOTPRINT
-from trainer.bundle import load_bundle
-from trainer.bundle.files import json_default
-from trainer.target_scaling import path_in_target_units
+from sensorbudget.firmware_gen.build import FOOTPRINT
+from sensorbudget.trainer.bundle import load_bundle
+from sensorbudget.trainer.bundle.files import json_default
+from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from ..errors import DeviceError
 from ..report import load_report
@@ -197,7 +197,7 @@ def _shape(config) -> list | None:
 
 def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     """(evaluation, designs): mean ± std (ddof=1) over folds of every measure, per method and
-    budget, as :func:`trainer.evaluation.report.summarize` computes them. ``data``: the
+    budget, as :func:`sensorbudget.trainer.evaluation.report.summarize` computes them. ``data``: the
     results.json dictionary when it is not read from ``path``."""
     if data is None:
         data = _read_json(path, "evaluation results.json")

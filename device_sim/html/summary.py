@@ -38,7 +38,7 @@ def _number(value) -> float | None:
 def chosen(data: dict) -> list:
     """The designs the report opens on: every bundle's last step, else every evaluation's
     design with the lowest mean held-out error (MSE; Hamming loss or error rate for
-    classification: :data:`device_sim.html.runs.ERROR_MEASURES`; the first on a tie)."""
+    classification: :data:`sensorbudget.device_sim.html.runs.ERROR_MEASURES`; the first on a tie)."""
     if data["runs"]:
         return [run["designs"][-1] for run in data["runs"] if run["designs"]]
     out = []

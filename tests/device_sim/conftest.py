@@ -60,13 +60,13 @@ def air(tmp_path_factory):
 
 
 def model_of(bundle_dir, numeric="float32", **kw):
-    from device_sim.reference import ReferenceModel
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     return ReferenceModel(load_bundle(bundle_dir), numeric, **kw)
 
 
 def recordings_of(path, model):
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     return load_recordings(path, model.sample_rate)

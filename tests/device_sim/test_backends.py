@@ -4,14 +4,14 @@ the cost counts (QEMU icount, unicorn, simavr). Backends whose tools are missing
 import numpy as np
 import pytest
 
-from device_sim.backends import available_backends, best_backend, make_backend
-from device_sim.backends.firmware import launch
-from device_sim.errors import DeviceError
-from device_sim.replay import replay
-from device_sim.simulate import run_bench
-from device_sim.transports import FaultyTransport
-from firmware_gen import FirmwareGenError, generate_firmware
-from firmware_gen.build import write_firmware
+from sensorbudget.device_sim.backends import available_backends, best_backend, make_backend
+from sensorbudget.device_sim.backends.firmware import launch
+from sensorbudget.device_sim.errors import DeviceError
+from sensorbudget.device_sim.replay import replay
+from sensorbudget.device_sim.simulate import run_bench
+from sensorbudget.device_sim.transports import FaultyTransport
+from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
+from sensorbudget.firmware_gen.build import write_firmware
 
 from .conftest import model_of, recordings_of
 
@@ -193,9 +193,9 @@ def test_launch_needs_a_built_firmware(tiny, tmp_path):
 def test_serial_backend_waits_for_the_banner_of_a_board_that_resets_on_open(tiny):
     """An Arduino Uno resets when its port opens and is deaf in its bootloader for a while:
     nothing may be sent before its READY banner (the pty device counts what arrives early)."""
-    from device_sim.backends import SerialBackend
-    from device_sim.fake import FakeDevice
-    from device_sim.transports import PtyDevice
+    from sensorbudget.device_sim.backends import SerialBackend
+    from sensorbudget.device_sim.fake import FakeDevice
+    from sensorbudget.device_sim.transports import PtyDevice
 
     model = model_of(tiny[0])
     with PtyDevice(FakeDevice(model), boot_s=0.6) as pty:
@@ -208,10 +208,10 @@ def test_serial_backend_waits_for_the_banner_of_a_board_that_resets_on_open(tiny
 
 
 def test_serial_backend_without_banner_or_answer_gives_one_clear_error(tiny):
-    from device_sim.backends import SerialBackend
-    from device_sim.errors import DeviceTimeout
-    from device_sim.fake import FakeDevice
-    from device_sim.transports import PtyDevice
+    from sensorbudget.device_sim.backends import SerialBackend
+    from sensorbudget.device_sim.errors import DeviceTimeout
+    from sensorbudget.device_sim.fake import FakeDevice
+    from sensorbudget.device_sim.transports import PtyDevice
 
     model = model_of(tiny[0])
     with PtyDevice(FakeDevice(model), boot_s=60.0) as pty:       # never boots
@@ -227,7 +227,7 @@ def test_ports_that_reset_their_board_are_recognised(monkeypatch):
     wired to reset), not on an ST-LINK (Nucleo), ptys or sockets."""
     from types import SimpleNamespace
 
-    from device_sim.backends import base
+    from sensorbudget.device_sim.backends import base
 
     ports = [SimpleNamespace(device="/dev/ttyACM0", vid=0x2341),      # Arduino Uno (16U2)
              SimpleNamespace(device="/dev/ttyACM1", vid=0x0483),      # ST-LINK V2-1

@@ -10,7 +10,7 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
-from device_sim.calibrate import render_block
+from sensorbudget.device_sim.calibrate import render_block
 from sensorbudget.cli import main
 
 

@@ -2,9 +2,9 @@
 gets an estimated [[calibration]] entry (never free to the next selection), the file parses back,
 and the transform's entry prices it in the cost model."""
 
-from device_sim.calibrate import estimated_entries, known_extractors, render_block
+from sensorbudget.device_sim.calibrate import estimated_entries, known_extractors, render_block
 from tests.fixtures import ACCEL, sensor_spec, sensors_toml
-from trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
 
 
 def test_estimated_entries_cover_features_and_transforms():
@@ -32,7 +32,7 @@ def test_estimated_entries_cover_features_and_transforms():
 def test_measured_transform_costs_become_calibration_entries():
     """A report's per_transform costs (a channel's FFT) are written under the transform's name,
     so the next selection pays the FFT once for the features that read it."""
-    from device_sim.calibrate import calibration_entries
+    from sensorbudget.device_sim.calibrate import calibration_entries
 
     report = {"backend": "simavr", "profile": {"name": "arduino-uno"},
               "cost": {"unit": "cycles", "measured": True, "per_extractor_measured": True,

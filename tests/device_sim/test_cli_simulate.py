@@ -8,9 +8,9 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from device_sim.backends import available_backends
+from sensorbudget.device_sim.backends import available_backends
 from sensorbudget.cli_simulate import calibrate_command, compare_command, simulate_command
-from trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
 
 from .conftest import TINY_SENSORS
 
@@ -61,7 +61,7 @@ def test_simulate_on_the_host_firmware_measures(simulate, tiny, tmp_path):
 
 
 def test_mismatches_fail_the_command(simulate, tiny, tmp_path, monkeypatch):
-    import device_sim.simulate as sim
+    import sensorbudget.device_sim.simulate as sim
 
     real = sim.simulate
 
@@ -99,8 +99,8 @@ def test_unreachable_serial_device_is_a_clean_error(simulate, tiny, tmp_path):
 
 
 def test_silent_device_is_a_clear_timeout(simulate, tiny, tmp_path):
-    from device_sim.fake import FakeDevice
-    from device_sim.transports import PtyDevice
+    from sensorbudget.device_sim.fake import FakeDevice
+    from sensorbudget.device_sim.transports import PtyDevice
 
     from .conftest import model_of
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from device_sim.costs import (
+from sensorbudget.device_sim.costs import (
     PROFILES,
     energy_budget,
     estimate_costs,
@@ -73,9 +73,9 @@ def test_firmware_backends_are_costed_as_the_part_they_build_for(tmp_path):
     """The energy model uses the profile of the target actually built: the MPS2 images at the
     FPGA's 25 MHz (estimated power, no silicon), the Nucleo's STM32F401RE at its 16 MHz HSI
     (146 uA/MHz), the Uno's ATmega328P; the figures are the board profiles'."""
-    from device_sim.backends import make_backend
-    from firmware_gen.profiles import PROFILES as BOARDS
-    from firmware_gen.targets import get_target
+    from sensorbudget.device_sim.backends import make_backend
+    from sensorbudget.firmware_gen.profiles import PROFILES as BOARDS
+    from sensorbudget.firmware_gen.targets import get_target
 
     expected = {"qemu-m4f": "mps2-an386", "qemu-m3": "mps2-an385",
                 "qemu-nucleo-f4": "nucleo-f4", "simavr": "arduino-uno", "host": "host",
@@ -96,8 +96,8 @@ def test_firmware_backends_are_costed_as_the_part_they_build_for(tmp_path):
 def _spectral_plan():
     from types import SimpleNamespace
 
-    from firmware_gen.plan import ExtractorPlan
-    from trainer.sensing.specs import parse_spec
+    from sensorbudget.firmware_gen.plan import ExtractorPlan
+    from sensorbudget.trainer.sensing.specs import parse_spec
 
     specs = [("ax.bandpower_1to3", "bandpower:1-3", 0), ("ax.entropy", "entropy", 0),
              ("ax.jerk.centroid", "jerk>centroid", 0), ("ay.skew", "skew", 1),
@@ -111,7 +111,7 @@ def _spectral_plan():
 def test_transforms_are_estimated_once_each():
     from types import SimpleNamespace
 
-    from device_sim.costs import estimate_transform, fft_points
+    from sensorbudget.device_sim.costs import estimate_transform, fft_points
 
     m4 = PROFILES["cortex-m4f"]
     plan = _spectral_plan()
@@ -133,7 +133,7 @@ def test_transforms_are_estimated_once_each():
 def test_report_splits_a_measured_total_over_transforms_and_extractors():
     from types import SimpleNamespace
 
-    from device_sim.report import _breakdown, cost_section
+    from sensorbudget.device_sim.report import _breakdown, cost_section
 
     plan = _spectral_plan()
     model = SimpleNamespace(plan=plan, k=5, t=1, fixed=None)

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from device_sim.backends import PythonBackend, available_backends
-from device_sim.replay import decision_agreement, decision_thresholds, replay
+from sensorbudget.device_sim.backends import PythonBackend, available_backends
+from sensorbudget.device_sim.replay import decision_agreement, decision_thresholds, replay
 from sensorbudget.cli_simulate import simulate_command
 from tests.fixtures import TINY_SENSORS, write_stream
-from trainer.bundle.model import load_bundle
-from trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
 from .conftest import model_of, recordings_of, train
 

@@ -5,11 +5,11 @@ import struct
 import numpy as np
 import pytest
 
-from device_sim.client import DeviceClient, decode_predictions
-from device_sim.fake import FakeDevice
-from device_sim.link import Link
-from device_sim.protocol import Cmd, Err, FrameDecoder, ProtocolError, encode_frame
-from device_sim.transports import FakeClock, MemoryTransport
+from sensorbudget.device_sim.client import DeviceClient, decode_predictions
+from sensorbudget.device_sim.fake import FakeDevice
+from sensorbudget.device_sim.link import Link
+from sensorbudget.device_sim.protocol import Cmd, Err, FrameDecoder, ProtocolError, encode_frame
+from sensorbudget.device_sim.transports import FakeClock, MemoryTransport
 
 from .conftest import model_of
 

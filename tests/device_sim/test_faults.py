@@ -2,11 +2,11 @@
 
 import pytest
 
-from device_sim.backends import PythonBackend, SerialBackend
-from device_sim.errors import DeviceTimeout
-from device_sim.fake import FakeDevice
-from device_sim.replay import replay
-from device_sim.transports import FakeClock, FaultyTransport, PtyDevice
+from sensorbudget.device_sim.backends import PythonBackend, SerialBackend
+from sensorbudget.device_sim.errors import DeviceTimeout
+from sensorbudget.device_sim.fake import FakeDevice
+from sensorbudget.device_sim.replay import replay
+from sensorbudget.device_sim.transports import FakeClock, FaultyTransport, PtyDevice
 
 from .conftest import model_of, recordings_of
 
@@ -87,7 +87,7 @@ def test_serial_backend_over_a_pty(motions):
 
 def test_a_second_host_on_the_same_serial_device_is_refused(tiny):
     """The port is locked while one host uses it; after it closes, another host may connect."""
-    from device_sim.errors import DeviceError
+    from sensorbudget.device_sim.errors import DeviceError
 
     model = model_of(tiny[0])
     with PtyDevice(FakeDevice(model)) as pty:

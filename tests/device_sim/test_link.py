@@ -5,11 +5,11 @@ import struct
 
 import pytest
 
-from device_sim.client import DeviceClient, DeviceInfo, encode_hello
-from device_sim.errors import DeviceTimeout
-from device_sim.link import Link
-from device_sim.protocol import Cmd, Err, FrameDecoder, ProtocolError, encode_frame
-from device_sim.transports import FakeClock, FaultyTransport, MemoryTransport
+from sensorbudget.device_sim.client import DeviceClient, DeviceInfo, encode_hello
+from sensorbudget.device_sim.errors import DeviceTimeout
+from sensorbudget.device_sim.link import Link
+from sensorbudget.device_sim.protocol import Cmd, Err, FrameDecoder, ProtocolError, encode_frame
+from sensorbudget.device_sim.transports import FakeClock, FaultyTransport, MemoryTransport
 
 
 class EchoDevice:
@@ -144,7 +144,7 @@ class V1Device:
         self.buffer = b""
 
     def feed(self, data):
-        from device_sim.protocol import _crc16
+        from sensorbudget.device_sim.protocol import _crc16
 
         self.buffer += data
         if b"\xA5\x5A\x02\x00\x00\x01" not in self.buffer:

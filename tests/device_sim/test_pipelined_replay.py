@@ -8,15 +8,15 @@ import re
 import numpy as np
 import pytest
 
-from device_sim.backends import PythonBackend, available_backends, make_backend
-from device_sim.client import DeviceClient
-from device_sim.fake import FakeDevice
-from device_sim.link import Link, Overtaken
-from device_sim.protocol import Cmd
-from device_sim.replay import replay
-from device_sim.report import build_report
-from device_sim.simulate import simulate
-from device_sim.transports import FakeClock, MemoryTransport
+from sensorbudget.device_sim.backends import PythonBackend, available_backends, make_backend
+from sensorbudget.device_sim.client import DeviceClient
+from sensorbudget.device_sim.fake import FakeDevice
+from sensorbudget.device_sim.link import Link, Overtaken
+from sensorbudget.device_sim.protocol import Cmd
+from sensorbudget.device_sim.replay import replay
+from sensorbudget.device_sim.report import build_report
+from sensorbudget.device_sim.simulate import simulate
+from sensorbudget.device_sim.transports import FakeClock, MemoryTransport
 from sensorbudget.progress import ProgressBar
 
 from .conftest import model_of, recordings_of

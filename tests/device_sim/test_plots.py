@@ -10,7 +10,7 @@ import math
 import matplotlib.pyplot as plt
 import pytest
 
-from device_sim import plots
+from sensorbudget.device_sim import plots
 
 
 @pytest.fixture

@@ -5,7 +5,7 @@ import random
 
 import pytest
 
-from device_sim.protocol import (
+from sensorbudget.device_sim.protocol import (
     MAX_BODY,
     MAX_PAYLOAD,
     FrameDecoder,

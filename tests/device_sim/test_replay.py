@@ -3,11 +3,11 @@
 import numpy as np
 import pytest
 
-from device_sim.backends import PythonBackend
-from device_sim.replay import replay, same_scores, segments_of
-from device_sim.transports import FakeClock
-from trainer.bundle.model import load_bundle
-from trainer.sensing.feature_set import load_feature_set
+from sensorbudget.device_sim.backends import PythonBackend
+from sensorbudget.device_sim.replay import replay, same_scores, segments_of
+from sensorbudget.device_sim.transports import FakeClock
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
 from .conftest import AIR_SENSORS, MOTIONS_SENSORS, model_of, recordings_of, write_tiny
 

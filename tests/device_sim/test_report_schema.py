@@ -7,7 +7,7 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from device_sim.report_schema import FIELDS
+from sensorbudget.device_sim.report_schema import FIELDS
 from sensorbudget.cli_simulate import calibrate_command, compare_command, simulate_command
 
 

@@ -11,8 +11,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from device_sim.backends import available_backends, make_backend
-from device_sim.replay import replay
+from sensorbudget.device_sim.backends import available_backends, make_backend
+from sensorbudget.device_sim.replay import replay
 
 from .conftest import AIR_QUALITY, model_of, recordings_of
 
@@ -168,7 +168,7 @@ CASES = [("straight", 5, (5 + 7) * 7, 6), ("loop", 1, 1, 6), ("loop", 10, 55, 3 
 @pytest.fixture(scope="module")
 def rv32(tmp_path_factory):
     need("unicorn-rv32")
-    from device_sim.backends.unicorn_rv32 import RV32
+    from sensorbudget.device_sim.backends.unicorn_rv32 import RV32
 
     base = tmp_path_factory.mktemp("rv")
     (base / "c.s").write_text(SOURCE)

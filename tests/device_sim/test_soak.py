@@ -1,8 +1,8 @@
 """Link soak (protocol v2): 10^5 predictions over a channel with bit flips, byte drops, late
 duplicates, reordering and garbage bursts; small and >= 44-value frames.
 
-Every prediction goes through :class:`~device_sim.link.Link` (retries, timeouts on a fake
-clock) and :class:`~device_sim.client.DeviceClient` to the Python device, and ends as exactly one
+Every prediction goes through :class:`~sensorbudget.device_sim.link.Link` (retries, timeouts on a fake
+clock) and :class:`~sensorbudget.device_sim.client.DeviceClient` to the Python device, and ends as exactly one
 of: correct (window index and scores bit for bit equal to the reference model's) or reported
 lost (its request raised DeviceTimeout / ProtocolError); never silently wrong. The 10^6 run is
 ``benchmarks/soak_link.py`` (about 2 min); figures in SECURITY.md.
@@ -10,12 +10,12 @@ lost (its request raised DeviceTimeout / ProtocolError); never silently wrong. T
 
 import numpy as np
 
-from device_sim.client import DeviceClient
-from device_sim.fake import FakeDevice
-from device_sim.link import Link
-from device_sim.protocol import HEADER, Cmd, cobs_decode, cobs_encode, crc32
-from device_sim.soak import run_soak
-from device_sim.transports import FakeClock, MemoryTransport
+from sensorbudget.device_sim.client import DeviceClient
+from sensorbudget.device_sim.fake import FakeDevice
+from sensorbudget.device_sim.link import Link
+from sensorbudget.device_sim.protocol import HEADER, Cmd, cobs_decode, cobs_encode, crc32
+from sensorbudget.device_sim.soak import run_soak
+from sensorbudget.device_sim.transports import FakeClock, MemoryTransport
 
 from .conftest import model_of
 

@@ -7,8 +7,8 @@ import subprocess
 
 import pytest
 
-from device_sim.backends import available_backends
-from device_sim.backends.unicorn import CortexM4
+from sensorbudget.device_sim.backends import available_backends
+from sensorbudget.device_sim.backends.unicorn import CortexM4
 
 # Every instruction is numbered with its place in the executed sequence; a count is the number of
 # instructions on the path taken, whether their IT condition holds or not.

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 from tests.paths import SHARED
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
 DATA = SHARED
 CFLAGS = ["-std=c99", "-Wall", "-Wextra", "-Werror", "-pedantic", "-Wdouble-promotion",

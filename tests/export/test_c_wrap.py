@@ -5,8 +5,8 @@ import subprocess
 
 import pytest
 
-from export.c_wrap import wrap_c
-from export.cgen import MAX_LINE
+from sensorbudget.export.c_wrap import wrap_c
+from sensorbudget.export.cgen import MAX_LINE
 
 LONG = "gait_classifier_left_ankle_v2"
 
@@ -24,10 +24,10 @@ def tokens(text: str, tmp_path) -> str:
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 def test_wrapped_generated_c_has_the_same_tokens(tmp_path):
-    from firmware_gen.extractors_c import _stream_header, _stream_source
-    from firmware_gen.firmware import _main_source
-    from firmware_gen.plan import make_plan
-    from firmware_gen.targets import get_target
+    from sensorbudget.firmware_gen.extractors_c import _stream_header, _stream_source
+    from sensorbudget.firmware_gen.firmware import _main_source
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.firmware_gen.targets import get_target
     from tests.export.helpers import synthetic_bundle
 
     bundle, _ = synthetic_bundle(tmp_path, "regression", name="b", d=12, t=2, budget=4)

@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from export import ExportError, c_header, dequantize_scores, predict_int, quantize_inputs
-from export.c_header import stated_bound
-from export.cgen import c_comment
+from sensorbudget.export import ExportError, c_header, dequantize_scores, predict_int, quantize_inputs
+from sensorbudget.export.c_header import stated_bound
+from sensorbudget.export.cgen import c_comment
 from tests.export.helpers import (
     CModel,
     compile_c,
@@ -106,7 +106,7 @@ def test_fixed_point_edge_cases(tmp_path, numeric, task, kw):
 
 def test_constant_feature_and_zero_weights(tmp_path):
     from tests.export.helpers import synthetic
-    from trainer.bundle.model import load_bundle, save_bundle
+    from sensorbudget.trainer.bundle.model import load_bundle, save_bundle
     est, X, meta, arrays = synthetic("regression", t=2, budget=3)
     col = meta["selected_index"][1]
     X[:, col] = 2.5
@@ -265,7 +265,7 @@ def test_generated_text(tmp_path, numeric, expected):
 
 
 def test_float_literals_round_trip_exactly(tmp_path):
-    from export.cgen import c_float
+    from sensorbudget.export.cgen import c_float
     rng = np.random.default_rng(5)
     values = np.concatenate([rng.normal(size=200) * 10.0 ** rng.integers(-40, 38, 200),
                              [0.0, -0.0, 1.0, 3.4028235e38, 1e-45, 1.17549435e-38, 0.1]]).astype(np.float32)

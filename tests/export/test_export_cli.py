@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from export import OnnxModel, describe_onnx
+from sensorbudget.export import OnnxModel, describe_onnx
 from sensorbudget.cli_export import export_group
 from tests.export.helpers import synthetic_bundle
 

@@ -3,13 +3,13 @@
 import numpy as np
 import pytest
 
-from export import c_header
-from export.c_decisions import integer_thresholds
-from export.fixed_point import dequantize_scores, predict_int, quantize_inputs
+from sensorbudget.export import c_header
+from sensorbudget.export.c_decisions import integer_thresholds
+from sensorbudget.export.fixed_point import dequantize_scores, predict_int, quantize_inputs
 from tests.export.helpers import CModel, compile_c, float32_sequential, mulan, synthetic
-from trainer import GreedyRLSClassifier
-from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-from trainer.evaluation.calibration import decision_entry, heldout_predictions
+from sensorbudget.trainer import GreedyRLSClassifier
+from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+from sensorbudget.trainer.evaluation.calibration import decision_entry, heldout_predictions
 
 
 def calibrated_bundle(tmp_path, rule="f1", platt=True, data="synthetic"):
@@ -47,7 +47,7 @@ def _numpy_float32_decisions(bundle, X):
 
 @pytest.mark.parametrize("rule", ["f1", "precision:0.8"])
 def test_onnx_decisions_equal_numpy(tmp_path, rule):
-    from export import OnnxModel, bundle_to_onnx
+    from sensorbudget.export import OnnxModel, bundle_to_onnx
 
     bundle, X = calibrated_bundle(tmp_path, rule)
     assert not np.array_equal(bundle.predict(X), (bundle.decision_scores(X) > 0).astype(int))
@@ -63,8 +63,8 @@ def test_onnx_decisions_equal_numpy(tmp_path, rule):
 
 
 def test_onnx_without_calibration_decides_by_the_sign(tmp_path):
-    from export import OnnxModel, bundle_to_onnx, read_metadata
-    from export.onnx_bundle import output_names
+    from sensorbudget.export import OnnxModel, bundle_to_onnx, read_metadata
+    from sensorbudget.export.onnx_bundle import output_names
 
     _, X, meta, arrays = synthetic("multilabel")
     meta.pop("decision")                      # the estimator's thresholds: a bundle without
@@ -105,7 +105,7 @@ def test_c_fixed_point_decide_equals_integer_reference(tmp_path, numeric):
 def test_integer_thresholds_decide_as_the_real_threshold():
     from types import SimpleNamespace
 
-    from export.fixed_point import FORMATS
+    from sensorbudget.export.fixed_point import FORMATS
 
     fixed = SimpleNamespace(fmt=FORMATS["q15"], score_frac_bits=10)
     th = np.array([0.0, -0.3, 0.2501, 1e9, -1e9, 2.0 ** -10, -2.0 ** -10])

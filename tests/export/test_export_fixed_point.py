@@ -4,8 +4,8 @@ hard scalings, the accumulator cannot overflow, and the string emitters are safe
 import numpy as np
 import pytest
 
-from export import ExportError, dequantize_scores, predict_int, quantize_inputs, quantize_model
-from export.cgen import (
+from sensorbudget.export import ExportError, dequantize_scores, predict_int, quantize_inputs, quantize_model
+from sensorbudget.export.cgen import (
     c_comment,
     c_float,
     c_string,
@@ -13,7 +13,7 @@ from export.cgen import (
     macro_names,
     sanitize_identifier,
 )
-from export.fixed_point import FORMATS, round_half_away
+from sensorbudget.export.fixed_point import FORMATS, round_half_away
 
 CASES = {
     "unit": dict(w=1.0, b=0.3, lo=-1.0, hi=1.0),

@@ -12,10 +12,10 @@ from skl2onnx import to_onnx
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-import export
-from export import ExportError, OnnxModel, bundle_to_onnx, describe_onnx, read_metadata
+from sensorbudget import export
+from sensorbudget.export import ExportError, OnnxModel, bundle_to_onnx, describe_onnx, read_metadata
 from tests.export.helpers import mulan, mulan_bundle, synthetic, synthetic_bundle
-from trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
 
 
 def check(model):
@@ -142,7 +142,7 @@ def test_metadata_round_trip(tmp_path):
                   for i in range(8)]
     sensors = [{"name": "imu", "cost": 3.0, "rate_hz": 100}, {"name": "mic", "cost": 7.0}]
     _, X, meta, arrays = synthetic("multiclass", t=3, budget=4, extractors=extractors, sensors=sensors)
-    from trainer.bundle.model import load_bundle, save_bundle
+    from sensorbudget.trainer.bundle.model import load_bundle, save_bundle
     save_bundle(tmp_path / "b", meta, arrays)
     bundle = load_bundle(tmp_path / "b")
     path = tmp_path / "m.onnx"

@@ -23,11 +23,11 @@ import pytest
 from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
-from export import cgen
-from export.c_header import c_header
-from export.errors import ExportError
-from trainer import GreedyRLS
-from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+from sensorbudget.export import cgen
+from sensorbudget.export.c_header import c_header
+from sensorbudget.export.errors import ExportError
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
 EXPLORE = int(os.environ.get("SB_HYPOTHESIS_EXAMPLES", "0"))
 SETTINGS = settings(max_examples=EXPLORE or 60, deadline=None, derandomize=not EXPLORE,

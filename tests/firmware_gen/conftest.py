@@ -25,7 +25,7 @@ KIND_FEATURES = ["acc_x.mean", "acc_y.std", "acc_z.min", "gyro_x.max", "gyro_y.p
 def train(fs, out, budget, columns=None):
     """A bundle like ``sensorbudget train RECORDINGS --sensors``, optionally on a subset."""
     from sensorbudget.cli import estimator_for_task
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     X = np.asarray(fs.X, dtype=np.float64)
     names = list(fs.feature_names)
@@ -52,14 +52,14 @@ def train(fs, out, budget, columns=None):
 def bm_features():
     if not BASIC_MOTIONS.is_dir():
         pytest.skip(f"{BASIC_MOTIONS} is missing (shared data not available)")
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     return load_feature_set(BASIC_MOTIONS, REPO / "examples" / "basic_motions.sensors.toml")
 
 
 @pytest.fixture(scope="session")
 def bm_recordings(bm_features):
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     return load_recordings(BASIC_MOTIONS, bm_features.sample_rate)
 
@@ -81,7 +81,7 @@ def kinds_bundle(bm_features, tmp_path_factory):
 def aq_features():
     if not AIR_QUALITY.is_file():
         pytest.skip(f"{AIR_QUALITY} is missing")
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     return load_feature_set(AIR_QUALITY, REPO / "examples" / "air_quality.sensors.toml")
 
@@ -94,7 +94,7 @@ def aq_bundle(aq_features, tmp_path_factory):
 
 def bm_full_scale(recordings) -> dict:
     """Power-of-two full scale above the largest |sample| of each BasicMotions channel."""
-    from firmware_gen.plan import power_of_two_above
+    from sensorbudget.firmware_gen.plan import power_of_two_above
 
     channels = recordings.recordings[0].columns
     return {c: power_of_two_above(max(float(np.nanmax(np.abs(r.columns[c])))
@@ -126,8 +126,8 @@ def need_tools(*tools):
 @pytest.fixture(scope="session")
 def firmware(tmp_path_factory):
     """``firmware(bundle, target, numeric, **options)`` -> :class:`Built`, built once."""
-    from firmware_gen import generate_firmware
-    from firmware_gen.build import build, build_simavr_harness, write_firmware
+    from sensorbudget.firmware_gen import generate_firmware
+    from sensorbudget.firmware_gen.build import build, build_simavr_harness, write_firmware
 
     cache = {}
     root = tmp_path_factory.mktemp("firmware")
@@ -163,8 +163,8 @@ def firmware(tmp_path_factory):
 def odd_targets_bundle(bm_features, tmp_path_factory):
     """Regression with an odd number of targets (3 gyroscope means from 5 accelerometer
     features): the Q15 kernels' single-target and tail paths."""
-    from trainer import GreedyRLS
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     X = np.asarray(bm_features.X, dtype=np.float64)
     names = list(bm_features.feature_names)

@@ -1,6 +1,6 @@
 """Running one generated case (:mod:`tests.firmware_gen.generative`): build its firmware with
 ``-Werror`` (gcc, and clang for the host), replay its recordings through the built image and
-compare with :mod:`firmware_gen.reference`; or accept a refusal by the fit checks.
+compare with :mod:`sensorbudget.firmware_gen.reference`; or accept a refusal by the fit checks.
 
 An :class:`Outcome` is ``built`` (and checked), ``refused`` (one of the fit checks' messages:
 the model does not fit the part's RAM, flash or protocol buffers) or raises AssertionError /
@@ -16,11 +16,11 @@ from pathlib import Path
 
 import numpy as np
 
-from firmware_gen import FirmwareGenError, generate_firmware, reference
-from firmware_gen.build import build, stack_high_water, write_firmware
-from firmware_gen.memory import RAM_MARGIN
-from firmware_gen.plan import make_plan, power_of_two_above
-from firmware_gen.targets import get_target
+from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware, reference
+from sensorbudget.firmware_gen.build import build, stack_high_water, write_firmware
+from sensorbudget.firmware_gen.memory import RAM_MARGIN
+from sensorbudget.firmware_gen.plan import make_plan, power_of_two_above
+from sensorbudget.firmware_gen.targets import get_target
 from tests.firmware_gen import generative as G
 from tests.firmware_gen.helpers import Session, predict, push_samples, same_bits
 
@@ -118,9 +118,9 @@ def plan_target(out: Path) -> str:
 
 
 def stream_bound(plan, bundle, case: G.Case) -> float:
-    """The stream error bound (:mod:`firmware_gen.bounds`); range terms only for the cases
+    """The stream error bound (:mod:`sensorbudget.firmware_gen.bounds`); range terms only for the cases
     whose full scales were halved (samples clamp)."""
-    from firmware_gen.bounds import stream_error_bounds
+    from sensorbudget.firmware_gen.bounds import stream_error_bounds
 
     fixed = reference.fixed_model(plan, bundle)
     return float(np.max(stream_error_bounds(plan, fixed, bundle.W,
@@ -147,8 +147,8 @@ def fixed_error(plan, bundle, fw, data_list) -> float:
 def compile_library(bundle, case: G.Case, scales, out: Path) -> None:
     """The case's C library (``export c-library``): its C files compile with the firmware's
     warnings and ``-Werror`` under gcc (-O2) and clang (-O0, front-end warnings)."""
-    from firmware_gen.library import generate_library
-    from firmware_gen.targets import FP_FLAGS, WARNINGS
+    from sensorbudget.firmware_gen.library import generate_library
+    from sensorbudget.firmware_gen.targets import FP_FLAGS, WARNINGS
 
     lib = generate_library(bundle, numeric=case.numeric, name=f"lib{case.seed}",
                            full_scale=scales)
@@ -243,10 +243,10 @@ def emulator_of(case: G.Case) -> str | None:
 def unicorn_replay(plan, bundle, scales, recordings: Path, work: Path) -> int:
     """The first recording through ``device_sim``'s unicorn-m4f backend (its own build of the
     Cortex-M4F image, each function called in unicorn): every window matches the reference."""
-    from device_sim.backends import make_backend
-    from device_sim.reference import ReferenceModel
-    from device_sim.replay import replay as device_replay
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.device_sim.backends import make_backend
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.replay import replay as device_replay
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     model = ReferenceModel(bundle, plan.numeric, full_scale=scales, name=plan.name)
     rset = load_recordings(recordings, model.sample_rate)

@@ -145,7 +145,7 @@ def _pick(rng, pool, lo, hi):
 
 def _fits(tokens, window: int, pre: str = "") -> list:
     """The extractor tokens whose shortest window (after ``pre``) is at most ``window``."""
-    from trainer.sensing.specs import expand_family, parse_spec
+    from sensorbudget.trainer.sensing.specs import expand_family, parse_spec
 
     extra = 1 if pre == "jerk" else 0
     return [t for t in tokens
@@ -210,7 +210,7 @@ def issue_case(target="mps2-an386", numeric="q15") -> Case:
 
 
 def feature_set(case: Case, recordings: Path, work: Path):
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     work.mkdir(parents=True, exist_ok=True)
     path = work / f"{case.name}.sensors.toml"
@@ -221,8 +221,8 @@ def feature_set(case: Case, recordings: Path, work: Path):
 def case_bundle(case: Case, fs, out: Path):
     """The bundle of ``case`` on the feature set ``fs``: its features (or 1-12 drawn ones) fitted
     by greedy RLS and given random weights; returns (bundle, features)."""
-    from trainer import GreedyRLS
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     rng = np.random.default_rng(case.seed + 1_000_003)
     names = list(fs.feature_names)

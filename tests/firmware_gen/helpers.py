@@ -9,18 +9,18 @@ import time
 import numpy as np
 import serial
 
-from device_sim.backends.firmware import launch
-from device_sim.errors import DeviceError, DeviceTimeout
-from device_sim.protocol import SEQ_MOD, Cmd, Err, FrameDecoder, encode_frame
+from sensorbudget.device_sim.backends.firmware import launch
+from sensorbudget.device_sim.errors import DeviceError, DeviceTimeout
+from sensorbudget.device_sim.protocol import SEQ_MOD, Cmd, Err, FrameDecoder, encode_frame
 
 SCORE = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
 INPUT = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}
 
 
 class Session:
-    """Raw frames to and from a firmware started by :func:`device_sim.backends.firmware.launch`
+    """Raw frames to and from a firmware started by :func:`sensorbudget.device_sim.backends.firmware.launch`
     (no retries, explicit ``seq``, malformed bytes allowed: what the firmware tests need;
-    :mod:`device_sim.link` is the full client)."""
+    :mod:`sensorbudget.device_sim.link` is the full client)."""
 
     def __init__(self, out_dir, *, harness=None):
         self.process = launch(out_dir, harness=harness, poll=0.005)
@@ -93,7 +93,7 @@ class Session:
 
 def device_samples(plan, columns) -> np.ndarray:
     """What the host sends: float32 samples, or Q15 samples for fixed-point firmware."""
-    from firmware_gen import reference
+    from sensorbudget.firmware_gen import reference
 
     X = np.column_stack([np.asarray(columns[c], dtype=np.float64) for c in plan.channels])
     return reference.quantize_samples(plan, X) if plan.fixed else X.astype(np.float32)
@@ -145,8 +145,8 @@ def check_replay(session, plan, bundle, columns) -> None:
     """Push a recording's samples (33 per request) through a running firmware: every window's
     scores and one PREDICT equal firmware_gen.reference bit for bit, and STATS counts
     instructions with the extractors costing more than the model."""
-    from device_sim.protocol import Unit
-    from firmware_gen import reference
+    from sensorbudget.device_sim.protocol import Unit
+    from sensorbudget.firmware_gen import reference
 
     samples = device_samples(plan, columns)
     _, inputs, expected = reference.stream(plan, bundle, samples)

@@ -10,9 +10,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from export import cgen
-from firmware_gen import reference
-from firmware_gen.targets import WARNINGS
+from sensorbudget.export import cgen
+from sensorbudget.firmware_gen import reference
+from sensorbudget.firmware_gen.targets import WARNINGS
 
 #: the program pushes every sample, checks the API's contract and prints one line per window:
 #: "w <index> <score> ..." (float32 scores as the hex of their bits, integers in decimal)

@@ -6,8 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from device_sim.protocol import Cmd, Err, Unit
-from firmware_gen import reference
+from sensorbudget.device_sim.protocol import Cmd, Err, Unit
+from sensorbudget.firmware_gen import reference
 from tests.firmware_gen.conftest import bm_full_scale, need_tools
 from tests.firmware_gen.helpers import (
     device_samples,
@@ -65,7 +65,7 @@ def test_q15_kernel_is_exact_at_the_extremes(firmware, kinds_bundle, odd_targets
                                              bm_recordings, which):
     """Two targets per multiplier pass (and a single last target) with the shift-based
     rescale, against the integer model: random inputs, both signs' rounding, saturation."""
-    from firmware_gen.plan import make_plan
+    from sensorbudget.firmware_gen.plan import make_plan
 
     bundle = kinds_bundle if which == "kinds" else odd_targets_bundle
     channels = make_plan(bundle, name="sbmodel", numeric="float32").channels

@@ -10,11 +10,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from device_sim.backends.firmware import launch
-from device_sim.protocol import Cmd, FrameDecoder
-from firmware_gen import TARGETS, FirmwareGenError, generate_firmware, reference
-from firmware_gen.build import build, footprint
-from firmware_gen.targets import ALIASES, get_target, run_command
+from sensorbudget.device_sim.backends.firmware import launch
+from sensorbudget.device_sim.protocol import Cmd, FrameDecoder
+from sensorbudget.firmware_gen import TARGETS, FirmwareGenError, generate_firmware, reference
+from sensorbudget.firmware_gen.build import build, footprint
+from sensorbudget.firmware_gen.targets import ALIASES, get_target, run_command
 from tests.firmware_gen.conftest import bm_full_scale, need_tools
 from tests.firmware_gen.helpers import (
     Session,
@@ -54,7 +54,7 @@ def test_run_commands():
 
 def _nucleo(bundle, numeric, tmp_path, full_scale=None, make_vars=None):
     need_tools("make", "arm-none-eabi-gcc")
-    from firmware_gen.build import write_firmware
+    from sensorbudget.firmware_gen.build import write_firmware
 
     fw = generate_firmware(bundle, target="nucleo-f4", numeric=numeric, full_scale=full_scale)
     out = write_firmware(fw, tmp_path / f"nucleo-{numeric}")

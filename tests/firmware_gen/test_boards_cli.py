@@ -7,7 +7,7 @@ from functools import partial
 import pytest
 from click.testing import CliRunner
 
-from firmware_gen.profiles import PROFILES
+from sensorbudget.firmware_gen.profiles import PROFILES
 from sensorbudget.cli import main
 from tests.firmware_gen.conftest import need_tools
 

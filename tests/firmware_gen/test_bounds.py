@@ -1,4 +1,4 @@
-"""The fixed-point error bound from samples (:mod:`firmware_gen.bounds`, issue 28): each
+"""The fixed-point error bound from samples (:mod:`sensorbudget.firmware_gen.bounds`, issue 28): each
 extractor's bound against the observed difference of its fixed-point and float32 values on
 seeded random windows at their extremes, and the whole bound on the issue's bundle against the
 largest difference its training recordings give (where the model's own bound, which assumes
@@ -11,13 +11,13 @@ import dataclasses
 import numpy as np
 import pytest
 
-from firmware_gen import generate_firmware, reference
-from firmware_gen.bounds import feature_error
-from firmware_gen.library import generate_library
-from firmware_gen.plan import ExtractorPlan, FirmwarePlan, make_plan
+from sensorbudget.firmware_gen import generate_firmware, reference
+from sensorbudget.firmware_gen.bounds import feature_error
+from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.plan import ExtractorPlan, FirmwarePlan, make_plan
 from tests.firmware_gen import gen_runner as R
 from tests.firmware_gen import generative as G
-from trainer.sensing.specs import Spec
+from sensorbudget.trainer.sensing.specs import Spec
 
 FIXED_KINDS = ("mean", "min", "max", "ptp", "last", "energy", "rms", "mad", "percentile",
                "mag_mean", "mag_max")

@@ -6,8 +6,8 @@ import shutil
 
 import pytest
 
-from firmware_gen import FirmwareGenError
-from firmware_gen.build import build, footprint, format_footprint, parse_size
+from sensorbudget.firmware_gen import FirmwareGenError
+from sensorbudget.firmware_gen.build import build, footprint, format_footprint, parse_size
 from tests.firmware_gen.conftest import bm_full_scale
 
 

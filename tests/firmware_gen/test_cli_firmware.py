@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.cli_firmware import firmware_command, flash_command, parse_full_scale
-from trainer.bundle.manifest import MANIFEST_FILE
+from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
 
 
 @pytest.fixture
@@ -23,7 +23,7 @@ def test_generate_only(runner, bm_bundle, tmp_path):
                                               str(out)], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     n_files = sum(1 for f in out.iterdir() if f.is_file() and f.name != MANIFEST_FILE)
-    from firmware_gen.targets import get_target
+    from sensorbudget.firmware_gen.targets import get_target
 
     target = get_target("cortex-m3").name       # the canonical name of the old one
     assert f"wrote {n_files} files" in result.output and "cortex-m3" in result.output

@@ -6,9 +6,9 @@ import re
 import numpy as np
 import pytest
 
-from firmware_gen import FirmwareGenError, generate_firmware, make_plan
-from firmware_gen.plan import power_of_two_above, resolve_full_scale
-from firmware_gen.reference import quantize_samples
+from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware, make_plan
+from sensorbudget.firmware_gen.plan import power_of_two_above, resolve_full_scale
+from sensorbudget.firmware_gen.reference import quantize_samples
 from tests.export.helpers import synthetic_bundle
 from tests.firmware_gen.conftest import KIND_FEATURES
 
@@ -40,7 +40,7 @@ def test_generation_is_deterministic_and_complete(kinds_bundle):
     b = generate_firmware(kinds_bundle, target="cortex-m4f", numeric="q15",
                           full_scale={"*": 64})
     assert a.files == b.files
-    from firmware_gen.targets import get_target, runtime_files
+    from sensorbudget.firmware_gen.targets import get_target, runtime_files
 
     assert set(a.files) == {
         "sbmodel.h", "sbmodel_stream.h", "sbmodel_stream.c", "sbmodel_kernel.h", "main.c",
@@ -57,7 +57,7 @@ def test_generation_is_deterministic_and_complete(kinds_bundle):
 
 
 def test_only_the_needed_extractors_are_emitted(bm_bundle):
-    from firmware_gen.passes_c import pass_stats
+    from sensorbudget.firmware_gen.passes_c import pass_stats
 
     fw = generate_firmware(bm_bundle, target="host")
     source = fw.files["sbmodel_stream.c"]

@@ -6,8 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from device_sim.protocol import Cmd, Err, Unit, encode_frame
-from firmware_gen import reference
+from sensorbudget.device_sim.protocol import Cmd, Err, Unit, encode_frame
+from sensorbudget.firmware_gen import reference
 from tests.firmware_gen.conftest import bm_full_scale, need_tools
 from tests.firmware_gen.helpers import (
     check_replay,
@@ -78,7 +78,7 @@ def test_m4f_q15_dual_mac_kernel_is_exact(firmware, kinds_bundle, odd_bundle, bm
                                           which):
     """SMLAD pairs, LDRD weight loads and the SSAT rescale against the integer model: a real
     stream, random inputs and the extremes (rounding both ways, saturation)."""
-    from firmware_gen.plan import make_plan
+    from sensorbudget.firmware_gen.plan import make_plan
 
     bundle = kinds_bundle if which == "kinds" else odd_bundle
     channels = make_plan(bundle, name="sbmodel", numeric="float32").channels

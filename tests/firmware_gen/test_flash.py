@@ -6,9 +6,9 @@ import shutil
 
 import pytest
 
-from firmware_gen import FirmwareGenError
-from firmware_gen import flash as flash_mod
-from firmware_gen.flash import flash, flash_plan
+from sensorbudget.firmware_gen import FirmwareGenError
+from sensorbudget.firmware_gen import flash as flash_mod
+from sensorbudget.firmware_gen.flash import flash, flash_plan
 from tests.firmware_gen.conftest import need_tools
 from tests.firmware_gen.stk500 import FakeBootloader, read_hex
 

@@ -6,11 +6,11 @@ and non-power-of-two windows, hop below, equal to and above the window), random 
 (:mod:`tests.firmware_gen.generative`).
 
 Each case builds with ``-Werror`` on its target's toolchain and on the host with gcc and clang,
-and its host image replays two recordings bit for bit with :mod:`firmware_gen.reference`
+and its host image replays two recordings bit for bit with :mod:`sensorbudget.firmware_gen.reference`
 (float32 and fixed point alike: the reference is exact), or is refused by a fit check with the
 bytes needed and available (:mod:`tests.firmware_gen.gen_runner`). Fixed-point scores stay
-within the stream error bound (:mod:`firmware_gen.bounds`) on the training recordings; the
-linked static RAM of every board image is the plan's estimate (:mod:`firmware_gen.memory`)
+within the stream error bound (:mod:`sensorbudget.firmware_gen.bounds`) on the training recordings; the
+linked static RAM of every board image is the plan's estimate (:mod:`sensorbudget.firmware_gen.memory`)
 within its margin. A sample of the cases also replays on the target's emulator (QEMU, simavr,
 unicorn-m4f).
 
@@ -99,13 +99,13 @@ def _emulated_seeds() -> list:
 @pytest.mark.parametrize("chunk", range(math.ceil(EMULATED / 10)))
 def test_generated_cases_match_on_the_emulators(recordings, tmp_path, chunk):
     need_tools(*TOOLS, "qemu-system-arm", "simavr")
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
 
     for spec in ("unicorn-m4f", "simavr"):
         reason = available_backends().get(spec)
         if reason is not None:
             pytest.skip(f"backend {spec}: {reason}")
-    from firmware_gen.build import build_simavr_harness
+    from sensorbudget.firmware_gen.build import build_simavr_harness
 
     harness = build_simavr_harness(tmp_path / "simavr")
     seeds = _emulated_seeds()[chunk * 10:(chunk + 1) * 10]

@@ -6,8 +6,8 @@ import struct
 import numpy as np
 import pytest
 
-from device_sim.protocol import Cmd, Err, Unit
-from firmware_gen import reference
+from sensorbudget.device_sim.protocol import Cmd, Err, Unit
+from sensorbudget.firmware_gen import reference
 from tests.export.helpers import float32_sequential
 from tests.firmware_gen.conftest import AIR_QUALITY, bm_full_scale
 from tests.firmware_gen.helpers import (
@@ -65,7 +65,7 @@ def clean_segment(columns, channels, length):
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 def test_air_quality_stream(firmware, aq_bundle, aq_features, numeric):
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     columns = load_recordings(AIR_QUALITY, aq_features.sample_rate).recordings[0].columns
     built = firmware(aq_bundle, "host", numeric)
@@ -139,7 +139,7 @@ def test_protocol_commands(firmware, bm_bundle, bm_recordings):
 
 
 def test_malformed_frames_are_rejected(firmware, bm_bundle):
-    from device_sim.protocol import cobs_encode, encode_body, encode_frame
+    from sensorbudget.device_sim.protocol import cobs_encode, encode_body, encode_frame
 
     built = firmware(bm_bundle, "host")
     good = encode_frame(7, Cmd.HELLO)

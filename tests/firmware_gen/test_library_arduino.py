@@ -12,8 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from firmware_gen.library import generate_library
-from firmware_gen.library_arduino import SCORE_DIGITS, parse_like_the_example
+from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.library_arduino import SCORE_DIGITS, parse_like_the_example
 from tests.firmware_gen.conftest import bm_full_scale
 from tests.firmware_gen.library_helpers import expected, need, replay_values, write_tree
 
@@ -23,8 +23,8 @@ HARDWARE = (Path("/usr/share/arduino/hardware"), Path("/usr/share/arduino-builde
 @pytest.fixture(scope="module")
 def harness(tmp_path_factory):
     need("gcc")
-    from firmware_gen.build import build_simavr_harness
-    from firmware_gen.errors import FirmwareGenError
+    from sensorbudget.firmware_gen.build import build_simavr_harness
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
 
     try:
         return build_simavr_harness(tmp_path_factory.mktemp("simavr"))

@@ -5,8 +5,8 @@ of ``<name>_decide`` (the bundle's calibrated thresholds): on simavr they equal 
 import numpy as np
 import pytest
 
-from export.c_decisions import integer_thresholds
-from firmware_gen.library import generate_library
+from sensorbudget.export.c_decisions import integer_thresholds
+from sensorbudget.firmware_gen.library import generate_library
 from tests.export.test_export_decisions import calibrated_bundle
 from tests.firmware_gen.library_helpers import expected
 from tests.firmware_gen.test_library_arduino import (  # noqa: F401 (fixture)

@@ -9,8 +9,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from firmware_gen.library import generate_library
-from firmware_gen.targets import WARNINGS
+from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.targets import WARNINGS
 from tests.firmware_gen.conftest import bm_full_scale
 from tests.firmware_gen.helpers import same_bits
 from tests.firmware_gen.library_helpers import (

@@ -7,13 +7,13 @@ import re
 import pytest
 from click.testing import CliRunner
 
-from export.cgen import MAX_LINE
-from firmware_gen import FirmwareGenError, generate_firmware
-from firmware_gen.library import FP_CONTRACT_OFF, MANIFEST, generate_library
-from firmware_gen.library_build import kconfig_symbol
+from sensorbudget.export.cgen import MAX_LINE
+from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
+from sensorbudget.firmware_gen.library import FP_CONTRACT_OFF, MANIFEST, generate_library
+from sensorbudget.firmware_gen.library_build import kconfig_symbol
 from sensorbudget.cli import main as cli
 from tests.export.helpers import synthetic_bundle
-from trainer.bundle.manifest import MANIFEST_FILE
+from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
 
 OWN = ("src/{n}.h", "src/{n}.c", "examples/{N}/{N}.ino", "CMakeLists.txt", "{n}.mk", "Kconfig",
        "zephyr/module.yml")

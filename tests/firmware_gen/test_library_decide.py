@@ -6,9 +6,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from export.c_decisions import integer_thresholds
-from firmware_gen.library import generate_library
-from firmware_gen.targets import WARNINGS
+from sensorbudget.export.c_decisions import integer_thresholds
+from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.targets import WARNINGS
 from tests.export.test_export_decisions import calibrated_bundle
 from tests.firmware_gen.library_helpers import expected, need, write_tree
 

@@ -13,8 +13,8 @@ import subprocess
 import numpy as np
 import pytest
 
-from firmware_gen.library import generate_library
-from firmware_gen.targets import WARNINGS
+from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.targets import WARNINGS
 from tests.firmware_gen.conftest import AIR_QUALITY
 from tests.firmware_gen.library_helpers import (
     PROJECT,
@@ -114,7 +114,7 @@ def run_on_sifive_e(exe, out):
 
 @pytest.fixture(scope="module")
 def aq_values(aq_features):
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     rec = load_recordings(AIR_QUALITY, aq_features.sample_rate).recordings[0]
     return {c: np.asarray(v)[:EXCERPT] for c, v in rec.columns.items()}
@@ -184,7 +184,7 @@ def test_idf_component_manifest_parses_and_excludes_only_other_build_systems(aq_
     import glob
 
     yaml = pytest.importorskip("yaml")
-    from firmware_gen.library_build import library_version, sources
+    from sensorbudget.firmware_gen.library_build import library_version, sources
 
     lib = generate_library(aq_bundle, numeric="q15")
     data = yaml.safe_load(lib.files["idf_component.yml"])
@@ -206,7 +206,7 @@ def test_idf_component_form_builds_for_rv32imc_and_matches_the_bundle(aq_bundle,
     the ESP32-C3's RV32IMC and run on QEMU: the registered sources and include directory, and
     scores equal to the reference."""
     need("cmake", "make", "riscv64-unknown-elf-gcc", "qemu-system-riscv32")
-    from firmware_gen.library_build import sources
+    from sensorbudget.firmware_gen.library_build import sources
 
     lib = generate_library(aq_bundle, numeric="q15")
     folder = write_tree(lib.files, tmp_path / "lib")

@@ -2,10 +2,10 @@
 
 import pytest
 
-from export import c_header
-from export.cgen import MAX_LINE, array_declare, block_comment
-from firmware_gen import NUMERICS, TARGETS, generate_firmware
-from firmware_gen.errors import FirmwareGenError
+from sensorbudget.export import c_header
+from sensorbudget.export.cgen import MAX_LINE, array_declare, block_comment
+from sensorbudget.firmware_gen import NUMERICS, TARGETS, generate_firmware
+from sensorbudget.firmware_gen.errors import FirmwareGenError
 
 
 def long_lines(name: str, text: str) -> list:
@@ -61,7 +61,7 @@ ONE_LINE_FORMATS = ("library.properties", "library.json", "c_library.json")
 
 
 def library_texts(tmp_path, bundles, numeric, name):
-    from firmware_gen.library import generate_library
+    from sensorbudget.firmware_gen.library import generate_library
     from tests.export.test_export_decisions import calibrated_bundle
 
     labels, _ = calibrated_bundle(tmp_path)

@@ -1,4 +1,4 @@
-"""RAM as a selection budget (issue 28, :mod:`firmware_gen.memory`): the greedy under a board's
+"""RAM as a selection budget (issue 28, :mod:`sensorbudget.firmware_gen.memory`): the greedy under a board's
 RAM budget equals a brute-force greedy whose totals are computed by definition (shared ring
 buffers and scratch arrays paid once), its designs' RAM agrees with the plan's estimate, and
 ``train --board arduino-uno`` on the issue's six features picks a design that the Uno's
@@ -11,17 +11,17 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from firmware_gen import FirmwareGenError, generate_firmware
-from firmware_gen.memory import RAM_MARGIN, add_ram_costs, ram_estimate
-from firmware_gen.plan import make_plan
-from firmware_gen.targets import get_target
+from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
+from sensorbudget.firmware_gen.memory import RAM_MARGIN, add_ram_costs, ram_estimate
+from sensorbudget.firmware_gen.plan import make_plan
+from sensorbudget.firmware_gen.targets import get_target
 from tests.firmware_gen import gen_runner as R
 from tests.firmware_gen import generative as G
 from tests.firmware_gen.conftest import need_tools
 from tests.trainer.selection import test_group_math as gm
 from tests.trainer.selection.test_transform_costs import totals_with_transforms
-from trainer import GreedyRLS
-from trainer.selection.cost_params import KINDS
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.selection.cost_params import KINDS
 
 #: the issue's six features alone, in a sensors.toml of their own
 SIX = [{"channels": ["leg_horiz_fwd"], "extractors": ["mean", "last"]},
@@ -38,7 +38,7 @@ def recordings(tmp_path_factory):
 
 
 def _feature_set(recordings, tmp_path, toml):
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     path = tmp_path / "sensors.toml"
     path.write_text(toml)
@@ -50,7 +50,7 @@ def _feature_set(recordings, tmp_path, toml):
 @pytest.mark.parametrize("rule", ["error", "cost-ratio"])
 def test_greedy_under_a_ram_budget_equals_bruteforce(monkeypatch, recordings, tmp_path, target,
                                                      numeric, rule):
-    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
     fs = _feature_set(recordings, tmp_path, G.issue_case().toml)
     kw = add_ram_costs(cost_kwargs_from_feature_set(fs), fs, get_target(target), numeric, 1,
@@ -81,19 +81,19 @@ def _train(tmp_path, recordings, *extra):
                                        "--lam", "1", "-o", str(out), *extra],
                                 catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     return load_bundle(out), result.output
 
 
 def test_train_board_picks_a_design_that_fits_and_replays_on_simavr(tmp_path, recordings):
     need_tools("make", "avr-gcc", "gcc")
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
 
     reason = available_backends().get("simavr")
     if reason is not None:
         pytest.skip(f"backend simavr: {reason}")
-    from firmware_gen.build import build, build_simavr_harness, write_firmware
+    from sensorbudget.firmware_gen.build import build, build_simavr_harness, write_firmware
 
     full, _ = _train(tmp_path, recordings)
     assert len(full.meta["selected"]) == 6

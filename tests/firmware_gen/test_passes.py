@@ -1,6 +1,6 @@
 """The channel passes of ``<name>_stream.c`` compiled on the host and run on a real recording, at
 every ring-buffer offset (windows and hops whose starts cover every position and every unroll
-remainder), against :mod:`firmware_gen.reference` bit for bit; and their structure: one pass per
+remainder), against :mod:`sensorbudget.firmware_gen.reference` bit for bit; and their structure: one pass per
 channel, named for the statistics it computes."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ import subprocess
 import numpy as np
 import pytest
 
-from firmware_gen import generate_firmware, reference
-from firmware_gen.plan import make_plan
-from firmware_gen.targets import FP_FLAGS, WARNINGS
+from sensorbudget.firmware_gen import generate_firmware, reference
+from sensorbudget.firmware_gen.plan import make_plan
+from sensorbudget.firmware_gen.targets import FP_FLAGS, WARNINGS
 from tests.firmware_gen.conftest import bm_full_scale
 from tests.firmware_gen.helpers import device_samples, same_bits
 
@@ -122,7 +122,7 @@ def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu):
     square up to 65535**2 and its neighbours."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
-    from firmware_gen import q15_c
+    from sensorbudget.firmware_gen import q15_c
 
     (tmp_path / "isqrt.c").write_text(ISQRT_HARNESS.replace("@ISQRT@",
                                                             q15_c.isqrt("sbmodel", "SBMODEL")))

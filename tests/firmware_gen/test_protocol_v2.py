@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from device_sim.protocol import Cmd, Err, Unit, encode_frame
+from sensorbudget.device_sim.protocol import Cmd, Err, Unit, encode_frame
 from tests.firmware_gen.helpers import device_samples, push_samples
 
 
@@ -68,9 +68,9 @@ def test_faulty_link_replay_through_the_firmware_is_correct_or_reported(firmware
                                                                          bm_recordings):
     """Late duplicates, reordering, garbage, flips and drops on the way to the C side: every
     window arrives once, in order, equal to what an undisturbed run gives."""
-    from device_sim.client import DeviceClient
-    from device_sim.link import Link
-    from device_sim.transports import FaultyTransport
+    from sensorbudget.device_sim.client import DeviceClient
+    from sensorbudget.device_sim.link import Link
+    from sensorbudget.device_sim.transports import FaultyTransport
 
     built = firmware(bm_bundle, "host")
     plan = built.plan
@@ -109,9 +109,9 @@ def test_one_protocol_version_in_python_generator_and_c():
     """The host codec, the generator's manifest and the C runtime agree on the version."""
     import re
 
-    from device_sim.protocol import VERSION
-    from firmware_gen.firmware import template
-    from firmware_gen.plan import PROTOCOL_VERSION
+    from sensorbudget.device_sim.protocol import VERSION
+    from sensorbudget.firmware_gen.firmware import template
+    from sensorbudget.firmware_gen.plan import PROTOCOL_VERSION
 
     macro = re.search(r"#define SBFW_PROTOCOL_VERSION (\d+)", template("sbfw_protocol.h"))
     assert VERSION == PROTOCOL_VERSION == int(macro.group(1)) == 2

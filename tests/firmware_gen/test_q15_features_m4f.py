@@ -1,6 +1,6 @@
 """Q15/Q31 features computed by the Cortex-M4F firmware (its SIMD window pass, FPU integer root
 and magnitude cache) read from the device's memory on unicorn and compared bit for bit with
-:func:`firmware_gen.reference.window_features`, every window of four recordings, each window
+:func:`sensorbudget.firmware_gen.reference.window_features`, every window of four recordings, each window
 computed twice (as BENCH does)."""
 
 from __future__ import annotations
@@ -8,20 +8,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from firmware_gen import reference
+from sensorbudget.firmware_gen import reference
 from tests.firmware_gen.conftest import bm_full_scale
 from tests.firmware_gen.helpers import device_samples, same_bits
 
 
 @pytest.mark.parametrize("numeric", ["q15", "q31"])
 def test_m4f_fixed_point_features_bit_for_bit(tmp_path, kinds_bundle, bm_recordings, numeric):
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
 
     reason = available_backends().get("unicorn-m4f")
     if reason is not None:
         pytest.skip(f"backend unicorn-m4f: {reason}")
-    from device_sim.backends.unicorn import SCRATCH, UnicornBackend
-    from device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.backends.unicorn import SCRATCH, UnicornBackend
+    from sensorbudget.device_sim.reference import ReferenceModel
 
     model = ReferenceModel(kinds_bundle, numeric, full_scale=bm_full_scale(bm_recordings))
     plan = model.plan

@@ -12,10 +12,10 @@ import struct
 import numpy as np
 import pytest
 
-from device_sim.protocol import Cmd, Unit
-from firmware_gen import reference
-from firmware_gen.build import footprint
-from firmware_gen.profiles import PROFILES
+from sensorbudget.device_sim.protocol import Cmd, Unit
+from sensorbudget.firmware_gen import reference
+from sensorbudget.firmware_gen.build import footprint
+from sensorbudget.firmware_gen.profiles import PROFILES
 from tests.firmware_gen.conftest import AIR_QUALITY, need_tools
 from tests.firmware_gen.helpers import device_samples, predict, push_samples, same_bits
 
@@ -31,7 +31,7 @@ def _riscv():
 
 @pytest.fixture(scope="module")
 def aq_excerpt(aq_features):
-    from trainer.sensing.recordings import load_recordings
+    from sensorbudget.trainer.sensing.recordings import load_recordings
 
     rec = load_recordings(AIR_QUALITY, aq_features.sample_rate).recordings[0]
     return {c: np.asarray(v)[:EXCERPT] for c, v in rec.columns.items()}
@@ -137,9 +137,9 @@ def test_model_instructions_per_mac(firmware, aq_bundle, numeric, per_mac_at_mos
 
 
 def test_does_not_fit_a_design_larger_than_16_kb_of_ram():
-    from firmware_gen import FirmwareGenError
-    from firmware_gen.build import check_fit
-    from firmware_gen.targets import get_target
+    from sensorbudget.firmware_gen import FirmwareGenError
+    from sensorbudget.firmware_gen.build import check_fit
+    from sensorbudget.firmware_gen.targets import get_target
 
     t = get_target("hifive1")
     check_fit(t, {"flash_bytes": 100_000, "ram_bytes": 16 * 1024 - 2048})
@@ -163,7 +163,7 @@ def test_targets_lists_the_riscv_board_with_its_limits_and_sources():
 
 
 def test_flash_copies_the_hex_to_the_jlink_drive(firmware, aq_bundle, tmp_path):
-    from firmware_gen.flash import flash
+    from sensorbudget.firmware_gen.flash import flash
 
     built = firmware(aq_bundle, "hifive1", "q15")
     drive = tmp_path / "HiFive"
@@ -176,7 +176,7 @@ def test_flash_copies_the_hex_to_the_jlink_drive(firmware, aq_bundle, tmp_path):
 def test_flash_runs_jlink_commander_with_a_load_and_reset_script(firmware, aq_bundle, tmp_path,
                                                                   monkeypatch):
     """A stand-in JLinkExe on PATH records its argv and the command file it was given."""
-    from firmware_gen.flash import flash
+    from sensorbudget.firmware_gen.flash import flash
 
     built = firmware(aq_bundle, "hifive1", "q15")
     bindir = tmp_path / "bin"
@@ -254,8 +254,8 @@ def test_ch32v003_fit_check_shows_which_designs_fit_its_2_kb_of_ram(tmp_path):
 
 
 def test_ch32v003_flash_says_which_tools_write_it(firmware, aq_bundle):
-    from firmware_gen import FirmwareGenError
-    from firmware_gen.flash import flash_plan
+    from sensorbudget.firmware_gen import FirmwareGenError
+    from sensorbudget.firmware_gen.flash import flash_plan
 
     built = firmware(aq_bundle, "ch32v003", "q15")
     with pytest.raises(FirmwareGenError, match=r"firmware\.bin.*0x08000000.*WCH-LinkE"):

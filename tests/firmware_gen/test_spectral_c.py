@@ -1,7 +1,7 @@
 """The shape, spectral and preprocessed extractors of ``<name>_stream.c`` (issue 18): compiled
 with gcc on the host and run on BasicMotions recordings at windows of several lengths (powers of
-two and not; hop below, equal to and above the window), against :mod:`firmware_gen.reference`
-(numpy float32, :mod:`trainer.sensing.shape` / :mod:`~trainer.sensing.spectral`) bit for bit;
+two and not; hop below, equal to and above the window), against :mod:`sensorbudget.firmware_gen.reference`
+(numpy float32, :mod:`sensorbudget.trainer.sensing.shape` / :mod:`~sensorbudget.trainer.sensing.spectral`) bit for bit;
 and the structure: one spectrum per channel and window, one preprocessing per channel, the
 tables ``SB_CONST``."""
 
@@ -13,8 +13,8 @@ import re
 import numpy as np
 import pytest
 
-from firmware_gen import generate_firmware, reference
-from firmware_gen.plan import make_plan
+from sensorbudget.firmware_gen import generate_firmware, reference
+from sensorbudget.firmware_gen.plan import make_plan
 from tests.firmware_gen.conftest import BASIC_MOTIONS, bm_full_scale, train
 from tests.firmware_gen.helpers import device_samples, same_bits
 from tests.firmware_gen.test_passes import run_stream
@@ -69,7 +69,7 @@ WINDOWS = [(8, 3), (12, 5), (16, 16), (9, 13), (33, 7)]
 def series_features(tmp_path_factory):
     if not BASIC_MOTIONS.is_dir():
         pytest.skip(f"{BASIC_MOTIONS} is missing (shared data not available)")
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     path = tmp_path_factory.mktemp("series") / "series.sensors.toml"
     path.write_text(SENSORS)
@@ -132,8 +132,8 @@ def test_one_spectrum_and_one_preprocessing_per_channel(series_bundle):
 
 
 def test_plan_refuses_magnitudes_after_preprocessing(bm_features):
-    from firmware_gen.errors import FirmwareGenError
-    from firmware_gen.plan import _extractor_entries
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
+    from sensorbudget.firmware_gen.plan import _extractor_entries
 
     meta = {"required_extractors": ["acc.jerk.mag_mean"],
             "extractors": [{"name": "acc.jerk.mag_mean", "features": ["acc.jerk.mag_mean"],
@@ -152,9 +152,9 @@ def test_series_kinds_bit_for_bit_on_emulators(tmp_path, series_bundle, bm_recor
     tables in flash): every prediction of four recordings equals the reference bit for bit."""
     import copy
 
-    from device_sim.backends import available_backends, make_backend
-    from device_sim.reference import ReferenceModel
-    from device_sim.replay import replay
+    from sensorbudget.device_sim.backends import available_backends, make_backend
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.replay import replay
 
     reason = available_backends().get(backend)
     if reason is not None:
@@ -179,7 +179,7 @@ def test_series_kinds_bit_for_bit_on_emulators(tmp_path, series_bundle, bm_recor
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 def test_no_long_lines_under_a_long_name(series_bundle, numeric):
     """The series and spectrum code stays within MAX_LINE under a 24-character model name."""
-    from export.cgen import MAX_LINE
+    from sensorbudget.export.cgen import MAX_LINE
 
     scales = None if numeric == "float32" else {"*": 64.0}
     fw = generate_firmware(series_bundle, target="arduino-uno", numeric=numeric,

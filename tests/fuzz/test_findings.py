@@ -13,13 +13,13 @@ import zipfile
 import numpy as np
 import pytest
 
-from export import cgen
-from export.errors import ExportError
-from firmware_gen.errors import FirmwareGenError
-from trainer.bundle.model import load_bundle
-from trainer.data import load_table
-from trainer.errors import BundleError, DataError
-from trainer.sensing.recordings import load_recordings
+from sensorbudget.export import cgen
+from sensorbudget.export.errors import ExportError
+from sensorbudget.firmware_gen.errors import FirmwareGenError
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.data import load_table
+from sensorbudget.trainer.errors import BundleError, DataError
+from sensorbudget.trainer.sensing.recordings import load_recordings
 
 
 def _npz(path, members: dict):
@@ -104,8 +104,8 @@ def bundle_dir(tmp_path_factory):
 def _rewrite(src, dst, change):
     import hashlib
 
-    from trainer.bundle import npz_bytes
-    from trainer.bundle.model import content_sha256
+    from sensorbudget.trainer.bundle import npz_bytes
+    from sensorbudget.trainer.bundle.model import content_sha256
 
     meta = json.loads((src / "model.json").read_text())
     with np.load(src / "weights.npz") as npz:
@@ -142,7 +142,7 @@ def test_bundle_fields_of_the_wrong_type_are_refused_at_load(bundle_dir, tmp_pat
 def test_onnx_metadata_of_the_wrong_type_or_encoding(bundle_dir, tmp_path):
     import onnx
 
-    from export.onnx_bundle import bundle_to_onnx, describe_onnx
+    from sensorbudget.export.onnx_bundle import bundle_to_onnx, describe_onnx
 
     model = bundle_to_onnx(load_bundle(bundle_dir["regression"]))
     for key, value in (("input_features", "null"), ("required_sensors", '[{"name": null}]')):
@@ -163,10 +163,10 @@ def test_onnx_metadata_of_the_wrong_type_or_encoding(bundle_dir, tmp_path):
 
 
 def test_firmware_whose_answers_overflow_the_avr_buffers_is_refused(bundle_dir):
-    from firmware_gen import generate_firmware
-    from firmware_gen.firmware import check_buffers
-    from firmware_gen.plan import make_plan
-    from firmware_gen.targets import get_target
+    from sensorbudget.firmware_gen import generate_firmware
+    from sensorbudget.firmware_gen.firmware import check_buffers
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.firmware_gen.targets import get_target
 
     wide = load_bundle(bundle_dir["wide"])                   # 3 inputs, 24 targets
     # Q31 on AVR is now refused earlier (32-bit double); the buffer check itself still holds
@@ -208,7 +208,7 @@ def test_model_json_must_be_strict_json(bundle_dir, tmp_path, token):
 
 def _feature_arrays(tmp_path):
     from tests.fixtures import write_sensors_toml, write_stream
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(write_stream(tmp_path / "rec" / "s.csv"),
                           write_sensors_toml(tmp_path / "s.toml"))
@@ -219,8 +219,8 @@ def _feature_arrays(tmp_path):
                                            ("hop", -np.inf)])
 def test_an_infinite_scalar_member_is_a_data_error(tmp_path, member, value):
     """py_features: int(inf) raised OverflowError, which FeatureSet.load did not catch."""
-    from trainer.bundle import npz_bytes
-    from trainer.sensing.feature_set import FeatureSet
+    from sensorbudget.trainer.bundle import npz_bytes
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet
 
     arrays = _feature_arrays(tmp_path)
     arrays[member] = np.float64(value)
@@ -232,8 +232,8 @@ def test_a_loaded_feature_table_gives_strict_json_and_a_cost_plan(tmp_path):
     """py_features: tables that loaded but broke train: sample_rate 0 (ZeroDivisionError),
     1e-320 (window_s = inf: not JSON), a sensor without its energy (KeyError), a compute cost
     that is text (ValueError). Each is now refused at load, naming the member."""
-    from trainer.bundle import npz_bytes
-    from trainer.sensing.feature_set import FeatureSet
+    from sensorbudget.trainer.bundle import npz_bytes
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet
 
     arrays = _feature_arrays(tmp_path)
     sensors = json.loads(str(arrays["sensors_json"]))
@@ -260,7 +260,7 @@ def test_calibration_entries_of_the_wrong_type_are_data_errors(entry, message):
     import tomllib
 
     from tests.fixtures import sensors_toml
-    from trainer.sensing.sensors import parse_sensor_spec
+    from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
 
     data = tomllib.loads(sensors_toml() + "\n[[calibration]]\n" + entry + "\n")
     with pytest.raises(DataError, match=message):
@@ -271,7 +271,7 @@ def test_calibrate_keeps_carriage_returns_outside_its_block(bundle_dir, tmp_path
     """py_calibrate: the file was read with newline translation, so a CRLF sensors.toml came
     back with LF line ends although everything outside the block is documented as kept byte for
     byte."""
-    from device_sim.calibrate import calibrate
+    from sensorbudget.device_sim.calibrate import calibrate
     from fuzz._bundles import SENSORS
     from fuzz.py_reports import _base_report
 

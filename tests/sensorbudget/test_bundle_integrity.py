@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer.bundle import npz_bytes
-from trainer.bundle.model import content_sha256
+from sensorbudget.trainer.bundle import npz_bytes
+from sensorbudget.trainer.bundle.model import content_sha256
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from sensorbudget.cli import main
 from tests.paths import REPO
-from trainer.errors import DataError
-from trainer.sensing.sensors import load_sensor_spec
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.sensors import load_sensor_spec
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 

@@ -8,8 +8,8 @@ from click.testing import CliRunner
 
 from sensorbudget.cli import main
 from tests.paths import REPO
-from trainer import GreedyRLS
-from trainer.bundle.model import load_bundle
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.bundle.model import load_bundle
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 AIR_ARGS = ["--sep", ";", "--decimal", ",", "--target", "CO(GT)", "--target", "NO2(GT)",
@@ -37,7 +37,7 @@ def test_train_then_info(invoke, tmp_path):
     assert b.meta["targets"] == ["CO(GT)", "NO2(GT)"] and len(b.meta["selected"]) == 3
     assert b.meta["data"]["file"] == "AirQualityUCI.csv"
     # Same picks as the estimator on the same table (independent path through the library).
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
     t = load_table(AIR, sep=";", decimal=",", targets=["CO(GT)", "NO2(GT)"],
                    ignore=["Date", "Time", "NMHC(GT)", "NOx(GT)", "C6H6(GT)"], na_value=-200,
                    drop_missing=True)
@@ -131,8 +131,8 @@ def test_train_from_recordings_fills_the_structure(invoke, tmp_path):
 
 
 def test_train_multiclass_from_one_hot_feature_table(invoke, tmp_path):
-    from trainer import GreedyRLSClassifier
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer import GreedyRLSClassifier
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(AIR, REPO / "examples" / "air_quality.sensors.toml")
     rng = np.random.default_rng(0)
@@ -257,7 +257,7 @@ def test_drop_missing_prints_the_fraction_and_refuses_above_max_drop_fraction(in
     """Air Quality with NMHC(GT) as a feature: 91 % of the rows miss a value; train refuses
     (exit 2, one line, no bundle) unless --max-drop-fraction allows it, and then prints the
     same counts as the library's report."""
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     args = ["train", str(AIR), "--sep", ";", "--decimal", ",", "--target", "CO(GT)",
             "--ignore", "Date", "--ignore", "Time", "--na-value", "-200", "--drop-missing",

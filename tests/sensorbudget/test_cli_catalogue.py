@@ -82,8 +82,8 @@ def _tampered_bundle(change):
     def prepare(w, tmp):
         import hashlib
 
-        from trainer.bundle import npz_bytes
-        from trainer.bundle.model import content_sha256
+        from sensorbudget.trainer.bundle import npz_bytes
+        from sensorbudget.trainer.bundle.model import content_sha256
         meta = json.loads((w["bundle"] / "model.json").read_text())
         with np.load(w["bundle"] / "weights.npz") as npz:
             arrays = {k: npz[k] for k in npz.files}

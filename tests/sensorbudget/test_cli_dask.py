@@ -10,9 +10,9 @@ from sensorbudget._errors import CliError
 from sensorbudget.cli import main
 from sensorbudget.cli_dask import dask_estimator_for_task, fit_on_dask, load_shards
 from tests.paths import REPO, SHARED
-from trainer import GreedyRLS
-from trainer.bundle.model import load_bundle
-from trainer.errors import DataError
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.errors import DataError
 
 distributed = pytest.importorskip("distributed")
 
@@ -110,7 +110,7 @@ def test_recordings_as_feature_files_with_sensor_costs(tmp_path, scheduler):
     import dataclasses
 
     from sensorbudget.cli_costs import estimator_kwargs_from_options
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     recordings = SHARED / "basic_motions"
     if not recordings.is_dir():

@@ -234,7 +234,7 @@ def test_standardize_targets_evaluate_equals_explicit_fold_fits(invoke, tmp_path
                     catch_exceptions=False)
     assert result.exit_code == 0 and "Warning" not in result.output
     records = json.loads((tmp_path / "r" / "results.json").read_text())["records"]
-    from trainer import GreedyRLS
+    from sensorbudget.trainer import GreedyRLS
 
     for i, (train, test) in enumerate(KFold(3, shuffle=True, random_state=0).split(X)):
         est = GreedyRLS(budget=2, lam=1.0, standardize_targets=True).fit(X[train], Y[train])

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from tests.paths import REPO, SHARED
-from trainer import GreedyRLS
-from trainer.bundle.model import load_bundle
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.bundle.model import load_bundle
 
 AIR = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 
@@ -46,7 +46,7 @@ def test_column_groups_match_the_estimator(invoke, table, tmp_path):
 
 @pytest.mark.skipif(not (SHARED / "basic_motions").is_dir(), reason="../shared/data is not available")
 def test_recording_groups_from_recordings(invoke, tmp_path):
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     out = tmp_path / "r"
     toml = REPO / "examples" / "basic_motions.sensors.toml"

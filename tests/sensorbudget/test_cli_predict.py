@@ -9,8 +9,8 @@ import pytest
 from sklearn.metrics import f1_score, mean_squared_error, r2_score
 
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer.bundle.model import load_bundle
-from trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
 
 def _read(path):

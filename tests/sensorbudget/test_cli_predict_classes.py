@@ -99,7 +99,7 @@ def test_text_class_names_train_predict_and_evaluate(tmp_path):
 
 
 def test_text_classes_with_missing_cells_are_missing_targets(tmp_path):
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     path = tmp_path / "t.csv"
     path.write_text("a,b,activity\n1,2,walk\n3,4,\n5,6,run\n7,8,walk\n")

@@ -23,15 +23,15 @@ from sklearn.metrics import (
     mean_squared_error,
 )
 
-from export import OnnxModel, bundle_to_onnx, c_header
+from sensorbudget.export import OnnxModel, bundle_to_onnx, c_header
 from sensorbudget.cli import main
 from tests.export.helpers import CModel, float32_sequential, need_gcc
 from tests.export.test_export_decisions import _run_decide
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle.decision import describe
-from trainer.bundle.model import load_bundle
-from trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.bundle.decision import describe
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
 ACTS = ("walk", "run", "sit")
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from tests.fixtures import write_sensors_toml
-from trainer.sensing.feature_set import FeatureSet
+from sensorbudget.trainer.sensing.feature_set import FeatureSet
 
 
 def long_stream(path, epoch_ms=1_700_000_000_000, gap_at=120, n=240):

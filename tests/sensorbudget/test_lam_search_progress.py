@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from sensorbudget.progress import ProgressBar, clock_text
-from trainer.selection.loop import LAMBDA_GRID
+from sensorbudget.trainer.selection.loop import LAMBDA_GRID
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from sensorbudget._errors import handle_errors
 from sensorbudget.cli import main
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer.errors import DataError
+from sensorbudget.trainer.errors import DataError
 
 
 @pytest.fixture(scope="module")

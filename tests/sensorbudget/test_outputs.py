@@ -11,8 +11,8 @@ import pytest
 
 from tests.export.helpers import synthetic
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer.bundle import load_bundle, save_bundle, write_folder_atomically
-from trainer.bundle.manifest import MANIFEST_FILE
+from sensorbudget.trainer.bundle import load_bundle, save_bundle, write_folder_atomically
+from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
 
 
 @pytest.fixture
@@ -152,8 +152,8 @@ def test_a_failed_write_leaves_the_old_folder_whole(tmp_path):
 
 
 def test_a_failed_firmware_build_leaves_the_old_firmware(invoke, tmp_path, monkeypatch):
-    import firmware_gen.build
-    from firmware_gen.errors import FirmwareGenError
+    import sensorbudget.firmware_gen.build as fw_build
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
 
     stream = write_stream(tmp_path / "rec" / "s.csv")
     toml = write_sensors_toml(tmp_path / "sensors.toml")
@@ -170,7 +170,7 @@ def test_a_failed_firmware_build_leaves_the_old_firmware(invoke, tmp_path, monke
         (folder / "firmware.elf").write_bytes(b"partial")
         raise FirmwareGenError("make failed (exit 2)")
 
-    monkeypatch.setattr(firmware_gen.build, "build", broken)
+    monkeypatch.setattr(fw_build, "build", broken)
     result = invoke(["firmware", str(bundle), "--target", "host", "--name", "other", "-o",
                      str(out), "--build"])
     assert result.exit_code == 2 and "make failed" in result.output

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from sensorbudget.text_out import FORMULA_START, PrintableStream, csv_cell, printable
-from trainer.bundle.model import load_bundle
+from sensorbudget.trainer.bundle.model import load_bundle
 
 BIDI = set(range(0x202A, 0x202F)) | set(range(0x2066, 0x206A))
 TITLE = "\x1b]0;owned-title\x07b"

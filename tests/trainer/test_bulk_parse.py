@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from trainer import bulk_parse
-from trainer.data import load_table
-from trainer.errors import DataError
+from sensorbudget.trainer import bulk_parse
+from sensorbudget.trainer.data import load_table
+from sensorbudget.trainer.errors import DataError
 
 HEAD = "@relation r\n@attribute a numeric\n@attribute b INTEGER\n@attribute y {0,1}\n@data\n"
 LABELS_LAST = ("@relation r\n@attribute a numeric\n" + "".join(

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score, precision_score
 
-from trainer import GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer import GreedyRLSClassifier, TrainerError
 
 
 def _data(seed=0, n=90):
@@ -86,7 +86,7 @@ def test_bad_thresholds_are_named(bad):
 
 
 def test_a_fixed_threshold_with_platt_keeps_only_what_holds_for_it(tmp_path):
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     X, Y = _data(5)
     est = GreedyRLSClassifier(budget=3, lam=1.0, threshold=0.25, platt=True).fit(X, Y)

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from tests.paths import REPO, SHARED
-from trainer.data import load_table
-from trainer.errors import DataError
+from sensorbudget.trainer.data import load_table
+from sensorbudget.trainer.errors import DataError
 
 
 def write(tmp_path, name, text):

@@ -6,7 +6,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
 
 
 # budget=2: the checks' toy problems need two features to reach their accuracy thresholds;

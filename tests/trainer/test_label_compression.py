@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from trainer import GreedyRLS
-from trainer.errors import TrainerError
-from trainer.label_compression import (
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.errors import TrainerError
+from sensorbudget.trainer.label_compression import (
     compress_targets,
     compression_rank,
     mlcssp_select,
@@ -93,7 +93,7 @@ def test_bad_label_matrix():
 
 
 def test_fit_on_compressed_labels_matches_the_uncompressed_estimator():
-    from trainer.label_compression import fit_on_compressed_labels
+    from sensorbudget.trainer.label_compression import fit_on_compressed_labels
 
     X, Y = make_data(40, 12, 8, seed=9)
     full = GreedyRLS(budget=4).fit(X, Y)
@@ -127,8 +127,8 @@ def _explicit_loo(X, Y, features, lam, x_mean, x_scale, fit_intercept):
 @pytest.mark.parametrize("energy", [1.0, 0.6])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_compressed_fit_heldout_predictions_are_in_label_units(energy, fit_intercept):
-    from trainer.evaluation.calibration import heldout_predictions
-    from trainer.label_compression import fit_on_compressed_labels
+    from sensorbudget.trainer.evaluation.calibration import heldout_predictions
+    from sensorbudget.trainer.label_compression import fit_on_compressed_labels
 
     X, Y = make_data(30, 10, 6, seed=4)
     est = fit_on_compressed_labels(GreedyRLS(budget=3, fit_intercept=fit_intercept), X, Y,

@@ -10,8 +10,8 @@ from tests.trainer.reference import (
     lgo_sse_bruteforce,
     loo_sse_bruteforce,
 )
-from trainer import GreedyRLS, TrainerError
-from trainer.bundle.model import bundle_contents
+from sensorbudget.trainer import GreedyRLS, TrainerError
+from sensorbudget.trainer.bundle.model import bundle_contents
 
 
 def make_data(n, d, t, seed=0, missing=(0.0, 0.3, 0.3, 0.5)):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from trainer.plots import _clusters, pareto_png
+from sensorbudget.trainer.plots import _clusters, pareto_png
 
 
 def test_points_on_one_spot_share_one_label():

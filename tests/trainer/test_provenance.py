@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fixtures import TINY_SENSORS, write_stream
-from trainer.provenance import fingerprint, same_data
+from sensorbudget.trainer.provenance import fingerprint, same_data
 
 
 def _folder(base):

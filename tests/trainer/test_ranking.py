@@ -7,14 +7,14 @@ import pytest
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from tests.trainer.reference import greedy_by_criterion
-from trainer import GreedyRankRLS
-from trainer.evaluation.methods import GreedyRankMethod
-from trainer.evaluation.ranking_metrics import (
+from sensorbudget.trainer import GreedyRankRLS
+from sensorbudget.trainer.evaluation.methods import GreedyRankMethod
+from sensorbudget.trainer.evaluation.ranking_metrics import (
     pairwise_ranking_error,
     pairwise_squared_error,
     ranking_scores,
 )
-from trainer.ranking import query_laplacian_transform
+from sensorbudget.trainer.ranking import query_laplacian_transform
 
 
 def make_queries(sizes, d, seed=0):
@@ -110,7 +110,7 @@ def test_pairwise_measures_by_definition():
 
 
 def test_evaluation_method_fits_per_budget():
-    from trainer.evaluation.protocol import Setup, parse_budgets
+    from sensorbudget.trainer.evaluation.protocol import Setup, parse_budgets
 
     X, y, qid = make_queries([6, 5, 7, 6], 8, seed=5)
     models = GreedyRankMethod().fit_predict(X, y[:, None], parse_budgets("2,4"),
@@ -128,7 +128,7 @@ def test_evaluate_ranking_scores_each_fold_against_a_direct_refit():
     """evaluate(task="ranking"): folds keep queries whole, and every greedy-rank record equals
     GreedyRankRLS fitted on that fold's training rows (with their query ids) and scored by the
     pairwise ranking error of the held-out queries."""
-    from trainer.evaluation.protocol import EvalData, evaluate, make_folds
+    from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate, make_folds
 
     X, y, qid = make_queries([6, 5, 7, 6, 8, 5], 8, seed=9)
     data = EvalData(X, y[:, None], task="ranking", groups=qid)
@@ -155,8 +155,8 @@ def test_evaluate_ranking_scores_each_fold_against_a_direct_refit():
     ("ranking", "few", ["greedy-joint"], "has 2 queries; folds=3"),
 ])
 def test_evaluate_ranking_refuses(task, groups, methods, match):
-    from trainer.errors import TrainerError
-    from trainer.evaluation.protocol import EvalData, evaluate
+    from sensorbudget.trainer.errors import TrainerError
+    from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate
 
     X, y, qid = make_queries([6, 5, 7, 6], 8, seed=2)
     g = {"q": qid, "few": qid % 2, None: None}[groups]

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from tests.trainer.reference import greedy_bruteforce
-from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
-from trainer.errors import TrainerWarning
-from trainer.selection.loop import LAMBDA_GRID, Preprocessing
-from trainer.selection.validation import check_budget, check_targets, fold_rows
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer.errors import TrainerWarning
+from sensorbudget.trainer.selection.loop import LAMBDA_GRID, Preprocessing
+from sensorbudget.trainer.selection.validation import check_budget, check_targets, fold_rows
 
 
 def degenerate_data(seed=0, n=12):

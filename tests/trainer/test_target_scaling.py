@@ -8,9 +8,9 @@ import warnings
 import numpy as np
 import pytest
 
-from trainer import GreedyRLS
-from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-from trainer.target_scaling import SCALE_RATIO_WARNING, TargetScaleWarning
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+from sensorbudget.trainer.target_scaling import SCALE_RATIO_WARNING, TargetScaleWarning
 
 
 def _problem(seed, n=45, d=7, scales=(1.0, 300.0, 0.02)):
@@ -110,7 +110,7 @@ def test_bundle_records_the_scales_and_predicts_in_target_units(tmp_path):
 
 
 def test_onnx_predictions_in_target_units(tmp_path):
-    from export import OnnxModel, bundle_to_onnx
+    from sensorbudget.export import OnnxModel, bundle_to_onnx
 
     bundle, X, _, raw = _bundle(tmp_path)
     out = OnnxModel(bundle_to_onnx(bundle, dtype="float64")).run(X.astype(np.float64))
@@ -121,7 +121,7 @@ def test_onnx_predictions_in_target_units(tmp_path):
 
 @pytest.mark.parametrize("numeric", ["float32", "q15"])
 def test_c_header_predictions_in_target_units(tmp_path, numeric):
-    from export import c_header, dequantize_scores, quantize_inputs
+    from sensorbudget.export import c_header, dequantize_scores, quantize_inputs
     from tests.export.helpers import CModel
 
     bundle, X, Y, raw = _bundle(tmp_path)

@@ -1,14 +1,14 @@
 """The model bundle (``model.json`` + ``weights.npz``) and the project's output files.
 
-- :mod:`~trainer.bundle.model`: the bundle: contents from a fitted estimator, save, load, checks,
+- :mod:`~sensorbudget.trainer.bundle.model`: the bundle: contents from a fitted estimator, save, load, checks,
   upgrade (re-hash a bundle the user vouches for);
-- :mod:`~trainer.bundle.contents`: ``model.json`` from a fitted estimator (path, extractors, costs);
-- :mod:`~trainer.bundle.decision`: calibrated label thresholds and Platt probabilities;
-- :mod:`~trainer.bundle.recordings`: a bundle's selected features computed from recordings;
-- :mod:`~trainer.bundle.schema`: types of the ``model.json`` fields consumers read;
-- :mod:`~trainer.bundle.files`: canonical bytes (NPZ, JSON) and all-or-nothing writing of every
+- :mod:`~sensorbudget.trainer.bundle.contents`: ``model.json`` from a fitted estimator (path, extractors, costs);
+- :mod:`~sensorbudget.trainer.bundle.decision`: calibrated label thresholds and Platt probabilities;
+- :mod:`~sensorbudget.trainer.bundle.recordings`: a bundle's selected features computed from recordings;
+- :mod:`~sensorbudget.trainer.bundle.schema`: types of the ``model.json`` fields consumers read;
+- :mod:`~sensorbudget.trainer.bundle.files`: canonical bytes (NPZ, JSON) and all-or-nothing writing of every
   output file or folder (modes kept when replacing);
-- :mod:`~trainer.bundle.manifest`: ownership of output folders (the manifest of the files each
+- :mod:`~sensorbudget.trainer.bundle.manifest`: ownership of output folders (the manifest of the files each
   one holds, with their sha256) and the recognisable names of temporaries.
 """
 

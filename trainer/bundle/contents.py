@@ -34,7 +34,7 @@ def bundle_contents(est, X, features, targets, *, task, extractors=None, sensors
     the path's ``loo_mse`` values are that criterion's), ``n_groups`` (None for LOO) and
     ``target_rows`` (rows each target was fitted on: its non-missing rows) describe the fit.
     ``decision`` (multi-label) is the calibrated thresholds entry of
-    :mod:`trainer.bundle.decision` (:func:`trainer.evaluation.calibration.decision_entry`).
+    :mod:`sensorbudget.trainer.bundle.decision` (:func:`sensorbudget.trainer.evaluation.calibration.decision_entry`).
     """
     features, targets = [str(f) for f in features], [str(t) for t in targets]
     sel = [int(i) for i in est.selected_]

@@ -8,7 +8,7 @@ optionally ``rechosen_f1``, ``rechosen_precision``, ``rechosen_recall`` (each ro
 the threshold the rule picks on the other rows' held-out scores) and ``platt`` (one
 [a, b] per label)}. Label j is on when its score is > ``thresholds[j]``; its Platt probability is
 1 / (1 + exp(-(a s + b))). Without the key every threshold is 0 (the sign of the score) and
-there are no probabilities. :mod:`trainer.evaluation.calibration` chooses the values.
+there are no probabilities. :mod:`sensorbudget.trainer.evaluation.calibration` chooses the values.
 """
 
 from __future__ import annotations

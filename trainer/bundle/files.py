@@ -15,7 +15,7 @@ lose the permission classes (group, others) the folder grants nothing to (a 0700
 What is never replaced: anything that is not a regular file where a file is written (a device
 node such as ``/dev/null``, a FIFO, a socket, a directory) and every symbolic link; a folder
 that is not exactly an earlier output of the same kind (its manifest,
-:mod:`~trainer.bundle.manifest`); with ``force`` such a folder is moved aside whole under a
+:mod:`~sensorbudget.trainer.bundle.manifest`); with ``force`` such a folder is moved aside whole under a
 visible name, never deleted.
 
 A folder is replaced by exchanging the new folder with the old one in one step
@@ -23,7 +23,7 @@ A folder is replaced by exchanging the new folder with the old one in one step
 one. Where the exchange is not available (another OS, a file system without it) the old folder
 is first renamed to a temporary name and the new one renamed into place (a reader in between
 finds no folder, never a mixed one). Temporaries carry a recognisable name and are removed by
-the next write when an interrupt left them (:func:`~trainer.bundle.manifest.remove_leftovers`).
+the next write when an interrupt left them (:func:`~sensorbudget.trainer.bundle.manifest.remove_leftovers`).
 """
 
 from __future__ import annotations
@@ -259,12 +259,12 @@ def write_folder_atomically(target, files: dict, *, kind: str, error: type = Out
 
     The files go into a temporary sibling folder (paths may hold ``/``: subfolders are made);
     ``then(folder)``, if given, adds to it (a build, plots); the manifest of everything in it
-    (:data:`~trainer.bundle.manifest.MANIFEST_FILE`, naming ``kind``, e.g. "bundle") is written
+    (:data:`~sensorbudget.trainer.bundle.manifest.MANIFEST_FILE`, naming ``kind``, e.g. "bundle") is written
     last; then the folder takes the place of ``target`` (see the module notes). An existing
     ``target`` is replaced only while it is exactly an earlier output of the same ``kind``
-    (:func:`~trainer.bundle.manifest.first_foreign`, checked before anything is written and
+    (:func:`~sensorbudget.trainer.bundle.manifest.first_foreign`, checked before anything is written and
     again just before the swap); otherwise ``error`` (default
-    :class:`~trainer.errors.OutputError`) names its first foreign entry, or, with ``force``,
+    :class:`~sensorbudget.trainer.errors.OutputError`) names its first foreign entry, or, with ``force``,
     the whole folder is moved aside to ``NAME.moved-aside`` (returned; else None).
     """
     target = _folder_target(target, error)

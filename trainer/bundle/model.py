@@ -2,7 +2,7 @@
 
 ``weights.npz`` holds ``W`` (k x t) and ``b`` (t,) in original feature units, so a prediction is
 ``X[:, selected_index] @ W + b`` (multi-label: label on when > its threshold, the optional
-``decision`` key of :mod:`~trainer.bundle.decision`, else 0; multi-class: argmax), plus the
+``decision`` key of :mod:`~sensorbudget.trainer.bundle.decision`, else 0; multi-class: argmax), plus the
 training statistics of the selected features ``x_mean``, ``x_scale``, ``x_min``, ``x_max`` (k,)
 and ``loo_path`` (k,). Both files are written deterministically (fixed zip timestamps, sorted
 JSON) into a temporary directory that is renamed into place, so a bundle is whole or absent.
@@ -144,7 +144,7 @@ def _read_pair(path: Path) -> tuple:
     """(model.json bytes, weights.npz bytes) of one and the same bundle folder.
 
     Both are read through one open handle of the folder, so a bundle replaced meanwhile (a
-    folder exchanged by :func:`~trainer.bundle.files.write_folder_atomically`) gives the old
+    folder exchanged by :func:`~sensorbudget.trainer.bundle.files.write_folder_atomically`) gives the old
     pair or the new one, never a mix; when the folder is replaced during the read, it is read
     again (up to three times)."""
     for _ in range(3):

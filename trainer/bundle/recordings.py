@@ -3,7 +3,7 @@
 :func:`features_from_recordings` rebuilds the part of ``sensors.toml`` the bundle needs (its
 sensors and, for every selected feature, the extractor kind and channels stored in
 ``model.json``) and runs the public feature pipeline
-(:func:`trainer.sensing.feature_set.build_feature_set`) with the bundle's window and hop, window
+(:func:`sensorbudget.trainer.sensing.feature_set.build_feature_set`) with the bundle's window and hop, window
 by window as training did. Windows are formed as there: ``[k*hop, k*hop + window)``, skipped when
 a channel the *selected* features use has a missing sample or a time gap. Targets are read when
 the recordings hold them: a stream's target columns (the value at each window's last sample, NaN
@@ -85,7 +85,7 @@ def _stream_targets(rset, fs, targets, window) -> np.ndarray | None:
 
 def _multi_rate_targets(rset, fs, targets, spec) -> np.ndarray | None:
     """Targets of a multi-rate stream: each column's last value in the window
-    (:func:`trainer.sensing.rates.stream_targets`)."""
+    (:func:`sensorbudget.trainer.sensing.rates.stream_targets`)."""
     if not all(t in rec.columns for rec in rset.recordings for t in targets):
         return None
     Y = np.empty((len(fs.X), len(targets)))
@@ -109,7 +109,7 @@ def _label_targets(fs, targets, task) -> np.ndarray | None:
 
 def features_from_recordings(bundle, path, stream_format=None) -> RecordingFeatures:
     """The bundle's selected features (and targets, when present) of the recordings at
-    ``path`` (a file or folder as :func:`trainer.sensing.recordings.load_recordings` reads)."""
+    ``path`` (a file or folder as :func:`sensorbudget.trainer.sensing.recordings.load_recordings` reads)."""
     meta = bundle.meta
     kwargs = {} if stream_format is None else {"fmt": stream_format}
     folders = (load_sensor_folders(path, _spec(meta, False), stream_format or StreamFormat())

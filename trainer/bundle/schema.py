@@ -1,11 +1,11 @@
 """Types of the ``model.json`` fields that the bundle's consumers read.
 
 :func:`check_meta_types` runs when a bundle is saved or loaded
-(:func:`trainer.bundle.model.check_bundle`), so a hand-edited or corrupted ``model.json`` fails
+(:func:`sensorbudget.trainer.bundle.model.check_bundle`), so a hand-edited or corrupted ``model.json`` fails
 there with one :class:`BundleError` naming the field and the value, instead of as a ``TypeError``
 deep inside the CLI, an exporter or firmware generation (found by ``fuzz/py_bundle.py``). Only
 the *types* (and simple ranges) of the known fields are checked; unknown fields pass, and
-consistency with ``weights.npz`` is :func:`~trainer.bundle.model.check_bundle`'s job.
+consistency with ``weights.npz`` is :func:`~sensorbudget.trainer.bundle.model.check_bundle`'s job.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Data for the Dask backend: row partitions of arrays, Dask arrays and files; the client.
 
-A partition is described by a :class:`trainer.distributed.partition.PartitionSpec`: a loader that
+A partition is described by a :class:`sensorbudget.trainer.distributed.partition.PartitionSpec`: a loader that
 runs on the worker that will hold the rows, and its arguments. For in-memory arrays the arguments
 are the partition's rows (scattered straight to that worker); for a Dask array they are the
 array's row blocks (computed on that worker); for files (:class:`ShardTable`) they are a path
@@ -155,7 +155,7 @@ class ShardTable:
     workers: NPZ (arrays ``X``, ``Y``, optional ``feature_names``, ``target_names`` and a
     group-id array; the NPZ of ``sensorbudget features`` qualifies) or CSV (header row).
 
-    ``options`` are those of :func:`trainer.data.load_table` (``targets``, ``groups``, ``sep``,
+    ``options`` are those of :func:`sensorbudget.trainer.data.load_table` (``targets``, ``groups``, ``sep``,
     ``decimal``, ``ignore``, ``na_value``, ``drop_missing``). ``target_map`` = (scale, shift)
     maps the targets on the workers (e.g. (2, -1): 0/1 labels as +1/-1) after ``check``:
     None, "binary" (every target 0/1) or "onehot" (0/1 rows with one 1: classes as columns).
@@ -196,7 +196,7 @@ def shard_paths(pattern) -> list:
 
 def load_shard(path, options, target_map=None, shard_groups=False, check=None):
     """Loader run on a worker: one shard -> (X, Y, groups, column names) with
-    :func:`trainer.data.load_table`. NPZ targets are read as plain numbers (a label column
+    :func:`sensorbudget.trainer.data.load_table`. NPZ targets are read as plain numbers (a label column
     need not hold both classes in every shard)."""
     opts = dict(options)
     if Path(path).suffix.lower() == ".npz":
@@ -234,7 +234,7 @@ def shard_header(path, options) -> dict:
     """Column names, task and feature structure of a shard, read on this machine.
 
     NPZ: only the small arrays are read (names, task; a ``sensorbudget features`` NPZ also
-    yields its :class:`trainer.sensing.feature_set.FeatureSet` structure with empty X and Y, under
+    yields its :class:`sensorbudget.trainer.sensing.feature_set.FeatureSet` structure with empty X and Y, under
     ``feature_set``); CSV: the shard is parsed with the loader's options.
     """
     path = Path(path)

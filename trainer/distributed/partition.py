@@ -1,10 +1,10 @@
 """Worker side of the distributed backend: row partitions kept in a Dask worker process.
 
 A :class:`RowPartition` holds some rows of the data (X, Y, group ids) in its worker process,
-across greedy steps and lambda runs, and the :class:`trainer.selection.caches.RowBlock` s of the
+across greedy steps and lambda runs, and the :class:`sensorbudget.trainer.selection.caches.RowBlock` s of the
 current run built from them. Partitions are kept in a per-process registry (``_REGISTRY``, keyed by
 session and partition number) and reached through the task functions below, which the driver
-(:mod:`trainer.distributed.row_store`) submits pinned to the worker holding the partition. Only
+(:mod:`sensorbudget.trainer.distributed.row_store`) submits pinned to the worker holding the partition. Only
 small arguments and results travel: the O(d t) global terms and the partial sums.
 
 Every call names the number of calls the partition has served (``expected``): a partition that
@@ -69,7 +69,7 @@ class RowPartition:
                                f"({self.X.shape[0]},)")
 
     def stats(self) -> dict:
-        """Sums over the rows (:func:`trainer.selection.loop.row_sums`), value checks, group ids."""
+        """Sums over the rows (:func:`sensorbudget.trainer.selection.loop.row_sums`), value checks, group ids."""
         out = row_sums(self.X, self.Y)
         out["x_nonfinite"] = int(np.size(self.X) - np.isfinite(self.X).sum())
         out["y_nan"] = int(np.isnan(self.Y).sum())
@@ -107,7 +107,7 @@ class RowPartition:
 
     def heldout(self, features, targets, prep, L, W, offset) -> np.ndarray:
         """Held-out predictions of these rows (whole groups) for the global ridge terms
-        (L, W) of the selected ``features`` (:func:`trainer.selection.heldout.heldout_residuals`)."""
+        (L, W) of the selected ``features`` (:func:`sensorbudget.trainer.selection.heldout.heldout_residuals`)."""
         Xs = (self.X[:, features] - prep.x_mean[features]) / prep.x_scale[features]
         Y = target_columns(self.Y, targets)
         F = heldout_residuals(Xs, Y, L, W, self.groups, offset, y_mean=prep.y_mean)

@@ -2,10 +2,10 @@
 
 Every cache of greedy RLS is row-local (``docs/method.md``, "Row-partitioned view"),
 and a step needs only sums over rows of size O(d t). So the rows are split into *partitions*
-that stay in Dask worker processes for the whole fit (:mod:`trainer.distributed.partition`), and the
-driver runs the same :func:`trainer.selection.loop.greedy_select` loop: its
-:class:`trainer.selection.caches.CacheBlock` s reach the rows through :class:`DaskRowStore`, whose
-``map`` runs one :class:`trainer.selection.caches.RowBlock` method on every partition and returns
+that stay in Dask worker processes for the whole fit (:mod:`sensorbudget.trainer.distributed.partition`), and the
+driver runs the same :func:`sensorbudget.trainer.selection.loop.greedy_select` loop: its
+:class:`sensorbudget.trainer.selection.caches.CacheBlock` s reach the rows through :class:`DaskRowStore`, whose
+``map`` runs one :class:`sensorbudget.trainer.selection.caches.RowBlock` method on every partition and returns
 the results in partition order; the driver adds them in that order. Per step the driver sends the
 global terms (P^T, sigma: O(d t)) and receives partial scores, R^T x_b and SSEs (O(d + t)) from
 each partition; X is never sent again after the partitions are built.
@@ -279,7 +279,7 @@ class _BlockRows:
 
 
 class RunSource:
-    """What :func:`trainer.selection.loop.greedy_select` sees for the target columns ``targets``:
+    """What :func:`sensorbudget.trainer.selection.loop.greedy_select` sees for the target columns ``targets``:
     a row source (``shape``, ``criterion``, ``make_blocks``) over a :class:`DaskRowStore`."""
 
     def __init__(self, store: DaskRowStore, summary: dict, targets):
@@ -304,11 +304,11 @@ class ClusterRows:
     manager around the client and the :class:`DaskRowStore`).
 
     ``X`` is a NumPy array (split into ``n_partitions`` partitions, default one per worker), a
-    Dask array (one partition per row chunk) or a :class:`trainer.distributed.dask_data.ShardTable`
+    Dask array (one partition per row chunk) or a :class:`sensorbudget.trainer.distributed.dask_data.ShardTable`
     (one partition per file; ``Y`` None). ``Y`` (n x t, no NaN) is NumPy or Dask; ``groups``
     (n,) NumPy or Dask. What a fit needs: :attr:`shape`, :attr:`n_targets`, :attr:`n_groups`,
     :meth:`preprocessing`, :meth:`source` (the row source of
-    :func:`trainer.selection.loop.select_with_lambda`), :meth:`ridge`; afterwards
+    :func:`sensorbudget.trainer.selection.loop.select_with_lambda`), :meth:`ridge`; afterwards
     :meth:`selected_range` and :meth:`info`.
     """
 

@@ -1,4 +1,4 @@
-"""Fits on the selected columns from a row store's partitions (:mod:`trainer.distributed.
+"""Fits on the selected columns from a row store's partitions (:mod:`sensorbudget.trainer.distributed.
 row_store`): ridge weights from the partitions' sums, and the held-out predictions of the
 final model (global terms from the sums, then each partition's whole groups)."""
 
@@ -13,7 +13,7 @@ from ..selection.heldout import gram_terms
 def heldout_on_store(store, features, targets, prep, lam, offset) -> np.ndarray:
     """Held-out predictions (n x len(targets), rows in input order) of ridge on ``features``:
     the global terms (L, W) from the partitions' sums, then each partition's whole groups
-    (:meth:`trainer.distributed.partition.RowPartition.heldout`)."""
+    (:meth:`sensorbudget.trainer.distributed.partition.RowPartition.heldout`)."""
     features = np.asarray(features, dtype=np.intp)
     targets = np.asarray(targets, dtype=np.intp)
     parts = store.map("ridge_sums", features, targets, prep)

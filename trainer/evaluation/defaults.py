@@ -24,7 +24,7 @@ RANKING_METHODS = ("greedy-rank", "greedy-joint")
 
 def smallest_training_fold(data, folds: int, split: str, seed: int) -> int:
     """Rows of the smallest outer training fold of ``data`` (an ``EvalData``) with the split
-    that :func:`trainer.evaluation.protocol.evaluate` makes."""
+    that :func:`sensorbudget.trainer.evaluation.protocol.evaluate` makes."""
     kind = choose_split(split, folds, data.groups, data.window_start)
     splits = make_split(kind, len(data.X), folds, seed, data.groups, data.window_start,
                         data.window)

@@ -1,10 +1,10 @@
 """Budgets, the shared setup and the selection methods compared by
-:mod:`trainer.evaluation.protocol`.
+:mod:`sensorbudget.trainer.evaluation.protocol`.
 
 A method has a ``name`` and ``fit_predict(X, Y, budgets, setup)`` returning one :class:`Model`
 per budget (with ``uses_groups = True`` it also gets the training rows' ``groups``). Greedy
 methods at count budgets use the nesting of the greedy path at a fixed lambda (module notes of
-:mod:`trainer.evaluation.protocol`).
+:mod:`sensorbudget.trainer.evaluation.protocol`).
 """
 
 from __future__ import annotations
@@ -108,7 +108,7 @@ class Setup:
 def _refit(X, Y_fit, features, est, setup: Setup) -> Model:
     """Ridge on ``features`` at ``est``'s lambda and scaling (:func:`ridge_refit`), with
     ``heldout()``: its LOO predictions of ``Y_fit`` on these training rows, intercept refitted
-    per row (:func:`trainer.evaluation.calibration.ridge_heldout`, the scores ``train
+    per row (:func:`sensorbudget.trainer.evaluation.calibration.ridge_heldout`, the scores ``train
     --threshold`` chooses thresholds on)."""
     model = ridge_refit(X, Y_fit, features, est.lam_, est.x_mean_, est.x_scale_,
                         setup.fit_intercept)
@@ -121,7 +121,7 @@ def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
     """{k: Model} for every k in ``counts``, ridge weights for ``Y_fit`` on the picks.
 
     lambda given: one greedy path to max(counts), its prefixes. ``lam_search="path"`` (the
-    default, as :class:`~trainer.GreedyRLS`'s): one ``GreedyRLS(budget=k)`` with its steered
+    default, as :class:`~sensorbudget.trainer.GreedyRLS`'s): one ``GreedyRLS(budget=k)`` with its steered
     search per k (about two runs each). ``"grid"``: one greedy path per grid lambda to
     max(counts); per k the lambda with the lowest LOO MSE after k steps (ties to the smaller
     lambda) and its first k picks (31 runs)."""
@@ -219,7 +219,7 @@ class GreedySeparate:
 
 class MTLasso:
     """Multi-task lasso (L1,2) with alpha searched per budget
-    (:mod:`trainer.evaluation.baselines`)."""
+    (:mod:`sensorbudget.trainer.evaluation.baselines`)."""
 
     name = "mtlasso"
 
@@ -245,7 +245,7 @@ class MTLasso:
 
 class GreedyRankMethod:
     """Evaluation method "greedy-rank": :class:`GreedyRankRLS` per budget, fitted with the
-    training fold's query ids (``groups``); for :func:`trainer.evaluation.protocol.evaluate`."""
+    training fold's query ids (``groups``); for :func:`sensorbudget.trainer.evaluation.protocol.evaluate`."""
 
     name = "greedy-rank"
     uses_groups = True

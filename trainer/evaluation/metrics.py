@@ -2,7 +2,7 @@
 
 Multi-label inputs are ``Y`` (n x L, 0/1 ground truth) and ``scores`` (n x L real); a label is
 predicted on when its score is > ``threshold`` (a number, or one per label: 0 for the +1/-1
-encoding's sign; :mod:`trainer.evaluation.protocol` passes the thresholds each training fold
+encoding's sign; :mod:`sensorbudget.trainer.evaluation.protocol` passes the thresholds each training fold
 chose, as a trained bundle decides).
 Definitions follow the paper's Appendix A (Naula et al. 2014) and Mulan's implementations; every
 example counts in every example-based average:
@@ -257,7 +257,7 @@ def confusion_lines(M, classes) -> list:
 def task_scores(task: str, Y, scores, decisions, target_names=None) -> dict:
     """Every measure of one task's predictions against the truth ``Y`` (n x t), as printed by
     ``predict`` and stored by ``simulate``; ``decisions`` are the decision rule's output
-    (:func:`trainer.bundle.decision.decide_scores`), which every decision measure scores:
+    (:func:`sensorbudget.trainer.bundle.decision.decide_scores`), which every decision measure scores:
 
     - regression: :func:`regression_scores` of the scores;
     - multilabel: micro/macro-F1, 0/1 loss, Hamming loss and accuracy of the 0/1

@@ -3,7 +3,7 @@
 Outer K-fold: for each fold, every method sees the training rows only -- feature selection,
 the LOO choice of lambda, standardization, label compression and label-subset choice all happen
 inside the training fold -- and is scored on the held-out rows at every budget. The outer folds
-respect recordings and time (:mod:`trainer.evaluation.folds`): windows of recordings keep each
+respect recordings and time (:mod:`sensorbudget.trainer.evaluation.folds`): windows of recordings keep each
 recording in one fold, or, with fewer recordings than folds, form contiguous blocks in time with
 a gap of one window length; only rows without groups or windows are shuffled.
 
@@ -13,7 +13,7 @@ limits (``price:5``, ``energy:0.2``, ``time:1``, ``sensors:2``).
 
 Ranking (``task="ranking"``): ``groups`` are the query ids; folds keep queries whole, the
 measures are the pairwise ranking error and the pairwise squared error within queries
-(:mod:`trainer.evaluation.ranking_metrics`), and the method "greedy-rank" (:class:`trainer.ranking.
+(:mod:`sensorbudget.trainer.evaluation.ranking_metrics`), and the method "greedy-rank" (:class:`sensorbudget.trainer.ranking.
 GreedyRankMethod`) selects by leave-query-out error with the training fold's query ids.
 
 Greedy methods at count budgets use the nesting of the greedy path at a fixed lambda: one path
@@ -97,7 +97,7 @@ class EvalData:
 def make_folds(n: int, n_folds: int, seed: int, groups=None, *, split="auto",
                window_start=None, window=None) -> list:
     """[(train_idx, test_idx)]: grouped, blocked (contiguous in time with a gap of one window)
-    or shuffled K-fold; ``auto`` as :func:`trainer.evaluation.folds.choose_split`."""
+    or shuffled K-fold; ``auto`` as :func:`sensorbudget.trainer.evaluation.folds.choose_split`."""
     kind = choose_split(split, n_folds, groups, window_start)
     return make_split(kind, n, n_folds, seed, groups, window_start, window)
 
@@ -110,7 +110,7 @@ def encode_targets(Y, task: str) -> np.ndarray:
 
 def fold_thresholds(model, Y_train, B, setup: Setup) -> tuple:
     """(thresholds (L,), rule used) for a multi-label model fitted on a training fold, chosen
-    as ``train --threshold`` chooses them: :func:`trainer.evaluation.calibration.
+    as ``train --threshold`` chooses them: :func:`sensorbudget.trainer.evaluation.calibration.
     choose_thresholds` with ``setup.threshold`` on the model's LOO scores of the fold's rows
     (``model.heldout()``, reconstructed through ``B`` for a label subset) against their 0/1
     labels. Multiclass, rule "zero", and methods without closed-form held-out scores (mtlasso)
@@ -185,7 +185,7 @@ class EvaluationResult:
 def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None = None,
              only_folds=None, cache_dir=None, progress=None, split="auto") -> EvaluationResult:
     """Nested K-fold evaluation of ``methods`` (names or objects) at ``budgets`` (a spec string
-    or :class:`Budget` list). ``split`` chooses the outer folds (:mod:`trainer.evaluation.folds`:
+    or :class:`Budget` list). ``split`` chooses the outer folds (:mod:`sensorbudget.trainer.evaluation.folds`:
     auto, group, blocked, shuffled); every method and budget is checked against the smallest
     training fold before the first fit (:func:`check_combinations`). ``only_folds`` runs a subset of the folds; ``cache_dir`` stores each
     (fold, method) result and reuses it on a re-run with the same configuration; ``progress`` is

@@ -1,4 +1,4 @@
-"""Summaries of an :class:`trainer.evaluation.protocol.EvaluationResult`: tables, tests, curves,
+"""Summaries of an :class:`sensorbudget.trainer.evaluation.protocol.EvaluationResult`: tables, tests, curves,
 files.
 
 Every number is formatted by one function (:func:`fmt`), so the text the CLI prints and the
@@ -249,7 +249,7 @@ def results_dict(result) -> dict:
 
 def write_report(result, out_dir, title="Evaluation", notes=()) -> Path:
     """Write report.md, curves.png, summary.csv, wilcoxon.csv and results.json as the folder
-    ``out_dir``, all or nothing (:func:`trainer.bundle.files.write_folder_atomically`); an
+    ``out_dir``, all or nothing (:func:`sensorbudget.trainer.bundle.files.write_folder_atomically`); an
     existing ``out_dir`` is replaced only if it is exactly an earlier report (its manifest)."""
     records = results_dict(result)
     files = {"report.md": markdown_report(result, title, notes).encode(),

@@ -11,7 +11,7 @@ from . import rls_math
 
 
 def buffers(tag, dtype, *shapes) -> list:
-    """Scratch arrays of the given shapes (:func:`~trainer.selection.rls_math.scratch` under
+    """Scratch arrays of the given shapes (:func:`~sensorbudget.trainer.selection.rls_math.scratch` under
     ``tag``)."""
     sizes = [math.prod(shape) for shape in shapes]
     bufs = rls_math.scratch(len(shapes), max(sizes), dtype, tag)

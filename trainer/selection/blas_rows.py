@@ -1,5 +1,5 @@
 """Row-block building blocks of the greedy step math: per-thread scratch arrays and the
-in-place BLAS rank-one update (re-exported by :mod:`trainer.selection.rls_math`)."""
+in-place BLAS rank-one update (re-exported by :mod:`sensorbudget.trainer.selection.rls_math`)."""
 
 from __future__ import annotations
 

@@ -1,10 +1,10 @@
 """The caches of one greedy run, split into blocks of rows x targets, and their step operations.
 
 A :class:`CacheBlock` holds the lam-scaled caches (R, E, h, P, sigma;
-:mod:`trainer.selection.rls_math`) of one set of rows and the targets observed on all of them, plus,
-with sample groups, the hold-out caches of :mod:`trainer.selection.holdout_math`. The greedy
+:mod:`sensorbudget.trainer.selection.rls_math`) of one set of rows and the targets observed on all of them, plus,
+with sample groups, the hold-out caches of :mod:`sensorbudget.trainer.selection.holdout_math`. The greedy
 criterion is the sum of the blocks' criteria, and adding a feature updates every block the same way,
-so the one selection loop (:func:`trainer.selection.loop.greedy_select`) only sums scores over
+so the one selection loop (:func:`sensorbudget.trainer.selection.loop.greedy_select`) only sums scores over
 blocks.
 
 Missing targets (NaN in Y; publication III, multi-task RLS with different samples per task):
@@ -22,7 +22,7 @@ through a *row store* with one method, ``map(method, *args)``, which calls a
 :class:`RowBlock` method on every partition and returns the results in partition order. The
 driver sums the partials in that fixed order. In this process (:class:`LocalRows`) there is one
 partition and ``map`` is a direct call, so the single-machine path is the plain computation;
-:mod:`trainer.distributed.row_store` provides a store whose partitions live on Dask workers.
+:mod:`sensorbudget.trainer.distributed.row_store` provides a store whose partitions live on Dask workers.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class RowBlock:
     """Row-local greedy RLS caches of the rows ``rows`` (None: all) of ``X`` for ``targets``.
 
     Holds R, E, h and, with ``groups`` (ids of the rows), the hold-out caches of
-    :mod:`trainer.selection.holdout_math` (rows reordered by :func:`holdout_math.group_layout`; rows
+    :mod:`sensorbudget.trainer.selection.holdout_math` (rows reordered by :func:`holdout_math.group_layout`; rows
     of singleton groups are scored by the LOO formulas). ``X`` is kept by reference for the
     columns of added features. Every method is row-local or returns a sum over these rows;
     the global P and sigma come in as arguments. ``check_groups`` raises for fewer than 2

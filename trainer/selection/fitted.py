@@ -1,6 +1,6 @@
 """The fitted attributes of the greedy estimators from their greedy runs: the path, the ridge
 weights in original units, the held-out predictions, and the warning for a lambda at the edge
-of the grid (the estimators in :mod:`trainer.estimators` call these)."""
+of the grid (the estimators in :mod:`sensorbudget.trainer.estimators` call these)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from .loop import LAMBDA_GRID, merge_target_paths, path_records
 
 def set_path(est, plan, fits, n_samples, n_groups) -> None:
     """The selection attributes of ``est`` from the runs' paths
-    (:func:`trainer.selection.loop.select_with_lambda` results)."""
+    (:func:`sensorbudget.trainer.selection.loop.select_with_lambda` results)."""
     records = [path_records(path, plan, n_samples) for path, _ in fits]
     paths = [path for path, _ in fits]
     est.criterion_ = paths[0].criterion
@@ -42,7 +42,7 @@ def set_weights(est, prep, columns, fits, ridge) -> None:
     ``ridge(f, cols, p, lam)`` returns, for the features f and target columns cols (centred
     and scaled by p), [(targets within cols, Preprocessing q, W)]: one entry per target
     observation mask, each with the map of its rows
-    (:func:`trainer.selection.caches.target_blocks`).
+    (:func:`sensorbudget.trainer.selection.caches.target_blocks`).
     """
     sel = est.selected_
     position = {int(f): i for i, f in enumerate(sel)}
@@ -71,7 +71,7 @@ def set_heldout(est, prep, columns, fits, heldout, n_samples) -> None:
     """``heldout_predictions_`` (n x t, rows in input order, NaN where a target is missing):
     the LOO / leave-group-out predictions of the final model of each run, with the intercept
     refitted per fold. ``heldout(f, cols, p, lam)`` returns [(rows or None, targets within
-    cols, predictions)] (:func:`trainer.selection.heldout.observed_heldout`)."""
+    cols, predictions)] (:func:`sensorbudget.trainer.selection.heldout.observed_heldout`)."""
     out = np.full((n_samples, prep.y_mean.size), np.nan)
     for cols, (path, _) in zip(columns, fits if heldout is not None else ()):
         f = np.asarray(path.selected, dtype=np.intp)

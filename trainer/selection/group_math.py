@@ -1,6 +1,6 @@
 """Greedy RLS over candidate *groups* of features: block (rank-m) Woodbury step math.
 
-Same lam-scaled, row-local caches as :mod:`trainer.selection.rls_math` (R = lam G X, E = lam G Y,
+Same lam-scaled, row-local caches as :mod:`sensorbudget.trainer.selection.rls_math` (R = lam G X, E = lam G Y,
 h = lam diag G, P = X^T E). A candidate group g is a set J of m feature columns X_g = X[:, J]
 (an extractor yielding m features). Adding it to S changes G by the Woodbury identity
 

@@ -101,7 +101,7 @@ def heldout_predictions(Xs, Y, y_mean, lam, groups=None, offset=0.0) -> np.ndarr
 def observed_heldout(X, Y, groups, features, cols, prep, lam) -> list:
     """Held-out predictions of the targets ``cols`` of ``Y`` (NaN = missing) by ridge on the
     columns ``features`` of ``X`` at ``lam``, per target observation mask (each refitted on its
-    observed rows, as the selection scores it; :func:`trainer.selection.caches.target_blocks`):
+    observed rows, as the selection scores it; :func:`sensorbudget.trainer.selection.caches.target_blocks`):
     [(rows or None, targets within cols, predictions (rows x targets))]."""
     with rls_math.single_threaded_blas():       # small products: threads cost more here
         return _observed_heldout(X, Y, groups, features, cols, prep, lam)

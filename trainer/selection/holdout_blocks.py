@@ -1,6 +1,6 @@
 """Leave-group-out scores of block moves (an extractor's m_b columns at once).
 
-The identities are those of :mod:`trainer.selection.holdout_math` (module notes: M_Q = K - V^T W,
+The identities are those of :mod:`sensorbudget.trainer.selection.holdout_math` (module notes: M_Q = K - V^T W,
 Z_Q = V^T F_Q - P_J, the increment 2 tr(Z^T M^{-1} W^T F) + tr(Z^T M^{-1} W^T W M^{-1} Z)).
 Here they are evaluated through mb x mb Grams summed over each group's rows
 (:func:`group_grams`, :func:`group_lgo_increments`), except for groups of two rows, which use
@@ -97,7 +97,7 @@ def group_lgo_increments(grams, K, lam):
     2 <M^{-1}, W^T F Z^T> + <M^{-1} W^T W, M^{-1} Z Z^T> so that the targets enter only through
     the Grams of :func:`group_grams` (``grams`` (4, mb, mb, g, c), overwritten); ``K``
     (mb, mb, c) = lam I + S_c. M = K - V^T W; M^{-1} by
-    :func:`~trainer.selection.batched.spd_inverse`.
+    :func:`~sensorbudget.trainer.selection.batched.spd_inverse`.
     """
     VW, WW, ZZ, YZ = grams
     M_inv = batched.buffers("lgo-inverse", np.float64, VW.shape)[0]
@@ -113,9 +113,9 @@ def pair_lgo_sse_partial(R_cols, E, H, EE, Tt, Pw, mu):
     """LGO SSE after adding each candidate group, over sample groups of two rows (one chunk).
 
     For m = 2 the block hold-out identity is evaluated in the 2 x 2 row space, as
-    :func:`~trainer.selection.group_math.group_loo_sse_partial` does for single rows: with the
+    :func:`~sensorbudget.trainer.selection.group_math.group_loo_sse_partial` does for single rows: with the
     whitened columns V~ = V T (T^T K T = I, from
-    :func:`~trainer.selection.group_math.group_whitening`, which also gives P~ = T^T P_J with
+    :func:`~sensorbudget.trainer.selection.group_math.group_whitening`, which also gives P~ = T^T P_J with
     P~ P~^T = diag(mu)), adding the group J makes
 
         A = H_QQ - V~ V~^T,   b = E_Q - V~ P~,   F'_Q = A^{-1} b,

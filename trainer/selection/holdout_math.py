@@ -1,6 +1,6 @@
 """Leave-group-out (LGO) criterion of greedy RLS: the block hold-out identity on the caches.
 
-Notation of :mod:`trainer.selection.rls_math`: H = lam G = lam (X_S X_S^T + lam I)^{-1} (n x n,
+Notation of :mod:`sensorbudget.trainer.selection.rls_math`: H = lam G = lam (X_S X_S^T + lam I)^{-1} (n x n,
 never formed), R = H X, E = H Y, P = X^T E, sigma_i = x_i^T R_i. The rows come in groups Q (a
 recording, a subject, a query). Refitting ridge without the rows Q and predicting them gives
 the hold-out residuals (block hold-out identity; Pahikkala et al. 2010, publication I)
@@ -12,7 +12,7 @@ problem with the constant column added unpenalized first (H_QQ starts at I - 11^
 :func:`init_holdout`; docs/method.md, "Intercept and scaling"). Per group we keep B_Q = (H_QQ)^{-1} (m_Q x m_Q) and F_Q, and
 for all rows of groups with m_Q >= 2 the cache U = blockdiag(B_Q) R (publication I's U).
 A group of one row has B = 1/h_j and F = E_j / h_j: LOO is the special case of singleton
-groups, whose rows are scored by :mod:`trainer.selection.rls_math` unchanged.
+groups, whose rows are scored by :mod:`sensorbudget.trainer.selection.rls_math` unchanged.
 
 One feature i (w = 1/(lam + sigma_i), r = R_{Q,i}, u = U_{Q,i}, p = P_i): H_QQ changes by
 -w r r^T, so (Sherman-Morrison) B_Q -> B_Q + c u u^T with s = r^T u, c = w / (1 - w s), and
@@ -134,7 +134,7 @@ def init_holdout(layout: GroupLayout, R: np.ndarray, E: np.ndarray,
     (Sherman-Morrison), U = B R (large groups) and F = B E on the grouped rows.
 
     ``offset`` is 1/n with an intercept refitted per fold (the constant column added
-    unpenalized; :func:`trainer.selection.caches.intercept_offset`), 0 without: then B_Q = I,
+    unpenalized; :func:`sensorbudget.trainer.selection.caches.intercept_offset`), 0 without: then B_Q = I,
     U = R and F = E."""
     n1 = layout.n_single
     B = [np.broadcast_to(np.eye(m) + offset / (1.0 - m * offset), ((b - a) // m, m, m)).copy()
@@ -188,7 +188,7 @@ def candidate_lgo_sse_partial(R3, U3, F3, Pt, w, lam):
     the constant sum_Q ||F_Q||^2 is not included. Groups of m < t rows use the expanded form
     of :func:`_expanded_terms` (measured cheaper there, m = 2..41, t = 1..40; same values).
     All (g, cols) and (g, m, cols) intermediates live in per-thread scratch buffers
-    (:func:`~trainer.selection.rls_math.scratch`): fresh multi-MB temporaries cost more in page
+    (:func:`~sensorbudget.trainer.selection.rls_math.scratch`): fresh multi-MB temporaries cost more in page
     faults than the arithmetic.
     """
     g, m, cols = R3.shape

@@ -1,8 +1,8 @@
 """Ridge on fixed columns: its weights, and its LOO SSE for a whole grid of lambdas from one
 thin SVD.
 
-Used by the lambda search (:mod:`trainer.selection.lam_search`); re-exported by
-:mod:`trainer.selection.rls_math`, whose notation (E residuals, h = 1 - leverage, LOO SSE =
+Used by the lambda search (:mod:`sensorbudget.trainer.selection.lam_search`); re-exported by
+:mod:`sensorbudget.trainer.selection.rls_math`, whose notation (E residuals, h = 1 - leverage, LOO SSE =
 sum_jq (E_jq / h_j)^2) it follows.
 """
 

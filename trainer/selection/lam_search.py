@@ -5,14 +5,14 @@ value whose own path ends with the lowest criterion. 31 runs.
 
 ``lam_search="path"`` (the default): for a *fixed* selected set S the criterion of every grid
 lambda is exact and cheap (:func:`criterion_curve`: one SVD of the |S| selected columns,
-:func:`trainer.selection.rls_math.loo_sse_lambda_curve`; with sample groups or missing targets
+:func:`sensorbudget.trainer.selection.rls_math.loo_sse_lambda_curve`; with sample groups or missing targets
 one block update per lambda on those columns only). So:
 
 1. *Steered run.* The greedy run starts at ``START`` and, at checkpoints (steps 1, 2, 3, 4, 6,
    8, 12, ... , geometric), computes the curve of its current set over ``WINDOW`` grid steps
    either side; when another lambda is lower by more than ``MOVE_RTOL`` the caches are rebuilt
    there (one block Woodbury update,
-   :func:`trainer.selection.loop.rebuild_blocks`) and the run goes on at that lambda.
+   :func:`sensorbudget.trainer.selection.loop.rebuild_blocks`) and the run goes on at that lambda.
 2. *Confirming run.* lambda* = the argmin of the final set's curve (the steered run's last
    lambda when that is within ``MOVE_RTOL`` of it). If the steered run made every pick at
    lambda* it *is* the greedy path at lambda*; otherwise a plain greedy run at lambda* gives it. The result is always the greedy path of one grid lambda (as the grid
@@ -57,7 +57,7 @@ def criterion_curve(X, Y, prep, selected, lams=LAMBDA_GRID, groups=None) -> np.n
 
     Plain LOO (no groups, every target observed): :func:`rls_math.loo_sse_lambda_curve` on the
     transformed columns (with the intercept refitted per held-out row when ``prep`` fits one), O(n s (s + t)) once plus O(n s min(s, t)) per lambda. Otherwise the
-    selection's own caches on those s columns only (:func:`trainer.selection.caches.make_blocks`
+    selection's own caches on those s columns only (:func:`sensorbudget.trainer.selection.caches.make_blocks`
     and one block update per lambda), O(n s (s + t)) per lambda.
     """
     S = np.asarray(selected, dtype=np.intp)
@@ -153,7 +153,7 @@ def search_lambda(X, Y, budget, prep, *, dtype=np.float64, progress=None, plan=N
 def choose_lambda(X, Y, budget, lam, prep, *, lam_search="path", dtype=np.float64,
                   progress=None, plan=None, strategy="error", groups=None):
     """The greedy path and its lambda: at ``lam`` when given, else by ``lam_search`` ("path":
-    :func:`search_lambda`; "grid": every grid value, :func:`trainer.selection.loop.
+    :func:`search_lambda`; "grid": every grid value, :func:`sensorbudget.trainer.selection.loop.
     select_with_lambda`). A row source X (Dask rows, ``Y`` None) always uses the grid.
     Returns (path, {lam: final criterion SSE}, info: how lambda was chosen)."""
     if lam_search not in LAM_SEARCHES:

@@ -1,12 +1,12 @@
 """The one greedy selection loop, data preparation and the choice of lambda by the criterion.
 
-The loop selects *moves* of a :class:`trainer.selection.costs.CostPlan` (single features, extractor
+The loop selects *moves* of a :class:`sensorbudget.trainer.selection.costs.CostPlan` (single features, extractor
 groups, Cartesian rows/columns) under its budgets. Single-column moves are scored by the
-Sherman-Morrison pass of :mod:`trainer.selection.rls_math`, groups of m columns by the block
+Sherman-Morrison pass of :mod:`sensorbudget.trainer.selection.rls_math`, groups of m columns by the block
 Woodbury pass of
-:mod:`trainer.selection.group_math` (moves bucketed by size). The criterion is the LOO SSE, or with
-sample ``groups`` the leave-group-out SSE (:mod:`trainer.selection.holdout_math`); targets with
-missing values are scored on their observed rows (:mod:`trainer.selection.caches`), and the
+:mod:`sensorbudget.trainer.selection.group_math` (moves bucketed by size). The criterion is the LOO SSE, or with
+sample ``groups`` the leave-group-out SSE (:mod:`sensorbudget.trainer.selection.holdout_math`); targets with
+missing values are scored on their observed rows (:mod:`sensorbudget.trainer.selection.caches`), and the
 criterion sums over targets. Two choice rules: ``"error"`` (lowest criterion, Algorithm 2) and
 ``"cost-ratio"`` (largest criterion decrease per unit of weighted added cost,
 :meth:`CostPlan.ratio_weights`); ``"auto"`` runs both under the same budget and keeps the lower
@@ -43,7 +43,7 @@ class Preprocessing:
     rows, and the criterion is the LOO (leave-group-out) error of ridge with an *unpenalized
     intercept refitted without the held-out rows*: the hat matrix is J/n + H_c (H_c of the
     centred problem), so the caches start from 1 - leverage = 1 - 1/n and, per group Q, from
-    (I - 11^T/n)_QQ (:func:`trainer.selection.caches.intercept_offset`; docs/method.md,
+    (I - 11^T/n)_QQ (:func:`sensorbudget.trainer.selection.caches.intercept_offset`; docs/method.md,
     "Intercept and scaling"). The centring is thus refitted per fold, exactly. The scale is
     not: with ``standardize`` each column is divided by its standard deviation over all rows
     (root mean square when there is no intercept), a fixed per-feature weighting of the
@@ -51,7 +51,7 @@ class Preprocessing:
     stable for columns far from zero such as ``1e8 + 0.01 z``); a column is constant, and
     keeps scale 1, when that deviation is at most :data:`CONSTANT_RTOL` times its largest
     magnitude. NaN targets are left out of ``y_mean``; the selection refits the map on each
-    target's observed rows (:func:`trainer.selection.caches.target_blocks`).
+    target's observed rows (:func:`sensorbudget.trainer.selection.caches.target_blocks`).
     """
 
     x_mean: np.ndarray
@@ -159,7 +159,7 @@ class GreedyPath:
     the run's criterion: LOO SSE, or leave-group-out SSE when ``criterion`` says so;
     ``target_rows`` (t,) counts the rows each target was scored on (its observed rows).
     ``lam_moves`` lists (step, new lambda) when a ``steer`` callback moved lambda mid-path
-    (:mod:`trainer.selection.lam_search`); ``lam`` is then the lambda of the last steps.
+    (:mod:`sensorbudget.trainer.selection.lam_search`); ``lam`` is then the lambda of the last steps.
     """
 
     lam: float
@@ -222,9 +222,9 @@ def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     The criterion is the LOO SSE, or with ``groups`` (one id per row) the leave-group-out SSE;
     NaN entries of Y are left out (each target is scored on its observed rows). ``X`` may also be
     a *row source* with ``Y`` None: an object holding the rows elsewhere (the partitions of
-    :mod:`trainer.distributed.row_store`) with ``shape``, ``criterion`` and ``make_blocks(prep,
-    dtype)`` returning :class:`trainer.selection.caches.CacheBlock` s over its row store. The caches
-    live in :class:`trainer.selection.caches.CacheBlock` s (one per target observation mask); each
+    :mod:`sensorbudget.trainer.distributed.row_store`) with ``shape``, ``criterion`` and ``make_blocks(prep,
+    dtype)`` returning :class:`sensorbudget.trainer.selection.caches.CacheBlock` s over its row store. The caches
+    live in :class:`sensorbudget.trainer.selection.caches.CacheBlock` s (one per target observation mask); each
     step sums
     the blocks' scores of every affordable move, picks one by ``strategy`` (``"error"``:
     :func:`pick`, ``"cost-ratio"``: :func:`pick_ratio`) and adds its columns to every block.
@@ -232,7 +232,7 @@ def _greedy_select(X, Y, budget, lam, prep: Preprocessing, *, dtype=np.float64,
     no limit). ``plan`` defaults to one feature per extractor (plain selection of ``budget``
     features). Raises :class:`TrainerError` naming the cheapest option when nothing fits.
     Cost per step O(n D (t + m)) for D candidate columns in groups of m (groups of rows add
-    about one more pass of the same order, :mod:`trainer.selection.holdout_math`).
+    about one more pass of the same order, :mod:`sensorbudget.trainer.selection.holdout_math`).
     ``steer(selected, lam)``, when given, is called after every step and may return a new
     lambda: the caches are then rebuilt at that lambda for the selected columns (one block
     Woodbury update, :func:`rebuild_blocks`) and the run goes on from there.

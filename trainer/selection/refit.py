@@ -36,7 +36,7 @@ def ridge_refit(X, Y, features, lam, x_mean, x_scale, fit_intercept) -> Model:
 
 def observed_ridge(X, Y, features, cols, prep, lam) -> list:
     """Ridge weights of the targets ``cols`` of ``Y`` (NaN = missing) on the columns
-    ``features`` of ``X``, per target observation mask (:func:`~trainer.selection.caches.
+    ``features`` of ``X``, per target observation mask (:func:`~sensorbudget.trainer.selection.caches.
     target_blocks`): [(targets within cols, that mask's preprocessing, W)], each W fitted on
     the mask's rows, centred and scaled by its preprocessing."""
     out = []

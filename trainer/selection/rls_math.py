@@ -17,7 +17,7 @@ The classical ridge identity gives the LOO residual of sample j, target q as E_j
 LOO SSE = sum_jq (E_jq / h_j)^2.
 
 Every function is either row-local (works on any subset of rows) or a sum over rows, so the rows
-can be partitioned (:mod:`trainer.distributed.row_store` sums the partial results of row
+can be partitioned (:mod:`sensorbudget.trainer.distributed.row_store` sums the partial results of row
 partitions).
 """
 
@@ -140,7 +140,7 @@ def candidate_loo_sse_partial(R, E, h, Pt, w, p2, *, col_block=COL_BLOCK, a2=Non
     across calls); with many targets (t >= :data:`WIDE_T`) the GEMM runs once over all the
     rows. A candidate whose updated 1 - leverage is not positive scores
     inf. ``a2`` (rows,): the row norms ||E_j||^2 when known (:func:`loo_sse_terms`). ``Q``
-    (rows x d): E P^T when kept (:mod:`trainer.selection.wide_rows`); no GEMM is then run.
+    (rows x d): E P^T when kept (:mod:`sensorbudget.trainer.selection.wide_rows`); no GEMM is then run.
     Each sub-block's column sums are taken in the caches' dtype and added in float64.
     """
     rows, d = R.shape

@@ -1,7 +1,7 @@
 """Many targets: the products Q = E P^T kept current by rank-2 updates instead of one
 n x d x t GEMM per step.
 
-The Sherman-Morrison scores (:func:`trainer.selection.rls_math.candidate_loo_sse_partial`) need
+The Sherman-Morrison scores (:func:`sensorbudget.trainer.selection.rls_math.candidate_loo_sse_partial`) need
 Q_ji = E_j . P_i for every row j and candidate i. Recomputing Q costs 2 n d t flops per step,
 which dominates with many targets (delicious: t = 983). Adding feature b updates E and P by
 rank-one terms with the *same* old P_b, den = lam + sigma_b and r = R^T x_b:
@@ -52,13 +52,13 @@ def target_products(E: np.ndarray, P: np.ndarray) -> np.ndarray:
 
 def add_feature_wide(R, E, h, Q, r, den, b, Pb, PPb):
     """The row-local part of adding feature ``b`` (in place) when Q = E P^T is kept:
-    :func:`trainer.selection.rls_math.add_feature_rows` for R, E, h, then
+    :func:`sensorbudget.trainer.selection.rls_math.add_feature_rows` for R, E, h, then
 
         Q <- Q - (Q_b - (||P_b||^2 / den) R_b) r^T / den - R_b (P P_b)^T / den
 
-    (one in-place rank-2 BLAS update, :func:`trainer.selection.blas_rows.rank_k_update`),
+    (one in-place rank-2 BLAS update, :func:`sensorbudget.trainer.selection.blas_rows.rank_k_update`),
     with ``Pb`` the old P_b and ``PPb`` = P P_b from the old P. Returns
-    :func:`trainer.selection.rls_math.loo_sse_terms` of the new caches.
+    :func:`sensorbudget.trainer.selection.rls_math.loo_sse_terms` of the new caches.
     """
     Rb = np.asarray(R[:, b], dtype=np.float64)
     U = np.empty((R.shape[0], 2), dtype=R.dtype)

@@ -22,7 +22,7 @@ Fixed point
 -----------
 ``mean, min, max, ptp, last, energy, mad, zcr, rms, mag_mean, mag_max`` also have a
 fixed-point definition on Q15 input (int16 ``q``, real value ``q * full_scale / 32768``), see
-:func:`extract_q15` (integer sums, integer square roots: :mod:`trainer.sensing.q15`);
+:func:`extract_q15` (integer sums, integer square roots: :mod:`sensorbudget.trainer.sensing.q15`);
 ``std``, ``mag_std`` and ``corr`` need a wide division or several roots and are float-only.
 """
 
@@ -281,9 +281,9 @@ def extract_q15(kind: str, q, full_scale=None, arg=None) -> np.ndarray:
     - ``ptp``: ``[int32] max - min`` (Q15, up to 65535).
     - ``energy``: ``[int64] s += (int32)q[i] * q[i]`` (Q30: real = s * full_scale**2 / 2**30).
     - ``rms``: ``isqrt32(energy / N)`` (Q15, 0..32768; ``energy / N <= 2**30``), one integer
-      square root per window (:func:`trainer.sensing.q15.isqrt32`, ``floor(sqrt(.))``).
+      square root per window (:func:`sensorbudget.trainer.sensing.q15.isqrt32`, ``floor(sqrt(.))``).
     - ``mag_mean``, ``mag_max``: the per-sample magnitude ``a[i]`` of
-      :func:`trainer.sensing.q15.magnitude_q15` (one integer root per sample, unit
+      :func:`sensorbudget.trainer.sensing.q15.magnitude_q15` (one integer root per sample, unit
       ``2**e * max(full_scale) / 32768``); ``[uint32] s = sum a[i]; s / N``, or ``max a[i]``.
     - ``mad``: ``[int32] s += abs(q[i] - q[i-1])`` (N <= 32768); ``s / (N-1)`` (Q15).
     - ``percentile`` (``arg`` = p): the nearest-rank order statistic, as the float one (Q15).

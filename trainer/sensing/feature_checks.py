@@ -1,4 +1,4 @@
-"""The consistency checks of a feature table (:class:`~trainer.sensing.feature_set.FeatureSet`)
+"""The consistency checks of a feature table (:class:`~sensorbudget.trainer.sensing.feature_set.FeatureSet`)
 read back from an NPZ: every member a later command uses is of the right kind and range, so a
 damaged or hand-edited file gives one :class:`DataError` naming the member, never a traceback
 in ``train``, ``evaluate`` or ``predict``."""

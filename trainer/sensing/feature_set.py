@@ -381,7 +381,7 @@ def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
 
     ``window``/``hop`` (samples) and ``on_missing`` ("skip" or "error") override the file;
     ``compute_target`` picks the ``[[calibration]]`` entries to use as extractor costs;
-    ``stream_format`` (:class:`~trainer.sensing.streams.StreamFormat`) reads other streams;
+    ``stream_format`` (:class:`~sensorbudget.trainer.sensing.streams.StreamFormat`) reads other streams;
     ``progress(done, total)`` is called after each recording.
     """
     spec = load_sensor_spec(sensors_toml_path)

@@ -5,7 +5,7 @@
 - **CSV stream** (one recording): comma-separated with a header row; a ``time`` column in
   seconds (strictly increasing) and one column per sensor channel or per-sample target.
   Empty cells and ``nan``, ``NaN``, ``NA``, ``?`` are missing samples. Lines starting with
-  ``#`` are comments. A :class:`~trainer.sensing.streams.StreamFormat` reads other streams:
+  ``#`` are comments. A :class:`~sensorbudget.trainer.sensing.streams.StreamFormat` reads other streams:
   another time column, in ms/us/ns since an epoch or ISO 8601 text; a file without a header
   (its column names given; ``.txt`` files separated by blanks, as Daphnet's); one long stream
   cut into recordings at time gaps or where a recording column changes.
@@ -310,7 +310,7 @@ def read_stream(path, fmt: StreamFormat = PLAIN) -> list:
 
 
 def split_recording(rec: Recording, fmt: StreamFormat) -> list:
-    """``rec`` cut where ``fmt`` says (see :func:`~trainer.sensing.streams.split_points`); the
+    """``rec`` cut where ``fmt`` says (see :func:`~sensorbudget.trainer.sensing.streams.split_points`); the
     recording column becomes the pieces' label of that name."""
     labels = rec.columns.pop(fmt.recording_column, None) if fmt.recording_column else None
     starts = split_points(rec.time, labels, fmt)
@@ -329,7 +329,7 @@ def load_recordings(path, sample_rate_hz: float, fmt: StreamFormat = PLAIN) -> R
     """Load a recording file or directory (see the module docstring for the formats).
 
     ``sample_rate_hz`` gives the time stamps of ``.ts`` cases (which carry none); ``fmt``
-    says how CSV/NPZ streams are read and cut (:class:`~trainer.sensing.streams.StreamFormat`).
+    says how CSV/NPZ streams are read and cut (:class:`~sensorbudget.trainer.sensing.streams.StreamFormat`).
     """
     path = Path(path)
     try:

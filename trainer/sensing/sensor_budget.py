@@ -213,7 +213,7 @@ def unit_compute_costs(units, feature_extractors, compute_costs) -> dict:
 
 
 def cost_kwargs_from_feature_set(fs, unit: str = "feature") -> dict:
-    """:func:`cost_kwargs` for a :class:`trainer.sensing.feature_set.FeatureSet`."""
+    """:func:`cost_kwargs` for a :class:`sensorbudget.trainer.sensing.feature_set.FeatureSet`."""
     reads = [transforms_of(k, c.split("+")) for k, c in zip(fs.feature_kinds,
                                                            fs.feature_channels)]
     rates = getattr(fs, "feature_rates", None)

@@ -1,6 +1,6 @@
 """Shape extractors and window preprocessing, with exact float32 definitions (issue 18).
 
-Same contract as :mod:`trainer.sensing.extractors`: windows are float32 arrays of shape
+Same contract as :mod:`sensorbudget.trainer.sensing.extractors`: windows are float32 arrays of shape
 ``(N, n_windows)``, each docstring gives the definition as a sequence of binary32 operations in
 the written order (``mean(x)`` and ``std(x)``, defined here, are also the library's ``mean`` and
 ``std``), and the implementations loop over the sample index so every window goes through that

@@ -12,7 +12,7 @@ Families declare many bands in one token: ``bandpower:octaves:0.5-16`` (bands 0.
 8-16 Hz) and ``bandpower:equal:8:0-32`` (8 equal bands over 0-32 Hz); the same for
 ``bandratio`` gives the ratio of each band to the next.
 
-Preprocessing (:mod:`trainer.sensing.shape`): ``jerk`` (first difference, N-1 values) and
+Preprocessing (:mod:`sensorbudget.trainer.sensing.shape`): ``jerk`` (first difference, N-1 values) and
 ``highpass:ALPHA`` (first-order IIR restarted in each window, 0 < ALPHA < 1), applied to each
 channel's window before the extractor.
 """

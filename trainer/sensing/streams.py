@@ -116,7 +116,7 @@ def split_points(time: np.ndarray, labels, fmt: StreamFormat) -> list:
 
 def time_gaps(rec, sample_rate_hz: float) -> np.ndarray:
     """Boolean array (n-1,): True where the step from sample i to i+1 of the recording ``rec``
-    (its ``time`` and ``name``: a :class:`~trainer.sensing.recordings.Recording`) is a gap.
+    (its ``time`` and ``name``: a :class:`~sensorbudget.trainer.sensing.recordings.Recording`) is a gap.
 
     A gap is a step longer than 1.5 sample periods. Steps that are not positive (time going
     backwards or repeated) or shorter than half a period are errors: the recording is not on

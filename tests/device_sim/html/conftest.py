@@ -111,7 +111,7 @@ def load(driver, path: Path) -> tuple:
 
 def need_host_compiler() -> None:
     """Skip (with the reason) where the host firmware cannot be built (no gcc)."""
-    from device_sim.backends import available_backends
+    from sensorbudget.device_sim.backends import available_backends
 
     reason = available_backends()["host"]
     if reason is not None:

@@ -50,9 +50,9 @@ class Hostile:
 
 
 def _accepts(folder: Path) -> bool:
-    from device_sim.errors import DeviceError
-    from device_sim.html.runs import collect
-    from trainer.errors import TrainerError
+    from sensorbudget.device_sim.errors import DeviceError
+    from sensorbudget.device_sim.html.runs import collect
+    from sensorbudget.trainer.errors import TrainerError
 
     try:
         collect([folder])
@@ -70,7 +70,7 @@ def _strings(tree) -> set:
 
 
 def _write(folder: Path, name: str, doc: dict) -> None:
-    from trainer.bundle.model import content_sha256
+    from sensorbudget.trainer.bundle.model import content_sha256
 
     if name == "model.json":                 # re-hashed: the forger knows the format
         doc = dict(doc, content_sha256=content_sha256(doc))
@@ -172,7 +172,7 @@ def _page(hostile: Hostile, out: Path) -> str:
 
 
 def test_the_page_is_structurally_clean(hostile: Hostile, tmp_path):
-    from device_sim.html.page import _asset, plotly_js
+    from sensorbudget.device_sim.html.page import _asset, plotly_js
 
     text = _page(hostile, tmp_path / "r.html")
     page = check_page(text, plotly_js(), _asset("report.js"))
@@ -205,7 +205,7 @@ def test_the_folds_of_the_issue_are_refused_in_one_line(runs: Runs, tmp_path):
 
 
 def test_script_json_cannot_close_its_block_and_keeps_the_value():
-    from device_sim.html.page import script_json
+    from sensorbudget.device_sim.html.page import script_json
 
     value = {"a</script><!--": ["\u2028\u2029&<>", float("nan")], "b": 'x"\\'}
     text = script_json(value)
@@ -237,8 +237,8 @@ def _attributes(driver) -> list:
 def hostile_pages(hostile: Hostile, tmp_path_factory) -> dict:
     """The page through the command line, and through the Python API with an evaluation's
     folds replaced by a payload after reading (past the check that refuses it in a file)."""
-    from device_sim.html.page import render
-    from device_sim.html.runs import collect
+    from sensorbudget.device_sim.html.page import render
+    from sensorbudget.device_sim.html.runs import collect
 
     base = tmp_path_factory.mktemp("hostile-pages")
     _page(hostile, base / "cli.html")

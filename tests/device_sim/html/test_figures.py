@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from device_sim.html.figures import histogram, si
-from device_sim.html.runs import criterion_label
+from sensorbudget.device_sim.html.figures import histogram, si
+from sensorbudget.device_sim.html.runs import criterion_label
 
 
 @pytest.mark.parametrize("value, unit, text", [

@@ -5,11 +5,11 @@ import numpy as np
 import pytest
 
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-from trainer.bundle.recordings import features_from_recordings
-from trainer.errors import BundleError
-from trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+from sensorbudget.trainer.bundle.recordings import features_from_recordings
+from sensorbudget.trainer.errors import BundleError
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
 
 def _multilabel(tmp_path, decision):

@@ -14,9 +14,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from trainer.bundle import npz_bytes, write_atomically, write_folder_atomically
-from trainer.bundle.manifest import MANIFEST_FILE
-from trainer.errors import OutputError
+from sensorbudget.trainer.bundle import npz_bytes, write_atomically, write_folder_atomically
+from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
+from sensorbudget.trainer.errors import OutputError
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -236,7 +236,7 @@ def test_an_empty_private_folder_stays_private(tmp_path, umask):
 
 KILLED_MID_REMOVAL = """
 import os, shutil, signal, sys
-import trainer.bundle.files as files
+import sensorbudget.trainer.bundle.files as files
 out = sys.argv[1]
 files.write_folder_atomically(out, {f"f{i:04d}": b"old" for i in range(400)}, kind="report")
 

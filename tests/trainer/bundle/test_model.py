@@ -6,8 +6,8 @@ import json
 import numpy as np
 import pytest
 
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle.model import (
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.bundle.model import (
     FORMAT_VERSION,
     bundle_contents,
     content_sha256,
@@ -15,8 +15,8 @@ from trainer.bundle.model import (
     save_bundle,
     upgrade_bundle,
 )
-from trainer.bundle.schema import MAX_INT_DIGITS
-from trainer.errors import BundleError
+from sensorbudget.trainer.bundle.schema import MAX_INT_DIGITS
+from sensorbudget.trainer.errors import BundleError
 
 
 def fitted(seed=0, classifier=False):

@@ -13,8 +13,8 @@ import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.bundle.model import MODEL_FILE, WEIGHTS_FILE, bundle_contents, load_bundle, save_bundle
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.bundle.model import MODEL_FILE, WEIGHTS_FILE, bundle_contents, load_bundle, save_bundle
 
 EXPLORE = int(os.environ.get("SB_HYPOTHESIS_EXAMPLES", "0"))
 SETTINGS = settings(max_examples=EXPLORE or 25, deadline=None, derandomize=not EXPLORE,

@@ -12,11 +12,11 @@ import pytest
 
 from tests.paths import EXAMPLES, SHARED
 from tests.trainer.reference import heldout_intercept_bruteforce
-from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
-from trainer.data import load_table
-from trainer.distributed import partition
-from trainer.distributed.dask_data import ShardTable, group_bounds, row_split, shard_paths
-from trainer.distributed.row_store import WorkerLostError
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer.data import load_table
+from sensorbudget.trainer.distributed import partition
+from sensorbudget.trainer.distributed.dask_data import ShardTable, group_bounds, row_split, shard_paths
+from sensorbudget.trainer.distributed.row_store import WorkerLostError
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -120,7 +120,7 @@ def test_real_recordings_with_groups(client):
     recordings = SHARED / "basic_motions"
     if not recordings.is_dir():
         pytest.skip("shared BasicMotions recordings not available")
-    from trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     fs = load_feature_set(recordings, EXAMPLES
                           / "basic_motions.sensors.toml")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from trainer.errors import TrainerError
-from trainer.evaluation.baselines import mtlasso_to_budget
+from sensorbudget.trainer.errors import TrainerError
+from sensorbudget.trainer.evaluation.baselines import mtlasso_to_budget
 
 
 def make_data(n=60, d=14, t=3, seed=0):

@@ -6,9 +6,9 @@ import pytest
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import f1_score, precision_score
 
-from trainer import GreedyRLS
-from trainer.errors import TrainerError
-from trainer.evaluation.calibration import (
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.errors import TrainerError
+from sensorbudget.trainer.evaluation.calibration import (
     candidate_thresholds,
     choose_thresholds,
     decision_entry,

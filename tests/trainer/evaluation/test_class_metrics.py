@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from trainer.evaluation.metrics import (
+from sensorbudget.trainer.evaluation.metrics import (
     class_scores,
     confusion_lines,
     confusion_matrix,

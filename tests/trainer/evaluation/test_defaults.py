@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from trainer.evaluation.defaults import default_budgets, default_methods, power_of_two_counts
-from trainer.evaluation.methods import Setup, parse_budgets
-from trainer.evaluation.protocol import EvalData, evaluate
+from sensorbudget.trainer.evaluation.defaults import default_budgets, default_methods, power_of_two_counts
+from sensorbudget.trainer.evaluation.methods import Setup, parse_budgets
+from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate
 
 
 @pytest.mark.parametrize("cap", [1, 2, 3, 8, 15, 64, 72])

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from sklearn.metrics import accuracy_score, f1_score, hamming_loss, jaccard_score
 
-from trainer import GreedyRLS
-from trainer.evaluation.protocol import EvalData, Setup, evaluate, make_folds
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.evaluation.protocol import EvalData, Setup, evaluate, make_folds
 
 
 def labels_data(n=45, d=7, t=3, seed=2):

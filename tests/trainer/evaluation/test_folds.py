@@ -5,11 +5,11 @@ import warnings
 import numpy as np
 import pytest
 
-from trainer.errors import TrainerError, TrainerWarning
-from trainer.evaluation.folds import blocked_folds, choose_split, make_split
-from trainer.evaluation.methods import Model
-from trainer.evaluation.protocol import EvalData, evaluate
-from trainer.evaluation.report import summary_table
+from sensorbudget.trainer.errors import TrainerError, TrainerWarning
+from sensorbudget.trainer.evaluation.folds import blocked_folds, choose_split, make_split
+from sensorbudget.trainer.evaluation.methods import Model
+from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate
+from sensorbudget.trainer.evaluation.report import summary_table
 
 
 def _windows(lengths, hop):
@@ -140,7 +140,7 @@ def test_blocked_split_of_a_table_is_contiguous_blocks_in_file_order(n, folds):
 
 
 def test_evaluate_on_a_table_runs_blocked_folds_and_says_so():
-    from trainer.evaluation.report import markdown_report
+    from sensorbudget.trainer.evaluation.report import markdown_report
 
     X = np.arange(40.0)[:, None] + np.random.default_rng(0).normal(size=(40, 2))
     data = EvalData(X, X[:, :1] * 2.0, "regression", ["y"])

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import f1_score
 
-from trainer.evaluation.calibration import (
+from sensorbudget.trainer.evaluation.calibration import (
     choose_thresholds,
     decision_entry,
     f1_threshold,

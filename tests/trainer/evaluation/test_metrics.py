@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from trainer.evaluation import metrics
+from sensorbudget.trainer.evaluation import metrics
 
 # Four examples, three labels; worked out by hand in the comments of each test.
 Y = np.array([[1, 0, 1], [0, 1, 0], [1, 1, 0], [0, 0, 0]])

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 from sklearn import metrics as skm
 
-from trainer import GreedyRLSClassifier, TrainerError
-from trainer.evaluation.protocol import EvalData, Setup, evaluate, make_folds
-from trainer.evaluation.report import markdown_report, pooled_confusion, summary_table
+from sensorbudget.trainer import GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer.evaluation.protocol import EvalData, Setup, evaluate, make_folds
+from sensorbudget.trainer.evaluation.report import markdown_report, pooled_confusion, summary_table
 
 
 def _data(seed=0, n=90):

@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-import trainer.evaluation.baselines
-import trainer.selection.loop
-from trainer import GreedyRLS, label_compression
-from trainer.errors import TrainerError
-from trainer.evaluation.protocol import (
+import sensorbudget.trainer.evaluation.baselines as baselines
+import sensorbudget.trainer.selection.loop as loop
+from sensorbudget.trainer import GreedyRLS, label_compression
+from sensorbudget.trainer.errors import TrainerError
+from sensorbudget.trainer.evaluation.protocol import (
     Budget,
     EvalData,
     GreedyJoint,
@@ -20,7 +20,7 @@ from trainer.evaluation.protocol import (
     parse_budgets,
     prefix_models,
 )
-from trainer.evaluation.report import markdown_report, summary_table, wilcoxon_tests, write_report
+from sensorbudget.trainer.evaluation.report import markdown_report, summary_table, wilcoxon_tests, write_report
 
 
 def multilabel_data(n=48, d=8, t=3, seed=0):
@@ -93,7 +93,7 @@ def test_path_search_costs_a_few_runs_per_budget(monkeypatch):
 
 
 def run_fold_models(data, name, budgets, **setup):
-    from trainer.evaluation.protocol import get_method
+    from sensorbudget.trainer.evaluation.protocol import get_method
 
     return get_method(name).fit_predict(data.X, encode_targets(data.Y, data.task),
                                         parse_budgets(budgets), Setup(task=data.task, **setup))
@@ -114,14 +114,14 @@ class RowSpy:
         self.y_rows = {row.tobytes(): i for i, row in enumerate(data.Y)}
         self.seen = set()
         for owner, name, arg in [(GreedyRLS, "fit", 1),
-                                 (trainer.selection.loop, "greedy_select", 0),
-                                 (trainer.evaluation.baselines, "mtlasso_to_budget", 0),
+                                 (loop, "greedy_select", 0),
+                                 (baselines, "mtlasso_to_budget", 0),
                                  (label_compression, "compress_targets", None),
                                  (label_compression, "mlcssp_select", None),
                                  (label_compression, "reconstruction_matrix", None)]:
             monkeypatch.setattr(owner, name, self.wrap(getattr(owner, name), arg))
-        original = trainer.selection.loop.Preprocessing.fit.__func__
-        monkeypatch.setattr(trainer.selection.loop.Preprocessing, "fit", classmethod(
+        original = loop.Preprocessing.fit.__func__
+        monkeypatch.setattr(loop.Preprocessing, "fit", classmethod(
             lambda cls, X, *a, **k: (self.record(X, self.x_rows), original(cls, X, *a, **k))[1]))
 
     def record(self, A, index):

@@ -9,8 +9,8 @@ import json
 
 import numpy as np
 
-from trainer.evaluation.protocol import EvalData, evaluate
-from trainer.evaluation.report import write_report
+from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate
+from sensorbudget.trainer.evaluation.report import write_report
 
 
 def _data(n=40, d=7, t=2, seed=3):

@@ -6,10 +6,10 @@ and scale-free)."""
 import numpy as np
 import pytest
 
-from trainer import GreedyRLS
-from trainer.evaluation import baselines
-from trainer.evaluation.methods import GreedyJoint, GreedySeparate, MTLasso, Setup, parse_budgets
-from trainer.target_scaling import TargetScaleWarning
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.evaluation import baselines
+from sensorbudget.trainer.evaluation.methods import GreedyJoint, GreedySeparate, MTLasso, Setup, parse_budgets
+from sensorbudget.trainer.target_scaling import TargetScaleWarning
 
 
 def _data(seed):

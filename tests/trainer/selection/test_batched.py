@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from trainer.selection import batched
+from sensorbudget.trainer.selection import batched
 
 
 @pytest.mark.parametrize("k", [1, 2, 5])

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.trainer.reference import convention_transform, loo_sse_bruteforce
-from trainer import GreedyRLS, TrainerError
+from sensorbudget.trainer import GreedyRLS, TrainerError
 
 
 def cartesian_data(n, p, q, t, seed):

@@ -8,9 +8,9 @@ from tests.trainer.selection.test_group_math import (
     make_data,
     totals_by_definition,
 )
-from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
-from trainer.selection.costs import build_plan
-from trainer.sensing.sensor_budget import cost_kwargs
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer.selection.costs import build_plan
+from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs
 
 EXTRACTORS = [f"acc.e{i // 2}" for i in range(6)] + ["gyro.e0", "gyro.e0", "gyro.e1", "mic.e0",
                                                      "mic.e0", "mic.e0"]
@@ -164,8 +164,8 @@ def test_classifier_with_costs():
 
 
 def test_bundle_path_carries_costs_and_sensors(tmp_path):
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
-    from trainer.plots import pareto_png
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.trainer.plots import pareto_png
 
     est, X, _ = fit(max_cost=7.5, max_energy=5.5)
     features = [f"f{i}" for i in range(X.shape[1])]
@@ -210,7 +210,7 @@ def test_cli_cost_options_build_estimator_kwargs():
 
 
 def test_bundle_with_sensor_units_lists_device_extractors():
-    from trainer.bundle.model import bundle_contents
+    from sensorbudget.trainer.bundle.model import bundle_contents
 
     sensors = [{"name": "acc", "unit_price": 1.0, "energy_per_reading_j": 1e-6},
                {"name": "gyro", "unit_price": 3.0, "energy_per_reading_j": 1e-3}]

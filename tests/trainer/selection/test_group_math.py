@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from tests.trainer.reference import convention_transform, loo_sse_bruteforce, ridge
-from trainer import GreedyRLS
-from trainer.selection import group_math, rls_math
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.selection import group_math, rls_math
 
 KINDS = ("price", "energy", "time")
 

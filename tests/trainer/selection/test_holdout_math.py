@@ -9,12 +9,12 @@ from tests.trainer.reference import (
     lgo_sse_bruteforce,
     ridge,
 )
-from trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
-from trainer.bundle.model import bundle_contents
-from trainer.selection import holdout_math
-from trainer.selection.caches import CacheBlock
-from trainer.selection.costs import build_plan
-from trainer.selection.loop import Preprocessing
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier, TrainerError
+from sensorbudget.trainer.bundle.model import bundle_contents
+from sensorbudget.trainer.selection import holdout_math
+from sensorbudget.trainer.selection.caches import CacheBlock
+from sensorbudget.trainer.selection.costs import build_plan
+from sensorbudget.trainer.selection.loop import Preprocessing
 
 
 def make_data(n, d, t, seed=0):
@@ -149,7 +149,7 @@ INTERLEAVED = ["e0", "e2", "e3", "e2", "e1", "e3", "e0", "e4", "e2"]
 ])
 def test_extractor_groups_equal_bruteforce(names, sizes, t):
     """Group moves (block Woodbury) scored by leave-group-out equal refits, on every path of
-    :func:`trainer.selection.holdout_blocks.group_lgo_sse`."""
+    :func:`sensorbudget.trainer.selection.holdout_blocks.group_lgo_sse`."""
     n = 19
     X, Y = make_data(n, 9, t, seed=8)
     if sizes is None:
@@ -182,7 +182,7 @@ def test_extractor_groups_equal_bruteforce(names, sizes, t):
 ])
 def test_group_move_scores_equal_group_refits(sizes, t):
     """Every extractor move's score equals the LGO SSE of an explicit refit, before and after
-    a block step (each path of :func:`trainer.selection.holdout_blocks.group_lgo_sse`)."""
+    a block step (each path of :func:`sensorbudget.trainer.selection.holdout_blocks.group_lgo_sse`)."""
     n, lam = 19, 0.6
     X, Y = make_data(n, 9, t, seed=len(sizes) + t)
     groups = np.random.default_rng(t).permutation(np.repeat(np.arange(len(sizes)), sizes)[:n])

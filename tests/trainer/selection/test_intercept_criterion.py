@@ -11,9 +11,9 @@ from tests.trainer.reference import (
     lgo_sse_bruteforce,
     loo_sse_bruteforce,
 )
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.selection import heldout, rls_math
-from trainer.selection.loop import LAMBDA_GRID
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.selection import heldout, rls_math
+from sensorbudget.trainer.selection.loop import LAMBDA_GRID
 
 
 def make_data(n, d, t, seed=0):

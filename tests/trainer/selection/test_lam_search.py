@@ -11,11 +11,11 @@ from tests.trainer.reference import (
     lgo_sse_bruteforce,
     loo_sse_bruteforce,
 )
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.errors import TrainerError
-from trainer.selection import lam_search, rls_math
-from trainer.selection.caches import make_blocks
-from trainer.selection.loop import LAMBDA_GRID, Preprocessing, greedy_select, rebuild_blocks
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.errors import TrainerError
+from sensorbudget.trainer.selection import lam_search, rls_math
+from sensorbudget.trainer.selection.caches import make_blocks
+from sensorbudget.trainer.selection.loop import LAMBDA_GRID, Preprocessing, greedy_select, rebuild_blocks
 
 SHARED = Path(__file__).resolve().parents[4] / "shared" / "data"
 
@@ -155,7 +155,7 @@ def test_invalid_lam_search_is_one_clear_error():
 @pytest.mark.skipif(not (SHARED / "emotions" / "emotions.arff").exists(),
                     reason="shared emotions data not available")
 def test_emotions_same_lambda_and_picks_as_the_grid():
-    from trainer.data import load_table
+    from sensorbudget.trainer.data import load_table
 
     tab = load_table(SHARED / "emotions" / "emotions.arff", xml=SHARED / "emotions" /
                      "emotions.xml")

@@ -10,9 +10,9 @@ from tests.trainer.reference import (
     loo_sse_bruteforce,
     ridge,
 )
-from trainer import GreedyRLS
-from trainer.selection import rls_math
-from trainer.selection.loop import LAMBDA_GRID
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.selection import rls_math
+from sensorbudget.trainer.selection.loop import LAMBDA_GRID
 
 
 def make_data(n, d, t, seed=0):

@@ -4,8 +4,8 @@ row partitions combine to the same map (issue 21 item 8)."""
 import numpy as np
 import pytest
 
-from trainer import GreedyRLS
-from trainer.selection.loop import CONSTANT_RTOL, Preprocessing, combine_sums, row_sums
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.selection.loop import CONSTANT_RTOL, Preprocessing, combine_sums, row_sums
 
 
 def columns(n=400, seed=0):

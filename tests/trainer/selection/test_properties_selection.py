@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.trainer.reference import convention_transform, loo_sse_bruteforce
-from trainer import GreedyRLS, TrainerError
+from sensorbudget.trainer import GreedyRLS, TrainerError
 
 #: SB_HYPOTHESIS_EXAMPLES=N explores N random examples per test (default: 40, derandomized).
 EXPLORE = int(os.environ.get("SB_HYPOTHESIS_EXAMPLES", "0"))

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tests.trainer.reference import loo_sse_bruteforce
-from trainer.selection import rls_math
+from sensorbudget.trainer.selection import rls_math
 
 
 def make_data(n, d, t, seed=0):

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 from tests.trainer.selection.test_group_math import make_data
-from trainer import GreedyRLS, GreedyRLSClassifier
-from trainer.selection.costs import build_plan
+from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
+from sensorbudget.trainer.selection.costs import build_plan
 
 EXTRACTORS = [f"e{i // 2}" for i in range(12)]
 SENSORS = {"e0": ["a"], "e1": ["a"], "e2": ["b"], "e3": ["b", "c"], "e4": ["c"], "e5": ["d"]}

@@ -5,8 +5,8 @@ equal a brute-force greedy whose totals are computed by definition (every candid
 import pytest
 
 from tests.trainer.selection import test_group_math as gm
-from trainer import GreedyRLS, TrainerError
-from trainer.selection.costs import build_plan
+from sensorbudget.trainer import GreedyRLS, TrainerError
+from sensorbudget.trainer.selection.costs import build_plan
 
 #: features -> extractors; extractors -> sensors and transforms (jerk of ax / ay, high-pass gx)
 EXTRACTORS = ["ax.mean", "ax.jerk.rms", "ax.jerk.rms", "ax.jerk.p50", "ay.mean", "ay.jerk.rms",

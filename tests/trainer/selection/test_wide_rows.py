@@ -9,10 +9,10 @@ from tests.trainer.reference import (
     greedy_bruteforce,
     loo_sse_bruteforce,
 )
-from trainer import GreedyRLS
-from trainer.selection import blas_rows, caches, rls_math, wide_rows
-from trainer.selection.costs import singleton_plan
-from trainer.selection.loop import Preprocessing
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.selection import blas_rows, caches, rls_math, wide_rows
+from sensorbudget.trainer.selection.costs import singleton_plan
+from sensorbudget.trainer.selection.loop import Preprocessing
 
 
 def make_data(n, d, t, seed=0):

@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from sensorbudget.cli import main
 from tests.export.helpers import need_gcc
 from tests.fixtures import ACC, TEMP, sensor_spec, write_sensors_toml, write_stream
-from trainer.errors import DataError
-from trainer.sensing.channel_bounds import bounds_json, parse_bounds
-from trainer.sensing.feature_set import FeatureSet, load_feature_set
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.channel_bounds import bounds_json, parse_bounds
+from sensorbudget.trainer.sensing.feature_set import FeatureSet, load_feature_set
 
 SHAPE_ONLY = [{"channels": ["acc", "temp"], "extractors": ["std", "energy"]}]
 
@@ -50,8 +50,8 @@ def test_bad_bounds_member_is_a_data_error(text):
 
 
 def test_q15_without_full_scale_on_a_bundle_of_rms_energy_std_features(tmp_path, device):
-    from firmware_gen.plan import make_plan
-    from trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer.bundle.model import load_bundle
 
     rec, toml = device
     runner = CliRunner()

@@ -8,9 +8,9 @@ import pytest
 from tests.fixtures import write_sensors_toml, write_stream
 from tests.trainer.reference import convention_transform
 from tests.trainer.selection.test_group_math import group_greedy_bruteforce
-from trainer import GreedyRLS
-from trainer.sensing.feature_set import load_feature_set
-from trainer.sensing.sensor_budget import (
+from sensorbudget.trainer import GreedyRLS
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer.sensing.sensor_budget import (
     cost_kwargs_from_feature_set,
     per_prediction,
     readings_per_prediction,

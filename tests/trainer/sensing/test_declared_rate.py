@@ -8,9 +8,9 @@ import sys
 import numpy as np
 import pytest
 
-from trainer.errors import DataError
-from trainer.sensing.recordings import Recording
-from trainer.sensing.streams import RATE_TOLERANCE, measured_rate, time_gaps
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.recordings import Recording
+from sensorbudget.trainer.sensing.streams import RATE_TOLERANCE, measured_rate, time_gaps
 
 
 def _rec(time):

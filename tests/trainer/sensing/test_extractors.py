@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from trainer.errors import DataError
-from trainer.sensing.extractors import (
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.extractors import (
     KINDS,
     extract,
     extract_q15,
@@ -14,7 +14,7 @@ from trainer.sensing.extractors import (
     q15_to_real,
     window_view,
 )
-from trainer.sensing.q15 import ISQRT_MAX, isqrt32
+from sensorbudget.trainer.sensing.q15 import ISQRT_MAX, isqrt32
 
 f32 = np.float32
 # the window statistics of extractors.py; the shape and spectral kinds are tested in test_shape.py

@@ -8,9 +8,9 @@ from click.testing import CliRunner
 
 from sensorbudget.cli import main
 from tests.fixtures import write_sensors_toml, write_stream
-from trainer.bundle import npz_bytes
-from trainer.errors import DataError
-from trainer.sensing.feature_set import FeatureSet, load_feature_set
+from sensorbudget.trainer.bundle import npz_bytes
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.feature_set import FeatureSet, load_feature_set
 
 
 @pytest.fixture(scope="module")

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from trainer.errors import DataError
-from trainer.sensing.members import names, scalar
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.members import names, scalar
 
 
 def test_names_are_a_bounded_1d_member():

@@ -9,10 +9,10 @@ import sys
 import numpy as np
 import pytest
 
-from trainer.errors import DataError
-from trainer.sensing.feature_set import build_feature_set
-from trainer.sensing.recordings import Recording, RecordingSet
-from trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.feature_set import build_feature_set
+from sensorbudget.trainer.sensing.recordings import Recording, RecordingSet
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
 
 WINDOW_S, HOP_S = 2.0, 1.0
 #: sensor -> (channels, recorded rate, phase in periods)
@@ -106,7 +106,7 @@ def test_alignment_and_decimated_features_equal_a_slow_loop(seed):
 
 
 def test_the_table_round_trips_through_the_npz(tmp_path):
-    from trainer.sensing.feature_set import FeatureSet
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet
     fs = build_feature_set(RecordingSet([generate(7)[0]]), parse_sensor_spec(spec_dict()))
     back = FeatureSet.load(fs.save_npz())
     assert back.feature_rates == fs.feature_rates
@@ -232,8 +232,8 @@ def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy, strategy):
     budget fractions the step uses (1 / budget per extractor + added energy / max_energy)."""
     from tests.trainer.reference import convention_transform
     from tests.trainer.selection.test_group_math import loo_sse_bruteforce
-    from trainer import GreedyRLS
-    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
     fs = build_feature_set(RecordingSet([generate(5, seconds=60, holes=(0, 0))[0]]),
                            parse_sensor_spec(spec_dict()))
     X, Y = np.asarray(fs.X, dtype=np.float64), fs.Y
@@ -279,7 +279,7 @@ def test_greedy_with_rates_equals_a_brute_force_greedy(max_energy, strategy):
         "[2.0, 4.0, 8.0]", "[8.0, 4.0, 2.0]"))), "must be ascending rates with one energy"),
 ])
 def test_a_damaged_multi_rate_table_is_one_clear_error(damage, message):
-    from trainer.sensing.feature_set import FeatureSet
+    from sensorbudget.trainer.sensing.feature_set import FeatureSet
     arrays = build_feature_set(RecordingSet([generate(4)[0]]),
                                parse_sensor_spec(spec_dict())).to_arrays()
     damage(arrays)
@@ -291,8 +291,8 @@ def test_the_grid_is_centred_on_the_rows_not_on_the_first_one():
     """First row 0.08 period late, the others 0.05 early: every row is within 0.1 period of
     one grid (the others are 0.13 from the first row's grid); the indices follow the rows'
     order and a missing row is a gap. Rows 0.22 apart fit no grid."""
-    from trainer.sensing.rates import align
-    from trainer.sensing.sensors import Sensor
+    from sensorbudget.trainer.sensing.rates import align
+    from sensorbudget.trainer.sensing.sensors import Sensor
     sensor = Sensor("temp", ("t",), 1.0, 1e-6, 2.0)
     late = np.array([0.08] + [-0.05] * 39)
     grid = np.delete(np.arange(41), 4)
@@ -315,8 +315,8 @@ def test_units_of_sensors_with_rates_equal_a_brute_force_greedy(unit, max_energy
     and rate (``ax@4``). Brute force over those units, priced by definition."""
     from tests.trainer.reference import convention_transform
     from tests.trainer.selection.test_group_math import loo_sse_bruteforce
-    from trainer import GreedyRLS
-    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
     fs = build_feature_set(RecordingSet([generate(6, seconds=60, holes=(0, 0))[0]]),
                            parse_sensor_spec(spec_dict()))
     kwargs = cost_kwargs_from_feature_set(fs, unit=unit)

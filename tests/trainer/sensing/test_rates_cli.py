@@ -13,9 +13,9 @@ import numpy as np
 import pytest
 import tomli_w
 
-from export import OnnxModel
+from sensorbudget.export import OnnxModel
 from tests.trainer.sensing.test_rates import _energy_by_definition, generate, spec_dict
-from trainer.sensing.feature_set import FeatureSet
+from sensorbudget.trainer.sensing.feature_set import FeatureSet
 
 
 def _cli(*args, cwd):

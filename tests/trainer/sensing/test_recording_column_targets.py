@@ -4,8 +4,8 @@ columns (issue 27: "unknown target 'walking'; the recordings' labels are segment
 import numpy as np
 
 from tests.fixtures import sensor_spec, sensors_toml
-from trainer.sensing.feature_set import load_feature_set
-from trainer.sensing.streams import StreamFormat
+from sensorbudget.trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer.sensing.streams import StreamFormat
 
 
 def test_per_sample_targets_survive_the_recording_column(tmp_path):

@@ -8,17 +8,17 @@ import pytest
 
 from tests.fixtures import ACCEL, sensor_spec, write_sensors_toml
 from tests.paths import REPO, SHARED
-from trainer.errors import DataError
-from trainer.sensing.extractors import extract, window_view
-from trainer.sensing.feature_set import FeatureSet, build_feature_set, load_feature_set
-from trainer.sensing.recordings import (
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.extractors import extract, window_view
+from sensorbudget.trainer.sensing.feature_set import FeatureSet, build_feature_set, load_feature_set
+from sensorbudget.trainer.sensing.recordings import (
     Recording,
     RecordingSet,
     load_recordings,
     read_air_quality,
     time_gaps,
 )
-from trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
 
 AIR_QUALITY = REPO / "data" / "air_quality_uci" / "AirQualityUCI.csv"
 BASIC_MOTIONS = SHARED / "basic_motions"

@@ -7,8 +7,8 @@ import pytest
 
 from tests.fixtures import ACCEL, sensor_spec
 from tests.paths import EXAMPLES
-from trainer.errors import DataError, TrainerError
-from trainer.sensing.sensors import load_sensor_spec, parse_sensor_spec
+from sensorbudget.trainer.errors import DataError, TrainerError
+from sensorbudget.trainer.sensing.sensors import load_sensor_spec, parse_sensor_spec
 
 BASE = sensor_spec(
     [ACCEL, {"name": "gyro", "channels": ["gx"], "unit_price": 2.5, "power_w": 0.015,
@@ -161,7 +161,7 @@ def test_costs_that_overflow_are_refused_where_they_are_read(changes, message):
 
 
 def test_the_largest_costs_stay_finite_through_a_budget():
-    from trainer.sensing.sensors import MAX_QUANTITY, MAX_WINDOW
+    from sensorbudget.trainer.sensing.sensors import MAX_QUANTITY, MAX_WINDOW
 
     spec = parse_sensor_spec(spec_with(**{"sensors.0.unit_price": MAX_QUANTITY,
                                           "sensors.1.power_w": 1e50,

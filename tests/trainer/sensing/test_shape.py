@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from scipy import signal, stats
 
-from trainer.errors import DataError
-from trainer.sensing.extractors import extract, extract_q15
-from trainer.sensing.specs import parse_spec
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.extractors import extract, extract_q15
+from sensorbudget.trainer.sensing.specs import parse_spec
 
 from .test_extractors import _mean, _std  # the scalar references of mean and std
 

@@ -7,12 +7,12 @@ import pytest
 from click.testing import CliRunner
 
 from tests.fixtures import ACCEL, sensor_spec, sensors_toml, write_stream
-from trainer.errors import DataError
-from trainer.sensing.extractors import window_view
-from trainer.sensing.feature_set import build_feature_set, load_feature_set
-from trainer.sensing.recordings import load_recordings
-from trainer.sensing.sensors import parse_sensor_spec
-from trainer.sensing.specs import parse_spec
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.extractors import window_view
+from sensorbudget.trainer.sensing.feature_set import build_feature_set, load_feature_set
+from sensorbudget.trainer.sensing.recordings import load_recordings
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.sensing.specs import parse_spec
 
 FEATURES = [{"channels": ["accel"], "extractors": ["skew", "kurtosis", "slope", "percentile:90",
                                                     "peaks:0.5"]},
@@ -92,9 +92,9 @@ def test_values_bundle_params_and_progress(tmp_path):
 def test_firmware_plans_preprocessing_and_shape_kinds(tmp_path):
     """Issue 18: the firmware now generates these (tests/firmware_gen/test_spectral_c.py runs
     them); the plan carries each extractor's spec."""
-    from firmware_gen.plan import make_plan
-    from trainer import GreedyRLS
-    from trainer.bundle.model import bundle_contents, load_bundle, save_bundle
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer import GreedyRLS
+    from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     write_stream(tmp_path / "rec.csv", n=80, rate_hz=10, channels=("ax", "ay"))
     rset = load_recordings(tmp_path / "rec.csv", 10)
@@ -132,8 +132,8 @@ def test_transforms_are_a_cost_level_from_sensors_toml_to_onnx(tmp_path):
     """sensors.toml (a calibrated transform) -> train --max-energy -> bundle required_transforms
     and per-extractor transforms -> ONNX metadata."""
     from sensorbudget.cli import main
-    from trainer.bundle.model import load_bundle
-    from trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
     write_stream(tmp_path / "rec.csv", n=200, rate_hz=10, channels=("ax", "ay"))
     text = sensors_toml(_spec([{"channels": ["ax", "ay"], "preprocess": "jerk",
@@ -164,7 +164,7 @@ def test_transforms_are_a_cost_level_from_sensors_toml_to_onnx(tmp_path):
     expect = min(8, 4) * 1e-6 + (0.5 if "ax.jerk" in reads else 0.0)
     assert energy == pytest.approx(expect)
     onnx = pytest.importorskip("onnx")
-    from export.onnx_bundle import bundle_to_onnx, read_metadata
+    from sensorbudget.export.onnx_bundle import bundle_to_onnx, read_metadata
 
     model = bundle_to_onnx(load_bundle(tmp_path / "b"))
     assert read_metadata(model).get("required_transforms") == meta["required_transforms"]

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 from tests.fixtures import ACCEL, sensor_spec
-from trainer.errors import DataError
-from trainer.sensing import spectral
-from trainer.sensing.sensors import parse_sensor_spec
-from trainer.sensing.specs import expand_family, parse_spec, transforms_of
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing import spectral
+from sensorbudget.trainer.sensing.sensors import parse_sensor_spec
+from sensorbudget.trainer.sensing.specs import expand_family, parse_spec, transforms_of
 
 f32 = np.float32
 RATE = 50.0
@@ -170,7 +170,7 @@ def test_lag_kinds_need_longer_windows():
 
 def test_example_candidate_sets_parse():
     from tests.paths import REPO
-    from trainer.sensing.sensors import load_sensor_spec
+    from sensorbudget.trainer.sensing.sensors import load_sensor_spec
 
     spectral_set = load_sensor_spec(REPO / "examples" / "gait_spectral" / "spectral.sensors.toml")
     baseline = load_sensor_spec(REPO / "examples" / "gait_spectral" / "time_domain.sensors.toml")

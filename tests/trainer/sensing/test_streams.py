@@ -4,9 +4,9 @@ files (Daphnet), and one long stream cut into recordings at gaps or by a column.
 import numpy as np
 import pytest
 
-from trainer.errors import DataError
-from trainer.sensing.recordings import load_recordings
-from trainer.sensing.streams import StreamFormat, parse_times
+from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.sensing.recordings import load_recordings
+from sensorbudget.trainer.sensing.streams import StreamFormat, parse_times
 
 RATE = 20.0
 
