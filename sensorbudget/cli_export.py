@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
-from sensorbudget.trainer.bundle import write_atomically
 
 from ._errors import handle_errors
 
@@ -32,17 +31,13 @@ def export_group():
 @handle_errors
 def onnx_command(bundle_dir, output, inputs, dtype, opset):
     """Write BUNDLE_DIR as an ONNX model with its required extractors and sensors as metadata."""
-    from sensorbudget.export.onnx_bundle import bundle_to_onnx
-    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.api import onnx_model
 
-    bundle = load_bundle(bundle_dir)
-    model = bundle_to_onnx(bundle, inputs=inputs, dtype=dtype, opset=opset)
-    data = model.SerializeToString()
-    write_atomically(output, data)
-    width = model.graph.input[0].type.tensor_type.shape.dim[1].dim_value
-    click.echo(f"wrote {output} ({len(data)} bytes): ONNX opset {model.opset_import[0].version}, "
-               f"{dtype}, input features[N, {width}] ({inputs}), outputs "
-               f"{', '.join(out.name for out in model.graph.output)}")
+    model = onnx_model(bundle_dir, inputs=inputs, dtype=dtype, opset=opset)
+    model.save(output)
+    click.echo(f"wrote {output} ({len(model.data)} bytes): ONNX opset {model.opset}, "
+               f"{dtype}, input features[N, {model.width}] ({inputs}), outputs "
+               f"{', '.join(model.outputs)}")
 
 
 @export_group.command("c-header")
@@ -56,15 +51,13 @@ def onnx_command(bundle_dir, output, inputs, dtype, opset):
 @handle_errors
 def c_header_command(bundle_dir, output, name, numeric):
     """Write BUNDLE_DIR as a self-contained C99 header (static weights, predict functions)."""
-    from sensorbudget.export.c_header import c_header
-    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.api import c_header
 
-    bundle = load_bundle(bundle_dir)
-    header = c_header(bundle, name=name, numeric=numeric)
-    write_atomically(output, header.text.encode("ascii"))
-    meta = bundle.meta
+    made = c_header(bundle_dir, name=name, numeric=numeric)
+    made.save(output)
+    header = made.header
     click.echo(f"wrote {output}: {name}_predict{'' if header.fixed is None else '_' + numeric}, "
-               f"{numeric}, {len(meta['selected'])} features, {len(meta['targets'])} targets")
+               f"{numeric}, {made.n_features} features, {made.n_targets} targets")
     if header.fixed is not None:
         fx = header.fixed
         click.echo(f"fixed-point error bound ({numeric}): |score - float model| <= "

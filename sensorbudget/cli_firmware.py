@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 
@@ -11,7 +10,7 @@ import click
 from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
 from sensorbudget.firmware_gen.plan import full_scale_used
 from sensorbudget.firmware_gen.targets import TARGET_NAMES
-from sensorbudget.trainer.bundle import write_folder_atomically
+from sensorbudget.trainer.bundle.files import check_folder_output
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
@@ -95,62 +94,35 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
                      force):
     """Generate firmware for BUNDLE_DIR: the model header, streaming extractors, a main loop
     speaking the framed serial protocol, the target's startup/HAL and a Makefile."""
-    from sensorbudget.firmware_gen import generate_firmware
-    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.api import FIRMWARE_KIND, firmware
 
-    fw = generate_firmware(load_bundle(bundle_dir), target=target, numeric=numeric, name=name,
-                           full_scale=full_scale, kernel=kernel)
-    built = {}
-    moved = write_folder_atomically(
-        out_dir, {fname: text.encode("ascii") for fname, text in fw.files.items()},
-        kind="firmware", force=force,
-        then=(lambda folder: built.update(_build(folder, fw))) if do_build else None)
-    echo_moved(out_dir, moved)
+    if not force:
+        check_folder_output(out_dir, kind=FIRMWARE_KIND)     # before a long build
+    fw = firmware(bundle_dir, target=target, numeric=numeric, name=name,
+                  full_scale=full_scale, kernel=kernel, build=do_build)
+    echo_moved(out_dir, fw.save(out_dir, force=force))
     plan, m = fw.plan, fw.manifest
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
                f"features -> {plan.t} scores, {input_summary(plan)}, {m['kernel']} kernel")
     echo_full_scales(plan, full_scale)
     echo_bounds(m)
     if do_build:
-        _report_build(out_dir, fw, built)
+        _report_build(out_dir, fw)
 
 
-def _build(folder: Path, fw) -> dict:
-    """Compile in ``folder`` (before it takes the output's place); footprint and harness."""
-    from sensorbudget.firmware_gen.build import FOOTPRINT, build, build_simavr_harness
-    from sensorbudget.firmware_gen.errors import FirmwareGenError
-
-    fp = build(folder)
-    (folder / FOOTPRINT).write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n",
-                                    encoding="ascii")
-    harness_error = None
-    if _is_avr(fw):
-        try:
-            build_simavr_harness(folder)
-        except FirmwareGenError as exc:
-            harness_error = str(exc)
-    return {"footprint": fp, "harness_error": harness_error}
-
-
-def _is_avr(fw) -> bool:
-    from sensorbudget.firmware_gen.targets import get_target
-
-    return get_target(fw.target).arch == "avr"
-
-
-def _report_build(out_dir: Path, fw, built: dict) -> None:
+def _report_build(out_dir: Path, fw) -> None:
     from sensorbudget.firmware_gen.build import FOOTPRINT, format_footprint
 
-    fp = built["footprint"]
+    fp = fw.footprint
     click.echo(format_footprint(fp))
     for warning in fp.get("warnings", []):
         click.echo(f"Warning: {warning}", err=True)
     click.echo(f"built {', '.join(fp['artifacts'].values())}; footprint in {out_dir / FOOTPRINT}")
-    if _is_avr(fw):
-        if built["harness_error"] is None:
+    if fw.is_avr:
+        if fw.harness_error is None:
             click.echo(f"simulate: {out_dir / 'sbfw_simavr'} {out_dir / 'firmware.elf'}")
         else:
-            click.echo(f"(simavr harness not built: {built['harness_error']})", err=True)
+            click.echo(f"(simavr harness not built: {fw.harness_error})", err=True)
     elif fw.target != "host" and not fw.manifest["run"]:
         click.echo("run: no emulator runs this part here; flash it, or cost its functions with "
                    "'sensorbudget simulate --backend unicorn-rv32ec'")

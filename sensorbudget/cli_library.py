@@ -1,5 +1,5 @@
 """``sensorbudget export c-library``: the model as a C library for the user's own firmware
-(thin click layer over :func:`sensorbudget.firmware_gen.library.generate_library`; registered under
+(thin click layer over :func:`sensorbudget.firmware_gen.api.library`; registered under
 ``export`` by :mod:`.cli`)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
-from sensorbudget.trainer.bundle import write_folder_atomically
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
@@ -38,23 +37,17 @@ from .cli_firmware import (echo_bounds, echo_full_scales, echo_moved, force_opti
 def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
     """Write BUNDLE_DIR as a C library for your own firmware: the model header, the streaming
     extractors and a four-call API, with no protocol, no main and no malloc."""
-    from sensorbudget.firmware_gen.library import generate_library
-    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.firmware_gen.api import library
 
-    bundle = load_bundle(bundle_dir)
-    lib = generate_library(bundle, numeric=numeric, name=name, full_scale=full_scale)
-    moved = write_folder_atomically(
-        out_dir, {rel: text.encode("ascii") for rel, text in lib.files.items()},
-        kind="C library", force=force)
-    echo_moved(out_dir, moved)
+    lib = library(bundle_dir, numeric=numeric, name=name, full_scale=full_scale)
+    echo_moved(out_dir, lib.save(out_dir, force=force))
     plan, m = lib.plan, lib.manifest
     click.echo(f"wrote {len(lib.files)} files to {out_dir}: library {name} ({numeric}), "
                f"{plan.k} features -> {plan.t} scores, {input_summary(plan)}, "
                f"{m['kernel']} kernel")
-    if plan.task == "multilabel":
-        entry = bundle.meta.get("decision")
+    if lib.task == "multilabel":
         click.echo(f"label decisions: {name}_decide(scores, decisions) with " + (
-            f"the bundle's calibrated thresholds ({entry['rule']})" if entry
+            f"the bundle's calibrated thresholds ({lib.decision_rule})" if lib.decision_rule
             else "threshold 0 (the bundle has no calibrated thresholds)"))
     click.echo(f"CMake: add_subdirectory({out_dir}) + target_link_libraries(app PRIVATE "
                f"{name}); make: include {out_dir / (name + '.mk')}; Arduino: examples/"
