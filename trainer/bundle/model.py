@@ -50,14 +50,21 @@ __all__ = ["Bundle", "FORMAT", "FORMAT_VERSION", "MODEL_FILE", "WEIGHTS_FILE", "
 REQUIRED_ARRAYS = ("W", "b", "x_mean", "x_scale", "x_min", "x_max", "loo_path")
 
 
-def save_bundle(path, meta: dict, arrays: dict) -> dict:
-    """Validate and write a bundle; returns the final ``model.json`` dict (with the hash)."""
+def finish_meta(meta: dict, arrays: dict) -> tuple:
+    """(final ``model.json`` dict, weights.npz bytes): ``meta`` with the format, its version
+    and both hashes, checked against ``arrays`` (what :func:`save_bundle` writes)."""
     blob = npz_bytes(arrays)
     meta = dict(meta, format=FORMAT, format_version=FORMAT_VERSION,
                 weights_sha256=hashlib.sha256(blob).hexdigest())
     meta.pop(CONTENT_KEY, None)
     meta[CONTENT_KEY] = content_sha256(meta)
     check_bundle(meta, arrays)
+    return meta, blob
+
+
+def save_bundle(path, meta: dict, arrays: dict) -> dict:
+    """Validate and write a bundle; returns the final ``model.json`` dict (with the hash)."""
+    meta, blob = finish_meta(meta, arrays)
     write_folder_atomically(Path(path), {MODEL_FILE: json_text(meta).encode(), WEIGHTS_FILE: blob},
                             kind=BUNDLE_KIND, error=BundleError)
     return meta
@@ -78,10 +85,63 @@ def content_sha256(meta: dict) -> str:
 
 @dataclass
 class Bundle:
-    """A loaded, verified bundle: ``meta`` (model.json) and ``arrays`` (weights.npz)."""
+    """A verified bundle: ``meta`` (model.json) and ``arrays`` (weights.npz).
+
+    :meth:`load` reads one (as :func:`load_bundle`, which returns this class), :meth:`save`
+    writes it, :meth:`from_contents` makes one from :func:`bundle_contents`' output (the hashes
+    filled in, nothing written), :meth:`decide` is the one decision rule."""
 
     meta: dict
     arrays: dict
+
+    @classmethod
+    def load(cls, path) -> "Bundle":
+        """Read and verify a bundle folder (:func:`load_bundle`)."""
+        return load_bundle(path)
+
+    @classmethod
+    def from_contents(cls, meta: dict, arrays: dict) -> "Bundle":
+        """A checked bundle of ``meta`` and ``arrays`` with its format and hashes, as
+        :meth:`save` will write it."""
+        meta, _ = finish_meta(meta, arrays)
+        return cls(meta=meta, arrays=dict(arrays))
+
+    def save(self, path) -> Path:
+        """Write the bundle folder ``path`` (model.json, weights.npz, manifest), all or
+        nothing; a folder the tool did not write is refused. Returns the path."""
+        self.meta = save_bundle(path, self.meta, self.arrays)
+        return Path(path)
+
+    @staticmethod
+    def check_output(path) -> None:
+        """BundleError now when :meth:`save` would refuse ``path``."""
+        check_bundle_output(path)
+
+    @property
+    def targets(self) -> list:
+        return list(self.meta["targets"])
+
+    @property
+    def selected(self) -> list:
+        return list(self.meta["selected"])
+
+    @property
+    def classes(self) -> list:
+        """The class names of a multi-class bundle (else the targets)."""
+        return list(self.meta.get("classes") or self.meta["targets"])
+
+    @property
+    def kind(self):
+        """The :class:`~sensorbudget.trainer.tasks.Task` (binary: two classes)."""
+        from ..tasks import Task
+
+        return Task.of(self.task, len(self.classes) if self.task == "multiclass" else None)
+
+    def decide(self, scores) -> np.ndarray:
+        """The decisions of ``scores`` (n x t): the one rule,
+        :func:`~sensorbudget.trainer.bundle.decision.decide` with this bundle's task and
+        thresholds."""
+        return decide(scores, self.meta)
 
     @property
     def W(self) -> np.ndarray:
@@ -131,7 +191,7 @@ class Bundle:
         features): scores (regression), 0/1 labels (multi-label: score > the bundle's
         ``decision`` threshold of the label, 0 without one) or class index (multi-class)."""
         scores = self.selected_scores(X) if selected else self.decision_scores(X)
-        return decide(scores, self.meta)            # the one decision rule (bundle.decision)
+        return self.decide(scores)            # the one decision rule (bundle.decision)
 
     def predict_proba(self, X, *, selected=False):
         """Platt probabilities (n x t) of a multi-label bundle with ``decision.platt``, else
