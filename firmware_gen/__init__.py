@@ -11,18 +11,20 @@ Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library
 - Model kernel (``<name>_kernel.h``): :mod:`~sensorbudget.firmware_gen.kernel_c`,
   :mod:`~sensorbudget.firmware_gen.kernel_q15`.
 - :mod:`~sensorbudget.firmware_gen.firmware` assembles a firmware tree (``main.c``, HAL and protocol from
-  ``templates/``); :mod:`~sensorbudget.firmware_gen.targets` and :mod:`~sensorbudget.firmware_gen.profiles`: targets,
-  Makefiles, parts and their power; :mod:`~sensorbudget.firmware_gen.build` compiles and measures;
+  ``templates/``); :mod:`~sensorbudget.firmware_gen.boards`: the board registry (part, limits, power
+  with sources, toolchain, HAL, emulator, flashing, measuring backends);
+  :mod:`~sensorbudget.firmware_gen.targets` and :mod:`~sensorbudget.firmware_gen.profiles`: targets,
+  Makefiles and the printed profiles; :mod:`~sensorbudget.firmware_gen.build` compiles and measures;
   :mod:`~sensorbudget.firmware_gen.flash` puts an image on its board.
 - The C library (``sensorbudget export c-library``): :mod:`~sensorbudget.firmware_gen.library` (API),
   :mod:`~sensorbudget.firmware_gen.library_build` (CMake, make, Arduino, PlatformIO, Zephyr files),
   :mod:`~sensorbudget.firmware_gen.library_arduino` (the example sketch), :mod:`~sensorbudget.firmware_gen.library_decide`
   (``<name>_decide``), :mod:`~sensorbudget.firmware_gen.library_wrap` (line lengths of the build files).
 
->>> from firmware_gen import TARGETS, NUMERICS
->>> sorted(TARGETS), NUMERICS
-(['arduino-uno', 'host', 'mps2-an385', 'mps2-an386', 'nucleo-f4'], ('float32', 'q15', 'q31'))
->>> from firmware_gen.targets import get_target
+>>> from sensorbudget.firmware_gen import TARGETS, NUMERICS
+>>> sorted(TARGETS), NUMERICS  # the boards of the registry (firmware_gen.boards)
+(['arduino-uno', 'ch32v003', 'hifive1', 'host', 'mps2-an385', 'mps2-an386', 'nucleo-f4'], ('float32', 'q15', 'q31'))
+>>> from sensorbudget.firmware_gen.targets import get_target
 >>> [get_target(old).name for old in ("cortex-m4f", "cortex-m3", "avr")]
 ['mps2-an386', 'mps2-an385', 'arduino-uno']
 """

@@ -1,10 +1,12 @@
-"""Put a built firmware onto its board: ``avrdude -c arduino`` through the Arduino Uno's serial
-bootloader; for a Nucleo-64 (STM32F4) a copy of ``firmware.bin`` to the ST-LINK's USB drive,
-st-flash, pyocd or OpenOCD.
+"""Put a built firmware onto its board, as its registry entry's ``flashing`` says
+(:class:`sensorbudget.firmware_gen.boards.Flashing`): ``avrdude -c arduino`` through an AVR
+board's serial bootloader; for a Cortex-M board (the Nucleo-64) a copy of ``firmware.bin`` to the
+ST-LINK's USB drive, st-flash, pyocd or OpenOCD; for a RISC-V board (the HiFive1) a copy of
+``firmware.hex`` to the J-Link's drive, OpenOCD or J-Link Commander.
 
 :func:`flash_plan` decides what to do and builds the command without running anything (unit
-tested); :func:`flash` carries it out. The MPS2 targets are emulation boards: nothing to flash
-(the plan's error gives the QEMU command). docs/boards.md has the commands per board.
+tested); :func:`flash` carries it out. Emulation boards have nothing to flash (the plan's error
+says how to run them). docs/boards.md has the commands per board.
 """
 
 from __future__ import annotations
@@ -16,17 +18,12 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .boards import BOARDS
 from .build import read_manifest
 from .errors import FirmwareGenError
 from .targets import get_target
 
 PROGRAMMERS = ("auto", "avrdude", "st-flash", "pyocd", "openocd", "copy", "jlink")
-AVR_PART = "atmega328p"
-#: per board: pyocd target, OpenOCD board script, flash base address (st-flash writes the .bin)
-CORTEX_BOARDS = {"nucleo-f4": ("stm32f401re", "board/st_nucleo_f4.cfg", 0x08000000)}
-#: RISC-V boards: OpenOCD board script, J-Link device name (the HiFive1 Rev B's debugger is a
-#: SEGGER J-Link OB, which is also a USB drive taking a .hex file)
-RISCV_BOARDS = {"hifive1": ("board/sifive-hifive1-revb.cfg", "FE310")}
 JLINK_SCRIPT = "flash.jlink"
 
 
@@ -75,10 +72,10 @@ def _serial_port(port: str | None) -> str:
     return port
 
 
-def _avr_plan(out, manifest, port, baud, avrdude_programmer) -> FlashPlan:
+def _avr_plan(out, manifest, target, port, baud, avrdude_programmer) -> FlashPlan:
     hex_file = _artifact(out, manifest, "hex")
     tool = _need("avrdude", "install it (Debian/Ubuntu: apt-get install avrdude)")
-    argv = [tool, "-p", AVR_PART, "-c", avrdude_programmer, "-P", _serial_port(port),
+    argv = [tool, "-p", target.flashing.chip, "-c", avrdude_programmer, "-P", _serial_port(port),
             "-b", str(baud), "-D", "-U", f"flash:w:{hex_file}:i"]
     return FlashPlan("avrdude", argv, message=f"flashing {hex_file.name} through the serial "
                                              f"bootloader on {port}")
@@ -106,7 +103,8 @@ def _copy_plan(image: Path, port, whose: str, drive: str) -> FlashPlan:
 
 
 def _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config) -> FlashPlan:
-    pyocd_chip, openocd_board, base = CORTEX_BOARDS[target.name]
+    how = target.flashing
+    pyocd_chip, openocd_board, base = how.chip, how.openocd_config, how.base
     if programmer == "auto":
         programmer = _auto_programmer(out, manifest, port)
     if programmer == "st-flash":
@@ -144,7 +142,7 @@ def _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config) 
 def _riscv_plan(out, manifest, target, port, programmer, openocd_config) -> FlashPlan:
     """HiFive1 Rev B: a copy of firmware.hex to the J-Link's drive, OpenOCD, or J-Link
     Commander (JLinkExe with a command file written next to the firmware by :func:`flash`)."""
-    openocd_board, jlink_device = RISCV_BOARDS[target.name]
+    openocd_board, jlink_device = target.flashing.openocd_config, target.flashing.jlink_device
     if programmer == "auto":
         programmer = "copy" if port and Path(port).is_dir() else \
             next((p for p, tool in (("openocd", "openocd"), ("jlink", "JLinkExe"))
@@ -185,25 +183,23 @@ def flash_plan(out_dir, *, port=None, programmer="auto", baud=115200, chip=None,
     out = Path(out_dir)
     manifest = read_manifest(out)
     target = get_target(manifest.get("target"))
-    if target.name == "host":
-        raise FirmwareGenError("host firmware is not flashed: run ./firmware in the output "
-                               "directory")
-    if target.arch == "avr":
+    kind = target.flashing.kind
+    if kind == "avrdude":
         if programmer not in ("auto", "avrdude"):
             raise FirmwareGenError(f"AVR boards are flashed with avrdude, not {programmer}")
-        return _avr_plan(out, manifest, port, baud, avrdude_programmer)
-    if target.name in RISCV_BOARDS:
+        return _avr_plan(out, manifest, target, port, baud, avrdude_programmer)
+    if kind == "riscv":
         return _riscv_plan(out, manifest, target, port, programmer, openocd_config)
-    if not target.emulators:          # ch32v003: a part without a flashing tool integrated
-        raise FirmwareGenError(f"{target.name} is not flashed by sensorbudget yet: write "
-                               f"{out / 'firmware.bin'} to the part's flash (0x08000000) with "
-                               f"a WCH-LinkE and its tools (WCH-LinkUtility, minichlink, wlink)")
-    if target.name not in CORTEX_BOARDS:
-        raise FirmwareGenError(f"{target.name} is an emulation board (QEMU {target.qemu_machine})"
-                               f", nothing to flash: run it with 'sensorbudget simulate' or the "
-                               f"'run' command in firmware.json; for a board use --target "
-                               f"nucleo-f4")
-    return _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config)
+    if kind == "cortex-m":
+        return _cortex_plan(out, manifest, target, port, programmer, chip, openocd_config)
+    if kind == "manual":              # a part without a flashing tool integrated
+        raise FirmwareGenError(f"{target.name} is not flashed by sensorbudget yet: "
+                               f"{target.flashing.note} ({out / 'firmware.bin'})")
+    if target.mcu:                    # an emulation board: name the boards that are flashed
+        boards = ", ".join(b.name for b in BOARDS.values() if b.flashing.tools)
+        raise FirmwareGenError(f"{target.name} is {target.flashing.note}; for a board use "
+                               f"--target {boards}")
+    raise FirmwareGenError(target.flashing.note)
 
 
 def flash(out_dir, *, timeout: float = 300, **options) -> FlashPlan:

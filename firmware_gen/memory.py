@@ -27,13 +27,14 @@ import dataclasses
 import re
 
 from . import fft_c, q15_c, series_c
+from .boards import BOARDS
 from .errors import FirmwareGenError
 
 #: static RAM of the runtime besides the plan's parts (protocol buffers included), per target
-RUNTIME_RAM = {"arduino-uno": 520, "mps2-an386": 2166, "mps2-an385": 2166, "nucleo-f4": 2174,
-               "hifive1": 2177, "ch32v003": 528, "host": None}
-#: the C library's reentrancy data that soft-float libm (errno) pulls in on the Cortex-M3
-LIBM_ERRNO_RAM = {"mps2-an385": 104}
+#: (the registry's ``runtime_ram``, measured from linked images)
+RUNTIME_RAM = {b.name: b.runtime_ram for b in BOARDS.values()}
+#: the C library's reentrancy data that soft-float libm (errno) pulls in (the Cortex-M3)
+LIBM_ERRNO_RAM = {b.name: b.libm_errno_ram for b in BOARDS.values() if b.libm_errno_ram}
 #: |estimate - linked RAM| stays within this many bytes (tested over the generated cases)
 RAM_MARGIN = 32
 _INPUT = {"float32": 4, "q15": 2, "q31": 4}
