@@ -183,8 +183,9 @@ def cost_section(result, backend, model) -> dict:
 
 
 def build_report(result, backend, model, recordings, *, bundle_path, recordings_path,
-                 battery_wh: float) -> dict:
-    """The report.json dictionary of one replay."""
+                 battery_wh: float, stack: dict | None = None) -> dict:
+    """The report.json dictionary of one replay; ``stack`` is the firmware's measured stack
+    (:func:`sensorbudget.firmware_gen.build.record_stack`; None: the backend runs no image)."""
     meta = model.meta
     cost = cost_section(result, backend, model)
     profile = PROFILES[backend.profile]
@@ -223,8 +224,25 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
         "accuracy": _with_kind(accuracy(result, model, recordings), meta, recordings_path),
         "link": result.link,
         "series": series(result, model, recordings),
+        "stack": stack_section(stack, result.backend),
     }
     return report
+
+
+def stack_section(stack: dict | None, backend: str) -> dict:
+    """report.json's ``stack``: the high-water mark measured on the emulator (bytes or None),
+    the board's stack reserve, and how it was measured or why it was not."""
+    s = stack or {"stack_high_water": None, "stack_reserve": None,
+                  "stack_measured": f"not measured: backend {backend} runs no firmware image"}
+    return {"high_water_bytes": s["stack_high_water"], "reserve_bytes": s["stack_reserve"],
+            "measured": s["stack_measured"]}
+
+
+def stack_line(report: dict) -> str:
+    s = report.get("stack") or {"measured": "not recorded in this report"}
+    mark = ("" if s.get("high_water_bytes") is None else
+            f"{s['high_water_bytes']} bytes of a {s['reserve_bytes']}-byte reserve, ")
+    return f"stack high-water mark: {mark}{s['measured']}"
 
 
 def _with_kind(acc: dict, meta: dict, recordings_path) -> dict:
@@ -294,6 +312,7 @@ def summary_markdown(report: dict) -> str:
     link = report.get("link") or {}
     if link:
         lines += ["", "## Link", "", ", ".join(f"{k} {v}" for k, v in link.items())]
+    lines += ["", "## Stack", "", f"- {stack_line(report)}"]
     lines += ["", "Plots: cost_histogram.png, cost_breakdown.png, timeline.png", ""]
     return "\n".join(lines)
 

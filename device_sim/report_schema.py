@@ -95,6 +95,9 @@ FIELDS = {
     "sensors": (_optional(lambda v: isinstance(v, dict)), "an object"),
     "sensors.energy_j": (_optional(_number), "a number"),
     "sensors.per_sensor": (_per_sensor, "an object of sensor names to objects with energy_j"),
+    "stack": (_optional(lambda v: isinstance(v, dict)), "an object"),
+    "stack.high_water_bytes": (_optional(_count), "a count"),
+    "stack.reserve_bytes": (_optional(_count), "a count"),
 }
 
 

@@ -87,8 +87,10 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
             dev.quit()
         finally:
             dev.close()
+        # the painted stack's high-water mark, printed into the log at exit (firmware backends)
+        stack = dev.stack_usage() if hasattr(dev, "stack_usage") else None
     report = build_report(result, dev, model, recordings, bundle_path=bundle_dir,
-                          recordings_path=recordings_path, battery_wh=battery_wh)
+                          recordings_path=recordings_path, battery_wh=battery_wh, stack=stack)
     if report_dir is not None:
         write_report(report_dir, report, result, model)
     return report, result

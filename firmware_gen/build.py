@@ -188,21 +188,56 @@ def footprint(out_dir) -> dict:
             "kernel": manifest["kernel"], "sections": dict(sorted(sections.items())),
             "flash_bytes": flash, "ram_bytes": ram, "flash_limit": target.flash_bytes,
             "ram_limit": target.ram_bytes, "artifacts": artifacts,
-            **fit_fields(target, {"ram_bytes": ram})}
+            **fit_fields(target, {"ram_bytes": ram}), **stack_fields(target, None)}
 
 
 _STACK = re.compile(r"sbfw stack high-water (\d+) bytes")
+#: the images whose startup paints the stack and whose exit prints its high-water mark
+STACK_PAINTED = ("cortex-m", "avr")
 
 
-def stack_high_water(out_dir) -> int | None:
+def stack_high_water(out_dir, log=None) -> int | None:
     """Bytes of stack the firmware in ``out_dir`` used in its last emulated run (QEMU or
     simavr): the high-water mark its exit prints (the stack is painted at reset:
-    sbfw_startup_cortex_m.c, sbfw_simavr.c) into ``<target>.stderr.log``; None without one."""
+    sbfw_startup_cortex_m.c, sbfw_simavr.c) into ``log`` (default ``<target>.stderr.log``;
+    device_sim's backends write ``<backend>.stderr.log``); None without one."""
     out = Path(out_dir)
-    target = get_target(read_manifest(out)["target"])
-    log = out / f"{target.name}.stderr.log"
+    if log is None:
+        log = out / f"{get_target(read_manifest(out)['target']).name}.stderr.log"
+    log = Path(log)
     found = _STACK.findall(log.read_text(errors="replace")) if log.is_file() else []
     return int(found[-1]) if found else None
+
+
+def stack_fields(target, high_water: int | None, where: str = "") -> dict:
+    """The footprint's stack entries: ``stack_high_water`` (bytes measured on an emulator, or
+    None) and ``stack_measured`` (how, or why not), beside ``stack_reserve``."""
+    if high_water is not None:
+        how = (f"measured on {where or 'an emulator'}: the stack painted at reset, its "
+               f"high-water mark read at exit")
+    elif target.arch not in STACK_PAINTED:
+        how = f"not measured: the {target.name} image does not paint its stack"
+    else:
+        how = ("not measured: the build runs nothing; an emulated run (simulate --backend "
+               "qemu-*/simavr) measures it")
+    return {"stack_high_water": high_water, "stack_measured": how}
+
+
+def record_stack(out_dir, log, where: str) -> dict:
+    """After an emulated run of the firmware in ``out_dir``: its :func:`stack_fields` from the
+    run's ``log`` (``where`` names the emulator); ``footprint.json``, when the build wrote one,
+    gets them too (rewritten atomically)."""
+    out = Path(out_dir)
+    target = get_target(read_manifest(out)["target"])
+    fields = {**stack_fields(target, stack_high_water(out, log), where),
+              "stack_reserve": target.profile.stack_reserve}
+    path = out / FOOTPRINT
+    if path.is_file():
+        fp = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(fp, dict):
+            fp.update(fields)
+            write_atomically(path, (json.dumps(fp, indent=2, sort_keys=True) + "\n").encode())
+    return fields
 
 
 def format_footprint(fp: dict) -> str:
@@ -219,6 +254,11 @@ def format_footprint(fp: dict) -> str:
     if fp.get("ram_headroom") is not None:
         lines.append(f"  RAM headroom {fp['ram_headroom']:.0%} after a stack reserve of "
                      f"{fp['stack_reserve']} bytes")
+    if fp.get("stack_high_water") is not None:
+        lines.append(f"  stack high-water mark {fp['stack_high_water']} bytes of the "
+                     f"{fp['stack_reserve']}-byte reserve ({fp['stack_measured']})")
+    elif fp.get("stack_measured"):
+        lines.append(f"  stack {fp['stack_measured']}")
     return "\n".join(lines)
 
 

@@ -103,8 +103,9 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                          full_scale=full_scale, profile=profile,
                          progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
     click.echo(printable(format_outcome(report)))
-    from sensorbudget.device_sim.report import accuracy_text
+    from sensorbudget.device_sim.report import accuracy_text, stack_line
 
+    click.echo(printable(stack_line(report)))
     for line in accuracy_text(report):
         click.echo(printable(line))
     if numeric != "float32":

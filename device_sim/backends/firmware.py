@@ -28,6 +28,7 @@ one launcher of the project (the firmware tests and benchmarks use it too).
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -36,7 +37,8 @@ from pathlib import Path
 
 import serial
 
-from sensorbudget.firmware_gen.build import build, build_simavr_harness, read_manifest, write_firmware
+from sensorbudget.firmware_gen.build import (FOOTPRINT, build, build_simavr_harness, read_manifest,
+                                             record_stack, write_firmware)
 from sensorbudget.firmware_gen.firmware import generate_firmware
 from sensorbudget.firmware_gen.targets import get_target, run_command
 
@@ -83,7 +85,9 @@ def build_firmware(model, target: str, out_dir, *, make_vars=None) -> dict:
     fw = generate_firmware(model.bundle, target=target, numeric=model.numeric,
                            name=model.plan.name, plan=model.plan)
     write_firmware(fw, out_dir)
-    build(out_dir, make_vars=make_vars)
+    fp = build(out_dir, make_vars=make_vars)
+    (Path(out_dir) / FOOTPRINT).write_text(json.dumps(fp, indent=2, sort_keys=True) + "\n",
+                                           encoding="ascii")    # record_stack adds the stack
     if get_target(target).arch == "avr":
         build_simavr_harness(out_dir)
     return fw.manifest
@@ -279,6 +283,15 @@ class FirmwareBackend(ProtocolBackend):
         if self.process is not None:
             self.process.close(grace=2.0)     # after QUIT the firmware exits by itself
             self.process = None
+
+    def stack_usage(self) -> dict | None:
+        """After the run (:meth:`close`): the stack entries of the firmware's footprint
+        (:func:`sensorbudget.firmware_gen.build.record_stack`: the high-water mark the exit
+        printed into this backend's log, or why there is none); None before a build."""
+        if self.fw is None:
+            return None
+        return record_stack(self.out_dir, self.out_dir / f"{self.name}.stderr.log",
+                            f"{self.name} ({self.emulator})")
 
     @property
     def exit_code(self):
