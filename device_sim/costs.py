@@ -18,25 +18,11 @@ Per prediction (one window, one model evaluation):
 - duty cycle = compute time / period (MCU active); average power = (sensor + compute energy) /
   period + sleep power x (1 - duty); battery life = capacity / average power.
 
-Profiles (typical datasheet values at 25 C; check your part):
-
-- ``cortex-m4f``: STM32F407 at 168 MHz, 3.3 V, run mode from Flash with the ART accelerator,
-  peripherals off: about 40 mA (ST DS8626, "Typical and maximum current consumption in Run mode",
-  ~238 uA/MHz); Stop mode about 0.3 mA (same datasheet, Stop mode, regulator in low-power mode,
-  order of magnitude).
-- ``cortex-m3``: STM32F103 at 72 MHz, 3.3 V, run mode from Flash, peripherals off: about 27 mA
-  (ST DS5319, "Typical current consumption in Run mode"); Stop mode about 24 uA.
-- ``avr``: ATmega328P at 16 MHz, 5 V: about 10 mA active (Atmel 8161/8271 DC characteristics give
-  5.2 mA typ at 8 MHz / 5 V; the "Active supply current vs. frequency" figure roughly doubles it at
-  16 MHz); power-down with watchdog 4.2 uA (tabulated at 3 V).
-- ``host``: a PC; power and clock are placeholders (15 W, 1 GHz), energy figures are not
-  meaningful and labelled estimated.
-
-These four are generic chips for estimates (``python``) and boards behind ``serial:URL``
-(``--profile``). Every firmware target also has its own profile, named like the target
-(``nucleo-f4``, ``arduino-uno``, ``mps2-an386``, ``mps2-an385``), built from
-:mod:`sensorbudget.firmware_gen.profiles` (part, clock, currents and their datasheets); a firmware backend
-is costed with the profile of the target it built.
+Profiles: one per board of the registry (:mod:`sensorbudget.firmware_gen.boards`: part, clock,
+supply, active and sleep current, each with its datasheet or "estimate: why"), under the board's
+name and its aliases (``cortex-m4f`` is the ``mps2-an386`` board, ``avr`` the ``arduino-uno``: one
+board per name). A simulation is costed with the board its image was built for, or the board
+given to ``simulate(board=...)`` (the measuring backend and the costed board are separate).
 """
 
 from __future__ import annotations
@@ -46,20 +32,24 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from sensorbudget.firmware_gen.profiles import PROFILES as BOARD_PROFILES
+from sensorbudget.firmware_gen.boards import ALIASES, BOARD_NAMES, BOARDS, Board, get_board
+from sensorbudget.firmware_gen.errors import FirmwareGenError
 from sensorbudget.trainer.sensing.extractors import KINDS
+
+from .errors import DeviceError
 
 
 @dataclass(frozen=True)
 class TargetProfile:
-    """Clock and power of one target, with where the numbers come from."""
+    """Clock and power of one board, with where the numbers come from (built from the board
+    registry by :func:`cost_profile`)."""
 
     name: str
     clock_hz: float
     supply_v: float
     active_current_a: float
     sleep_current_a: float
-    unit: str                 # what the backend measures: instructions | cycles | nanoseconds
+    unit: str                 # what the board's own counter measures: instructions | cycles | ns
     cpi: float                # cycles per instruction used to turn instructions into time
     source: str
     estimated_power: bool = False
@@ -92,57 +82,42 @@ class TargetProfile:
         return d
 
 
-_OPS = {  # op-count estimate per CPU kind: float op, int op, divide/sqrt, float MAC, fixed MAC
-    "cortex-m4f": dict(float_op=3.0, int_op=2.0, slow_op=14.0, mac_float=9.0, mac_fixed=4.0),
-    "cortex-m3": dict(float_op=40.0, int_op=2.0, slow_op=400.0, mac_float=87.0, mac_fixed=5.0),
-    "avr": dict(float_op=140.0, int_op=8.0, slow_op=550.0, mac_float=287.0, mac_fixed=80.0),
-    # RV32IMAC/IMC, no FPU: soft float through libgcc (like the M3), no DSP MACs
-    "rv32imac": dict(float_op=45.0, int_op=2.0, slow_op=450.0, mac_float=95.0, mac_fixed=5.0),
+#: op-count estimate per core class (``Board.ops``): float op, int op, divide/sqrt, float MAC,
+#: fixed MAC
+OPS = {
+    "m4f": dict(float_op=3.0, int_op=2.0, slow_op=14.0, mac_float=9.0, mac_fixed=4.0),
+    "m3": dict(float_op=40.0, int_op=2.0, slow_op=400.0, mac_float=87.0, mac_fixed=5.0),
+    "avr8": dict(float_op=140.0, int_op=8.0, slow_op=550.0, mac_float=287.0, mac_fixed=80.0),
+    # RV32IMAC/IMC/EC, no FPU: soft float through libgcc (like the M3), no DSP MACs
+    "rv32": dict(float_op=45.0, int_op=2.0, slow_op=450.0, mac_float=95.0, mac_fixed=5.0),
     "host": dict(float_op=0.5, int_op=0.3, slow_op=3.0, mac_float=1.0, mac_fixed=0.7),
 }
 
-PROFILES = {
-    "cortex-m4f": TargetProfile(
-        "cortex-m4f", 168e6, 3.3, 0.040, 0.3e-3, "instructions", 1.0,
-        "STM32F407 @ 168 MHz, 3.3 V: run mode from Flash (ART on, peripherals off) ~40 mA typ, "
-        "Stop mode ~0.3 mA (ST DS8626 supply current tables)", **_OPS["cortex-m4f"]),
-    "cortex-m3": TargetProfile(
-        "cortex-m3", 72e6, 3.3, 0.027, 24e-6, "instructions", 1.0,
-        "STM32F103 @ 72 MHz, 3.3 V: run mode from Flash (peripherals off) ~27 mA typ, Stop mode "
-        "~24 uA (ST DS5319 supply current tables)", **_OPS["cortex-m3"]),
-    "avr": TargetProfile(
-        "avr", 16e6, 5.0, 0.010, 4.2e-6, "cycles", 1.0,
-        "ATmega328P @ 16 MHz, 5 V: ~10 mA active (datasheet DC characteristics: 5.2 mA typ at "
-        "8 MHz/5 V, doubled per the active-current-vs-frequency figure); power-down with "
-        "watchdog 4.2 uA (tabulated at 3 V)", **_OPS["avr"]),
-    "host": TargetProfile(
-        "host", 1e9, 1.0, 15.0, 2.0, "nanoseconds", 1.0,
-        "placeholder: a PC has no meaningful per-prediction energy (15 W active, 2 W idle)",
-        estimated_power=True, **_OPS["host"]),
-}
+
+def cost_profile(board: Board) -> TargetProfile:
+    """The cost profile of a registry board: its clock, supply and currents (instructions at
+    one cycle each: Cortex-M3/M4 and the RISC-V cores execute most data-processing instructions
+    in one cycle, so time from instructions is a lower bound), the sources of its figures and
+    its core's op-count estimate."""
+    b = board
+    return TargetProfile(b.name, b.clock_hz, b.supply_v, b.active_current_a, b.sleep_current_a,
+                         b.cost_unit, 1.0, f"{b.part} @ {b.clock_hz / 1e6:g} MHz, "
+                         f"{b.supply_v:g} V: {b.power_source}",
+                         estimated_power=b.estimated_power, **OPS[b.ops])
 
 
-def _board_profile(target: str, unit: str, ops: str) -> TargetProfile:
-    """The cost profile of a firmware target, from its board profile (firmware_gen.profiles):
-    the clock and currents of the part the image is built for."""
-    b = BOARD_PROFILES[target]
-    return TargetProfile(target, b.clock_hz, b.supply_v, b.active_current_a, b.sleep_current_a,
-                         unit, 1.0, f"{b.part} @ {b.clock_hz / 1e6:g} MHz, {b.supply_v:g} V: "
-                         f"{b.power_source}", estimated_power=b.estimated_power, **_OPS[ops])
+#: cost profiles by board name and alias (an alias maps to its board's profile)
+PROFILES = {name: cost_profile(b) for name, b in BOARDS.items()}
+PROFILES.update({alias: PROFILES[name] for alias, name in ALIASES.items()})
 
 
-#: The profiles of the firmware targets, by target name: the energy of a firmware backend is
-#: that of the part its image is built for (qemu-m4f: the MPS2 AN386 image at 25 MHz, not an
-#: STM32F407). nucleo-f4 measures cycles on the board and instructions in QEMU (either is
-#: turned into time at the 16 MHz HSI clock, instructions at 1 cycle each).
-PROFILES.update({
-    "mps2-an386": _board_profile("mps2-an386", "instructions", "cortex-m4f"),
-    "mps2-an385": _board_profile("mps2-an385", "instructions", "cortex-m3"),
-    "nucleo-f4": _board_profile("nucleo-f4", "cycles", "cortex-m4f"),
-    "arduino-uno": _board_profile("arduino-uno", "cycles", "avr"),
-    "hifive1": _board_profile("hifive1", "cycles", "rv32imac"),
-    "ch32v003": _board_profile("ch32v003", "cycles", "rv32imac"),
-})
+def get_cost_profile(name: str) -> TargetProfile:
+    """The cost profile of board ``name`` (or an alias); DeviceError naming the boards."""
+    try:
+        return PROFILES[get_board(name).name]
+    except FirmwareGenError:
+        raise DeviceError(f"board={name!r} is not one of {', '.join(BOARD_NAMES)}") from None
+
 
 # Per-sample operation counts of each extractor kind: (float ops, integer ops), plus the slow
 # operations (divide, sqrt) once per window; "mag_*" also take one sqrt per sample.

@@ -52,15 +52,17 @@ def run_bench(backend, budget=None) -> dict:
 def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: str = "float32",
              rate=None, report_dir=None, battery_wh: float = DEFAULT_BATTERY_WH, workdir=None,
              bench=True, timeout=None, retries: int = 4, full_scale=None, profile=None,
-             clock=time.monotonic, sleep=time.sleep, progress=None):
+             board=None, clock=time.monotonic, sleep=time.sleep, progress=None):
     """Replay ``recordings_path`` through ``backend`` running ``bundle_dir``'s model.
 
     Returns ``(report dict, ReplayResult)``; with ``report_dir`` the report files are written
     there. ``timeout`` (s per answer) defaults to the backend's (0.5 python/serial, 2 host,
     5 QEMU, 10 simavr). ``full_scale`` ({channel or "*": value}) scales the Q15 samples of
     fixed-point firmware (``firmware_gen``). ``backend="best"`` picks
-    :func:`~sensorbudget.device_sim.backends.best_backend`. ``profile`` is the cost profile of the python
-    and serial backends (firmware backends use their target's). ``rate`` paces the
+    :func:`~sensorbudget.device_sim.backends.best_backend`. ``board`` is the board the measured
+    costs are priced with (a registry name: clock, supply, currents), separate from the
+    backend that measures: default the board the backend's image is built for (python and
+    serial: the registry's default board); ``profile`` is its older name. ``rate`` paces the
     replay: None (as fast as possible), a number of samples per second, or ``"recorded"``.
 
     ``progress(done, total)`` is called after every answered push (samples sent so far).
@@ -77,7 +79,7 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
         rate = model.sample_rate
     with tempfile.TemporaryDirectory(prefix="sensorbudget-sim-") as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
-        dev = make_backend(backend, model=model, workdir=work, profile=profile,
+        dev = make_backend(backend, model=model, workdir=work, profile=profile, board=board,
                            timeout=timeout, retries=retries, clock=clock)
         try:
             result = Replayer(dev, model, rate=rate, clock=clock, sleep=sleep,

@@ -35,64 +35,80 @@ import importlib.util
 import shutil
 from pathlib import Path
 
+from sensorbudget.firmware_gen.boards import DEFAULT_BOARD, measurers
+
+from ..costs import get_cost_profile
 from ..errors import DeviceError
 from .base import Backend, ProtocolBackend
-from .firmware import SPECS, FirmwareBackend
+from .firmware import FirmwareBackend
 from .local import PythonBackend, SerialBackend
 from .unicorn import UnicornBackend
-from .unicorn_rv32 import UnicornRV32Backend
+from .unicorn_rv32 import MARCHES, UnicornRV32Backend
 
 __all__ = ["BACKENDS", "Backend", "ProtocolBackend", "PythonBackend", "SerialBackend",
            "FirmwareBackend", "UnicornBackend", "UnicornRV32Backend", "make_backend",
            "available_backends", "best_backend"]
 
-BACKENDS = ("python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f", "simavr",
-            "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec", "serial:URL")
+#: every backend: the in-process reference, the measuring backends of the board registry (each
+#: names the board whose image it measures), a board on a serial port
+BACKENDS = ("python", *measurers(), "serial:URL")
 
 
-def make_backend(spec: str, *, model=None, workdir=None, profile=None, **options) -> Backend:
+def costed_board(board=None, profile=None, default: str = DEFAULT_BOARD) -> str:
+    """The canonical name of the board a backend's figures are costed with: ``board`` (or the
+    older ``profile``, the same thing), else ``default``. DeviceError when the name is no board
+    of the registry, or ``board`` and ``profile`` name two different boards."""
+    names = {get_cost_profile(n).name for n in (board, profile) if n is not None}
+    if len(names) > 1:
+        raise DeviceError(f"board={board!r} and profile={profile!r} name two boards; give one")
+    return names.pop() if names else get_cost_profile(default).name
+
+
+def make_backend(spec: str, *, model=None, workdir=None, profile=None, board=None,
+                 **options) -> Backend:
     """The backend called ``spec`` (see the module docstring) for ``model``, a
     :class:`~sensorbudget.device_sim.reference.ReferenceModel` (the firmware backends generate their firmware
     from its bundle and plan).
 
     ``workdir`` holds generated and compiled firmware for the firmware-based backends;
-    ``profile`` is the cost profile of the python and serial backends (default cortex-m4f).
+    ``board`` (or ``profile``) is the board the figures are costed with: by default the board
+    whose image a measuring backend runs, and :data:`~sensorbudget.firmware_gen.boards.DEFAULT_BOARD`
+    for the python and serial backends. The backend measures; the board only prices what it
+    measured (``backend.profile`` names it).
     """
     if spec == "python":
-        return PythonBackend(model, profile=profile or "cortex-m4f", **options)
+        return PythonBackend(model, profile=costed_board(board, profile), **options)
     if spec.startswith("serial:"):
-        return SerialBackend(spec[len("serial:"):], profile=profile or "cortex-m4f", **options)
-    if spec in SPECS:
-        return FirmwareBackend(spec, model=model, workdir=workdir, **options)
-    if spec == "unicorn-m4f":
-        return UnicornBackend(model=model, workdir=workdir, **options)
-    if spec == "unicorn-rv32":
-        return UnicornRV32Backend(model=model, workdir=workdir, **options)
-    if spec == "unicorn-rv32ec":
-        return UnicornRV32Backend(model=model, workdir=workdir, march="rv32ec", **options)
-    raise DeviceError(f"unknown backend {spec!r}; choose one of {', '.join(BACKENDS)}")
+        return SerialBackend(spec[len("serial:"):], profile=costed_board(board, profile),
+                             **options)
+    found = measurers().get(spec)
+    if found is None:
+        raise DeviceError(f"unknown backend {spec!r}; choose one of {', '.join(BACKENDS)}")
+    image_board, how = found
+    if how.kind == "firmware":
+        backend = FirmwareBackend(spec, model=model, workdir=workdir, **options)
+    elif image_board.arch == "riscv":
+        own = next(m for m, (_, flags, name) in MARCHES.items() if name == spec and not flags)
+        options.setdefault("march", how.march or own)
+        backend = UnicornRV32Backend(model=model, workdir=workdir, **options)
+    else:
+        backend = UnicornBackend(model=model, workdir=workdir, **options)
+    backend.profile = costed_board(board, profile, default=image_board.name)
+    return backend
 
 
 def available_backends() -> dict:
     """{backend: None if usable here, else the reason it is not} (tools on PATH, modules)."""
-    need = {"host": ["gcc"], "qemu-m4f": ["arm-none-eabi-gcc", "qemu-system-arm"],
-            "qemu-m3": ["arm-none-eabi-gcc", "qemu-system-arm"],
-            "qemu-nucleo-f4": ["arm-none-eabi-gcc", "qemu-system-arm"],
-            "unicorn-m4f": ["arm-none-eabi-gcc"], "simavr": ["avr-gcc", "gcc"],
-            "qemu-hifive1": ["riscv64-unknown-elf-gcc", "qemu-system-riscv32"],
-            "unicorn-rv32": ["riscv64-unknown-elf-gcc"],
-            "unicorn-rv32ec": ["riscv64-unknown-elf-gcc"]}
     out = {"python": None}
-    for name, tools in need.items():
-        missing = [t for t in tools if shutil.which(t) is None]
+    for name, (_, how) in measurers().items():
+        missing = [t for t in how.tools if shutil.which(t) is None]
         out[name] = f"{missing[0]} is not installed" if missing else None
-    for uni in ("unicorn-m4f", "unicorn-rv32", "unicorn-rv32ec"):
-        for mod in ("unicorn", "elftools"):
-            if out.get(uni) is None and importlib.util.find_spec(mod) is None:
-                out[uni] = (f"python module {mod} is not installed "
-                            f"(pip install 'sensorbudget[sim]')")
-    if out.get("simavr") is None and not _has_simavr_headers():
-        out["simavr"] = "libsimavr-dev (simavr headers) is not installed"
+        for mod in ("unicorn", "elftools") if how.kind == "unicorn" else ():
+            if out[name] is None and importlib.util.find_spec(mod) is None:
+                out[name] = (f"python module {mod} is not installed "
+                             f"(pip install 'sensorbudget[sim]')")
+        if how.emulator == "simavr" and out[name] is None and not _has_simavr_headers():
+            out[name] = "libsimavr-dev (simavr headers) is not installed"
     return out
 
 

@@ -14,6 +14,8 @@ import time
 
 import serial
 
+from sensorbudget.firmware_gen.boards import DEFAULT_BOARD
+
 from ..client import DeviceClient
 from ..errors import DeviceError, DeviceTimeout
 from ..link import Link
@@ -61,7 +63,8 @@ class Backend:
     ----------
     name : str
     profile : str
-        Cost profile (:data:`sensorbudget.device_sim.costs.PROFILES`) the figures refer to.
+        The costed board (:data:`sensorbudget.device_sim.costs.PROFILES`): the board the
+        measured figures are priced with, which need not be the board whose image measures.
     measured : bool
         Costs are measured on the backend (False: estimated).
     cost_method, per_extractor_method : str
@@ -71,7 +74,7 @@ class Backend:
     """
 
     name = "backend"
-    profile = "cortex-m4f"
+    profile = DEFAULT_BOARD
     measured = False
     cost_method = "estimated"
     per_extractor_method = ""

@@ -39,30 +39,17 @@ import serial
 
 from sensorbudget.firmware_gen.build import (FOOTPRINT, build, build_simavr_harness, read_manifest,
                                              record_stack, write_firmware)
+from sensorbudget.firmware_gen.boards import measurers
 from sensorbudget.firmware_gen.firmware import generate_firmware
 from sensorbudget.firmware_gen.targets import get_target, run_command
 
 from ..errors import DeviceError
 from .base import ProtocolBackend, wait_ready
 
-SPECS = {  # backend -> (firmware target, emulator, cost method, default answer timeout in s)
-    "host": ("host", "native", "host CLOCK_MONOTONIC nanoseconds (host time, not a target cost)",
-             2.0),
-    "qemu-m4f": ("mps2-an386", "qemu", "QEMU mps2-an386 -icount shift=8: exact instruction "
-                 "counts from SysTick (6.4 ticks per instruction)", 5.0),
-    "qemu-m3": ("mps2-an385", "qemu", "QEMU mps2-an385 -icount shift=8: exact instruction "
-                "counts from SysTick (6.4 ticks per instruction)", 5.0),
-    "qemu-nucleo-f4": ("nucleo-f4", "qemu", "the nucleo-f4 image on QEMU netduinoplus2 -icount "
-                       "shift=5: exact instruction counts from SysTick (DWT CYCCNT, the board's "
-                       "cycle counter, reads 0 in QEMU)", 5.0),
-    "qemu-hifive1": ("hifive1", "qemu", "the hifive1 image (FE310-G002, RV32IMAC) on QEMU "
-                     "sifive_e,revb=true -icount shift=0: exact instruction counts from minstret "
-                     "(the board itself reports mcycle cycles)", 5.0),
-    "simavr": ("arduino-uno", "simavr", "simavr cycle count (Timer1 at clk/1), ATmega328P at "
-               "16 MHz", 10.0),
-}
-PROFILE_OF = {"host": "host", "mps2-an386": "mps2-an386", "mps2-an385": "mps2-an385",
-              "nucleo-f4": "nucleo-f4", "arduino-uno": "arduino-uno", "hifive1": "hifive1"}
+#: backend -> (firmware target, emulator, cost method, default answer timeout in s): the
+#: registry's measuring backends that run a whole image (firmware_gen.boards)
+SPECS = {name: (board.name, how.emulator, how.method, how.timeout_s)
+         for name, (board, how) in measurers().items() if how.kind == "firmware"}
 QEMU_START_S = 20.0       # QEMU's UART server must accept a connection within this time
 READY_S = 20.0            # an emulated board must send its READY banner within this time
 STOP_S = 5.0              # a terminated firmware process must exit within this time
@@ -249,7 +236,7 @@ class FirmwareBackend(ProtocolBackend):
                          wrap=wrap)
         self.name, self.target, self.cost_method = spec, target, method
         self.emulator = emulator
-        self.profile = PROFILE_OF[target]
+        self.profile = target          # the costed board (make_backend's board= overrides)
         self.model = model
         self.out_dir = (Path(firmware_dir) if firmware_dir
                         else Path(workdir) / f"fw-{spec}-{model.numeric}")

@@ -7,7 +7,9 @@ import time
 
 import serial
 
-from ..costs import PROFILES, estimate_costs
+from sensorbudget.firmware_gen.boards import DEFAULT_BOARD
+
+from ..costs import estimate_costs, get_cost_profile
 from ..errors import DeviceError
 from ..fake import FakeDevice
 from ..protocol import Unit
@@ -25,14 +27,15 @@ class PythonBackend(ProtocolBackend):
     measured = False
     in_flight = 8
 
-    def __init__(self, model, *, profile="cortex-m4f", device=None, sleep=time.sleep,
+    def __init__(self, model, *, profile=DEFAULT_BOARD, device=None, sleep=time.sleep,
                  **link_options):
         super().__init__(**link_options)
-        self.profile = profile
-        est = estimate_costs(model, PROFILES[profile])
+        prof = get_cost_profile(profile)
+        self.profile = prof.name
+        est = estimate_costs(model, prof)
         costs = (round(sum(est["extractors"].values()) + sum(est["transforms"].values())),
                  round(est["model"]))
-        unit = Unit[PROFILES[profile].unit.upper()]
+        unit = Unit[prof.unit.upper()]
         self.device = (device if device is not None
                        else FakeDevice(model, costs=costs, unit=unit))
         self.sleep = sleep
@@ -45,11 +48,12 @@ class SerialBackend(ProtocolBackend):
     """A board (or anything) on a pyserial URL or port name: ``serial:/dev/ttyACM0``,
     ``serial:socket://127.0.0.1:4000``, ``serial:loop://`` ..."""
 
-    def __init__(self, url: str, *, baudrate=115200, profile="cortex-m4f", **link_options):
+    def __init__(self, url: str, *, baudrate=115200, profile=DEFAULT_BOARD, **link_options):
         super().__init__(**link_options)
-        self.url, self.baudrate, self.profile = url, baudrate, profile
+        self.url, self.baudrate = url, baudrate
+        self.profile = get_cost_profile(profile).name
         self.name = f"serial:{url}"
-        self.cost_method = f"reported by the device (STATS), {profile} profile"
+        self.cost_method = f"reported by the device (STATS), {self.profile} profile"
 
     def connect(self):
         """Open the port locked (``flock(LOCK_EX | LOCK_NB)`` on POSIX serial devices), so a

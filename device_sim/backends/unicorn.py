@@ -1,6 +1,7 @@
 """``unicorn-m4f``: exact per-call instruction counts of the compiled Cortex-M4F firmware.
 
-The firmware is built for ``cortex-m4f`` (the same ELF QEMU runs). Its PT_LOAD segments are
+The firmware is built for the board the registry names for ``unicorn-m4f`` (the MPS2 AN386
+image, the same ELF ``qemu-m4f`` runs; :func:`sensorbudget.firmware_gen.boards.board_of_backend`). Its PT_LOAD segments are
 mapped into a unicorn Cortex-M4 (flash at 0, RAM at 0x20000000, FPU on) and the firmware's own
 functions are called directly, as ``main.c`` calls them for every pushed sample:
 
@@ -37,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from sensorbudget.firmware_gen import q15_c
+from sensorbudget.firmware_gen.boards import board_of_backend, measurer
 
 from ..client import SCORE_DTYPES, DeviceInfo
 from ..errors import DeviceError
@@ -126,11 +128,10 @@ class CortexM4:
 
 class UnicornBackend(Backend):
     name = "unicorn-m4f"
-    profile = "cortex-m4f"
     measured = True
-    cost_method = ("unicorn per-call instruction count of <name>_stream_compute and the model "
-                   "kernel (Cortex-M4F ELF)")
-    target = "cortex-m4f"        # the firmware target whose ELF is loaded
+    cost_method = measurer(name).method
+    target = board_of_backend(name).name    # the firmware target whose ELF is loaded
+    profile = target                        # the costed board (make_backend's board=)
     scratch = SCRATCH            # frame, inputs and scores buffers in the emulated memory
 
     def __init__(self, *, model, workdir, firmware_dir=None, **_link_options):

@@ -20,16 +20,34 @@ the portable figure.
 
 from __future__ import annotations
 
+from sensorbudget.firmware_gen.boards import measurers
+
 from .unicorn import UnicornBackend
 
 STACK_BASE, STACK_SIZE = 0x90000000, 1 << 20   # a region of its own: the part's RAM stays as is
 SCRATCH = STACK_BASE + STACK_SIZE - 0x10000    # frame, inputs and scores buffers
 STACK_TOP = SCRATCH - 16
 STOP = STACK_BASE                              # return address (emulation stops there)
-#: march -> (firmware target, EXTRA_CFLAGS): RV32IMC / RV32IMAC builds of the hifive1 image;
-#: RV32EC is the ch32v003 image (its own memory map and HAL; 16 registers)
-MARCHES = {"rv32imc": ("hifive1", "-march=rv32imc"), "rv32imac": ("hifive1", ""),
-           "rv32ec": ("ch32v003", "")}
+
+
+def _marches() -> dict:
+    """march -> (firmware target, EXTRA_CFLAGS, backend name), read off the board registry:
+    each RISC-V board's own ``-march`` (no extra flags) and the ``march`` of each unicorn
+    backend measuring it (RV32IMC and RV32IMAC builds of the hifive1 image; RV32EC is the
+    ch32v003 image, its own memory map and HAL, 16 registers)."""
+    out = {}
+    for name, (board, how) in measurers().items():
+        if how.kind != "unicorn" or board.arch != "riscv":
+            continue
+        own = next(f.split("=", 1)[1] for f in board.arch_flags if f.startswith("-march="))
+        march = how.march or own
+        out[march] = (board.name, "" if march == own else f"-march={march}", name)
+        out.setdefault(own, (board.name, "", name))
+    return out
+
+
+#: march -> (firmware target, EXTRA_CFLAGS, backend name)
+MARCHES = _marches()
 
 
 def _merged_pages(segments, page: int = 0x1000) -> list:
@@ -110,9 +128,9 @@ class UnicornRV32Backend(UnicornBackend):
     functions called in unicorn; instruction counts, core only."""
 
     name = "unicorn-rv32"
-    profile = "hifive1"
     measured = True
-    target = "hifive1"
+    target = MARCHES["rv32imc"][0]
+    profile = target
     scratch = SCRATCH
 
     def __init__(self, *, model, workdir, firmware_dir=None, march: str = "rv32imc",
@@ -122,9 +140,8 @@ class UnicornRV32Backend(UnicornBackend):
         if march not in MARCHES:
             raise DeviceError(f"march={march!r} is not one of {', '.join(MARCHES)}")
         self.march = march
-        self.target, flags = MARCHES[march]
+        self.target, flags, self.name = MARCHES[march]
         self.profile = self.target
-        self.name = "unicorn-rv32ec" if march == "rv32ec" else "unicorn-rv32"
         self.make_vars = {"EXTRA_CFLAGS": flags} if flags else None
         self.cost_method = (f"unicorn per-call instruction count of <name>_stream_compute and "
                             f"the model kernel ({march.upper()} ELF, core only: no caches, "

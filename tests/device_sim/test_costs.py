@@ -14,16 +14,27 @@ from sensorbudget.device_sim.costs import (
 from .conftest import model_of
 
 
-def test_profiles_are_sourced_and_consistent():
-    assert set(PROFILES) == {"cortex-m4f", "cortex-m3", "avr", "host", "mps2-an386",
-                             "mps2-an385", "nucleo-f4", "arduino-uno", "hifive1", "ch32v003"}
-    for p in PROFILES.values():
-        assert p.source and p.clock_hz > 0 and p.active_power_w > p.sleep_power_w > 0
-    assert PROFILES["avr"].unit == "cycles" and PROFILES["host"].estimated_power
-    assert PROFILES["avr"].active_power_w == pytest.approx(0.05)         # 10 mA at 5 V
-    assert PROFILES["cortex-m4f"].seconds(168e6, "instructions") == pytest.approx(1.0)
-    assert PROFILES["avr"].seconds(16e6, "cycles") == pytest.approx(1.0)
+def test_profiles_are_the_registry_boards_one_board_per_name():
+    """Every board of the registry has a cost profile with its clock, supply and currents; an
+    alias is the same profile as its board (``cortex-m4f`` is the MPS2 AN386 image at the FPGA's
+    25 MHz, not a second, 168 MHz board); time follows from the board's clock."""
+    from sensorbudget.firmware_gen.boards import ALIASES, BOARDS
+
+    assert set(PROFILES) == set(BOARDS) | set(ALIASES)
+    for name, board in BOARDS.items():
+        p = PROFILES[name]
+        assert (p.name, p.clock_hz, p.supply_v, p.active_current_a, p.sleep_current_a,
+                p.estimated_power, p.unit) == \
+            (name, board.clock_hz, board.supply_v, board.active_current_a,
+             board.sleep_current_a, board.estimated_power, board.cost_unit)
+        assert board.active_source in p.source and board.sleep_source in p.source
+        assert p.active_power_w > p.sleep_power_w > 0
+        assert p.seconds(board.clock_hz, "cycles") == pytest.approx(1.0)
+        assert p.seconds(3 * board.clock_hz, "instructions") == pytest.approx(3.0)   # 1 CPI
+    for alias, name in ALIASES.items():
+        assert PROFILES[alias] is PROFILES[name]
     assert PROFILES["host"].seconds(1e9, "nanoseconds") == pytest.approx(1.0)
+    assert PROFILES["host"].estimated_power
 
 
 def test_energy_budget_by_hand():
@@ -52,16 +63,16 @@ def test_sensor_costs_from_the_bundle(tiny):
 
 
 def test_estimates_grow_with_the_window_and_the_target():
-    m4, avr = PROFILES["cortex-m4f"], PROFILES["avr"]
+    m4, avr = PROFILES["nucleo-f4"], PROFILES["avr"]
     assert estimate_extractor("std", 20, 1, m4) < estimate_extractor("std", 40, 1, m4)
     assert estimate_extractor("mag_mean", 20, 3, m4) < estimate_extractor("mag_mean", 20, 3, avr)
 
 
 def test_estimate_of_a_model(tiny):
     model = model_of(tiny[0])
-    est = estimate_costs(model, PROFILES["cortex-m4f"])
+    est = estimate_costs(model, PROFILES["nucleo-f4"])
     assert set(est["extractors"]) == {f.name for f in model.features}
-    assert est["model"] == model.k * model.t * PROFILES["cortex-m4f"].mac_float
+    assert est["model"] == model.k * model.t * PROFILES["nucleo-f4"].mac_float
 
 
 def test_stats3():
@@ -69,28 +80,36 @@ def test_stats3():
     assert stats3([]) is None
 
 
-def test_firmware_backends_are_costed_as_the_part_they_build_for(tmp_path):
-    """The energy model uses the profile of the target actually built: the MPS2 images at the
-    FPGA's 25 MHz (estimated power, no silicon), the Nucleo's STM32F401RE at its 16 MHz HSI
-    (146 uA/MHz), the Uno's ATmega328P; the figures are the board profiles'."""
-    from sensorbudget.device_sim.backends import make_backend
-    from sensorbudget.firmware_gen.profiles import PROFILES as BOARDS
-    from sensorbudget.firmware_gen.targets import get_target
+def test_measuring_backend_and_costed_board_are_separate(tmp_path):
+    """Every measuring backend of the registry is costed, by default, as the board its image
+    is built for; ``board=`` prices the same measurements with another board's clock and power
+    (the image, and so what is measured, stays the backend's); python and serial cost with the
+    registry's default board; unknown or conflicting boards are refused."""
+    from types import SimpleNamespace
 
-    expected = {"qemu-m4f": "mps2-an386", "qemu-m3": "mps2-an385",
-                "qemu-nucleo-f4": "nucleo-f4", "simavr": "arduino-uno", "host": "host",
-                "qemu-hifive1": "hifive1"}
-    for spec, name in expected.items():
-        backend = make_backend(spec, model=None, workdir=tmp_path, firmware_dir=tmp_path)
-        assert backend.profile == name and get_target(backend.target).name == name
-        prof, board = PROFILES[name], BOARDS[name]
-        assert (prof.clock_hz, prof.supply_v, prof.active_current_a, prof.sleep_current_a) == \
-            (board.clock_hz, board.supply_v, board.active_current_a, board.sleep_current_a)
-        assert prof.estimated_power == board.estimated_power
-    assert PROFILES["mps2-an386"].clock_hz == 25e6 and PROFILES["mps2-an386"].estimated_power
+    from sensorbudget.device_sim.backends import make_backend
+    from sensorbudget.device_sim.errors import DeviceError
+    from sensorbudget.firmware_gen.boards import DEFAULT_BOARD, measurers
+
+    model = SimpleNamespace(numeric="float32")
+    assert len(measurers()) >= 9
+    for spec, (board, how) in measurers().items():
+        default = make_backend(spec, model=model, workdir=tmp_path, firmware_dir=tmp_path)
+        assert default.profile == board.name and default.target == board.name
+        assert default.cost_method == how.method
+        other = next(b for b in ("nucleo-f4", "arduino-uno") if b != board.name)
+        costed = make_backend(spec, model=model, workdir=tmp_path, firmware_dir=tmp_path,
+                              board=other)
+        assert costed.profile == other and costed.target == board.name
+    alias = make_backend("qemu-m4f", model=model, workdir=tmp_path, board="avr")
+    assert alias.profile == "arduino-uno"
+    assert make_backend("serial:loop://", board=None).profile == DEFAULT_BOARD
+    with pytest.raises(DeviceError, match=r"board='stm32' is not one of .*nucleo-f4"):
+        make_backend("qemu-m4f", model=model, workdir=tmp_path, board="stm32")
+    with pytest.raises(DeviceError, match="name two boards"):
+        make_backend("serial:loop://", board="nucleo-f4", profile="hifive1")
     nucleo = PROFILES["nucleo-f4"]
-    assert nucleo.active_current_a == pytest.approx(146e-6 * 16)
-    assert nucleo.seconds(16e6, "cycles") == pytest.approx(1.0) and "DS10086" in nucleo.source
+    assert nucleo.active_current_a == pytest.approx(146e-6 * 16) and "DS10086" in nucleo.source
 
 
 def _spectral_plan():
@@ -113,7 +132,7 @@ def test_transforms_are_estimated_once_each():
 
     from sensorbudget.device_sim.costs import estimate_transform, fft_points
 
-    m4 = PROFILES["cortex-m4f"]
+    m4 = PROFILES["nucleo-f4"]
     plan = _spectral_plan()
     est = estimate_costs(SimpleNamespace(plan=plan, k=5, t=1, fixed=None), m4)
     # two spectral features of ax share one FFT; the jerk's spectrum is a second transform
