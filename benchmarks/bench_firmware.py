@@ -38,7 +38,7 @@ float32 3.0 instr/MAC on M4F. Targets: M4F float32 <= 3.2 instr/MAC, AVR q15 <= 
 
 def train_bundles(tmp: Path, quick: bool) -> list:
     """[(label, bundle)] on BasicMotions: classification (t=4) and acc -> gyro regression (t=6)."""
-    from sensorbudget.cli import estimator_for_task
+    from sensorbudget.trainer.training import estimator_for_task
     from sensorbudget.trainer import GreedyRLS
     from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
     from sensorbudget.trainer.sensing.feature_set import load_feature_set

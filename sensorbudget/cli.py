@@ -7,34 +7,22 @@ inside the commands that need them, not at the top: a command then pays only for
 
 from __future__ import annotations
 
-import warnings
 from pathlib import Path
 
 import click
-import numpy as np
 
-from sensorbudget.trainer.errors import TrainerWarning
-from sensorbudget.trainer.sensing.streams import StreamFormat
 from sensorbudget.trainer.target_scaling import path_in_target_units
+from sensorbudget.trainer.training import TASKS as TRAIN_TASKS
 
 from . import __version__
 from ._errors import CliError, OneLineGroup, handle_errors
-from .cli_costs import (board_lines, cost_options, estimator_kwargs_from_options, plot_option,
-                        write_plot)
-from .cli_dask import dask_estimator_for_task, dask_option, fit_on_dask, load_shards
-from .cli_decisions import (
-    decision_for,
-    describe_decision,
-    target_scale_warning,
-    threshold_options,
-    warn_overlap,
-)
+from .cli_costs import board_lines, cost_options, plot_option, ram_costs_of, write_plot
+from .cli_dask import dask_option
+from .cli_decisions import describe_decision, threshold_options
 from .cli_features import window_options
-from .cli_groups import group_column, groups_option, resolve_groups
+from .cli_groups import groups_option
 from .cli_report import check_html, html_option, write_html
 from .text_out import printable
-
-TASKS = ("auto", "regression", "multilabel", "multiclass")
 
 
 @click.group(cls=OneLineGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -63,7 +51,7 @@ def _progress(total_label, enabled=None):
               default=None, help="Mulan XML file naming the label columns.")
 @click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
               help="The last N columns are regression targets (Mulan multi-target ARFF).")
-@click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
+@click.option("--task", type=click.Choice(TRAIN_TASKS), default="auto", show_default=True,
               help="Learning task; auto = multilabel for --labels/--xml, else regression.")
 @click.option("--lam", type=float, default=None,
               help="Ridge parameter; default: chosen by LOO over 2^-15..2^15 (--lam-search).")
@@ -121,67 +109,34 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     ``sensorbudget features``) or, with --sensors, recordings to window into features. With
     --dask, DATA may be a glob or directory of NPZ/CSV shards with the same columns.
     """
-    from sensorbudget.trainer.bundle.model import bundle_contents, check_bundle_output, save_bundle
+    from sensorbudget.trainer import api
+    from sensorbudget.trainer.training import check_budget
 
     html_out = load_options.pop("html_out", None)     # --html: the report of this bundle
     check_html(html_out)
-    check_bundle_output(output)          # a foreign folder is refused before the selection runs
+    api.Bundle.check_output(output)      # a foreign folder is refused before the selection runs
     board = {k: load_options.pop(k, None) for k in ("board", "max_ram", "numeric")}
-    if budget is not None and budget <= 0:
-        raise CliError(f"--budget={budget} must be at least 1")
-    if budget is None and all(v is None for v in (max_sensors, max_cost, max_energy, max_time)):
-        raise CliError("give --budget K or a cost budget (--max-cost, --max-sensors, "
-                       "--max-energy, --max-time)")
-    if dask is not None:
-        if compress_labels is not None:
-            raise CliError("--compress-labels does not apply with --dask")
-        d = load_shards(data, **{k: v for k, v in load_options.items()
-                                 if k != "max_drop_fraction"})
-        task = d["task"] if task == "auto" else task
-        est, shards, targets, extra = dask_estimator_for_task(task, d)
-    else:
-        d = load_training_data(data, **load_options)
-        task = d["task"] if task == "auto" else task
-        est, y, targets, extra = estimator_for_task(task, d["Y"], d["targets"])
-    if standardize_targets and (task != "regression" or compress_labels is not None):
-        raise CliError(f"--standardize-targets applies to regression targets without "
-                       f"--compress-labels (task {task})")
-    est.set_params(budget=budget, lam=lam, lam_search=lam_search,
-                   standardize_targets=standardize_targets, fit_intercept=not no_intercept,
-                   standardize=not no_standardize, dtype=dtype,
-                   **estimator_kwargs_from_options(
-                       max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
-                       max_time=max_time, mode=mode, strategy=strategy, unit=unit,
-                       feature_set=d["fs"], n_targets=len(targets), **board))
-    training_rows, groups = {"X": d["X"]}, None
-    if dask is None:
-        groups = resolve_groups(load_options["groups"], d)
-        warn_overlap(d, groups)
-    if dask is not None:
-        training_rows = {"X": None,
-                         **fit_on_dask(est, shards, dask,
-                                       progress=_progress("selecting", show_progress))}
-    elif compress_labels is not None:
-        fit_compressed(est, d, y, task, compress_labels, extra)
-    else:
-        with target_scale_warning(task, y, targets, standardize_targets):
-            est.fit(d["X"], y, groups=groups, progress=_progress("selecting", show_progress))
-    decision = decision_for(est, task, d, y if dask is None else None, groups, threshold_rule,
-                            platt, dask)
-    if task == "multiclass" and dask is None:
-        column = d.get("class_column") or (targets[0] if len(targets) == 1 else None)
-        targets = [f"{c:g}" if isinstance(c, float) else str(c) for c in est.classes_.tolist()]
-        extra = {"classes": targets, **({"class_column": column} if column else {})}
-    extractors, sensors, structure = d["structure"]
-    meta, arrays = bundle_contents(est, features=d["features"], targets=targets, task=task,
-                                   extractors=extractors, sensors=sensors,
-                                   created_by=f"sensorbudget {__version__}",
-                                   extra={**structure, **extra, "data": d["source"]},
-                                   decision=decision, **training_rows)
-    if meta.get("multi_rate"):
-        from sensorbudget.trainer.sensing.rates import with_chosen_rates
-        meta = with_chosen_rates(meta)
-    meta = save_bundle(output, meta, arrays)
+    costs = dict(max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
+                 max_time=max_time)
+    check_budget(budget, **costs)
+    if dask is not None and compress_labels is not None:
+        raise CliError("--compress-labels does not apply with --dask")
+    groups = load_options.pop("groups")
+    sensors = load_options.pop("sensors_toml")
+    data_set = api.Dataset.load(data, sensors=sensors, shards=dask is not None, groups=groups,
+                                **load_options)
+    if data_set.dropped_rows:
+        click.echo(data_set.missing.describe(), err=True)
+    bundle = api.train(data_set, budget=budget, task=task, lam=lam, lam_search=lam_search,
+                       fit_intercept=not no_intercept, standardize=not no_standardize,
+                       standardize_targets=standardize_targets, dtype=dtype,
+                       compress_labels=compress_labels, mode=mode, strategy=strategy,
+                       unit=unit, groups=groups, threshold=threshold_rule, platt=platt,
+                       dask=dask, ram_costs=ram_costs_of(**board),
+                       progress=_progress("selecting", show_progress),
+                       created_by=f"sensorbudget {__version__}", **costs)
+    bundle.save(output)
+    meta = bundle.meta
     if plot:
         write_plot(path_in_target_units(meta), plot, criterion=meta.get("criterion"))
     if html_out is not None:
@@ -191,97 +146,6 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
         click.echo(line)
     click.echo(f"wrote {output}" + (f" and {plot}" if plot else "")
                + (f" and {html_out}" if html_out else ""))
-
-
-def fit_compressed(est, d, y, task, energy, extra):
-    """Fit with the selection on SVD-compressed targets (``--compress-labels``)."""
-    if task == "multiclass":
-        raise CliError("--compress-labels applies to regression and multi-label targets")
-    from sensorbudget.trainer.label_compression import fit_on_compressed_labels
-
-    fit_on_compressed_labels(est, d["X"], y, energy)
-    extra["label_compression"] = est.label_compression_
-
-
-def load_training_data(data, *, targets, labels, xml, sep, decimal, ignore, na_value,
-                       drop_missing, keep_missing_targets, groups, sensors_toml, window, hop,
-                       compute_target, stream_format=None, targets_last=None,
-                       max_drop_fraction=0.5):
-    """X, Y, names, task, bundle structure and source of a feature table or of recordings."""
-    from sensorbudget.trainer.data import file_info, load_table
-    from sensorbudget.trainer.provenance import recordings_entry
-    from sensorbudget.trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
-
-    fs = None
-    if sensors_toml is not None:
-        fs = load_feature_set(data, sensors_toml, window=window, hop=hop,
-                              compute_target=compute_target, stream_format=stream_format)
-        source = {**recordings_entry(data), "sensors": file_info(Path(sensors_toml))}
-    elif Path(data).suffix.lower() == ".npz" and is_feature_file(data):
-        fs = FeatureSet.load(data)
-        source = file_info(Path(data))
-    elif window is not None or hop is not None or stream_format not in (None, StreamFormat()):
-        raise CliError("--window/--hop and the stream options (--time-column, --split-gaps, "
-                       "...) apply to recordings given with --sensors")
-    elif Path(data).is_dir():
-        raise CliError(f"{str(data)!r} is a folder: recordings need --sensors sensors.toml "
-                       f"(a feature table is one CSV, ARFF or NPZ file)")
-    if fs is not None:
-        if targets:
-            raise CliError("--target does not apply to recordings; targets come from sensors.toml")
-        return {"X": np.asarray(fs.X, dtype=np.float64), "Y": np.asarray(fs.Y, dtype=np.float64),
-                "features": list(fs.feature_names), "targets": list(fs.target_names),
-                "task": fs.task, "structure": fs.bundle_structure(), "source": source, "fs": fs}
-    if groups == "recording":
-        resolve_groups(groups, {"fs": None})      # raises: a table has no recordings
-    table = load_table(data, targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                       decimal=decimal, ignore=tuple(ignore),
-                       drop_missing=drop_missing and max_drop_fraction,
-                       na_value=na_value, groups=group_column(groups),
-                       keep_missing_targets=keep_missing_targets, targets_last=targets_last)
-    if "time" in table.feature_names:
-        warnings.warn(f"{Path(data).name}: the column 'time' is used as a feature; for a "
-                      f"recording give --sensors sensors.toml (or --ignore time)", TrainerWarning)
-    if table.dropped_rows:
-        click.echo(table.missing.describe(), err=True)
-    return {"X": table.X, "Y": table.Y, "features": table.feature_names,
-            "targets": table.target_names, "task": table.task,
-            "structure": (None, None, {}), "source": table.source, "fs": None,
-            "groups": table.groups, "class_column": (table.class_target or (None,))[0]}
-
-
-def estimator_for_task(task, Y, targets):
-    """(unfitted estimator, y, target names, extra model.json keys) for a task.
-
-    Multi-label: labels as +1/-1 scores (what GreedyRLSClassifier does, for any L >= 1).
-    Multi-class: one target column of class values, or one-hot 0/1 columns named by class.
-    """
-    from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
-    from sensorbudget.trainer.selection.validation import check_targets
-
-    if task != "multiclass":
-        check_targets(Y, targets)            # a single-valued target, named (issue 16)
-    if task == "regression":
-        return GreedyRLS(), Y, targets, {}
-    if task == "multilabel":
-        for j, name in enumerate(targets):
-            values = np.unique(Y[:, j][~np.isnan(Y[:, j])])
-            if not np.isin(values, (0.0, 1.0)).all():
-                bad = values[~np.isin(values, (0.0, 1.0))][0]
-                raise CliError(f"task multilabel needs 0/1 labels; target column {name!r} holds "
-                               f"{bad:g} ({values.size} distinct values): use --task regression")
-        return GreedyRLS(), 2.0 * Y - 1.0, targets, {}
-    if Y.shape[1] == 1:
-        values = np.unique(Y[:, 0][~np.isnan(Y[:, 0])])
-        if (values != np.round(values)).any() or values.size > max(20, len(Y) // 2):
-            raise CliError(f"task multiclass needs class values; target column {targets[0]!r} "
-                           f"holds {values.size} distinct values, e.g. {values[-1]:g}: use "
-                           f"--task regression")
-        return GreedyRLSClassifier(), Y[:, 0], targets, {}
-    if not np.isin(Y, (0.0, 1.0)).all() or not (Y.sum(axis=1) == 1).all():
-        raise CliError(f"multiclass with {Y.shape[1]} target columns needs one-hot 0/1 rows")
-    names = np.asarray(targets)
-    return GreedyRLSClassifier(), names[Y.argmax(axis=1)], targets, {}
 
 
 def format_path(meta: dict) -> str:

@@ -1,13 +1,8 @@
 """Click options for budgeted sensor selection, shared by ``train`` (and ``info --plot``).
 
-Usage in a command::
-
-    @main.command("train")
-    ...
-    @cost_options
-    def train_command(..., max_sensors, max_cost, max_energy, max_time, mode, strategy, unit, plot):
-        kwargs = estimator_kwargs_from_options(max_sensors=max_sensors, ..., feature_set=fs)
-        est = GreedyRLS(budget=budget, **kwargs)
+The options reach the command as keywords of the same names, which it passes to
+:func:`sensorbudget.trainer.api.train`; ``--board`` becomes its ``ram_costs`` hook
+(:func:`ram_costs_of`).
 """
 
 from __future__ import annotations
@@ -16,6 +11,7 @@ from pathlib import Path
 
 import click
 
+from sensorbudget.firmware_gen.boards import names_where
 from sensorbudget.trainer.bundle import write_atomically
 
 _OPTIONS = (
@@ -34,10 +30,10 @@ _OPTIONS = (
                  default="auto", show_default=True,
                  help="auto: best of cost-ratio and error-only greedy under the same budget."),
     click.option("--board", default=None, metavar="TARGET",
-                 help="Select a design whose firmware fits this board's RAM (arduino-uno, "
-                      "nucleo-f4, mps2-an386, mps2-an385): each candidate's bytes (its channel's "
-                      "ring buffer, scratch arrays: shared parts paid once) are a cost "
-                      "(firmware_gen.memory); with --sensors."),
+                 help=f"Select a design whose firmware fits this board's RAM "
+                      f"({names_where(lambda b: b.ram_bytes)}): each candidate's bytes (its "
+                      f"channel's ring buffer, scratch arrays: shared parts paid once) are a "
+                      f"cost (firmware_gen.memory); with --sensors."),
     click.option("--max-ram", type=click.IntRange(min=1), default=None, metavar="BYTES",
                  help="With --board: RAM for the firmware, static data plus stack (default: "
                       "the board's)."),
@@ -63,36 +59,18 @@ def cost_options(f):
     return f
 
 
-def estimator_kwargs_from_options(*, max_sensors=None, max_cost=None, max_energy=None,
-                                  max_time=None, mode="joint", strategy="auto",
-                                  unit="feature", feature_set=None, board=None, max_ram=None,
-                                  numeric="float32", n_targets=1, **_ignored) -> dict:
-    """GreedyRLS keyword arguments from the parsed options (and the feature table's sensors).
-
-    With a :class:`sensorbudget.trainer.sensing.feature_set.FeatureSet` that knows its sensors (built from a
-    ``sensors.toml``), extractors, shared sensors and their prices/energies are added (see
-    :mod:`sensorbudget.trainer.sensing.sensor_budget`). Budgets on sensors, energy or time without that
-    information are a :class:`click.UsageError`. Any other keyword (e.g. ``plot``) is ignored.
-    """
-    kwargs = {"max_sensors": max_sensors, "max_cost": max_cost, "max_energy": max_energy,
-              "max_time": max_time, "mode": mode, "strategy": strategy}
-    if feature_set is not None and getattr(feature_set, "sensors", None):
-        from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
-
-        kwargs.update(cost_kwargs_from_feature_set(feature_set, unit=unit))
-    else:
-        needs = [f"--{n.replace('_', '-')}" for n in ("max_sensors", "max_energy", "max_time")
-                 if kwargs[n] is not None]
-        if unit != "feature":
-            needs.append(f"--unit {unit}")
-        if needs:
-            raise click.UsageError(f"{needs[0]} needs sensor information: give --sensors "
-                                   f"sensors.toml (or a feature table built from one)")
+def ram_costs_of(board=None, max_ram=None, numeric="float32"):
+    """The ``ram_costs`` hook of :func:`sensorbudget.trainer.api.train` for ``--board``
+    (None without it): adds the board's RAM costs and budget to the estimator's keywords."""
     if max_ram is not None and board is None:
         raise click.UsageError("--max-ram needs --board (the runtime's bytes depend on it)")
-    if board is not None:
-        kwargs = _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets)
-    return kwargs
+    if board is None:
+        return None
+
+    def add(kwargs, feature_set, unit, n_targets):
+        return _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets)
+
+    return add
 
 
 def _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets) -> dict:
@@ -108,7 +86,7 @@ def _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets)
         target = get_target(board)
         if target.ram_bytes is None:
             raise FirmwareGenError(f"--board {board}: the host has no RAM limit; give a board "
-                                   f"(arduino-uno, nucleo-f4, mps2-an386, mps2-an385)")
+                                   f"({names_where(lambda b: b.ram_bytes)})")
         return add_ram_costs(kwargs, feature_set, target, numeric, n_targets, max_ram)
     except FirmwareGenError as exc:
         raise click.UsageError(str(exc)) from None

@@ -1,15 +1,10 @@
-"""``train --threshold f1|precision:P|zero --platt``: calibrated multi-label decisions, and the
-overlapping-windows warning of ``train``."""
+"""``train --threshold f1|precision:P|zero --platt``: calibrated multi-label decisions (chosen
+by :func:`sensorbudget.trainer.training.decision_for`), and how a bundle's decisions are described."""
 
 from __future__ import annotations
 
-import contextlib
-import warnings
-
 import click
 import numpy as np
-
-from ._errors import CliError
 
 
 def _rule(ctx, param, value):
@@ -36,47 +31,6 @@ def threshold_options(f):
         help="Multi-label decisions: per-label thresholds chosen on the held-out (LOO or "
              "leave-group-out) scores of the final model: maximise F1 (the default), the "
              "lowest reaching precision P, or 0 (the sign).")(f)
-
-
-def decision_for(est, task, d, y, groups, rule, platt, dask) -> dict | None:
-    """The bundle's ``decision`` entry (multi-label), or None; errors for options that do not
-    apply."""
-    if task != "multilabel":
-        if rule is not None or platt:
-            raise CliError(f"--threshold/--platt apply to multi-label targets, not task {task}")
-        return None
-    if dask is not None:
-        if rule is not None or platt:
-            raise CliError("--threshold/--platt need the rows in memory (not --dask)")
-        return None
-    from sensorbudget.trainer.evaluation.calibration import decision_entry, heldout_predictions
-
-    scores = heldout_predictions(est, d["X"], y, groups)
-    return decision_entry(scores, (y > 0).astype(int), rule or "f1", platt=platt,
-                          source=str(getattr(est, "criterion_", "loo")))
-
-
-def warn_overlap(d: dict, groups) -> None:
-    """Warn when the training windows overlap and no grouping is in force."""
-    fs = d.get("fs")
-    if fs is not None and groups is None and fs.hop < fs.window:
-        from sensorbudget.trainer.evaluation.folds import overlap_warning
-
-        overlap_warning(fs.window, fs.hop, "train")
-
-
-@contextlib.contextmanager
-def target_scale_warning(task, y, targets, standardize_targets):
-    """Warn once, naming the targets, when regression targets' spreads differ >10x without
-    --standardize-targets (:func:`sensorbudget.trainer.target_scaling.warn_scales`); the estimator's own
-    unnamed warning is silenced inside."""
-    from sensorbudget.trainer import target_scaling
-
-    if task == "regression" and not standardize_targets:
-        target_scaling.warn_scales(y, targets)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", target_scaling.TargetScaleWarning)
-        yield
 
 
 def describe_decision(meta: dict) -> list:

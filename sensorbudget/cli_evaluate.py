@@ -6,14 +6,14 @@ from pathlib import Path
 
 import click
 
-from ._errors import CliError, handle_errors
+from sensorbudget.trainer.results import TASKS as EVALUATE_TASKS
+
+from ._errors import handle_errors
 from .cli_decisions import _rule
-from .cli_groups import RECORDING, group_column, resolve_groups
 from .cli_report import check_html, html_option, write_html
 from .cli_tables import table_options
 from .text_out import printable
 
-TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
 METHOD_NAMES = ("greedy-joint", "greedy-separate", "mtlasso", "greedy-rank")
 
 
@@ -40,39 +40,6 @@ def _budgets(ctx, param, value):
         raise click.BadParameter(str(exc), ctx, param) from None
 
 
-def _load(data, sensors, unit, table_options, groups):
-    """(EvalData, cost kwargs, task): a sensorbudget feature table (or recordings with
-    --sensors) keeps its sensor costs and recording groups; other files via load_table, with
-    ``--groups COLUMN`` as the groups (recordings, subjects; query ids for ranking)."""
-    from sensorbudget.trainer.evaluation.protocol import EvalData
-    from sensorbudget.trainer.sensing.feature_set import FeatureSet, is_feature_file, load_feature_set
-
-    fs = None
-    if sensors is not None:
-        fs = load_feature_set(data, sensors)
-    elif data.suffix.lower() == ".npz" and is_feature_file(data):
-        fs = FeatureSet.load(data)
-    if fs is not None:
-        from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
-
-        resolve_groups(groups, {"fs": fs})          # raises for a column name
-        costs = cost_kwargs_from_feature_set(fs, unit=unit) if fs.sensors else {}
-        return EvalData(fs.X.astype(float), fs.Y, fs.task, list(fs.target_names),
-                        groups=fs.groups, window_start=fs.window_start, window=fs.window,
-                        hop=fs.hop), costs, fs.task
-    from sensorbudget.trainer.data import load_table
-
-    if unit != "feature":
-        raise CliError(f"--unit {unit} needs sensor information (--sensors or a feature table)")
-    if groups == RECORDING:
-        resolve_groups(groups, {"fs": None})        # raises: a table has no recordings
-    table = load_table(data, groups=group_column(groups), **table_options)
-    if table.dropped_rows:
-        click.echo(table.missing.describe(), err=True)
-    return (EvalData(table.X, table.Y, table.task, list(table.target_names), groups=table.groups),
-            {}, table.task)
-
-
 @click.command("evaluate", short_help="Nested cross-validation of selection methods.")
 @click.argument("data", type=click.Path(exists=True, path_type=Path))
 @click.option("--sensors", type=click.Path(exists=True, dir_okay=False, path_type=Path),
@@ -96,7 +63,7 @@ def _load(data, sensors, unit, table_options, groups):
               default=None, help="Mulan XML file naming the label columns.")
 @click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
               help="The last N columns are regression targets (Mulan multi-target ARFF).")
-@click.option("--task", type=click.Choice(TASKS), default="auto", show_default=True,
+@click.option("--task", type=click.Choice(EVALUATE_TASKS), default="auto", show_default=True,
               help="auto = multilabel for --labels/--xml, else regression. ranking: --groups "
                    "names the query ids; scored by pairwise ranking error within queries.")
 @click.option("--groups", default=None, metavar="COLUMN|recording",
@@ -151,115 +118,35 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                      report, show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
-    from sensorbudget.trainer.evaluation.folds import describe_split
-    from sensorbudget.trainer.evaluation.protocol import Setup, evaluate
-    from sensorbudget.trainer.evaluation.report import (results_dict, summary_table, wilcoxon_tests,
-                                           write_report)
+    from sensorbudget.trainer.api import evaluate
 
-    options = dict(targets=list(targets) or None, labels=labels, xml=xml, sep=sep,
-                   decimal=decimal, ignore=tuple(ignore),
-                   drop_missing=drop_missing and max_drop_fraction,
-                   na_value=na_value, targets_last=targets_last)
-    if task == "ranking" and groups is None:
-        raise CliError("--task ranking needs --groups COLUMN (the query id of every row)")
-    check_html(html_out)
-    evdata, costs, found_task = _load(data, sensors, unit, options, groups)
-    if task == "auto":
-        task = "multilabel" if (labels or xml) else found_task
-    evdata.task = task
-    if threshold_rule is not None and task != "multilabel":
-        raise CliError(f"--threshold {threshold_rule} applies to multi-label targets, not task "
-                       f"{task}")
-    bad = [f for f in only_folds if f >= folds]
-    if bad:
-        raise CliError(f"--fold {bad[0]} is outside 0..{folds - 1}")
-    if any(b.kind not in ("count", "fraction") for b in budgets or ()) and not costs:
-        raise CliError("cost budgets need sensor information: give --sensors sensors.toml "
-                       "(or a feature table built from one)")
-    if standardize_targets and task != "regression":
-        raise CliError(f"--standardize-targets applies to regression targets, not task {task}")
-    setup = Setup(task=evdata.task, fit_intercept=not no_intercept,
-                  standardize_targets=standardize_targets,
-                  standardize=not no_standardize, lam=lam, lam_search=lam_search,
-                  cost_kwargs=costs,
-                  compress_energy=compress_labels, label_subset=label_subset, seed=seed,
-                  threshold=threshold_rule or "f1")
-    budgets, methods = _defaults(evdata, setup, budgets, methods, folds, split)
     from .progress import ProgressBar
 
+    check_html(html_out)
     bar = ProgressBar("evaluating (fold, method)", enabled=show_progress or None)
     try:
-        result = evaluate(evdata, methods, budgets, folds=folds, setup=setup,
-                          only_folds=list(only_folds) or None, cache_dir=cache, progress=bar,
-                          split=split)
+        result = evaluate(data, sensors=sensors, unit=unit, budgets=budgets, folds=folds,
+                          methods=methods, targets=targets, labels=labels, xml=xml,
+                          targets_last=targets_last, task=task, groups=groups, lam=lam,
+                          lam_search=lam_search, compress_labels=compress_labels,
+                          label_subset=label_subset, fit_intercept=not no_intercept,
+                          standardize=not no_standardize,
+                          standardize_targets=standardize_targets, sep=sep, decimal=decimal,
+                          ignore=ignore, na_value=na_value, drop_missing=drop_missing,
+                          max_drop_fraction=max_drop_fraction, split=split,
+                          threshold=threshold_rule, seed=seed, only_folds=only_folds,
+                          cache=cache, progress=bar, title=f"Evaluation of {data.name}")
     finally:
         bar.close()
-    click.echo(f"outer folds: {describe_split(result.config['split'], folds, evdata.window)}")
-    click.echo(f"scores: nested CV, on the held-out outer folds (selection, lambda and "
-               f"thresholds chosen inside each training fold), mean and std over "
-               f"{len(only_folds) or folds} fold(s)")
-    click.echo(printable(summary_table(result)))
-    for t in wilcoxon_tests(result):
-        if t["measure"] in ("macro_auc", "mse", "hamming_loss", "pairwise_error"):
-            click.echo(f"wilcoxon {t['measure']} {t['budget']}: {t['a']} vs {t['b']} "
-                       f"p={t['p_value']:.4g} better={t['better']} (paired over the nested CV "
-                       f"folds)")
+    if result.missing:
+        click.echo(result.missing, err=True)
+    click.echo("evaluating " + "; ".join(result.chosen))
+    for line in result.summary_lines():
+        click.echo(printable(line))
     if report is not None:
-        notes = _notes(setup, evdata, result.config["split"])
-        write_report(result, report, title=f"Evaluation of {data.name}", notes=notes)
+        result.save(report)
         click.echo(f"wrote {report}")
     if html_out is not None:
-        write_html(html_out, [],
-                   evaluations={f"evaluation of {data.name}": results_dict(result)},
+        write_html(html_out, [], evaluations={f"evaluation of {data.name}": result.to_dict()},
                    title=f"Evaluation of {data.name}")
         click.echo(f"wrote {html_out}")
-
-
-def _defaults(evdata, setup, budgets, methods, folds, split) -> tuple:
-    """(budgets, methods): the given ones, or the defaults of
-    :mod:`sensorbudget.trainer.evaluation.defaults`, with one printed line saying what runs."""
-    from sensorbudget.trainer.evaluation.defaults import default_budgets, default_methods
-
-    chosen = []
-    if budgets is None:
-        budgets, note = default_budgets(evdata, setup, folds, split)
-        chosen.append(note)
-    else:
-        chosen.append("budgets " + ",".join(b.label for b in budgets))
-    if methods is None:
-        methods, notes = default_methods(evdata.task, budgets, setup, evdata.X.shape[1])
-        chosen.append(f"methods {','.join(methods)} (default)")
-        chosen += notes
-    else:
-        chosen.append(f"methods {','.join(methods)}")
-    click.echo("evaluating " + "; ".join(chosen))
-    return budgets, methods
-
-
-def _notes(setup, evdata, split) -> list:
-    notes = [f"task: {evdata.task}; lambda: "
-             f"{'LOO over 2^-15..2^15 per fold and budget' if setup.lam is None else setup.lam}"]
-    if setup.standardize_targets:
-        notes.append("greedy-joint selected and mtlasso fitted on targets standardised with "
-                     "each training fold's means and scales; scores in target units")
-    if setup.compress_energy is not None:
-        notes.append(f"greedy-joint selected on SVD-compressed labels (energy "
-                     f"{setup.compress_energy}); weights refitted on all labels")
-    if setup.label_subset is not None:
-        notes.append(f"every method learned {setup.label_subset} ML-CSSP labels; the others "
-                     f"reconstructed by Y_C^+ Y")
-    if split == "group":
-        notes.append("folds keep the rows of one group (recording, subject or query) together "
-                     "(group K-fold)")
-    elif split == "blocked" and evdata.window is None:
-        notes.append("folds are contiguous blocks of the table's rows in file order (no gap)")
-    elif split == "blocked":
-        notes.append("fewer recordings than folds: folds are contiguous blocks in time with a "
-                     "gap of one window length between training and test windows")
-    elif evdata.window is not None:
-        notes.append("shuffled folds on windows of recordings: neighbouring windows fall on "
-                     "both sides of a split, so scores are optimistic")
-    elif evdata.groups is not None:
-        notes.append("fewer groups than folds: rows of one group are split across folds "
-                     "(shuffled K-fold)")
-    return notes

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import click
 
-from sensorbudget.trainer.bundle import write_atomically
 from sensorbudget.trainer.errors import DataError
 from sensorbudget.trainer.sensing.streams import StreamFormat
 
@@ -79,15 +78,15 @@ def features_command(recordings, sensors_toml, window, hop, on_missing, compute_
                      stream_format, show_progress):
     """Window RECORDINGS (a CSV/NPZ stream, a .ts file, AirQualityUCI.csv, or a directory) and
     compute the candidate features that sensors.toml describes; write them as an NPZ."""
-    from sensorbudget.trainer.sensing.feature_set import load_feature_set
+    from sensorbudget.trainer.api import features
 
     from .progress import ProgressBar
 
-    fs = load_feature_set(recordings, sensors_toml, window=window, hop=hop,
-                          on_missing=on_missing, compute_target=compute_target,
-                          stream_format=stream_format,
-                          progress=ProgressBar("features", enabled=show_progress or None))
-    write_atomically(output, fs.save_npz())
+    data = features(recordings, sensors_toml, window=window, hop=hop, on_missing=on_missing,
+                    compute_target=compute_target, stream_format=stream_format,
+                    progress=ProgressBar("features", enabled=show_progress or None))
+    data.save(output)
+    fs = data.feature_set
     skipped = ", ".join(f"{v} {k.replace('_', ' ')}" for k, v in fs.skipped.items() if v)
     click.echo(f"{fs.X.shape[0]} windows x {fs.X.shape[1]} features, {len(fs.target_names)} "
                f"target(s) ({fs.task}) from {len(fs.recording_names)} recording(s); "

@@ -87,7 +87,7 @@ def train(data, *, budget=None, task="auto", lam=None, lam_search="path",
     if standardize_targets and (task != "regression" or compress_labels is not None):
         raise TrainerError(f"--standardize-targets applies to regression targets without "
                            f"--compress-labels (task {task})")
-    kwargs = tr.cost_kwargs(data, mode=mode, strategy=strategy, unit=unit, **costs)
+    kwargs = tr.cost_kwargs(data.feature_set, mode=mode, strategy=strategy, unit=unit, **costs)
     if ram_costs is not None:
         kwargs = ram_costs(kwargs, data.feature_set, unit, len(targets))
     est.set_params(budget=budget, lam=lam, lam_search=lam_search,

@@ -116,6 +116,9 @@ def predict(bundle, data, *, stream_format=None, max_drop_fraction=0.5,
         options = {k: v for k, v in options.items() if v not in (None, False, (), [])}
         if "drop_missing" in options:
             options["drop_missing"] = max_drop_fraction
+        for key, kind in (("targets", list), ("ignore", tuple)):
+            if key in options:
+                options[key] = kind(options[key])
         Xs, Y, ids, missing_report = selected_table(data, bundle, options)
         lines = [f"predicted {len(Xs)} row(s) with {len(bundle.selected)} selected feature(s)"]
     lines += (metric_lines(bundle, Xs, Y, data_kind(bundle, data)) if Y is not None

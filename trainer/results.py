@@ -37,6 +37,7 @@ class Evaluation:
     notes: list = field(default_factory=list)
     chosen: list = field(default_factory=list)
     folds_run: int = 0
+    missing: str = ""           # the report of the rows dropped for missing values
 
     @property
     def records(self) -> list:
@@ -173,7 +174,8 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
                  split=split)
     return Evaluation(result=result, title=title or f"Evaluation of {name}",
                       notes=_notes(setup, evdata, result.config["split"]), chosen=chosen,
-                      folds_run=len(only_folds) or folds)
+                      folds_run=len(only_folds) or folds,
+                      missing=data.missing.describe() if data.dropped_rows else "")
 
 
 def _notes(setup, evdata, split) -> list:

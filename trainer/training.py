@@ -38,15 +38,15 @@ def resolve_task(task, data) -> str:
     return Task.of(str(task)).stored
 
 
-def cost_kwargs(data, *, max_sensors=None, max_cost=None, max_energy=None, max_time=None,
-                mode="joint", strategy="auto", unit="feature") -> dict:
+def cost_kwargs(feature_set=None, *, max_sensors=None, max_cost=None, max_energy=None,
+                max_time=None, mode="joint", strategy="auto", unit="feature") -> dict:
     """GreedyRLS keyword arguments of the budgets, with the sensors' prices, energies and
-    shared extractors when the data know their sensors
+    shared extractors when the windows' ``feature_set`` knows its sensors
     (:func:`~sensorbudget.trainer.sensing.sensor_budget.cost_kwargs_from_feature_set`);
     budgets on sensors, energy or time without them are a TrainerError."""
     kwargs = {"max_sensors": max_sensors, "max_cost": max_cost, "max_energy": max_energy,
               "max_time": max_time, "mode": mode, "strategy": strategy}
-    fs = data.feature_set
+    fs = feature_set
     if fs is not None and getattr(fs, "sensors", None):
         from .sensing.sensor_budget import cost_kwargs_from_feature_set
 

@@ -24,7 +24,7 @@ KIND_FEATURES = ["acc_x.mean", "acc_y.std", "acc_z.min", "gyro_x.max", "gyro_y.p
 
 def train(fs, out, budget, columns=None):
     """A bundle like ``sensorbudget train RECORDINGS --sensors``, optionally on a subset."""
-    from sensorbudget.cli import estimator_for_task
+    from sensorbudget.trainer.training import estimator_for_task
     from sensorbudget.trainer.bundle.model import bundle_contents, load_bundle, save_bundle
 
     X = np.asarray(fs.X, dtype=np.float64)

@@ -6,13 +6,13 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from sensorbudget._errors import CliError
 from sensorbudget.cli import main
-from sensorbudget.cli_dask import dask_estimator_for_task, fit_on_dask, load_shards
 from tests.paths import REPO, SHARED
 from sensorbudget.trainer import GreedyRLS
 from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.dataset import Dataset
 from sensorbudget.trainer.errors import DataError
+from sensorbudget.trainer.training import cost_kwargs, dask_estimator_for_task, fit_on_dask
 
 distributed = pytest.importorskip("distributed")
 
@@ -62,20 +62,21 @@ def test_dask_option_values(value, ok):
 
 
 def test_load_shards_names_labels_and_refuses_recordings(shards):
+    import dataclasses
+
     path, *_ = shards
-    d = load_shards(str(path / "*.csv"), labels=3, ignore=("subject",))
-    assert d["features"] == [f"f{i}" for i in range(6)] and d["targets"] == ["a", "b", "c"]
-    assert d["task"] == "multilabel" and d["source"]["shards"] == [f"part{k}.csv"
-                                                                    for k in range(3)]
-    assert d["X"].options["targets"] == ["a", "b", "c"] and d["X"].options["labels"] is None
-    with pytest.raises(CliError, match="sensorbudget features"):
-        load_shards(str(path), sensors_toml="sensors.toml")
-    with pytest.raises(CliError, match="--keep-missing-targets does not apply"):
-        load_shards(str(path), keep_missing_targets=True)
+    d = Dataset.load(str(path / "*.csv"), shards=True, labels=3, ignore=("subject",))
+    assert d.feature_names == [f"f{i}" for i in range(6)] and d.target_names == ["a", "b", "c"]
+    assert d.task == "multilabel" and d.source["shards"] == [f"part{k}.csv" for k in range(3)]
+    assert d.X.options["targets"] == ["a", "b", "c"] and d.X.options["labels"] is None
+    with pytest.raises(DataError, match="sensorbudget features"):
+        Dataset.load(str(path), shards=True, sensors="sensors.toml")
+    with pytest.raises(DataError, match="--keep-missing-targets does not apply"):
+        Dataset.load(str(path), shards=True, keep_missing_targets=True)
     with pytest.raises(DataError, match="no shard files match"):
-        load_shards(str(path / "*.npz"))
-    with pytest.raises(CliError, match="single class-value column"):
-        dask_estimator_for_task("multiclass", {**d, "targets": ["a"]})
+        Dataset.load(str(path / "*.npz"), shards=True)
+    with pytest.raises(DataError, match="single class-value column"):
+        dask_estimator_for_task("multiclass", dataclasses.replace(d, target_names=["a"]))
     assert dask_estimator_for_task("multiclass", d)[1].check == "onehot"
     assert dask_estimator_for_task("multilabel", d)[1].target_map == (2.0, -1.0)
 
@@ -109,7 +110,6 @@ def test_recordings_as_feature_files_with_sensor_costs(tmp_path, scheduler):
     budget; the same choice as the single-machine fit on all windows."""
     import dataclasses
 
-    from sensorbudget.cli_costs import estimator_kwargs_from_options
     from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     recordings = SHARED / "basic_motions"
@@ -122,13 +122,12 @@ def test_recordings_as_feature_files_with_sensor_costs(tmp_path, scheduler):
                                    window_start=fs.window_start[rows],
                                    recording_names=[fs.recording_names[i] for i in recs])
         (tmp_path / f"feats{k}.npz").write_bytes(part.save_npz())
-    d = load_shards(tmp_path, groups="recording")
-    est, X, targets, extra = dask_estimator_for_task(d["task"], d)
+    d = Dataset.load(tmp_path, shards=True, groups="recording")
+    est, X, targets, extra = dask_estimator_for_task(d.task, d)
     costs = dict(max_cost=3.0, unit="sensor")
-    est.set_params(budget=None, lam=1.0, **estimator_kwargs_from_options(**costs,
-                                                                         feature_set=d["fs"]))
+    est.set_params(budget=None, lam=1.0, **cost_kwargs(d.feature_set, **costs))
     fit_on_dask(est, X, scheduler)
-    ref = GreedyRLS(budget=None, lam=1.0, **estimator_kwargs_from_options(**costs, feature_set=fs))
+    ref = GreedyRLS(budget=None, lam=1.0, **cost_kwargs(fs, **costs))
     ref.fit(np.asarray(fs.X, dtype=float), 2.0 * fs.Y - 1, groups=fs.groups)
     assert est.selected_extractors_ == ref.selected_extractors_ and est.n_groups_ == 80
     assert extra == {"classes": sorted(fs.target_names)} and targets == sorted(fs.target_names)

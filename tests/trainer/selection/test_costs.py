@@ -190,21 +190,27 @@ def test_bundle_path_carries_costs_and_sensors(tmp_path):
 def test_cli_cost_options_build_estimator_kwargs():
     import click
 
-    from sensorbudget.cli_costs import cost_options, estimator_kwargs_from_options
+    from sensorbudget.cli_costs import cost_options
+    from sensorbudget.trainer.errors import TrainerError
+    from sensorbudget.trainer.training import COST_BUDGETS, cost_kwargs
 
     @click.command()
     @cost_options
     def cmd(**kwargs):
         pass
 
+    def kwargs_of(params):
+        return cost_kwargs(None, **{k: params[k] for k in (*COST_BUDGETS, "mode", "strategy",
+                                                            "unit")})
+
     ctx = cmd.make_context("cmd", ["--max-cost", "3", "--mode", "separate",
                                    "--strategy", "error"])
-    kw = estimator_kwargs_from_options(**ctx.params)
+    kw = kwargs_of(ctx.params)
     assert kw == {"max_sensors": None, "max_cost": 3.0, "max_energy": None, "max_time": None,
                   "mode": "separate", "strategy": "error"}
     ctx = cmd.make_context("cmd", ["--max-sensors", "2"])
-    with pytest.raises(click.UsageError, match="--max-sensors needs sensor information"):
-        estimator_kwargs_from_options(**ctx.params)
+    with pytest.raises(TrainerError, match="--max-sensors needs sensor information"):
+        kwargs_of(ctx.params)
     with pytest.raises(click.BadParameter):
         cmd.make_context("cmd", ["--max-cost", "-1"])
 
