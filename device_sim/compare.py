@@ -1,7 +1,7 @@
 """Side-by-side cost/accuracy table of two simulation reports (or bundles).
 
 A bundle directory stands for its own cost estimate: its required sensors (price, energy per
-prediction), an op-count estimate of the compute on the ``cortex-m4f`` profile, and the LOO
+prediction), an op-count estimate of the compute on the registry's default board, and the LOO
 error of its selection path; prediction counts and device accuracy are then blank.
 """
 
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sensorbudget.firmware_gen.boards import DEFAULT_BOARD
 from sensorbudget.trainer.bundle.model import load_bundle
 from sensorbudget.trainer.target_scaling import path_in_target_units
 
@@ -19,7 +20,7 @@ from .report import REPORT_FILE, _price, load_report
 from .simulate import DEFAULT_BATTERY_WH
 
 
-def bundle_summary(path, profile: str = "cortex-m4f", battery_wh=DEFAULT_BATTERY_WH) -> dict:
+def bundle_summary(path, profile: str = DEFAULT_BOARD, battery_wh=DEFAULT_BATTERY_WH) -> dict:
     """A report-like dictionary of a bundle's estimated costs (no replay)."""
     bundle = load_bundle(path)
     meta = bundle.meta

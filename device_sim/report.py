@@ -201,6 +201,7 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
     report = {
         "format": FORMAT, "format_version": FORMAT_VERSION,
         "backend": result.backend, "numeric": result.numeric,
+        "board": {"costed": profile.name, "image": getattr(backend, "target", None)},
         "bundle": {"path": str(bundle_path), "sha256": meta.get("weights_sha256"),
                    "task": meta["task"], "targets": list(meta["targets"]),
                    "selected": list(meta["selected"]),
@@ -300,6 +301,9 @@ def summary_markdown(report: dict) -> str:
     lines += ["", f"## Energy ({p['name']}: {p['clock_hz'] / 1e6:g} MHz, "
               f"{p['active_power_w'] * 1e3:.3g} mW active{est})",
               "", f"- source: {p['source']}",
+              f"- costed board: {p['name']}; measured by {report['backend']}"
+              + (f" on the {img} image" if (img := (report.get("board") or {}).get("image"))
+                 else " (no image built here)"),
               f"- energy per prediction: sensors {_fmt(epp['sensors'])} J, "
               f"compute {_fmt(epp['compute'])} J",
               f"- latency (median) {_fmt((e['latency_s'] or {}).get('median'))} s, deadline "

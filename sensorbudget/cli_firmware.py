@@ -9,6 +9,7 @@ import click
 
 from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
 from sensorbudget.firmware_gen.plan import full_scale_used
+from sensorbudget.firmware_gen.boards import ALIASES, names_where
 from sensorbudget.firmware_gen.targets import TARGET_NAMES
 from sensorbudget.trainer.bundle.files import check_folder_output
 
@@ -64,10 +65,11 @@ def rounding_notes(full_scale, channels=None) -> list:
 @click.command("firmware")
 @click.argument("bundle_dir", type=BUNDLE_ARG)
 @click.option("--target", type=click.Choice(TARGET_NAMES), required=True,
-              help="Boards: nucleo-f4 (Nucleo-64 STM32F401RE/F411RE/F446RE; QEMU "
-                   "netduinoplus2), arduino-uno (ATmega328P; simavr). Emulation only: mps2-an386 "
-                   "/ mps2-an385 (QEMU). host (gcc, stdin/stdout). Old names: cortex-m4f, "
-                   "cortex-m3, avr. 'sensorbudget targets' lists them.")
+              help=f"Boards: {names_where(lambda b: b.flashing.tools)}. Emulation only: "
+                   f"{names_where(lambda b: b.mcu and b.flashing.kind == 'none')}. Not flashed "
+                   f"by sensorbudget: {names_where(lambda b: b.flashing.kind == 'manual')}. "
+                   f"host (gcc, stdin/stdout). Old names: {', '.join(ALIASES)}. 'sensorbudget "
+                   f"targets' lists them with their parts, limits and power.")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Model arithmetic: float32, or fixed point (Q15 samples; "
                                       "Q15 or Q31 model).")
@@ -133,9 +135,9 @@ def _report_build(out_dir: Path, fw) -> None:
 @click.command("flash")
 @click.argument("out_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--port", default=None,
-              help="arduino-uno: its serial port (/dev/ttyACM0, net:HOST:PORT). nucleo-f4: the "
-                   "mount point of its USB drive (a copy), or the ST-LINK serial (st-flash) / "
-                   "probe id (pyocd).")
+              help="An AVR board (the Uno): its serial port (/dev/ttyACM0, net:HOST:PORT). A "
+                   "Nucleo-64 or HiFive1: the mount point of its USB drive (a copy), or the "
+                   "ST-LINK serial (st-flash) / probe id (pyocd).")
 @click.option("--programmer", type=click.Choice(("auto", "avrdude", "st-flash", "pyocd",
                                                  "openocd", "copy", "jlink")),
               default="auto", show_default=True,

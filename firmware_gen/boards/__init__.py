@@ -25,7 +25,7 @@ from .entries import ENTRIES, NUCLEO_F4
 
 __all__ = ["ARCHES", "BOARDS", "ALIASES", "BOARD_NAMES", "DEFAULT_BOARD", "Board", "Flashing",
            "Measurer", "FP_FLAGS", "SIZE_FLAGS", "WARNINGS", "get_board", "board_of_backend",
-           "measurer", "measurers"]
+           "measurer", "measurers", "names_where"]
 
 #: canonical name -> Board
 BOARDS = {b.name: b for b in ENTRIES}
@@ -68,3 +68,9 @@ def _lookup(backend: str) -> tuple:
         raise FirmwareGenError(f"backend={backend!r} measures no board of the registry; "
                                f"known: {', '.join(measurers())}")
     return found
+
+
+def names_where(test) -> str:
+    """The comma-separated names of the boards for which ``test(board)`` holds (help texts and
+    messages list boards from here instead of spelling them)."""
+    return ", ".join(b.name for b in ENTRIES if test(b))
