@@ -191,3 +191,60 @@ def test_uno_image_runs_on_qemu_system_avr(firmware, kinds_bundle, bm_recordings
         windows, scores = push_samples(dev, plan, samples, 10)
         assert windows == list(range(len(expected)))
         assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
+
+
+# -- the board registry: a board's name is spelled in its entry only ----------------------------
+
+LIBRARY = ("trainer", "export", "firmware_gen", "device_sim", "sensorbudget")
+
+
+def _board_names() -> list:
+    """The registry's board names and aliases that name nothing else: ``host`` is also an
+    architecture and a backend, ``avr`` an architecture (each a noun of its own)."""
+    from sensorbudget.firmware_gen.boards import ARCHES, BOARD_NAMES, measurers
+
+    shared = set(BOARD_NAMES) & (set(ARCHES) | set(measurers()))
+    assert shared == {"host", "avr"}
+    return sorted(set(BOARD_NAMES) - shared)
+
+
+def _spellings(source: str, names) -> list:
+    """(line, name, text) of every string constant of ``source`` (f-string parts included,
+    docstrings and bare string statements excluded: prose) that spells one of ``names`` as a
+    word (``qemu-nucleo-f4`` spells ``nucleo-f4``; ``-mcpu=cortex-m3`` is a compiler flag)."""
+    import ast
+    import re
+
+    pattern = re.compile(r"(?<![\w=])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
+    tree = ast.parse(source)
+    prose = {id(node.value) for node in ast.walk(tree)
+             if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)}
+    return [(node.lineno, m.group(1), node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in prose for m in pattern.finditer(node.value)]
+
+
+def test_the_check_finds_a_spelled_board_name():
+    names = _board_names()
+    found = _spellings('"""A nucleo-f4 docstring."""\nX = {"nucleo-f4": 1}\n'
+                       'Y = f"qemu-{1}", "qemu-hifive1", "-mcpu=cortex-m3"\n'
+                       'Z = f"run on {X} cortex-m4f"\n', names)
+    assert [(line, name) for line, name, _ in sorted(found)] == \
+        [(2, "nucleo-f4"), (3, "hifive1"), (4, "cortex-m4f")]
+
+
+def test_no_board_name_is_spelled_in_library_code_outside_the_registry():
+    """Library code asks the registry (firmware_gen/boards/) for boards, their limits, power,
+    toolchain, flashing and backends; a name spelled elsewhere is a second table. HAL templates,
+    tests and docs may name boards."""
+    from tests.paths import REPO
+
+    registry = REPO / "firmware_gen" / "boards"
+    names, found = _board_names(), []
+    files = [f for pkg in LIBRARY for f in sorted((REPO / pkg).rglob("*.py"))
+             if registry not in f.parents]
+    assert len(files) > 100
+    for f in files:
+        found += [f"{f.relative_to(REPO)}:{line}: {name!r} in {text[:60]!r}"
+                  for line, name, text in _spellings(f.read_text(encoding="utf-8"), names)]
+    assert found == []
