@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..errors import FirmwareGenError
 from .board import ARCHES, FP_FLAGS, SIZE_FLAGS, WARNINGS, Board, Flashing, Measurer
-from .entries import ENTRIES, NUCLEO_F4
+from .entries import ENTRIES, MPS2_AN386
 
 __all__ = ["ARCHES", "BOARDS", "ALIASES", "BOARD_NAMES", "DEFAULT_BOARD", "Board", "Flashing",
            "Measurer", "FP_FLAGS", "SIZE_FLAGS", "WARNINGS", "get_board", "board_of_backend",
@@ -32,9 +32,10 @@ BOARDS = {b.name: b for b in ENTRIES}
 #: older names, kept working: they resolve to these canonical boards (the same image)
 ALIASES = {alias: b.name for b in ENTRIES for alias in b.aliases}
 BOARD_NAMES = (*BOARDS, *ALIASES)
-#: the board the estimating backends (python, serial:URL) cost with unless told otherwise: the
-#: one real Cortex-M4F board of the registry
-DEFAULT_BOARD = NUCLEO_F4.name
+#: the board the estimating backends (python, serial:URL) and compare's bundle estimates cost
+#: with unless told otherwise: the Cortex-M4F image the older default name ``cortex-m4f``
+#: resolves to (instructions at the FPGA's 25 MHz, the STM32F401's currents as a stand-in)
+DEFAULT_BOARD = MPS2_AN386.name
 
 
 def get_board(name: str) -> Board:
