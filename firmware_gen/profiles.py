@@ -50,6 +50,6 @@ def format_profile(p: Board) -> str:
         + (f" ({p.stack_reserve} bytes kept for the stack)" if p.stack_reserve else ""),
         f"  memory: {p.memory_source}",
         f"  power{' (estimated)' if p.estimated_power else ''}: {power}",
-        f"  active current source: {p.active_source}",
-        f"  sleep current source: {p.sleep_source}",
+        f"  active power source: {p.active_source}",
+        f"  sleep power source: {p.sleep_source}",
         f"  measured by: {', '.join(p.backends) or 'no backend'}; flashed with: {flashing}"])

@@ -38,8 +38,8 @@ def test_targets_lists_every_registry_board_with_limits_and_power_sources(invoke
     for block, board in zip(blocks, BOARDS.values()):
         assert block.startswith(f"{board.name}: {board.board}\n")
         assert f"flash {_size(board.flash_bytes)}, RAM {_size(board.ram_bytes)}" in block
-        assert f"active current source: {board.active_source}" in block
-        assert f"sleep current source: {board.sleep_source}" in block
+        assert f"active power source: {board.active_source}" in block
+        assert f"sleep power source: {board.sleep_source}" in block
         assert ("power (estimated)" in block) == board.estimated_power
         assert f"measured by: {', '.join(board.backends)}" in block
         assert f"{board.clock_hz / 1e6:g} MHz" in block and board.part in block
