@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sensorbudget.export.cgen import DEFAULT_NAME
-from sensorbudget.trainer.bundle.files import json_default, write_atomically, write_folder_atomically
+from sensorbudget.trainer.bundle.files import (json_default, write_atomically,
+                                               write_folder_atomically)
 from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE, entries, read_manifest
 
 from .errors import FirmwareGenError
@@ -47,7 +48,7 @@ def as_bundle(bundle):
                            f"{type(bundle).__name__}")
 
 
-def _folder_files(folder: Path) -> dict:
+def folder_files(folder: Path) -> dict:
     """{relative path: (bytes, mode)} of every regular file the folder's manifest lists."""
     listed = read_manifest(folder)
     out = {}
@@ -91,6 +92,10 @@ class Firmware:
         Why the simavr bridge of an AVR image was not built (None when it was, or not AVR).
     built : dict
         {file name: (bytes, mode)} of the build's outputs (binaries, ``footprint.json``).
+    path : Path or None
+        The folder it was saved to or read from.
+    bundle : path or Bundle or None
+        What it was generated from (None when read back; ``simulate`` replays it).
     """
 
     files: dict
@@ -100,6 +105,7 @@ class Firmware:
     harness_error: str | None = None
     built: dict = field(default_factory=dict)
     path: Path | None = None
+    bundle: object = field(default=None, repr=False)
 
     @property
     def target(self) -> str:
@@ -140,7 +146,7 @@ class Firmware:
                     build_simavr_harness(folder)
                 except FirmwareGenError as exc:
                     harness_error = str(exc)
-            self.built = {rel: data for rel, data in _folder_files(folder).items()
+            self.built = {rel: data for rel, data in folder_files(folder).items()
                           if rel not in self.files}
         self.footprint, self.harness_error = fp, harness_error
         return fp
@@ -180,7 +186,7 @@ def firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAU
     loaded, _ = as_bundle(bundle)
     fw = generate_firmware(loaded, target=target, numeric=numeric, name=name,
                            full_scale=full_scale, kernel=kernel)
-    out = Firmware(files=dict(fw.files), manifest=fw.manifest, plan=fw.plan)
+    out = Firmware(files=dict(fw.files), manifest=fw.manifest, plan=fw.plan, bundle=bundle)
     if build:
         out.build()
     return out
@@ -193,7 +199,7 @@ def read_firmware(path) -> Firmware:
 
     folder = Path(path)
     manifest = read_firmware_json(folder)
-    stored = _folder_files(folder)
+    stored = folder_files(folder)
     built_names = {*manifest.get("artifacts", {}).values(), FOOTPRINT, "sbfw_simavr"}
     files = {rel: data.decode("ascii") for rel, (data, _) in stored.items()
              if rel not in built_names}
@@ -254,7 +260,7 @@ def read_library(path) -> CLibrary:
     from .library import MANIFEST, MANIFEST_FORMAT
 
     folder = Path(path)
-    files = {rel: data.decode("ascii") for rel, (data, _) in _folder_files(folder).items()}
+    files = {rel: data.decode("ascii") for rel, (data, _) in folder_files(folder).items()}
     try:
         manifest = json.loads(files[MANIFEST])
     except (KeyError, ValueError, RecursionError):
