@@ -1,19 +1,24 @@
 """Backends: one interface over every way of running the model; the factory :func:`make_backend`.
 
+Which backends exist, which board's image each runs and how it counts come from the board
+registry (:mod:`sensorbudget.firmware_gen.boards`: each board's ``measured_by``); a backend
+measures, and the board it is costed with (``make_backend(board=...)``) prices what it measured.
+
 - :mod:`~sensorbudget.device_sim.backends.base`: :class:`Backend` (what the replay needs) and
   :class:`ProtocolBackend` (a device behind the framed protocol and its link);
-- :mod:`~sensorbudget.device_sim.backends.local`: ``python`` and ``serial:URL`` (no firmware is built);
+- :mod:`~sensorbudget.device_sim.backends.local`: ``python`` and ``serial:URL`` (no firmware is
+  built);
 - :mod:`~sensorbudget.device_sim.backends.firmware`: ``host``, ``qemu-m4f``, ``qemu-m3``,
-  ``qemu-nucleo-f4`` and ``simavr``:
-  the generated firmware built and run as a child process (:func:`~.firmware.launch`);
-- :mod:`~sensorbudget.device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's functions
-  called in unicorn (optional dependency ``sensorbudget[sim]``);
-- :mod:`~sensorbudget.device_sim.backends.unicorn_rv32`: ``unicorn-rv32``, the same for an RV32IMC/IMAC
-  build of the hifive1 firmware.
+  ``qemu-nucleo-f4``, ``qemu-hifive1`` and ``simavr``: the generated firmware built and run as
+  a child process (:func:`~.firmware.launch`);
+- :mod:`~sensorbudget.device_sim.backends.unicorn`: ``unicorn-m4f``, the Cortex-M4F firmware's
+  functions called in unicorn (optional dependency ``sensorbudget[sim]``);
+- :mod:`~sensorbudget.device_sim.backends.unicorn_rv32`: ``unicorn-rv32``, the same for an
+  RV32IMC/IMAC build of the hifive1 firmware (``unicorn-rv32ec``: the ch32v003 image).
 
 ========================  ==================================================================
-``python``                :class:`~sensorbudget.device_sim.fake.FakeDevice` in-process (reference pipeline;
-                          costs are op-count estimates)
+``python``                :class:`~sensorbudget.device_sim.fake.FakeDevice` in-process (the
+                          reference pipeline; costs are op-count estimates)
 ``host``                  host-compiled firmware, child process on a pty (pyserial)
 ``qemu-m4f``/``qemu-m3``  firmware in qemu-system-arm (mps2-an386/an385, ``-icount shift=8``),
                           UART on loopback TCP (pyserial ``socket://``); instruction counts
@@ -67,14 +72,15 @@ def costed_board(board=None, profile=None, default: str = DEFAULT_BOARD) -> str:
 def make_backend(spec: str, *, model=None, workdir=None, profile=None, board=None,
                  **options) -> Backend:
     """The backend called ``spec`` (see the module docstring) for ``model``, a
-    :class:`~sensorbudget.device_sim.reference.ReferenceModel` (the firmware backends generate their firmware
-    from its bundle and plan).
+    :class:`~sensorbudget.device_sim.reference.ReferenceModel` (the firmware backends generate
+    their firmware from its bundle and plan).
 
     ``workdir`` holds generated and compiled firmware for the firmware-based backends;
     ``board`` (or ``profile``) is the board the figures are costed with: by default the board
-    whose image a measuring backend runs, and :data:`~sensorbudget.firmware_gen.boards.DEFAULT_BOARD`
-    for the python and serial backends. The backend measures; the board only prices what it
-    measured (``backend.profile`` names it).
+    whose image a measuring backend runs, and
+    :data:`~sensorbudget.firmware_gen.boards.DEFAULT_BOARD` for the python and serial backends.
+    The backend measures; the board only prices what it measured (``backend.profile`` names
+    it).
     """
     if spec == "python":
         return PythonBackend(model, profile=costed_board(board, profile), **options)

@@ -1,9 +1,10 @@
 """``unicorn-m4f``: exact per-call instruction counts of the compiled Cortex-M4F firmware.
 
 The firmware is built for the board the registry names for ``unicorn-m4f`` (the MPS2 AN386
-image, the same ELF ``qemu-m4f`` runs; :func:`sensorbudget.firmware_gen.boards.board_of_backend`). Its PT_LOAD segments are
-mapped into a unicorn Cortex-M4 (flash at 0, RAM at 0x20000000, FPU on) and the firmware's own
-functions are called directly, as ``main.c`` calls them for every pushed sample:
+image, the same ELF ``qemu-m4f`` runs; :func:`sensorbudget.firmware_gen.boards.board_of_backend`).
+Its PT_LOAD segments are mapped into a unicorn Cortex-M4 (flash at 0, RAM at 0x20000000, FPU on)
+and the firmware's own functions are called directly, as ``main.c`` calls them for every pushed
+sample:
 
 - ``<name>_stream_add(&fw_stream, frame)`` per sample; when it returns 1 a window completed;
 - ``<name>_stream_compute(&fw_stream)``: every extractor of the window (the *extractors* cost);

@@ -3,8 +3,9 @@
 A board's entry (:mod:`.entries`) holds its part, core, clock, flash, RAM, stack reserve, active
 and sleep current with the source of each figure, toolchain flags, HAL template files, emulator
 machine, flashing tools and the backends that measure it. The firmware targets
-(:mod:`sensorbudget.firmware_gen.targets`), the fit checks (:mod:`~sensorbudget.firmware_gen.memory`,
-:mod:`~sensorbudget.firmware_gen.build`), the flash plans (:mod:`~sensorbudget.firmware_gen.flash`),
+(:mod:`sensorbudget.firmware_gen.targets`), the fit checks
+(:mod:`~sensorbudget.firmware_gen.memory`, :mod:`~sensorbudget.firmware_gen.build`), the flash
+plans (:mod:`~sensorbudget.firmware_gen.flash`),
 the cost profiles (:mod:`sensorbudget.device_sim.costs`) and the backends' specs
 (:mod:`sensorbudget.device_sim.backends`) are read off it; no other module spells a board's
 name (``tests/firmware_gen/test_boards.py`` checks). Adding a board is one entry plus its HAL.
