@@ -44,6 +44,7 @@ from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
 from .replay import decision_agreement
 from .report_schema import check_report
+from .report_text import _breakdown, accuracy_text, stack_line, summary_markdown  # noqa: F401
 
 FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1
@@ -202,7 +203,8 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
         "format": FORMAT, "format_version": FORMAT_VERSION,
         "backend": result.backend, "numeric": result.numeric,
         "board": {"costed": profile.name, "image": getattr(backend, "target", None)},
-        "bundle": {"path": str(bundle_path), "sha256": meta.get("weights_sha256"),
+        "bundle": {"path": None if bundle_path is None else str(bundle_path),
+                   "sha256": meta.get("weights_sha256"),
                    "task": meta["task"], "targets": list(meta["targets"]),
                    "selected": list(meta["selected"]),
                    "required_sensors": list(meta.get("required_sensors", [])),
@@ -239,13 +241,6 @@ def stack_section(stack: dict | None, backend: str) -> dict:
             "measured": s["stack_measured"]}
 
 
-def stack_line(report: dict) -> str:
-    s = report.get("stack") or {"measured": "not recorded in this report"}
-    mark = ("" if s.get("high_water_bytes") is None else
-            f"{s['high_water_bytes']} bytes of a {s['reserve_bytes']}-byte reserve, ")
-    return f"stack high-water mark: {mark}{s['measured']}"
-
-
 def _with_kind(acc: dict, meta: dict, recordings_path) -> dict:
     """Each accuracy entry says what it measures: in-sample when the replayed recordings are
     the bundle's training recordings (the same bytes, :func:`sensorbudget.trainer.provenance.same_data`),
@@ -263,127 +258,6 @@ def _price(meta: dict) -> float:
     by_name = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
     return float(sum(by_name.get(n, {}).get("unit_price", 0.0)
                      for n in meta.get("required_sensors", [])))
-
-
-def _fmt(x, digits=4) -> str:
-    if x is None:
-        return "-"
-    if isinstance(x, float):
-        return f"{x:.{digits}g}"
-    return str(x)
-
-
-def summary_markdown(report: dict) -> str:
-    """A short Markdown summary of a report dictionary."""
-    c, e, b = report["cost"], report["energy"], report["bundle"]
-    label = "measured" if c["measured"] else "**estimated**"
-    lines = [f"# Simulation: {report['backend']} ({report['numeric']})", "",
-             f"Bundle `{b['path']}`: {len(b['selected'])} features "
-             f"({', '.join(b['selected'])}); sensors {', '.join(b['required_sensors'])}; "
-             f"window {b['window']}, hop {b['hop']} samples at {b['sample_rate_hz']:g} Hz.", "",
-             "| predictions | delivered | retried | lost | mismatches |", "|---|---|---|---|---|",
-             f"| {report['predictions']} | {report['delivered']} | {report['retried']} | "
-             f"{report['lost']} | {report['mismatches']} |", "",
-             *_decision_lines(report.get("decisions")),
-             f"## Compute per prediction ({c['unit']}, {label}: {c['method']})", "",
-             "| part | min | median | max |", "|---|---|---|---|"]
-    for part in ("extractors", "model", "total"):
-        s = c[part] or {}
-        lines.append(f"| {part} | {_fmt(s.get('min'))} | {_fmt(s.get('median'))} | "
-                     f"{_fmt(s.get('max'))} |")
-    for part, b in sorted((c.get("bench") or {}).items()):
-        lines.append(f"\nBENCH {part}: {b['total']} {b['unit']} over {b['reps']} runs = "
-                     f"{b['per_run']:.6g} per run")
-    lines += _breakdown(c)
-    p = report["profile"]
-    est = "; estimated" if e["estimated"] else ""
-    epp = e["energy_per_prediction_j"]
-    lines += ["", f"## Energy ({p['name']}: {p['clock_hz'] / 1e6:g} MHz, "
-              f"{p['active_power_w'] * 1e3:.3g} mW active{est})",
-              "", f"- source: {p['source']}",
-              f"- costed board: {p['name']}; measured by {report['backend']}"
-              + (f" on the {img} image" if (img := (report.get("board") or {}).get("image"))
-                 else " (no image built here)"),
-              f"- energy per prediction: sensors {_fmt(epp['sensors'])} J, "
-              f"compute {_fmt(epp['compute'])} J",
-              f"- latency (median) {_fmt((e['latency_s'] or {}).get('median'))} s, deadline "
-              f"{_fmt(e['deadline_s'])} s, misses {e['deadline_misses']}",
-              f"- duty cycle {_fmt(e['duty_cycle'])}, average power {_fmt(e['average_power_w'])} W,"
-              f" battery life {_fmt(e['battery_life_days'])} days on {_fmt(e['battery_wh'])} Wh"]
-    acc = report.get("accuracy") or {}
-    if acc.get("device"):
-        lines += _accuracy_lines(acc)
-    link = report.get("link") or {}
-    if link:
-        lines += ["", "## Link", "", ", ".join(f"{k} {v}" for k, v in link.items())]
-    lines += ["", "## Stack", "", f"- {stack_line(report)}"]
-    lines += ["", "Plots: cost_histogram.png, cost_breakdown.png, timeline.png", ""]
-    return "\n".join(lines)
-
-
-def _decision_lines(d) -> list:
-    """The calibrated decisions' agreement line (multi-label bundles with thresholds)."""
-    if not d:
-        return []
-    return [f"Label decisions (thresholds {d['rule']}): {d['mismatches']} of {d['windows']} "
-            f"windows differ from the reference's ({d['label_mismatches']} labels).", ""]
-
-
-def _breakdown(c: dict) -> list:
-    """The per-transform and per-extractor table of a cost section (Markdown lines)."""
-    rows = [("transform", k, v) for k, v in sorted((c.get("per_transform") or {}).items())]
-    rows += [("extractor", k, v) for k, v in sorted((c.get("per_extractor") or {}).items())]
-    if not rows:
-        return []
-    return ["", f"Per transform (paid once per window) and per extractor, {c['unit']} "
-                f"({c.get('per_extractor_method') or c.get('method', '')}):", "",
-            "| part | name | cost |", "|---|---|---|",
-            *(f"| {part} | {name} | {_fmt(float(v), 5)} |" for part, name, v in rows)]
-
-
-def _fmt_acc(acc) -> str:
-    if not acc:
-        return "-"
-    return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items()
-                     if not isinstance(v, (list, str)))
-
-
-def _accuracy_lines(acc: dict) -> list:
-    """The accuracy section: what is scored, device and reference, and the device's confusion
-    matrix (multi-class)."""
-    device = acc["device"]
-    lines = ["", "## Accuracy", ""]
-    if device.get("decisions"):
-        lines += [f"Against the recordings' targets; {device['decisions']}.", ""]
-    if device.get("data"):
-        lines += [f"Replayed recordings: {device['data']}.", ""]
-    lines += [f"- device: {_fmt_acc(device)}", f"- reference: {_fmt_acc(acc.get('reference'))}"]
-    if device.get("confusion") is not None:
-        lines += ["", "Confusion matrix of the device's decisions (rows: true class, "
-                  "columns: decided class):", "", "```", *_confusion(device), "```"]
-    return lines
-
-
-def _confusion(device: dict) -> list:
-    from sensorbudget.trainer.evaluation.metrics import confusion_lines
-
-    return confusion_lines(device["confusion"], device["classes"])
-
-
-def accuracy_text(report: dict) -> list:
-    """Plain lines for the terminal: the device's measures against the recordings' targets,
-    what they score, and the confusion matrix (multi-class); [] without targets."""
-    device = (report.get("accuracy") or {}).get("device")
-    if not device:
-        return []
-    what = f"; {device['decisions']}" if device.get("decisions") else ""
-    what += f"; {device['data']}" if device.get("data") else ""
-    lines = [f"device vs the recordings' targets ({device['n']} windows{what}): "
-             f"{_fmt_acc({k: v for k, v in device.items() if k != 'n'})}"]
-    if device.get("confusion") is not None:
-        lines += ["confusion matrix (rows: true class, columns: decided class):",
-                  *(f"  {line}" for line in _confusion(device))]
-    return lines
 
 
 def write_report(out_dir, report: dict, result=None, model=None) -> Path:

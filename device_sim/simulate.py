@@ -7,7 +7,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.firmware_gen.api import as_bundle
 from sensorbudget.trainer.sensing.recordings import load_recordings
 
 from .backends import best_backend, make_backend
@@ -68,9 +68,10 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     ``progress(done, total)`` is called after every answered push (samples sent so far).
 
     The bundle is loaded once and its plan made once (:class:`ReferenceModel`); the firmware
-    backends generate their firmware from that model.
+    backends generate their firmware from that model. ``bundle_dir`` may also be a loaded
+    bundle (the report then names its folder only when the object knows it).
     """
-    bundle = load_bundle(bundle_dir)
+    bundle, bundle_path = as_bundle(bundle_dir)
     model = ReferenceModel(bundle, numeric, full_scale=full_scale)
     recordings = load_recordings(recordings_path, model.sample_rate)
     if backend == "best":
@@ -91,7 +92,7 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
             dev.close()
         # the painted stack's high-water mark, printed into the log at exit (firmware backends)
         stack = dev.stack_usage() if hasattr(dev, "stack_usage") else None
-    report = build_report(result, dev, model, recordings, bundle_path=bundle_dir,
+    report = build_report(result, dev, model, recordings, bundle_path=bundle_path,
                           recordings_path=recordings_path, battery_wh=battery_wh, stack=stack)
     if report_dir is not None:
         write_report(report_dir, report, result, model)

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from ._errors import CliError, handle_errors
+from sensorbudget.device_sim.api import DEFAULT_TITLE
 
-DEFAULT_TITLE = "sensorbudget report"
+from ._errors import handle_errors
 
 #: ``--html FILE`` for the commands that also write the report of their own runs.
 html_option = click.option(
@@ -21,27 +21,18 @@ html_option = click.option(
 def check_html(html_out) -> None:
     """Refuse early (before any long work or other output) when the page cannot be written:
     plotly missing, or the target a directory, device node, FIFO or link."""
-    if html_out is None:
-        return
-    from sensorbudget.trainer.bundle.files import check_file_target
+    if html_out is not None:
+        from sensorbudget.device_sim.api import check_report_output
 
-    check_file_target(html_out)
-    try:
-        import plotly  # noqa: F401
-    except ImportError:
-        raise CliError("the HTML report needs plotly: pip install 'sensorbudget[report]'") \
-            from None
+        check_report_output(html_out)
 
 
 def write_html(html_out, runs, *, evaluations=None, title: str = DEFAULT_TITLE) -> None:
     """Write the report of the run folders ``runs`` (plus in-memory ``evaluations``: {name:
     results.json dict}) to ``html_out`` atomically."""
-    from sensorbudget.device_sim.html import report_html
-    from sensorbudget.trainer.bundle import write_atomically
+    from sensorbudget.device_sim.api import report
 
-    check_html(html_out)
-    text = report_html(runs, title, evaluations=evaluations)
-    write_atomically(html_out, text.encode("utf-8"))
+    report(runs, title=title, evaluations=evaluations).save(html_out)
 
 
 @click.command("report", short_help="One interactive HTML report of bundles, evaluations, "

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from sensorbudget.export.cgen import NUMERICS
-from sensorbudget.trainer.bundle import write_atomically
+from sensorbudget.firmware_gen.boards import BOARD_NAMES, DEFAULT_BOARD
 
 from ._errors import handle_errors
 from .cli_firmware import parse_full_scale, rounding_notes
@@ -81,6 +81,12 @@ class RateType(click.ParamType):
               default=None, help="Cost profile of the python (estimates) and serial backends "
                                  "(a board: nucleo-f4, arduino-uno) [default: cortex-m4f]; "
                                  "firmware backends use their target's.")
+@click.option("--board", type=click.Choice(BOARD_NAMES), default=None,
+              help="The board whose clock and power price the compute the backend measures "
+                   f"(measuring and costing are separate: --backend unicorn-m4f --board "
+                   f"{DEFAULT_BOARD}) [default: the board the backend's image is built for; "
+                   f"python and serial: {DEFAULT_BOARD}]; 'sensorbudget targets' lists the "
+                   f"boards.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the generated and compiled firmware here (default: a temporary dir).")
 @click.option("--progress", "show_progress", is_flag=True,
@@ -88,25 +94,25 @@ class RateType(click.ParamType):
 @html_option
 @handle_errors
 def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir, battery_mah,
-                     battery_v, timeout, retries, full_scale, profile, workdir,
+                     battery_v, timeout, retries, full_scale, profile, board, workdir,
                      show_progress=False, html_out=None):
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
-    from sensorbudget.device_sim.simulate import simulate
+    from sensorbudget.device_sim.api import simulate
 
     from .progress import ProgressBar
 
     check_html(html_out)
-    report, _ = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
-                         report_dir=report_dir, battery_wh=battery_mah * battery_v / 1000.0,
-                         workdir=workdir, timeout=timeout, retries=retries,
-                         full_scale=full_scale, profile=profile,
-                         progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
+    sim = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
+                   battery_wh=battery_mah * battery_v / 1000.0, workdir=workdir,
+                   timeout=timeout, retries=retries, full_scale=full_scale, profile=profile,
+                   board=board,
+                   progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
+    sim.save(report_dir)
+    report = sim.report
     click.echo(printable(format_outcome(report)))
-    from sensorbudget.device_sim.report import accuracy_text, stack_line
-
-    click.echo(printable(stack_line(report)))
-    for line in accuracy_text(report):
+    click.echo(printable(sim.stack_line()))
+    for line in sim.accuracy_lines():
         click.echo(printable(line))
     if numeric != "float32":
         for note in rounding_notes(full_scale):
@@ -129,7 +135,8 @@ def format_outcome(report: dict) -> str:
             f"lost, {report['mismatches']} mismatches\n"
             f"compute per prediction ({c['unit']}, {label}): extractors {_g(med['extractors'])}, "
             f"model {_g(med['model'])}\n"
-            f"energy per prediction: sensors {_g(e['energy_per_prediction_j']['sensors'])} J, "
+            f"energy per prediction (costed on {report['profile']['name']}): sensors "
+            f"{_g(e['energy_per_prediction_j']['sensors'])} J, "
             f"compute {_g(e['energy_per_prediction_j']['compute'])} J; average power "
             f"{_g(e['average_power_w'])} W; battery life {_g(e['battery_life_days'])} days")
 
@@ -149,14 +156,14 @@ def _g(x) -> str:
 def compare_command(side_a, side_b, markdown, output, html_out=None):
     """Side-by-side cost/accuracy table of two simulation reports (or bundle directories),
     e.g. the full-sensor model against the budgeted one."""
-    from sensorbudget.device_sim.compare import compare_rows, format_table, load_side
+    from sensorbudget.device_sim.api import compare
 
     check_html(html_out)
-    rows = compare_rows(load_side(side_a), load_side(side_b))
-    text = format_table(rows, names=(str(side_a), str(side_b)), markdown=markdown)
+    comparison = compare(side_a, side_b)
+    text = comparison.table(markdown=markdown)
     click.echo(printable(text))
     if output is not None:
-        write_atomically(output, (text + "\n").encode())
+        comparison.save(output, markdown=markdown)
     if html_out is not None:
         write_html(html_out, [side_a, side_b])
         click.echo(f"wrote {html_out}")

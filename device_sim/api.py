@@ -1,0 +1,338 @@
+"""The typed Python API of the device side: simulate, the HTML report, and ``load`` of any saved
+artefact.
+
+>>> import sensorbudget as sb                                              # doctest: +SKIP
+>>> sim = sb.simulate("bundle", "recordings.csv", backend="unicorn-m4f", board="nucleo-f4")
+>>> sim.mismatches, sim.accuracy["device"], sim.save("sim")     # 'simulate --report sim'
+>>> sb.report(["bundle", "sim"], title="Gait").save("report.html")      # 'sensorbudget report'
+>>> sb.load("sim").report["energy"]["battery_life_days"]
+
+:func:`simulate` returns a :class:`Simulation` whose ``save(folder)`` writes the simulation
+report the command writes (report.json, summary.md, the plots); :func:`report` returns a
+:class:`Report` whose ``save(file)`` writes the page; :func:`compare` a :class:`Comparison`;
+:func:`load` reads any folder or file the project writes back into its typed object.
+
+The kind comes from the folder's manifest (:mod:`sensorbudget.trainer.bundle.manifest`: bundle,
+evaluation report, simulation report, firmware, C library) or, for a folder without a valid
+one (an older output), from the one file that marks each kind (model.json, results.json,
+report.json, firmware.json, c_library.json); a file is a feature NPZ (``.npz``), an HTML
+report (``.html``) or one of those marker files (its folder is read).
+
+=================  ==========================================================
+kind               typed object
+=================  ==========================================================
+bundle             :class:`sensorbudget.trainer.api.Bundle`
+features file      :class:`sensorbudget.trainer.api.Dataset`
+evaluation report  :class:`sensorbudget.trainer.api.Evaluation`
+simulation report  :class:`sensorbudget.device_sim.api.Simulation`
+firmware           :class:`sensorbudget.firmware_gen.api.Firmware`
+C library          :class:`sensorbudget.firmware_gen.api.CLibrary`
+HTML report        :class:`sensorbudget.device_sim.api.Report`
+=================  ==========================================================
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import DeviceError
+
+DEFAULT_TITLE = "sensorbudget report"
+SIMULATION_KIND = "simulation report"     # the kind named in a simulation folder's manifest
+
+
+@dataclass
+class Simulation:
+    """One replay of recordings through a model on a backend.
+
+    Attributes
+    ----------
+    report : dict
+        What ``report.json`` holds (format ``sensorbudget-sim-report``; the fields:
+        :mod:`sensorbudget.device_sim.report`).
+    result : ReplayResult or None
+        Every prediction of the replay (None for a simulation read back from a folder).
+    model : ReferenceModel or None
+        The reference the device was checked against (None when read back).
+    stored : dict
+        {file name: bytes} of a simulation read back (what :meth:`save` writes again).
+    """
+
+    report: dict
+    result: object = None
+    model: object = None
+    stored: dict = field(default_factory=dict)
+    path: Path | None = None
+
+    backend = property(lambda self: self.report["backend"])
+    numeric = property(lambda self: self.report["numeric"])
+    predictions = property(lambda self: self.report["predictions"])
+    mismatches = property(lambda self: self.report["mismatches"])
+    accuracy = property(lambda self: self.report.get("accuracy") or {})
+    cost = property(lambda self: self.report["cost"])
+    energy = property(lambda self: self.report["energy"])
+
+    def summary(self) -> str:
+        """summary.md: the Markdown summary."""
+        from .report_text import summary_markdown
+
+        return summary_markdown(self.report)
+
+    def stack_line(self) -> str:
+        """The firmware's stack high-water mark against its board's reserve, as one line."""
+        from .report_text import stack_line
+
+        return stack_line(self.report)
+
+    def accuracy_lines(self) -> list:
+        """The device's measures against the recordings' targets, as terminal lines."""
+        from .report_text import accuracy_text
+
+        return accuracy_text(self.report)
+
+    def save(self, path) -> Path:
+        """Write the simulation report folder ``path`` (report.json, summary.md and, with
+        matplotlib, the plots), all or nothing; a folder the tool did not write is refused."""
+        from sensorbudget.trainer.bundle.files import write_folder_atomically
+
+        from .report import write_report
+
+        if self.stored:
+            write_folder_atomically(path, dict(self.stored), kind=SIMULATION_KIND)
+        else:
+            write_report(path, self.report, self.result, self.model)
+        self.path = Path(path)
+        return self.path
+
+
+def _source(bundle_or_firmware, numeric, full_scale, board):
+    """(bundle, numeric, full_scale, board) of a bundle, or of the API's Firmware: its
+    bundle, arithmetic, full scales and target board (given values must agree)."""
+    from sensorbudget.firmware_gen.api import Firmware
+
+    if not isinstance(bundle_or_firmware, Firmware):
+        return bundle_or_firmware, numeric or "float32", full_scale, board
+    fw = bundle_or_firmware
+    if fw.bundle is None:
+        raise DeviceError(f"the firmware {str(fw.path)!r} was read back from a folder and "
+                          f"does not hold its bundle: simulate the bundle (its sha256 "
+                          f"{fw.manifest['bundle_sha256'][:12]}...) instead")
+    if numeric is not None and numeric != fw.numeric:
+        raise DeviceError(f"numeric={numeric!r} differs from the firmware's {fw.numeric!r}")
+    if full_scale is None and fw.plan is not None and fw.plan.full_scale is not None:
+        full_scale = dict(zip(fw.plan.channels, fw.plan.full_scale))
+    return fw.bundle, fw.numeric, full_scale, board or fw.target
+
+
+def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=None,
+             numeric=None, rate=None, battery_wh=None, workdir=None, timeout=None,
+             retries: int = 4, full_scale=None, profile=None, bench: bool = True,
+             progress=None) -> Simulation:
+    """Replay ``recordings`` (a file or folder of recordings) through a model on ``backend``
+    (``sensorbudget simulate``; :func:`sensorbudget.device_sim.simulate.simulate`).
+
+    Parameters
+    ----------
+    bundle_or_firmware : path, Bundle or Firmware
+        A bundle, or a :class:`sensorbudget.firmware_gen.api.Firmware` made by
+        ``firmware(...)``: its bundle, numeric, full scales and (as ``board``) its target.
+    backend : str
+        python, host, qemu-m4f, ..., ``serial:URL`` or best.
+    board : str, optional
+        The board whose clock and power cost the measured compute (default: the image's).
+    numeric : {"float32", "q15", "q31"}, optional
+        Default float32 (a firmware's own).
+    battery_wh : float, optional
+        Battery energy for the battery-life estimate (default 3.7 Wh: 1000 mAh at 3.7 V).
+    """
+    from sensorbudget.firmware_gen.api import as_bundle
+
+    from .reference import ReferenceModel
+    from .simulate import DEFAULT_BATTERY_WH
+    from .simulate import simulate as run
+
+    bundle, numeric, full_scale, board = _source(bundle_or_firmware, numeric, full_scale, board)
+    loaded, where = as_bundle(bundle)
+    options = {}
+    if board is not None:
+        if "board" not in inspect.signature(run).parameters:
+            raise DeviceError(f"board={board!r}: costing on a board other than the "
+                              f"backend's is not available in this version")
+        options["board"] = board
+    report, result = run(bundle if where is None else where, recordings, backend=backend,
+                         numeric=numeric, rate=rate,
+                         battery_wh=DEFAULT_BATTERY_WH if battery_wh is None else battery_wh,
+                         workdir=workdir, bench=bench, timeout=timeout, retries=retries,
+                         full_scale=full_scale, profile=profile, progress=progress, **options)
+    model = ReferenceModel(loaded, numeric, full_scale=full_scale)     # for the timeline plot
+    return Simulation(report=report, result=result, model=model)
+
+
+@dataclass
+class Report:
+    """The interactive HTML page of runs (``sensorbudget report``): ``html`` (the page),
+    ``title`` and ``runs`` (the folders it shows)."""
+
+    html: str
+    title: str = DEFAULT_TITLE
+    runs: tuple = ()
+    path: Path | None = None
+
+    def save(self, path) -> Path:
+        """Write the page to the file ``path`` atomically (a directory, device node, FIFO or
+        link is refused)."""
+        from sensorbudget.trainer.bundle.files import write_atomically
+
+        check_report_output(path)
+        write_atomically(path, self.html.encode("utf-8"))
+        self.path = Path(path)
+        return self.path
+
+
+def check_report_output(path) -> None:
+    """DeviceError unless the page can be written to ``path``: plotly installed, the target
+    not a directory, device node, FIFO or link. Cheap: a command runs it before long work."""
+    from sensorbudget.trainer.bundle.files import check_file_target
+
+    if path is not None:
+        check_file_target(path)
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        raise DeviceError("the HTML report needs plotly: pip install 'sensorbudget[report]'") \
+            from None
+
+
+def _run_path(run) -> Path:
+    if isinstance(run, (str, os.PathLike)):
+        return Path(run)
+    where = getattr(run, "path", None)
+    if where is None:
+        raise DeviceError(f"a {type(run).__name__} that was not saved has no folder to "
+                          f"report: save it first, or pass its folder")
+    return Path(where)
+
+
+def report(runs, *, title: str = DEFAULT_TITLE, evaluations=None) -> Report:
+    """The HTML report of ``runs``: folders (bundles, evaluation and simulation reports, built
+    firmware) or saved typed objects, plus ``evaluations`` ({name: results.json dictionary})
+    not written to disk; needs plotly (sensorbudget[report])."""
+    from .html import report_html
+
+    check_report_output(None)
+    paths = [_run_path(r) for r in runs]
+    return Report(html=report_html(paths, title, evaluations=evaluations), title=title,
+                  runs=tuple(paths))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two simulations (or bundles' estimates) side by side (``sensorbudget compare``):
+    ``rows`` ([(metric, value A, value B)]) and ``names``."""
+
+    rows: list
+    names: tuple
+
+    def table(self, markdown: bool = False) -> str:
+        from .compare import format_table
+
+        return format_table(self.rows, names=self.names, markdown=markdown)
+
+    def save(self, path, *, markdown: bool = False) -> None:
+        """Write the table (plain or Markdown) to ``path``, as ``compare -o`` does."""
+        from sensorbudget.trainer.bundle.files import write_atomically
+
+        write_atomically(path, (self.table(markdown) + "\n").encode())
+
+
+def compare(side_a, side_b) -> Comparison:
+    """Compare two simulation report folders (or bundle folders: their cost estimates)."""
+    from .compare import compare_rows, load_side
+
+    return Comparison(rows=compare_rows(load_side(side_a), load_side(side_b)),
+                      names=(str(side_a), str(side_b)))
+
+
+#: the file that marks a folder of each kind (a folder without a manifest)
+MARKERS = {"model.json": "bundle", "results.json": "evaluation report",
+           "report.json": "simulation report", "firmware.json": "firmware",
+           "c_library.json": "C library"}
+_TITLE = re.compile(r"<title>(.*?)</title>", re.S)
+
+
+def kind_of(path) -> str:
+    """The kind of the saved artefact at ``path`` (see the module notes), or DeviceError."""
+    from sensorbudget.trainer.bundle.manifest import read_manifest
+
+    path = Path(path)
+    if path.is_file():
+        suffix = path.suffix.lower()
+        if suffix == ".npz":
+            return "features file"
+        if suffix in (".html", ".htm"):
+            return "HTML report"
+        if path.name in MARKERS:
+            return MARKERS[path.name]
+        raise DeviceError(f"{str(path)!r} is not a file sensorbudget reads back (a feature "
+                          f".npz, an HTML report, or a folder's {', '.join(MARKERS)})")
+    if not path.is_dir():
+        raise DeviceError(f"{str(path)!r} does not exist")
+    manifest = read_manifest(path)
+    if manifest is not None:
+        return manifest["kind"]
+    found = [kind for name, kind in MARKERS.items() if (path / name).is_file()]
+    if len(found) != 1:
+        raise DeviceError(f"{str(path)!r} holds {'none' if not found else 'more than one'} of "
+                          f"{', '.join(MARKERS)}: not a folder sensorbudget wrote")
+    return found[0]
+
+
+def load(path):
+    """The typed object of the saved artefact at ``path`` (see the module notes)."""
+    from sensorbudget.firmware_gen.api import read_firmware, read_library
+    from sensorbudget.trainer import api as trainer_api
+
+    path = Path(path)
+    kind = kind_of(path)
+    folder = path.parent if path.is_file() and path.name in MARKERS else path
+    readers = {"bundle": trainer_api.Bundle.load, "evaluation report": trainer_api.Evaluation.load,
+               "simulation report": read_simulation, "firmware": read_firmware,
+               "C library": read_library, "features file": trainer_api.Dataset.load,
+               "HTML report": read_report}
+    if kind not in readers:
+        raise DeviceError(f"{str(path)!r} is a sensorbudget {kind}, which load does not read")
+    return readers[kind](folder)
+
+
+def read_simulation(path):
+    """A simulation report folder (report.json checked: :func:`~.report.load_report`)."""
+    from sensorbudget.firmware_gen.api import folder_files
+
+    from .report import load_report
+
+    folder = Path(path)
+    report = load_report(folder)
+    stored = {rel: data for rel, (data, _) in folder_files(folder).items()}
+    return Simulation(report=report, stored=stored, path=folder)
+
+
+def read_report(path):
+    """An HTML report file written by ``sensorbudget report`` (or ``Report.save``)."""
+    path = Path(path)
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise DeviceError(f"{str(path)!r} is not a readable HTML report: {exc}") from None
+    title = _TITLE.search(text)
+    if title is None or "plotly" not in text.lower():
+        raise DeviceError(f"{str(path)!r} is not an HTML report written by sensorbudget")
+    return Report(html=text, title=html.unescape(title.group(1)), path=path)
+
+
+__all__ = ["Simulation", "simulate", "Report", "report", "Comparison", "compare", "load",
+           "check_report_output", "DEFAULT_TITLE"]

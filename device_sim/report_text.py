@@ -1,0 +1,134 @@
+"""The simulation report as text: summary.md (:func:`summary_markdown`) and the lines the command
+prints (:func:`accuracy_text`, :func:`stack_line`), read off a report.json dictionary
+(:mod:`sensorbudget.device_sim.report`)."""
+
+from __future__ import annotations
+
+
+def stack_line(report: dict) -> str:
+    s = report.get("stack") or {"measured": "not recorded in this report"}
+    mark = ("" if s.get("high_water_bytes") is None else
+            f"{s['high_water_bytes']} bytes of a {s['reserve_bytes']}-byte reserve, ")
+    return f"stack high-water mark: {mark}{s['measured']}"
+
+
+def _fmt(x, digits=4) -> str:
+    if x is None:
+        return "-"
+    if isinstance(x, float):
+        return f"{x:.{digits}g}"
+    return str(x)
+
+
+def summary_markdown(report: dict) -> str:
+    """A short Markdown summary of a report dictionary."""
+    c, e, b = report["cost"], report["energy"], report["bundle"]
+    label = "measured" if c["measured"] else "**estimated**"
+    lines = [f"# Simulation: {report['backend']} ({report['numeric']})", "",
+             ("A bundle not read from a folder" if b["path"] is None else f"Bundle `{b['path']}`")
+             + f": {len(b['selected'])} features "
+             f"({', '.join(b['selected'])}); sensors {', '.join(b['required_sensors'])}; "
+             f"window {b['window']}, hop {b['hop']} samples at {b['sample_rate_hz']:g} Hz.", "",
+             "| predictions | delivered | retried | lost | mismatches |", "|---|---|---|---|---|",
+             f"| {report['predictions']} | {report['delivered']} | {report['retried']} | "
+             f"{report['lost']} | {report['mismatches']} |", "",
+             *_decision_lines(report.get("decisions")),
+             f"## Compute per prediction ({c['unit']}, {label}: {c['method']})", "",
+             "| part | min | median | max |", "|---|---|---|---|"]
+    for part in ("extractors", "model", "total"):
+        s = c[part] or {}
+        lines.append(f"| {part} | {_fmt(s.get('min'))} | {_fmt(s.get('median'))} | "
+                     f"{_fmt(s.get('max'))} |")
+    for part, b in sorted((c.get("bench") or {}).items()):
+        lines.append(f"\nBENCH {part}: {b['total']} {b['unit']} over {b['reps']} runs = "
+                     f"{b['per_run']:.6g} per run")
+    lines += _breakdown(c)
+    p = report["profile"]
+    est = "; estimated" if e["estimated"] else ""
+    epp = e["energy_per_prediction_j"]
+    lines += ["", f"## Energy ({p['name']}: {p['clock_hz'] / 1e6:g} MHz, "
+              f"{p['active_power_w'] * 1e3:.3g} mW active{est})",
+              "", f"- source: {p['source']}",
+              f"- costed board: {p['name']}; measured by {report['backend']}"
+              + (f" on the {img} image" if (img := (report.get("board") or {}).get("image"))
+                 else " (no image built here)"),
+              f"- energy per prediction: sensors {_fmt(epp['sensors'])} J, "
+              f"compute {_fmt(epp['compute'])} J",
+              f"- latency (median) {_fmt((e['latency_s'] or {}).get('median'))} s, deadline "
+              f"{_fmt(e['deadline_s'])} s, misses {e['deadline_misses']}",
+              f"- duty cycle {_fmt(e['duty_cycle'])}, average power {_fmt(e['average_power_w'])} W,"
+              f" battery life {_fmt(e['battery_life_days'])} days on {_fmt(e['battery_wh'])} Wh"]
+    acc = report.get("accuracy") or {}
+    if acc.get("device"):
+        lines += _accuracy_lines(acc)
+    link = report.get("link") or {}
+    if link:
+        lines += ["", "## Link", "", ", ".join(f"{k} {v}" for k, v in link.items())]
+    lines += ["", "## Stack", "", f"- {stack_line(report)}"]
+    lines += ["", "Plots: cost_histogram.png, cost_breakdown.png, timeline.png", ""]
+    return "\n".join(lines)
+
+
+def _decision_lines(d) -> list:
+    """The calibrated decisions' agreement line (multi-label bundles with thresholds)."""
+    if not d:
+        return []
+    return [f"Label decisions (thresholds {d['rule']}): {d['mismatches']} of {d['windows']} "
+            f"windows differ from the reference's ({d['label_mismatches']} labels).", ""]
+
+
+def _breakdown(c: dict) -> list:
+    """The per-transform and per-extractor table of a cost section (Markdown lines)."""
+    rows = [("transform", k, v) for k, v in sorted((c.get("per_transform") or {}).items())]
+    rows += [("extractor", k, v) for k, v in sorted((c.get("per_extractor") or {}).items())]
+    if not rows:
+        return []
+    return ["", f"Per transform (paid once per window) and per extractor, {c['unit']} "
+                f"({c.get('per_extractor_method') or c.get('method', '')}):", "",
+            "| part | name | cost |", "|---|---|---|",
+            *(f"| {part} | {name} | {_fmt(float(v), 5)} |" for part, name, v in rows)]
+
+
+def _fmt_acc(acc) -> str:
+    if not acc:
+        return "-"
+    return ", ".join(f"{k} {_fmt(v)}" for k, v in acc.items()
+                     if not isinstance(v, (list, str)))
+
+
+def _accuracy_lines(acc: dict) -> list:
+    """The accuracy section: what is scored, device and reference, and the device's confusion
+    matrix (multi-class)."""
+    device = acc["device"]
+    lines = ["", "## Accuracy", ""]
+    if device.get("decisions"):
+        lines += [f"Against the recordings' targets; {device['decisions']}.", ""]
+    if device.get("data"):
+        lines += [f"Replayed recordings: {device['data']}.", ""]
+    lines += [f"- device: {_fmt_acc(device)}", f"- reference: {_fmt_acc(acc.get('reference'))}"]
+    if device.get("confusion") is not None:
+        lines += ["", "Confusion matrix of the device's decisions (rows: true class, "
+                  "columns: decided class):", "", "```", *_confusion(device), "```"]
+    return lines
+
+
+def _confusion(device: dict) -> list:
+    from sensorbudget.trainer.evaluation.metrics import confusion_lines
+
+    return confusion_lines(device["confusion"], device["classes"])
+
+
+def accuracy_text(report: dict) -> list:
+    """Plain lines for the terminal: the device's measures against the recordings' targets,
+    what they score, and the confusion matrix (multi-class); [] without targets."""
+    device = (report.get("accuracy") or {}).get("device")
+    if not device:
+        return []
+    what = f"; {device['decisions']}" if device.get("decisions") else ""
+    what += f"; {device['data']}" if device.get("data") else ""
+    lines = [f"device vs the recordings' targets ({device['n']} windows{what}): "
+             f"{_fmt_acc({k: v for k, v in device.items() if k != 'n'})}"]
+    if device.get("confusion") is not None:
+        lines += ["confusion matrix (rows: true class, columns: decided class):",
+                  *(f"  {line}" for line in _confusion(device))]
+    return lines

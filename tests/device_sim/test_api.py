@@ -1,0 +1,183 @@
+"""sensorbudget.device_sim.api: simulate, report, compare and load against the commands they stand
+under. The command, run on the same data, is the reference: the API's ``.save`` writes the same
+bytes (wall-clock fields aside: report.json's ``round_trip_s``), and every saved kind read back
+with ``load`` saves the same bytes again."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import sensorbudget as sb
+from sensorbudget.cli import main
+from sensorbudget.device_sim.api import Comparison, Report, Simulation, compare, kind_of
+from sensorbudget.device_sim.errors import DeviceError
+from sensorbudget.firmware_gen.api import CLibrary, Firmware
+from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
+
+#: report.json fields measured on the wall clock (they differ between any two runs)
+WALL_CLOCK = ("round_trip_s",)
+
+
+def run(*args) -> str:
+    result = CliRunner().invoke(main, [str(a) for a in args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def folder_bytes(path) -> dict:
+    path = Path(path)
+    if path.is_file():
+        return {"": path.read_bytes()}
+    return {p.relative_to(path).as_posix(): p.read_bytes()
+            for p in sorted(path.rglob("*")) if p.is_file()}
+
+
+def same_simulation(a, b) -> None:
+    """Two simulation report folders hold the same files with the same bytes, report.json
+    compared without its wall-clock fields (and so the manifest without its hash)."""
+    fa, fb = folder_bytes(a), folder_bytes(b)
+    assert sorted(fa) == sorted(fb)
+    ra, rb = (json.loads(f.pop("report.json")) for f in (fa, fb))
+    for field in WALL_CLOCK:
+        assert ra.pop(field)["n"] == rb.pop(field)["n"] > 0
+    assert ra == rb
+    ma, mb = (json.loads(f.pop(MANIFEST_FILE)) for f in (fa, fb))
+    assert sorted(ma["files"]) == sorted(mb["files"]) and ma["kind"] == mb["kind"]
+    assert fa == fb                        # summary.md and the plots, byte for byte
+
+
+def test_simulate_save_writes_what_the_command_writes(tiny, tmp_path):
+    bundle, rec, _ = tiny
+    output = run("simulate", bundle, "--recordings", rec, "--report", tmp_path / "cli")
+    sim = sb.simulate(bundle, rec)
+    assert isinstance(sim, Simulation) and sim.save(tmp_path / "api") == tmp_path / "api"
+    same_simulation(tmp_path / "cli", tmp_path / "api")
+    assert sim.report["bundle"]["path"] == str(bundle)
+    assert f"{sim.predictions} predictions" in output and sim.mismatches == 0
+    for line in sim.accuracy_lines():
+        assert line in output
+    assert sim.stack_line() in output
+    assert (tmp_path / "api" / "summary.md").read_text() == sim.summary()
+
+
+def test_simulate_of_a_loaded_bundle_names_no_folder(tiny, tmp_path):
+    bundle, rec, _ = tiny
+    by_path, by_object = sb.simulate(bundle, rec), sb.simulate(sb.Bundle.load(bundle), rec)
+    assert by_object.report["bundle"]["path"] is None
+    by_path.report["bundle"]["path"] = None
+    for sim in (by_path, by_object):
+        for field in WALL_CLOCK:
+            sim.report.pop(field)
+    assert by_object.report == by_path.report
+    assert "A bundle not read from a folder" in by_object.summary()
+
+
+def test_simulate_a_firmware_replays_its_bundle_numeric_and_full_scales(tiny, tmp_path):
+    bundle, rec, _ = tiny
+    fw = sb.firmware(bundle, target="arduino-uno", numeric="q15", full_scale={"*": 64})
+    from_fw = sb.simulate(fw, rec)
+    direct = sb.simulate(bundle, rec, numeric="q15", full_scale={"*": 64}, board="arduino-uno")
+    from_fw.save(tmp_path / "fw")
+    direct.save(tmp_path / "direct")
+    same_simulation(tmp_path / "fw", tmp_path / "direct")
+    assert from_fw.numeric == "q15" and from_fw.report["profile"]["name"] == "arduino-uno"
+    with pytest.raises(DeviceError, match="numeric='q31' differs from the firmware's 'q15'"):
+        sb.simulate(fw, rec, numeric="q31")
+
+
+def test_simulate_board_option_equals_the_board_parameter(tiny, tmp_path):
+    bundle, rec, _ = tiny
+    run("simulate", bundle, "--recordings", rec, "--report", tmp_path / "cli", "--board",
+        "arduino-uno")
+    sim = sb.simulate(bundle, rec, board="arduino-uno")
+    sim.save(tmp_path / "api")
+    same_simulation(tmp_path / "cli", tmp_path / "api")
+    other = sb.simulate(bundle, rec)
+    assert sim.report["profile"]["name"] == "arduino-uno" != other.report["profile"]["name"]
+    assert sim.report["backend"] == other.report["backend"] == "python"
+
+
+def test_report_and_compare_save_what_the_commands_write(tiny, tmp_path):
+    pytest.importorskip("plotly")
+    bundle, rec, _ = tiny
+    sim = sb.simulate(bundle, rec)
+    sim.save(tmp_path / "sim")
+    run("report", bundle, tmp_path / "sim", "-o", tmp_path / "cli.html", "--title", "Tiny <b>")
+    page = sb.report([bundle, sim], title="Tiny <b>")
+    assert isinstance(page, Report) and page.save(tmp_path / "api.html")
+    assert (tmp_path / "api.html").read_bytes() == (tmp_path / "cli.html").read_bytes()
+    run("compare", bundle, tmp_path / "sim", "--markdown", "-o", tmp_path / "cli.md")
+    comparison = compare(bundle, tmp_path / "sim")
+    assert isinstance(comparison, Comparison)
+    comparison.save(tmp_path / "api.md", markdown=True)
+    assert (tmp_path / "api.md").read_bytes() == (tmp_path / "cli.md").read_bytes()
+    with pytest.raises(DeviceError, match="was not saved has no folder"):
+        sb.report([sb.simulate(bundle, rec)])
+
+
+@pytest.fixture(scope="module")
+def saved(tiny, tmp_path_factory):
+    """{kind: path} of one saved artefact of every kind, each written by its command."""
+    bundle, rec, sensors = tiny
+    base = tmp_path_factory.mktemp("saved")
+    run("features", rec, "--sensors", sensors, "-o", base / "feats.npz")
+    run("evaluate", base / "feats.npz", "--budgets", "1,2", "--folds", "2", "--report",
+        base / "ev")
+    run("simulate", bundle, "--recordings", rec, "--report", base / "sim")
+    run("firmware", bundle, "--target", "arduino-uno", "--numeric", "q15", "-o", base / "fw")
+    run("export", "c-library", bundle, "-o", base / "lib", "--name", "tiny")
+    out = {"bundle": bundle, "features file": base / "feats.npz", "evaluation report":
+           base / "ev", "simulation report": base / "sim", "firmware": base / "fw",
+           "C library": base / "lib"}
+    try:
+        import plotly  # noqa: F401
+    except ImportError:
+        return out
+    run("report", bundle, base / "sim", base / "ev", "-o", base / "report.html")
+    return {**out, "HTML report": base / "report.html"}
+
+
+TYPES = {"bundle": sb.Bundle, "features file": sb.Dataset, "evaluation report": sb.Evaluation,
+         "simulation report": Simulation, "firmware": Firmware, "C library": CLibrary,
+         "HTML report": Report}
+
+
+@pytest.mark.parametrize("kind", list(TYPES))
+def test_load_reads_every_kind_and_saves_the_same_bytes(saved, tmp_path, kind):
+    if kind not in saved:
+        pytest.skip("the HTML report needs plotly (sensorbudget[report])")
+    path = saved[kind]
+    assert kind_of(path) == kind
+    obj = sb.load(path)
+    assert type(obj) is TYPES[kind]
+    again = tmp_path / ("again" + Path(path).suffix)
+    obj.save(again)
+    original, copy = folder_bytes(path), folder_bytes(again)
+    if kind == "evaluation report":
+        # report.md's title is the evaluation's (not stored in results.json); the numbers
+        # are in the other files
+        for files in (original, copy):
+            files.pop("report.md"), files.pop(MANIFEST_FILE)
+    assert copy == original
+
+
+def test_load_of_a_marker_file_reads_its_folder(saved):
+    sim = sb.load(saved["simulation report"] / "report.json")
+    assert sim.report == json.loads((saved["simulation report"] / "report.json").read_text())
+    assert sb.load(saved["firmware"] / "firmware.json").numeric == "q15"
+
+
+def test_load_refuses_what_sensorbudget_did_not_write(tmp_path):
+    (tmp_path / "notes.txt").write_text("hello")
+    with pytest.raises(DeviceError, match="notes.txt' is not a file sensorbudget reads back"):
+        sb.load(tmp_path / "notes.txt")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DeviceError, match="holds none of model.json"):
+        sb.load(tmp_path / "empty")
+    with pytest.raises(DeviceError, match="does not exist"):
+        sb.load(tmp_path / "missing")
+    (tmp_path / "page.html").write_text("<html><title>x</title></html>")
+    with pytest.raises(DeviceError, match="not an HTML report written by sensorbudget"):
+        sb.load(tmp_path / "page.html")
