@@ -18,5 +18,8 @@
 - :mod:`~sensorbudget.device_sim.errors`: the package's exceptions.
 - :mod:`~sensorbudget.device_sim.html`: the interactive HTML report of bundles, evaluations and simulations
   (``sensorbudget report``).
-- :func:`sensorbudget.device_sim.simulate.simulate` ties them together (``sensorbudget simulate``).
+- :func:`sensorbudget.device_sim.simulate.simulate` ties them together (``sensorbudget simulate``);
+  :mod:`~sensorbudget.device_sim.report_text`: summary.md and the printed lines.
+- :mod:`~sensorbudget.device_sim.api`: the typed Python API (``simulate`` -> ``Simulation``,
+  ``report`` -> ``Report``, ``compare``, ``load`` of any saved artefact), what the commands call.
 """

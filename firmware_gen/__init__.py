@@ -20,6 +20,8 @@ Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library
   :mod:`~sensorbudget.firmware_gen.library_build` (CMake, make, Arduino, PlatformIO, Zephyr files),
   :mod:`~sensorbudget.firmware_gen.library_arduino` (the example sketch), :mod:`~sensorbudget.firmware_gen.library_decide`
   (``<name>_decide``), :mod:`~sensorbudget.firmware_gen.library_wrap` (line lengths of the build files).
+- :mod:`~sensorbudget.firmware_gen.api`: the typed Python API (``firmware`` -> ``Firmware``,
+  ``library`` -> ``CLibrary``, ``onnx_model``, ``c_header``), what the commands call.
 
 >>> from sensorbudget.firmware_gen import TARGETS, NUMERICS
 >>> sorted(TARGETS), NUMERICS  # the boards of the registry (firmware_gen.boards)
