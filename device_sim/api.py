@@ -258,6 +258,16 @@ def compare(side_a, side_b) -> Comparison:
                       names=(str(side_a), str(side_b)))
 
 
+def calibrate(sensors_toml, reports, *, allow_estimated: bool = False):
+    """``sensors_toml`` with the per-extractor compute costs measured in ``reports``
+    (simulation report folders, or saved Simulations) merged in (``sensorbudget calibrate``):
+    a :class:`~sensorbudget.device_sim.calibrate.Calibration`, whose ``save(path=None)``
+    writes it (by default in place of the sensors file)."""
+    from .calibrate import calibration
+
+    return calibration(sensors_toml, [_run_path(r) for r in reports], allow_estimated)
+
+
 #: the file that marks a folder of each kind (a folder without a manifest)
 MARKERS = {"model.json": "bundle", "results.json": "evaluation report",
            "report.json": "simulation report", "firmware.json": "firmware",
@@ -334,5 +344,5 @@ def read_report(path):
     return Report(html=text, title=html.unescape(title.group(1)), path=path)
 
 
-__all__ = ["Simulation", "simulate", "Report", "report", "Comparison", "compare", "load",
-           "check_report_output", "DEFAULT_TITLE"]
+__all__ = ["Simulation", "simulate", "Report", "report", "Comparison", "compare", "calibrate",
+           "load", "check_report_output", "DEFAULT_TITLE"]

@@ -22,6 +22,7 @@ atomically (temporary file + ``os.replace``). A training run can then budget wit
 from __future__ import annotations
 
 import tomllib
+from dataclasses import dataclass
 from pathlib import Path
 
 import tomli_w
@@ -140,13 +141,33 @@ def estimated_entries(features: dict, window, target: str, have: set) -> list:
     return out
 
 
-def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False) -> dict:
-    """Merge the per-extractor costs of ``reports`` into ``sensors_toml`` (or ``output``).
+@dataclass(frozen=True)
+class Calibration:
+    """A sensors.toml with measured costs merged in: ``text`` (the whole new file), ``source``
+    (the sensors file read), ``entries`` (every [[calibration]] table of its block),
+    ``skipped`` (reported extractors the file does not have) and ``unmeasured`` (extractors
+    with an op-count estimate only)."""
+
+    text: str
+    source: Path
+    entries: list
+    skipped: list
+    unmeasured: list
+
+    def save(self, path=None) -> Path:
+        """Write the file to ``path`` (default: replace the sensors file read), atomically."""
+        out = self.source if path is None else Path(path)
+        write_atomically(out, self.text.encode("utf-8"))
+        return out
+
+
+def calibration(sensors_toml, reports, allow_estimated: bool = False) -> Calibration:
+    """Merge the per-extractor costs of ``reports`` into the text of ``sensors_toml``.
 
     Later reports override earlier ones for the same (extractor, target); previous calibration
     entries for other extractors or targets are kept. Every other extractor of the file gets
     (or keeps) an op-count estimate for the reports' targets, marked ``measured = false``.
-    Returns {"written", "entries", "skipped", "unmeasured"}.
+    Nothing is written (:meth:`Calibration.save`).
     """
     path = Path(sensors_toml)
     try:
@@ -176,7 +197,14 @@ def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False)
     new_text = base + ("" if base.endswith("\n") or not base else "\n") + "\n" + render_block(
         entries)
     tomllib.loads(new_text)     # never write a file that does not parse
-    out = Path(output) if output is not None else path
-    write_atomically(out, new_text.encode("utf-8"))
-    return {"written": str(out), "entries": entries, "skipped": sorted(set(skipped)),
-            "unmeasured": unmeasured}
+    return Calibration(text=new_text, source=path, entries=entries,
+                       skipped=sorted(set(skipped)), unmeasured=unmeasured)
+
+
+def calibrate(sensors_toml, reports, output=None, allow_estimated: bool = False) -> dict:
+    """:func:`calibration` written to ``output`` (default: ``sensors_toml`` replaced).
+    Returns {"written", "entries", "skipped", "unmeasured"}."""
+    done = calibration(sensors_toml, reports, allow_estimated)
+    out = done.save(output)
+    return {"written": str(out), "entries": done.entries, "skipped": done.skipped,
+            "unmeasured": done.unmeasured}

@@ -182,13 +182,14 @@ def compare_command(side_a, side_b, markdown, output, html_out=None):
 def calibrate_command(reports, sensors_toml, output, allow_estimated):
     """Write the per-extractor compute costs measured in REPORTS into a sensors.toml
     ([[calibration]] entries), so the next 'train' budgets with measured costs."""
-    from sensorbudget.device_sim.calibrate import calibrate
+    from sensorbudget.device_sim.api import calibrate
 
-    done = calibrate(sensors_toml, reports, output=output, allow_estimated=allow_estimated)
-    click.echo(f"wrote {len(done['entries'])} calibration entr"
-               f"{'y' if len(done['entries']) == 1 else 'ies'} to {done['written']}")
-    if done["skipped"]:
-        click.echo("not in the sensors file (skipped): " + ", ".join(done["skipped"]), err=True)
-    if done["unmeasured"]:
-        click.echo(f"not measured, op-count estimates kept or added ({len(done['unmeasured'])}): "
-                   + ", ".join(done["unmeasured"]), err=True)
+    done = calibrate(sensors_toml, reports, allow_estimated=allow_estimated)
+    written = done.save(output)
+    click.echo(f"wrote {len(done.entries)} calibration entr"
+               f"{'y' if len(done.entries) == 1 else 'ies'} to {written}")
+    if done.skipped:
+        click.echo("not in the sensors file (skipped): " + ", ".join(done.skipped), err=True)
+    if done.unmeasured:
+        click.echo(f"not measured, op-count estimates kept or added ({len(done.unmeasured)}): "
+                   + ", ".join(done.unmeasured), err=True)

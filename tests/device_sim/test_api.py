@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 import sensorbudget as sb
 from sensorbudget.cli import main
-from sensorbudget.device_sim.api import Comparison, Report, Simulation, compare, kind_of
+from sensorbudget.device_sim.api import (Comparison, Report, Simulation, calibrate, compare,
+                                         kind_of)
 from sensorbudget.device_sim.errors import DeviceError
 from sensorbudget.firmware_gen.api import CLibrary, Firmware
 from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
@@ -115,6 +116,21 @@ def test_report_and_compare_save_what_the_commands_write(tiny, tmp_path):
     assert (tmp_path / "api.md").read_bytes() == (tmp_path / "cli.md").read_bytes()
     with pytest.raises(DeviceError, match="was not saved has no folder"):
         sb.report([sb.simulate(bundle, rec)])
+
+
+def test_calibrate_save_writes_what_the_command_writes(tiny, tmp_path):
+    bundle, rec, sensors = tiny
+    sim = sb.simulate(bundle, rec)
+    sim.save(tmp_path / "sim")
+    output = run("calibrate", tmp_path / "sim", "--sensors", sensors, "-o", tmp_path / "cli.toml",
+                 "--allow-estimated")
+    done = calibrate(sensors, [sim], allow_estimated=True)
+    assert done.save(tmp_path / "api.toml") == tmp_path / "api.toml"
+    assert (tmp_path / "api.toml").read_bytes() == (tmp_path / "cli.toml").read_bytes()
+    assert f"wrote {len(done.entries)} calibration entries" in output
+    assert sensors.read_text() == (tmp_path / "api.toml").read_text()[:len(sensors.read_text())]
+    with pytest.raises(DeviceError, match="estimated, not measured"):
+        calibrate(sensors, [tmp_path / "sim"])
 
 
 @pytest.fixture(scope="module")
