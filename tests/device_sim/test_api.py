@@ -100,6 +100,24 @@ def test_simulate_board_option_equals_the_board_parameter(tiny, tmp_path):
     assert sim.report["backend"] == other.report["backend"] == "python"
 
 
+def test_measured_on_one_board_costed_on_another_both_ways(tiny, tmp_path):
+    """unicorn-m4f counts the instructions of the mps2-an386 image; --board nucleo-f4 prices
+    them with that board (the counts are exact, so the two runs agree to the byte)."""
+    from sensorbudget.device_sim.backends import available_backends
+
+    if available_backends()["unicorn-m4f"] is not None:
+        pytest.skip(available_backends()["unicorn-m4f"])
+    bundle, rec, _ = tiny
+    run("simulate", bundle, "--recordings", rec, "--report", tmp_path / "cli", "--backend",
+        "unicorn-m4f", "--board", "nucleo-f4")
+    fw = sb.firmware(bundle, target="nucleo-f4")
+    sim = sb.simulate(fw, rec, backend="unicorn-m4f")          # board: the firmware's target
+    sim.save(tmp_path / "api")
+    same_simulation(tmp_path / "cli", tmp_path / "api")
+    assert sim.backend == "unicorn-m4f" and sim.cost["measured"] is True
+    assert sim.report["profile"]["name"] == "nucleo-f4"
+
+
 def test_report_and_compare_save_what_the_commands_write(tiny, tmp_path):
     pytest.importorskip("plotly")
     bundle, rec, _ = tiny
