@@ -7,6 +7,8 @@ bundles, evaluation reports, simulation reports and built firmware.
   string Plotly draws escaped);
 - :mod:`~sensorbudget.device_sim.html.summary`: the summary the page opens on (each bundle's chosen
   design, or an evaluation's best), every number with its kind;
+- :mod:`~sensorbudget.device_sim.html.confusion`: the confusion matrices of binary and multi-class
+  runs (a simulation's device decisions, each evaluated design's held-out decisions);
 - :mod:`~sensorbudget.device_sim.html.page`: the page, rendered by the Jinja2 template
   ``templates/page.html.j2`` with autoescape (``report.js``, ``report.css`` inline; data for
   the scripts as JSON blocks that nothing in them can close).

@@ -19,6 +19,7 @@ from pathlib import PurePath
 from sensorbudget.trainer.evaluation.metrics import LABELS
 from sensorbudget.trainer.version import package_version
 
+from .confusion import simulation_confusion
 from .figures import (
     cost_text,
     design_title,
@@ -79,12 +80,13 @@ def fw_rows(data: dict, which: list) -> list:
 def design_view(data: dict, i: int) -> dict:
     """What the panel of design ``i`` shows (plain strings; the template escapes them)."""
     d = data["designs"][i]
-    view = {"index": i, "title": design_title(d), "kind": d["kind"], "criterion": d["criterion"],
+    view = {"index": i, "title": design_title(d), "kind": d["kind"], "run": d["run"],
+            "criterion": d["criterion"],
             "error_kind": d["error_kind"], "error": num(d["error"]),
             "measure": d.get("measure", "MSE"),
             "costs": cost_text(d["costs"], d["currency"]), "path_rows": [], "target_rows": [],
             "target_head": "", "note": "", "sim_rows": sim_rows(data, d["simulations"]),
-            "fw_rows": fw_rows(data, d.get("firmware") or [])}
+            "fw_rows": fw_rows(data, d.get("firmware") or []), "confusion": None}
     if d["kind"] == "path":
         run = next(r for r in data["runs"] if r["name"] == d["run"])
         steps = [data["designs"][j] for j in run["designs"]
@@ -104,6 +106,9 @@ def design_view(data: dict, i: int) -> dict:
         view["target_rows"] = [[k[4:-1], f"{num(cell[k]['mean'])} ± {num(cell[k]['std'])}"]
                                for k in ev["per_target"] if k.startswith("mse[") and k in cell]
         view["target_head"] = "nested CV held-out MSE, mean ± std over folds"
+        view["confusion"] = next((c for c in ev.get("confusions") or []
+                                  if (c["method"], c["budget"]) == (d["method"], d["budget"])),
+                                 None)
     return view
 
 
@@ -129,7 +134,8 @@ def evaluation_view(ev: dict, labels: dict, figure_ids: list) -> dict:
             "definitions": [(labels.get(m, m), DEFINITIONS[m]) for m in ev["measures"]
                             if m in DEFINITIONS],
             "rows": _eval_rows(ev, labels, ev["measures"]),
-            "target_rows": _eval_rows(ev, labels, per_target), "figure_ids": figure_ids}
+            "target_rows": _eval_rows(ev, labels, per_target), "figure_ids": figure_ids,
+            "confusions": ev.get("confusions") or []}
 
 
 def accuracy_kind(data: dict, sim: dict) -> str:
@@ -159,7 +165,7 @@ def simulation_view(data: dict, sim: dict, figure_ids: list) -> dict:
             "mismatches": num(sim["mismatches"]), "accuracy": acc_text or "-",
             "accuracy_kind": accuracy_kind(data, sim),
             "method": sim["method"] or "-", "recordings": sim["recordings"] or "-",
-            "figure_ids": figure_ids}
+            "figure_ids": figure_ids, "confusion": simulation_confusion(sim["accuracy"])}
 
 
 def _finite(obj):

@@ -22,6 +22,7 @@ from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from ..errors import DeviceError
 from ..report import load_report
+from .confusion import evaluation_confusions
 
 #: The kind of every error a design carries, as the page names it (issue 32: every number
 #: says what it is): a bundle's path is scored on its own training data.
@@ -237,6 +238,8 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
                                       setup.get("fit_intercept"), setup.get("standardize")),
                   "task": (config.get("setup") or {}).get("task") if isinstance(config, dict)
                   else None, "cells": cells, "shape": _shape(config)}
+    confusions = evaluation_confusions(records, methods, budgets)   # classes only: pages of
+    evaluation.update({"confusions": confusions} if confusions else {})   # others as before
     crit = criterion_label("held-out", folds)
     error = next((m for m in ERROR_MEASURES if m in measures),
                  "accuracy" if "accuracy" in measures else None)
