@@ -7,15 +7,21 @@ from pathlib import Path
 import click
 
 from sensorbudget.export.cgen import NUMERICS
-from sensorbudget.firmware_gen.boards import BOARD_NAMES, DEFAULT_BOARD
+from sensorbudget.firmware_gen.boards import (
+    BOARD_NAMES,
+    DEFAULT_BOARD,
+    board_of_backend,
+    measurers,
+    names_where,
+)
 
 from ._errors import handle_errors
 from .cli_firmware import parse_full_scale, rounding_notes
 from .cli_report import check_html, html_option, write_html
 from .text_out import printable
 
-NAMED_BACKENDS = ("best", "python", "host", "qemu-m4f", "qemu-m3", "qemu-nucleo-f4", "unicorn-m4f",
-                  "simavr", "qemu-hifive1", "unicorn-rv32", "unicorn-rv32ec")
+#: best, python and the board registry's measuring backends (each measures one board's image)
+NAMED_BACKENDS = ("best", "python", *measurers())
 
 
 class BackendType(click.ParamType):
@@ -52,10 +58,10 @@ class RateType(click.ParamType):
 @click.option("--recordings", required=True, type=click.Path(exists=True, path_type=Path),
               help="Recordings to replay (file or directory, as for 'features').")
 @click.option("--backend", type=BackendType(), default="python", show_default=True,
-              help="python, host, qemu-m4f, qemu-m3, qemu-nucleo-f4, unicorn-m4f, simavr, "
-                   "qemu-hifive1, unicorn-rv32 (RV32IMC, core only), unicorn-rv32ec (the "
-                   "ch32v003 image, core only), serial:URL (a board: /dev/ttyACM0, "
-                   "socket://...), or best (the most informative one available here).")
+              help="python (op-count estimates), "
+                   + ", ".join(f"{n} (the {b.name} image)" for n, (b, _) in measurers().items())
+                   + ", serial:URL (a board: /dev/ttyACM0, socket://...), or best (the most "
+                     "informative one available here); unicorn-* count the core only.")
 @click.option("--numeric", type=click.Choice(NUMERICS), default="float32",
               show_default=True, help="Arithmetic of the model on the device.")
 @click.option("--rate", type=RateType(), default=None,
@@ -75,18 +81,16 @@ class RateType(click.ParamType):
               help="Fixed point: full scale of the Q15 samples, CHANNEL=VALUE or VALUE for every "
                    "channel (repeatable; default: the power of two above the channel's "
                    "largest |sample| in the training recordings, stored in the bundle).")
-@click.option("--profile", type=click.Choice(("cortex-m4f", "cortex-m3", "avr", "host",
-                                             "nucleo-f4", "arduino-uno", "mps2-an386",
-                                             "mps2-an385", "hifive1", "ch32v003")),
-              default=None, help="Cost profile of the python (estimates) and serial backends "
-                                 "(a board: nucleo-f4, arduino-uno) [default: cortex-m4f]; "
-                                 "firmware backends use their target's.")
+@click.option("--profile", type=click.Choice(BOARD_NAMES), default=None,
+              help="The older name of --board.")
 @click.option("--board", type=click.Choice(BOARD_NAMES), default=None,
               help="The board whose clock and power price the compute the backend measures "
-                   f"(measuring and costing are separate: --backend unicorn-m4f --board "
-                   f"{DEFAULT_BOARD}) [default: the board the backend's image is built for; "
-                   f"python and serial: {DEFAULT_BOARD}]; 'sensorbudget targets' lists the "
-                   f"boards.")
+                   "(measuring and costing are separate: --backend unicorn-m4f counts the "
+                   f"{board_of_backend('unicorn-m4f').name} image's instructions, --board "
+                   f"{names_where(lambda b: b.flashing.kind == 'cortex-m')} prices them as "
+                   "that board) "
+                   "[default: the board the backend's image is built for; python and serial: "
+                   f"{DEFAULT_BOARD}]; 'sensorbudget targets' lists the boards.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the generated and compiled firmware here (default: a temporary dir).")
 @click.option("--progress", "show_progress", is_flag=True,
