@@ -158,13 +158,15 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
 
     bundle, numeric, full_scale, board = _source(bundle_or_firmware, numeric, full_scale, board)
     loaded, where = as_bundle(bundle)
+    if where is not None and getattr(loaded, "path", None) is None:
+        loaded.path = Path(where)          # read once; the report names its folder
     options = {}
     if board is not None:
         if "board" not in inspect.signature(run).parameters:
             raise DeviceError(f"board={board!r}: costing on a board other than the "
                               f"backend's is not available in this version")
         options["board"] = board
-    report, result = run(bundle if where is None else where, recordings, backend=backend,
+    report, result = run(loaded, recordings, backend=backend,
                          numeric=numeric, rate=rate,
                          battery_wh=DEFAULT_BATTERY_WH if battery_wh is None else battery_wh,
                          workdir=workdir, bench=bench, timeout=timeout, retries=retries,

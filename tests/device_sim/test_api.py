@@ -63,16 +63,22 @@ def test_simulate_save_writes_what_the_command_writes(tiny, tmp_path):
     assert (tmp_path / "api" / "summary.md").read_text() == sim.summary()
 
 
-def test_simulate_of_a_loaded_bundle_names_no_folder(tiny, tmp_path):
+def test_simulate_of_a_bundle_object_names_its_folder_if_it_has_one(tiny, tmp_path):
     bundle, rec, _ = tiny
-    by_path, by_object = sb.simulate(bundle, rec), sb.simulate(sb.Bundle.load(bundle), rec)
-    assert by_object.report["bundle"]["path"] is None
-    by_path.report["bundle"]["path"] = None
-    for sim in (by_path, by_object):
+    loaded = sb.Bundle.load(bundle)
+    in_memory = sb.Bundle(meta=loaded.meta, arrays=loaded.arrays)        # never saved
+    by_path, by_loaded = sb.simulate(bundle, rec), sb.simulate(loaded, rec)
+    by_memory = sb.simulate(in_memory, rec)
+    assert by_path.report["bundle"]["path"] == by_loaded.report["bundle"]["path"] == str(bundle)
+    assert by_memory.report["bundle"]["path"] is None
+    assert "A bundle not read from a folder" in by_memory.summary()
+    by_memory.report["bundle"]["path"] = str(bundle)
+    for sim in (by_path, by_loaded, by_memory):
         for field in WALL_CLOCK:
             sim.report.pop(field)
-    assert by_object.report == by_path.report
-    assert "A bundle not read from a folder" in by_object.summary()
+    assert by_loaded.report == by_path.report == by_memory.report
+    in_memory.save(tmp_path / "saved")
+    assert sb.simulate(in_memory, rec).report["bundle"]["path"] == str(tmp_path / "saved")
 
 
 def test_simulate_a_firmware_replays_its_bundle_numeric_and_full_scales(tiny, tmp_path):

@@ -16,7 +16,7 @@ import json
 import os
 import stat
 import zipfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -93,6 +93,9 @@ class Bundle:
 
     meta: dict
     arrays: dict
+    #: the folder it was read from or last saved to (None: only in memory); what simulate's
+    #: report.json names, as the command names its BUNDLE_DIR
+    path: Path | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def load(cls, path) -> "Bundle":
@@ -110,6 +113,7 @@ class Bundle:
         """Write the bundle folder ``path`` (model.json, weights.npz, manifest), all or
         nothing; a folder the tool did not write is refused. Returns the path."""
         self.meta = save_bundle(path, self.meta, self.arrays)
+        self.path = Path(path)
         return Path(path)
 
     @staticmethod
@@ -291,7 +295,7 @@ def load_bundle(path) -> Bundle:
                           f"weights_sha256 {str(meta.get('weights_sha256'))[:12]}... (tampered?)")
     arrays = _arrays(path, blob)
     check_bundle(meta, arrays)
-    return Bundle(meta=meta, arrays=arrays)
+    return Bundle(meta=meta, arrays=arrays, path=path)
 
 
 def upgrade_bundle(path) -> dict:
