@@ -35,10 +35,13 @@ def window_options(f):
     for option in reversed((
             click.option("--time-column", default="time", show_default=True,
                          help="Recordings: the column of time stamps."),
-            click.option("--time-unit", type=click.Choice(("s", "ms", "us", "ns", "iso")),
-                         default="s", show_default=True,
+            click.option("--time-unit",
+                         type=click.Choice(("auto", "s", "ms", "us", "ns", "iso")),
+                         default="auto", show_default=True,
                          help="Recordings: seconds, milli-, micro- or nanoseconds since any "
-                              "epoch, or ISO 8601 text (2024-05-01T12:00:00.125Z)."),
+                              "epoch, or ISO 8601 text (2024-05-01T12:00:00.125Z); auto: "
+                              "ISO text, or epoch s/ms/us/ns told by the size of the first "
+                              "stamp (after 2001), else seconds."),
             click.option("--columns", default=None, metavar="NAME,NAME,...",
                          help="Recordings without a header row: the column names (.txt files "
                               "may be separated by blanks, as Daphnet's)."),

@@ -69,6 +69,35 @@ def test_recording_options_reach_the_stream_reader(tmp_path):
     np.testing.assert_array_equal(renamed.X, Dataset.load(path, sensors=toml).X)
 
 
+@pytest.mark.parametrize("stamp", ["iso", "epoch_ms", "epoch_us"])
+def test_time_stamps_are_recognised_by_value(tmp_path, stamp):
+    """ISO 8601 text and epoch milli-/microseconds read without --time-unit: the same windows
+    and features as the stream in seconds; a stamp that is neither is one error naming it."""
+    from datetime import datetime, timedelta, timezone
+
+    path = write_stream(tmp_path / "r.csv", n=120)
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    reference = Dataset.load(path, sensors=toml)
+    start = datetime(2024, 5, 1, 12, tzinfo=timezone.utc)
+    lines = path.read_text().splitlines()
+    rows = [lines[0]]
+    for line in lines[1:]:
+        seconds, rest = line.split(",", 1)
+        when = start + timedelta(seconds=float(seconds))
+        cell = {"iso": when.isoformat(),
+                "epoch_ms": str(round(when.timestamp() * 1000)),
+                "epoch_us": str(round(when.timestamp() * 1_000_000))}[stamp]
+        rows.append(f"{cell},{rest}")
+    path.write_text("\n".join(rows) + "\n")
+    data = Dataset.load(path, sensors=toml)
+    np.testing.assert_array_equal(data.X, reference.X)
+    np.testing.assert_array_equal(data.feature_set.window_start,
+                                  reference.feature_set.window_start)
+    path.write_text(path.read_text().replace(rows[1].split(",")[0], "noon", 1))
+    with pytest.raises(DataError, match="'noon' is neither a number nor an ISO 8601 time"):
+        Dataset.load(path, sensors=toml)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"groups": "recording", "targets": ["y"], "ignore": ["note", "subject"]},
      "--groups recording needs recordings"),

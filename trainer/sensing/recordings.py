@@ -41,7 +41,8 @@ import numpy as np
 
 from ..bulk_parse import check_utf8_text
 from ..errors import DataError
-from .streams import StreamFormat, parse_times, split_points, time_gaps  # noqa: F401
+from .streams import (StreamFormat, parse_times, resolve_unit, split_points,  # noqa: F401
+                      time_gaps)
 
 MISSING_TOKENS = {"", "nan", "NaN", "NA", "na", "?"}
 PLAIN = StreamFormat()
@@ -134,11 +135,12 @@ def read_csv_stream(path, fmt: StreamFormat = PLAIN) -> Recording:
                    for j, (c, h) in enumerate(zip(row, header))]
     cols = {h: data[:, j] for j, h in enumerate(header) if j != t}
     cells = [row[t] for row in body]
-    if fmt.time_unit == "s":                  # seconds as given (the documented format)
+    unit = resolve_unit(cells, path.name) if fmt.time_unit == "auto" else fmt.time_unit
+    if unit == "s":                           # seconds as given (the documented format)
         time = np.array([_number(c, f"{path.name} line {i + first_line}, column "
                                     f"{fmt.time_column!r}") for i, c in enumerate(cells)])
     else:
-        time = parse_times(cells, fmt.time_unit, path.name)
+        time = parse_times(cells, unit, path.name)
     return Recording(name=path.name, time=time, columns=cols)
 
 
@@ -158,13 +160,15 @@ def read_npz_stream(path, fmt: StreamFormat = PLAIN) -> Recording:
                             f"dtype {arr.dtype}; expected numeric of shape {n}")
     cols = {k: v.astype(np.float64) for k, v in arrays.items() if k != fmt.time_column}
     stamps = arrays[fmt.time_column]
-    if fmt.time_unit == "s":
+    unit = (resolve_unit(stamps[:1].tolist(), path.name) if fmt.time_unit == "auto"
+            else fmt.time_unit)
+    if unit == "s":
         time = stamps.astype(np.float64)
-    elif fmt.time_unit == "iso":
+    elif unit == "iso":
         raise DataError(f"recording {str(path)!r}: an NPZ time array is numeric; use "
                         f"--time-unit s, ms, us or ns")
     else:
-        time = parse_times(stamps.tolist(), fmt.time_unit, path.name)
+        time = parse_times(stamps.tolist(), unit, path.name)
     return Recording(name=path.name, time=time, columns=cols)
 
 

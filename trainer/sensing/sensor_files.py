@@ -39,7 +39,7 @@ def is_sensor_folder(folder: Path, spec) -> bool:
 
 def merge(folder: Path, spec, fmt: StreamFormat) -> Recording:
     """One recording of the per-sensor streams of ``folder``, joined on exact time stamps."""
-    if fmt.time_unit != "s" or fmt.split_gaps is not None or fmt.recording_column:
+    if fmt.time_unit not in ("s", "auto") or fmt.split_gaps is not None or fmt.recording_column:
         raise DataError(f"recording folder {str(folder)!r}: files per sensor are joined on "
                         f"their time stamps in seconds; --time-unit, --split-gaps and "
                         f"--recording-column are not supported for them")

@@ -37,15 +37,15 @@ class StreamFormat:
     """
 
     time_column: str = "time"
-    time_unit: str = "s"
+    time_unit: str = "auto"
     columns: tuple | None = None
     split_gaps: float | None = None
     recording_column: str | None = None
 
     def __post_init__(self):
-        if self.time_unit not in (*TIME_UNITS, "iso"):
+        if self.time_unit not in (*TIME_UNITS, "iso", "auto"):
             raise DataError(f"time unit {self.time_unit!r} is not one of "
-                            f"{', '.join((*TIME_UNITS, 'iso'))}")
+                            f"{', '.join((*TIME_UNITS, 'iso', 'auto'))}")
         if self.split_gaps is not None and not (math.isfinite(self.split_gaps)
                                                 and self.split_gaps > 0):
             raise DataError(f"split gap {self.split_gaps!r} s must be a number > 0")
@@ -57,6 +57,38 @@ class StreamFormat:
                                 "--columns names no column")
         if self.recording_column is not None and self.recording_column == self.time_column:
             raise DataError("the recording column cannot be the time column")
+
+
+#: Epoch time stamps told apart by their size (``time_unit="auto"``): the smallest value of
+#: each unit for a date after 2001-09-09 (10^9 s since 1970) and the largest before 2286.
+EPOCH_RANGES = (("s", 1e9, 1e10), ("ms", 1e12, 1e13), ("us", 1e15, 1e16), ("ns", 1e18, 1e19))
+
+
+def resolve_unit(cells, where: str) -> str:
+    """The unit of ``time_unit="auto"`` time stamps, told by their values: ISO 8601 text
+    (``iso``); numbers since an epoch after 2001 in s, ms, us or ns (by the size of the first
+    one, :data:`EPOCH_RANGES`); any other numbers are seconds as given (``s``).
+
+    >>> resolve_unit(["2024-05-01T12:00:00Z"], "r"), resolve_unit(["1714564800123"], "r")
+    ('iso', 'ms')
+    >>> resolve_unit(["0.05", "0.10"], "r")
+    's'
+    """
+    first = next((str(c).strip() for c in cells
+                  if str(c).strip() not in ("", "nan", "NaN", "NA", "na", "?")), None)
+    if first is None:
+        return "s"
+    try:
+        value = abs(float(first))
+    except ValueError:
+        try:
+            datetime.fromisoformat(first)
+        except ValueError:
+            raise DataError(f"{where}: time stamp {first!r} is neither a number nor an ISO "
+                            f"8601 time (e.g. 2024-05-01T12:00:00.125Z); give --time-unit "
+                            f"(s, ms, us, ns, iso)") from None
+        return "iso"
+    return next((unit for unit, low, high in EPOCH_RANGES if low <= value < high), "s")
 
 
 def parse_times(cells, unit: str, where: str) -> np.ndarray:
