@@ -16,8 +16,9 @@ which quantise without clamping; ``M`` the full scale, ``s = M / 32768`` one ste
 ``N`` the window): ``min``, ``max``, ``last``, ``percentile``: ``d``; ``ptp``: ``2 d``; ``mean``:
 ``d + s`` (the division truncates); ``mad``: ``2 d + s``; ``rms``: ``d + 2 s`` (rms is
 1-Lipschitz in the samples; the division and the floor root lose less than a step each);
-``energy``: ``N (2 M d + d^2)``; ``mag_max`` over m channels (unit ``u``): ``sqrt(m) (d + u) +
-u``, ``mag_mean`` one ``u`` more. Each adds ``(N + 2) 2^-24`` of its magnitude (``M``;
+``energy``: ``N (2 M d + d^2)`` plus ``M^2 2^(b - 30)``, the low ``b`` bits it drops
+(:func:`sensorbudget.trainer.sensing.q15.energy_shift`); ``mag_max`` over m channels (unit
+``u``): ``sqrt(m) (d + u) + u``, ``mag_mean`` one ``u`` more. Each adds ``(N + 2) 2^-24`` of its magnitude (``M``;
 ``N M^2`` for energy) for the float32 rounding of the reference and of the conversion. The
 kinds computed in float32 on the Q15 samples (std, corr, shape, spectral, after preprocessing)
 and ``zcr`` (a crossing may flip) get only the range term.
@@ -29,7 +30,7 @@ import math
 
 import numpy as np
 
-from sensorbudget.trainer.sensing.q15 import magnitude_shifts
+from sensorbudget.trainer.sensing.q15 import energy_shift, magnitude_shifts
 
 U = 2.0 ** -24            # float32 unit roundoff
 RANGE_SLACK = 2.0 ** -18  # the quantiser's range margin (2^-20) and float32 rounding of lo, hi
@@ -50,8 +51,9 @@ def feature_error(plan, ext) -> float | None:
         return err + (n + 2) * U * math.sqrt(m) * max(scales)
     fs = plan.full_scale[ext.channels[0]]
     s, d = fs / 32768.0, fs / 65536.0
-    if ext.kind == "energy":
-        return n * (2 * fs * d + d * d) + (n + 2) * U * n * fs * fs
+    if ext.kind == "energy":     # the sum, then its low energy_shift bits dropped
+        return (n * (2 * fs * d + d * d) + (n + 2) * U * n * fs * fs
+                + fs * fs * 2.0 ** (energy_shift(n) - 30))
     err = {"min": d, "max": d, "last": d, "percentile": d, "ptp": 2 * d, "mean": d + s,
            "mad": 2 * d + s, "rms": d + 2 * s}[ext.kind]
     return err + (n + 2) * U * fs

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from sensorbudget.export import cgen
 from sensorbudget.export.c_wrap import wrap_c
+from sensorbudget.trainer.sensing.q15 import energy_shift
 from sensorbudget.trainer.version import package_version
 
 from . import passes_c, q15_c, series_c
@@ -196,8 +197,10 @@ def _groups(plan) -> list:
     return [(key, stats, members) for key, (stats, members) in groups.items()]
 
 
-def _compute(plan) -> str:
-    """``<name>_stream_compute``: each pass, then the features it yields."""
+def _compute(plan, ints: dict, per_input: bool) -> str:
+    """``<name>_stream_compute``: each pass, then the features it yields; the model inputs of
+    ``ints`` (:func:`sensorbudget.firmware_gen.q15_c.int_inputs`) from their integer values,
+    the others quantised from their float features (one by one with ``per_input``)."""
     p, P = plan.name, plan.name.upper()
     groups = _groups(plan)
     head = [f"void {p}_stream_compute({p}_stream_t *s)", "{",
@@ -217,7 +220,9 @@ def _compute(plan) -> str:
     for key, stats, members in groups:
         if key[0] == "own":
             (e,) = members
-            lines += [f"    s->features[{slot}] = {_call(plan, e)};" for slot in e.slots]
+            lines += [q15_c.qin_call(p, slot, f"{p}_q_mad(s, start, {e.channels[0]}u)",
+                                     ints[slot][1]) if slot in ints else
+                      f"    s->features[{slot}] = {_call(plan, e)};" for slot in e.slots]
             continue
         chans = ", ".join(plan.channels[c] for c in key[1])
         kinds = ", ".join(e.kind for e in members)
@@ -227,12 +232,34 @@ def _compute(plan) -> str:
             scale = f"{p}_{'energy' if e.kind == 'energy' else 'sample'}_scale[{e.channels[0]}]"
             if key[0] == "qmag":
                 scale = cgen.c_float(q15_c.mag_unit(plan, key[1]))
-            expr = passes_c.value(p, P, e, scale, f"st[{g}]", mag=key[-1])
-            lines += [f"    s->features[{slot}] = {expr};" for slot in e.slots]
+            expr = passes_c.value(p, P, e, scale, f"st[{g}]", mag=key[-1], window=plan.window)
+            if any(slot in ints for slot in e.slots):
+                raw = passes_c.raw(p, P, e, f"st[{g}]", mag=key[-1], window=plan.window)
+            lines += [q15_c.qin_call(p, slot, raw, ints[slot][1]) if slot in ints else
+                      f"    s->features[{slot}] = {expr};" for slot in e.slots]
     lines += series_c.compute_calls(plan)
-    if plan.fixed:
+    if per_input:
+        lines += [f"    {p}_quantize_span(s, {lo}u, {hi}u);"
+                  for lo, hi in _spans(_float_inputs(plan, ints))]
+    elif plan.fixed:
         lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
     return "\n".join(head + lines + ["}", ""])
+
+
+def _float_inputs(plan, ints: dict) -> list:
+    """Model inputs an extractor feeds with a float feature (not from an integer), in order."""
+    return sorted(slot for e in plan.extractors for slot in e.slots if slot not in ints)
+
+
+def _spans(slots) -> list:
+    """Runs of consecutive model inputs, as half-open (first, end) pairs."""
+    out = []
+    for slot in slots:
+        if out and out[-1][1] == slot:
+            out[-1] = (out[-1][0], slot + 1)
+        else:
+            out.append((slot, slot + 1))
+    return out
 
 
 def _pass_functions(plan) -> list:
@@ -258,32 +285,40 @@ def _pass_functions(plan) -> list:
     return out
 
 
-def _constants(plan) -> list:
+def _constants(plan, ints: dict) -> list:
     p, P = plan.name, plan.name.upper()
     out = []
     if not plan.fixed:
         return out
+    as_float = [e for e in plan.extractors if any(slot not in ints for slot in e.slots)]
     uses_scale = any(not e.fixed or e.kind not in ("zcr", "energy", *q15_c.FIXED_MAG)
-                     for e in plan.extractors)
+                     for e in as_float)
     if uses_scale:
         out.append(cgen.array_declare("float", f"{p}_sample_scale",
                                       [fs / 32768.0 for fs in plan.full_scale],
                                       size_macros=(f"{P}_N_CHANNELS",)))
-    if any(e.fixed and e.kind == "energy" for e in plan.extractors):
+    if any(e.fixed and e.kind == "energy" for e in as_float):
+        # the unit of the energy shifted right by energy_shift(window) (passes_c.raw)
+        unit = 2.0 ** (energy_shift(plan.window) - 30)
         out.append(cgen.array_declare("float", f"{p}_energy_scale",
-                                      [fs * fs / 2.0 ** 30 for fs in plan.full_scale],
+                                      [fs * fs * unit for fs in plan.full_scale],
                                       size_macros=(f"{P}_N_CHANNELS",)))
     return out
 
 
-def stream_source(plan) -> str:
+def stream_source(plan, fixed=None) -> str:
     """:func:`_stream_source`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
-    return wrap_c(_stream_source(plan))
+    return wrap_c(_stream_source(plan, fixed))
 
 
-def _stream_source(plan) -> str:
-    """``<name>_stream.c``: the extractors the plan needs, and the streaming API."""
+def _stream_source(plan, fixed=None) -> str:
+    """``<name>_stream.c``: the extractors the plan needs, and the streaming API. ``fixed``
+    (the header's FixedPointModel) lets a Q15 plan quantise its integer features without float
+    arithmetic (:func:`sensorbudget.firmware_gen.q15_c.int_inputs`); without it every feature
+    goes through the header's float quantiser."""
     p, P = plan.name, plan.name.upper()
+    ints = q15_c.int_inputs(plan, fixed)
+    per_input = fixed is not None and plan.numeric == "q15"
     own = [e for e in plan.extractors if passes_c.pass_stats(e) is None and not e.on_series]
     float_kinds = {e.kind for e in own if not e.fixed}
     fixed_kinds = {e.kind for e in own if e.fixed}
@@ -292,7 +327,8 @@ def _stream_source(plan) -> str:
     fetch = (f"#define {P}_X(s, j, c) ((s)->buf[(j)][(c)])" if not plan.fixed else
              f"#define {P}_X(s, j, c) ((float)(s)->buf[(j)][(c)] * {p}_sample_scale[(c)])\n"
              f"#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
-    compute = _compute(plan)
+    compute = _compute(plan, ints, per_input)
+    quantizers = q15_c.quantizers(p, bool(ints), per_input and bool(_float_inputs(plan, ints)))
     api = f"""\
 void {p}_stream_reset({p}_stream_t *s)
 {{
@@ -333,7 +369,7 @@ int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
             '#error "the stream and the model header disagree on the number of inputs: regenerate"\n'
             "#endif\n",
             f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
-            *_constants(plan), *_pass_functions(plan), *(r.format(p=p, P=P) for r in routines),
-            *series_c.source_parts(plan),
-            compute, api]
+            *_constants(plan, ints), *_pass_functions(plan),
+            *(r.format(p=p, P=P) for r in routines), *series_c.source_parts(plan),
+            *([quantizers] if quantizers else []), compute, api]
     return "\n".join(body)

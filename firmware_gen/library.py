@@ -346,7 +346,7 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
                                           bound)),
            f"{name}.c": wrap_c(api_source(name, plan, header)),
            f"{prefix}.h": header.text, f"{prefix}_stream.h": stream_header(plan),
-           f"{prefix}_stream.c": FP_CONTRACT_OFF + "\n" + stream_source(plan),
+           f"{prefix}_stream.c": FP_CONTRACT_OFF + "\n" + stream_source(plan, header.fixed),
            f"{prefix}_kernel.h": kernel_header(plan, bundle, header, kernel)}
     files = {f"src/{fname}": text for fname, text in src.items()}
     files.update(library_build.build_files(name, plan, header))

@@ -33,6 +33,7 @@ from __future__ import annotations
 import re
 
 from sensorbudget.export import cgen
+from sensorbudget.trainer.sensing.q15 import energy_shift
 
 #: statistic -> per-sample lines on the sample {x} (float) / {q} (int16), accumulators suffixed
 #: with the group number {g}
@@ -269,21 +270,32 @@ static inline int64_t {p}_sq_hi(int64_t acc, uint32_t w)
 """
 
 
-def value(p: str, P: str, ext, scale: str, st: str = "st", mag: int = 0) -> str:
+def raw(p: str, P: str, ext, st: str = "st", mag: int = 0, window: int = 0) -> str:
+    """C expression (int32) of the integer value of the fixed-point ``ext`` from the statistics
+    ``st`` (or the newest sample); ``mag`` is the index of a Q15 magnitude set in the cache;
+    energy is shifted right by :func:`sensorbudget.trainer.sensing.q15.energy_shift` of the
+    ``window``."""
+    if ext.kind == "mag_mean":
+        return f"(int32_t)(s->mag_sum[{mag}u] / {P}_WINDOW)"
+    if ext.kind == "mag_max":
+        return f"(int32_t){st}.mhi"
+    if ext.kind == "rms":
+        return f"(int32_t){p}_rms_q15({st}.qsq)"
+    if ext.kind == "energy":
+        return f"(int32_t)({st}.qsq >> {energy_shift(window)})"
+    return {"mean": f"{st}.qsum / (int32_t){P}_WINDOW", "min": f"(int32_t){st}.qlo",
+            "max": f"(int32_t){st}.qhi", "ptp": f"(int32_t){st}.qhi - (int32_t){st}.qlo",
+            "last": f"(int32_t){P}_Q(s, newest, {ext.channels[0]}u)"}[ext.kind]
+
+
+def value(p: str, P: str, ext, scale: str, st: str = "st", mag: int = 0,
+          window: int = 0) -> str:
     """C expression of ``ext``'s float value from the statistics ``st`` (or the newest sample);
-    ``mag`` is the index of a Q15 magnitude set in the cache, ``scale`` then its unit."""
+    for a fixed-point ``ext`` its :func:`raw` value times ``scale`` (its unit)."""
     n = f"(float){P}_WINDOW"
     kind = ext.kind.removeprefix("mag_") if ext.kind in MAG_KINDS else ext.kind
-    if ext.fixed and ext.kind in FIXED_MAG_STATS:
-        raw = (f"s->mag_sum[{mag}u] / {P}_WINDOW" if kind == "mean" else f"{st}.mhi")
-        return f"(float)({raw}) * {scale}"
-    if ext.fixed and kind == "rms":
-        return f"(float){p}_rms_q15({st}.qsq) * {scale}"
     if ext.fixed:
-        raw = {"mean": f"{st}.qsum / (int32_t){P}_WINDOW", "min": f"{st}.qlo",
-               "max": f"{st}.qhi", "ptp": f"(int32_t){st}.qhi - {st}.qlo", "energy": f"{st}.qsq",
-               "last": f"{P}_Q(s, newest, {ext.channels[0]}u)"}[kind]
-        return f"(float)({raw}) * {scale}"
+        return f"(float)({raw(p, P, ext, st, mag, window)}) * {scale}"
     return {"mean": f"{st}.sum / {n}", "min": f"{st}.lo", "max": f"{st}.hi",
             "ptp": f"{st}.hi - {st}.lo", "energy": f"{st}.sq", "rms": f"sqrtf({st}.sq / {n})",
             "std": f"{p}_std_of(&{st})", "last": f"{P}_X(s, newest, {ext.channels[0]}u)"}[kind]

@@ -1,4 +1,5 @@
-"""Q15 square roots and the per-sample magnitude cache of ``<name>_stream.c``.
+"""Q15 square roots, the per-sample magnitude cache and the integer input quantiser of
+``<name>_stream.c``.
 
 ``<name>_isqrt32`` is :func:`sensorbudget.trainer.sensing.q15.isqrt32` (``floor(sqrt(v))``, ``v <= 65535**2``).
 Where the core has a single-precision FPU (Cortex-M4F) it is ``r = (uint32_t)sqrtf((float)v)``
@@ -24,9 +25,16 @@ compute did, and the features stay the same.
 from __future__ import annotations
 
 from sensorbudget.export import cgen
-from sensorbudget.trainer.sensing.q15 import magnitude_shifts
+from sensorbudget.trainer.sensing.q15 import (
+    RAW_RANGE,
+    energy_shift,
+    int_quantizer,
+    magnitude_shifts,
+)
 
 FIXED_MAG = ("mag_mean", "mag_max")
+#: Q15 kinds whose model input is quantised straight from their integer value (:func:`int_inputs`)
+INT_KINDS = ("mean", "min", "max", "ptp", "last", "energy", "rms", "mad", "mag_mean", "mag_max")
 
 
 def mag_sets(plan) -> list:
@@ -148,3 +156,87 @@ def mag_update(plan) -> str:
         "    if (first < s->pos) {", f"        {p}_mag_rows(s, first, s->pos);",
         "    } else {", f"        {p}_mag_rows(s, first, {P}_WINDOW);",
         f"        {p}_mag_rows(s, 0u, s->pos);", "    }", "}", ""])
+
+
+def raw_unit(plan, ext) -> float:
+    """Real value of one unit of the integer value of the fixed-point extractor ``ext`` (a power
+    of two; energy: after its :func:`sensorbudget.trainer.sensing.q15.energy_shift`)."""
+    if ext.kind in FIXED_MAG:
+        return mag_unit(plan, ext.channels)
+    fs = plan.full_scale[ext.channels[0]]
+    if ext.kind == "energy":
+        return fs * fs / 2.0 ** 30 * 2.0 ** energy_shift(plan.window)
+    return fs / 32768.0
+
+
+def int_inputs(plan, fixed) -> dict:
+    """{model input: (extractor, IntQuantizer)} of the inputs quantised from integers: in a Q15
+    plan with its header's model ``fixed`` (a FixedPointModel), every input of a fixed-point
+    extractor of :data:`INT_KINDS` whose quantiser fits (:func:`sensorbudget.trainer.sensing.q15.
+    int_quantizer`); {} for float32, Q31 or without ``fixed``."""
+    if fixed is None or plan.numeric != "q15":
+        return {}
+    out = {}
+    for e in plan.extractors:
+        if not e.fixed or e.kind not in INT_KINDS:
+            continue
+        rng = RAW_RANGE[e.kind]
+        if e.kind == "energy":
+            rng = (0, (plan.window << 30) >> energy_shift(plan.window))
+        for slot in e.slots:
+            q = int_quantizer(raw_unit(plan, e), fixed.input_offset[slot],
+                              fixed.input_inv_scale[slot], rng)
+            if q is not None:
+                out[slot] = (e, q)
+    return out
+
+
+def qin_call(p: str, slot: int, raw: str, q) -> str:
+    """The statement setting model input ``slot`` from the integer C expression ``raw``."""
+    return (f"    s->inputs[{slot}] = {p}_qin({raw}, {q.lo}, {q.hi}, {q.mid}, {q.mult}, "
+            f"INT64_C({q.add}), {q.shift}u, {q.bias});")
+
+
+def quantizers(p: str, integer: bool, one: bool) -> str:
+    """``<p>_qin`` (with ``integer``) and ``<p>_quantize_span`` (with ``one``)."""
+    out = ""
+    if integer:
+        out += f"""\
+/* A Q15 model input from an integer feature r (trainer.sensing.q15.IntQuantizer):
+ * sat(((clamp(r, lo, hi) - mid) * mult + add) >> shift) - bias), within 1/2 + 2^-7 of the
+ * header's (r * unit - offset) * inv_scale. */
+static inline int16_t {p}_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, int32_t mult,
+    int64_t add, unsigned shift, int32_t bias)
+{{
+    int32_t q;
+    if (r < lo) {{
+        r = lo;
+    }} else if (r > hi) {{
+        r = hi;
+    }}
+    q = (int32_t)(((int64_t)(r - mid) * mult + add) >> shift) - bias;
+    return (int16_t)(q > 32767 ? 32767 : (q < -32767 ? -32767 : q));
+}}
+"""
+    if one:
+        out += f"""\
+/* The header's {p}_quantize_q15 for the model inputs first .. end-1 alone (from their float
+ * features). */
+static void {p}_quantize_span({p}_stream_t *s, unsigned first, unsigned end)
+{{
+    unsigned i;
+    for (i = first; i < end; ++i) {{
+        float v = (s->features[i] - {p}_q15_input_offset[i]) * {p}_q15_input_inv_scale[i];
+        if (v != v) {{
+            v = 0.0f;
+        }}
+        if (v > 32767.0f) {{
+            v = 32767.0f;
+        }} else if (v < -32767.0f) {{
+            v = -32767.0f;
+        }}
+        s->inputs[i] = (int16_t)(v >= 0.0f ? (int16_t)(v + 0.5f) : -(int16_t)(0.5f - v));
+    }}
+}}
+"""
+    return out

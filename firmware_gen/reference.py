@@ -6,7 +6,8 @@ the kinds with a fixed-point definition run :func:`sensorbudget.trainer.sensing.
 turned into float32 real values, the float-only kinds (std, mag_std, corr) run the float32 definitions on the samples
 ``(float)q * (full_scale / 32768)``; the features are then quantised by the header's quantiser
 (:func:`sensorbudget.export.fixed_point.quantize_inputs`) and fed to the integer model
-(:func:`sensorbudget.export.fixed_point.predict_int`). See PROTOCOL.md. Extractors with an argument,
+(:func:`sensorbudget.export.fixed_point.predict_int`); in Q15 the integer kinds skip the float
+quantiser (:func:`model_inputs`). See PROTOCOL.md. Extractors with an argument,
 preprocessing or a spectrum (:mod:`sensorbudget.trainer.sensing.specs`) run their spec's float32 definition
 (the integer one for a Q15 ``percentile`` without preprocessing) at the bundle's sample rate.
 """
@@ -17,7 +18,10 @@ import numpy as np
 
 from sensorbudget.export.fixed_point import predict_int, quantize_inputs, quantize_model
 from sensorbudget.trainer.sensing.extractors import extract_q15
-from sensorbudget.trainer.sensing.q15 import magnitude_shifts
+from sensorbudget.trainer.sensing.q15 import energy_shift, magnitude_shifts
+
+from .errors import FirmwareGenError
+from .q15_c import int_inputs, raw_unit
 
 F32 = np.float32
 
@@ -54,10 +58,9 @@ def _fixed_value(plan, ext, q, starts) -> np.ndarray:
                       arg=ext.full_spec.arg)
     if ext.kind == "zcr":
         return raw.astype(F32) / F32(plan.window - 1)
-    fs = plan.full_scale[c]
     if ext.kind == "energy":
-        return raw.astype(F32) * F32(fs * fs / 2.0 ** 30)
-    return raw.astype(F32) * F32(fs / 32768.0)
+        raw = raw >> energy_shift(plan.window)
+    return raw.astype(F32) * F32(raw_unit(plan, ext))
 
 
 def window_features(plan, samples) -> np.ndarray:
@@ -92,10 +95,22 @@ def fixed_model(plan, bundle):
 
 
 def model_inputs(plan, fixed, features) -> np.ndarray:
-    """What PREDICT takes: the features (float32) or their quantised integers."""
+    """What PREDICT takes: the features (float32) or their quantised integers; in a Q15 plan
+    the inputs of :func:`sensorbudget.firmware_gen.q15_c.int_inputs` come from the integer
+    features (``feature / unit``, exact: an integer below 2**24 times a power of two) through
+    their :class:`~sensorbudget.trainer.sensing.q15.IntQuantizer`."""
     if fixed is None:
         return np.asarray(features, dtype=F32)
-    return quantize_inputs(fixed, np.asarray(features, dtype=F32))
+    X = np.asarray(features, dtype=F32)
+    Q = quantize_inputs(fixed, X)
+    for slot, (ext, quant) in int_inputs(plan, fixed).items():
+        raw = X[:, slot].astype(np.float64) / raw_unit(plan, ext)
+        if not np.array_equal(raw, np.rint(raw)):
+            raise FirmwareGenError(f"model input {slot} ({ext.name}) of a Q15 plan takes the "
+                                   f"integer {ext.kind} feature; these features are not its "
+                                   f"multiples of {raw_unit(plan, ext)!r}")
+        Q[:, slot] = quant.apply(raw.astype(np.int64))
+    return Q
 
 
 def scores(plan, bundle, fixed, inputs) -> np.ndarray:

@@ -16,6 +16,7 @@ import pytest
 
 from sensorbudget.firmware_gen import generate_firmware, reference
 from sensorbudget.firmware_gen.plan import make_plan
+from sensorbudget.firmware_gen.q15_c import int_inputs
 from sensorbudget.firmware_gen.targets import FP_FLAGS, WARNINGS
 from tests.firmware_gen.conftest import bm_full_scale
 from tests.firmware_gen.helpers import device_samples, same_bits
@@ -33,8 +34,10 @@ int main(void)
     while (fread(frame, sizeof frame, 1, stdin) == 1) {
         if (sbmodel_stream_push(&s, frame)) {
             fwrite(s.features, sizeof s.features, 1, stdout);
+            fwrite(SBMODEL_STREAM_INPUTS(&s), sizeof SBMODEL_STREAM_INPUTS(&s), 1, stdout);
             sbmodel_stream_compute(&s);     /* again, as BENCH does: the same features */
             fwrite(s.features, sizeof s.features, 1, stdout);
+            fwrite(SBMODEL_STREAM_INPUTS(&s), sizeof SBMODEL_STREAM_INPUTS(&s), 1, stdout);
         }
     }
     return 0;
@@ -42,8 +45,10 @@ int main(void)
 """
 
 
-def run_stream(tmp_path, fw, samples) -> np.ndarray:
-    """Features of every window of ``samples`` from the generated stream code, built with gcc."""
+def run_stream(tmp_path, fw, samples, with_inputs: bool = False):
+    """Features of every window of ``samples`` from the generated stream code, built with gcc
+    (and with ``with_inputs`` its model inputs). A Q15 input quantised from an integer feature
+    (:func:`sensorbudget.firmware_gen.q15_c.int_inputs`) has no float feature (0 here)."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     for name in ("sbmodel.h", "sbmodel_stream.h", "sbmodel_stream.c"):
@@ -54,9 +59,22 @@ def run_stream(tmp_path, fw, samples) -> np.ndarray:
                     "sbmodel_stream.c", "-lm"], cwd=tmp_path, check=True)
     out = subprocess.run([str(exe)], input=np.ascontiguousarray(samples).tobytes(),
                          capture_output=True, check=True).stdout
-    both = np.frombuffer(out, dtype="<f4").reshape(-1, 2, fw.plan.k)
-    assert same_bits(both[:, 0], both[:, 1])
-    return both[:, 0]
+    k = fw.plan.k
+    kind = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}[fw.plan.numeric]
+    rec = np.dtype([("features", "<f4", (k,)), ("inputs", kind, (k,))])
+    both = np.frombuffer(out, dtype=rec).reshape(-1, 2)
+    assert same_bits(both["features"][:, 0], both["features"][:, 1])
+    assert np.array_equal(both["inputs"][:, 0], both["inputs"][:, 1])
+    if with_inputs:
+        return both["features"][:, 0], both["inputs"][:, 0].astype(np.int64)
+    return both["features"][:, 0]
+
+
+def float_inputs(fw) -> list:
+    """Model inputs whose float feature the stream computes (all but those of
+    :func:`sensorbudget.firmware_gen.q15_c.int_inputs`)."""
+    ints = int_inputs(fw.plan, fw.header.fixed)
+    return [j for j in range(fw.plan.k) if j not in ints]
 
 
 @pytest.mark.parametrize("numeric", ["float32", "q15", "q31"])
@@ -69,11 +87,16 @@ def test_every_kind_at_every_ring_offset(tmp_path, kinds_bundle, bm_recordings, 
     fw = generate_firmware(kinds_bundle, target="host", numeric=numeric, plan=plan)
     samples = np.concatenate([device_samples(plan, bm_recordings.recordings[r].columns)
                               for r in (4, 14, 24, 34)])
-    got = run_stream(tmp_path, fw, samples)
+    got, inputs = run_stream(tmp_path, fw, samples, with_inputs=True)
     expected = reference.window_features(plan, samples)
     # every start the ring buffer can hold with this hop comes round
     assert got.shape == expected.shape and len(got) >= window // math.gcd(window, hop)
-    assert same_bits(got, expected)
+    cols = float_inputs(fw)
+    assert same_bits(got[:, cols], expected[:, cols])
+    if numeric != "float32":
+        assert len(cols) < plan.k if numeric == "q15" else len(cols) == plan.k
+        fixed = fw.header.fixed
+        assert np.array_equal(inputs, reference.model_inputs(plan, fixed, expected))
 
 
 def test_one_window_pass_loads_each_sample_once(kinds_bundle):

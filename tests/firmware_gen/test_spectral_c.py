@@ -17,7 +17,7 @@ from sensorbudget.firmware_gen import generate_firmware, reference
 from sensorbudget.firmware_gen.plan import make_plan
 from tests.firmware_gen.conftest import BASIC_MOTIONS, bm_full_scale, train
 from tests.firmware_gen.helpers import device_samples, same_bits
-from tests.firmware_gen.test_passes import run_stream
+from tests.firmware_gen.test_passes import float_inputs, run_stream
 
 SENSORS = """\
 [window]
@@ -99,11 +99,13 @@ def test_series_kinds_bit_for_bit_on_host(tmp_path, series_bundle, bm_recordings
     plan = dataclasses.replace(plan, window=window, hop=hop)
     fw = generate_firmware(series_bundle, target="host", numeric=numeric, plan=plan)
     samples = _samples(plan, bm_recordings)
-    got = run_stream(tmp_path, fw, samples)
+    got, inputs = run_stream(tmp_path, fw, samples, with_inputs=True)
     expected = reference.window_features(plan, samples)
     assert got.shape == expected.shape and len(got) > 20
-    bad = [plan.features[j] for j in range(plan.k) if not same_bits(got[:, j], expected[:, j])]
+    bad = [plan.features[j] for j in float_inputs(fw) if not same_bits(got[:, j], expected[:, j])]
     assert not bad, bad
+    if numeric == "q15":
+        assert np.array_equal(inputs, reference.model_inputs(plan, fw.header.fixed, expected))
     if numeric == "q15":     # raw percentiles are the integer definition, after jerk float32
         fixed = {e.name for e in plan.extractors if e.fixed}
         assert {"acc_x.percentile_90", "gyro_y.percentile_10"} <= fixed

@@ -9,6 +9,7 @@ slides, or take one root of the largest squared magnitude instead of the largest
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -66,3 +67,87 @@ def magnitude_q15(qs, full_scale) -> np.ndarray:
     shifts, _, _ = magnitude_shifts(full_scale)
     m2 = sum((np.asarray(q, dtype=np.int64) ** 2) >> s for q, s in zip(qs, shifts))
     return isqrt32(m2)
+
+
+#: range of the integer value of each Q15 kind quantised from integers (a superset is enough:
+#: it only bounds the clamp); energy is the shifted sum of :func:`energy_shift`
+RAW_RANGE = {"mean": (-32768, 32767), "min": (-32768, 32767), "max": (-32768, 32767),
+             "last": (-32768, 32767), "percentile": (-32768, 32767), "ptp": (0, 65535),
+             "mad": (0, 65535), "rms": (0, 32768), "mag_mean": (0, 65535),
+             "mag_max": (0, 65535), "energy": (0, 2 ** 24 - 1)}
+
+
+def energy_shift(window: int) -> int:
+    """Right shift that takes a window's Q30 energy (``<= window * 2**30``) below ``2**24``, so
+    the shifted value converts to float32 exactly: ``window.bit_length() + 6``.
+
+    >>> energy_shift(64), (64 * 2 ** 30) >> energy_shift(64) < 2 ** 24
+    (13, True)
+    """
+    return int(window).bit_length() + 6
+
+
+@dataclass(frozen=True)
+class IntQuantizer:
+    """A model input quantised straight from an integer feature ``r`` (no float arithmetic).
+
+    The float quantiser of the header computes ``q = sat(round(u))`` with ``u = (r * unit -
+    offset) * inv_scale``. This one computes, in integers::
+
+        d = clamp(r, lo, hi) - mid
+        q = sat(((d * mult + add) >> shift) - bias)        (int64; >> floors)
+
+    with ``mult = round(unit * inv_scale * 2**shift)`` and ``add = round(u(mid) * 2**shift) +
+    2**(shift-1) + bias * 2**shift``, i.e. ``floor(v + 1/2)`` (a tie rounds up) of ``v``, an
+    approximation of ``u`` with ``|v - u| <= (R + 1) / 2**(shift+1) <= 2**-7`` (``R = max |d|``;
+    ``shift`` is the
+    smallest with ``2**shift >= 64 (R + 1)``). So ``|q - u| <= 1/2 + 2**-7`` inside the
+    saturation limits, within the ``1/2 + 2**-6`` input step the header's error bound allows its
+    float quantiser (:data:`sensorbudget.export.fixed_point.QUANT_SLACK`). ``lo``, ``hi``: the
+    integers beyond which ``u`` saturates anyway (``u(lo) <= -qmax``, ``u(hi) >= qmax``, cut to
+    the kind's range); ``bias`` keeps the shifted value non-negative.
+    """
+
+    lo: int
+    hi: int
+    mid: int
+    mult: int
+    add: int
+    shift: int
+    bias: int
+    qmax: int = 32767
+
+    def apply(self, raw) -> np.ndarray:
+        """The integer inputs (int64) of the integer features ``raw``.
+
+        >>> q = int_quantizer(1 / 32768, 0.0, 32767 / 2.0, (-32768, 32767))
+        >>> q.apply(np.array([-32768, -16384, 0, 1, 16384])).tolist()   # -16383.5: a tie
+        [-16383, -8192, 0, 0, 8192]
+        """
+        d = np.clip(np.asarray(raw, dtype=np.int64), self.lo, self.hi) - self.mid
+        v = ((d * self.mult + self.add) >> self.shift) - self.bias
+        return np.clip(v, -self.qmax, self.qmax)
+
+
+def int_quantizer(unit, offset, inv_scale, raw_range, qmax: int = 32767):
+    """The :class:`IntQuantizer` of an integer feature whose real value is ``r * unit``, for
+    the header's float ``offset`` and ``inv_scale``; None when its multiplier would not fit
+    32 bits (a training range narrower than about 2**-8 of one integer step)."""
+    from fractions import Fraction
+
+    a = Fraction(float(unit)) * Fraction(float(inv_scale))
+    oi = Fraction(float(offset)) * Fraction(float(inv_scale))
+    rmin, rmax = raw_range
+    lo = min(max(math.floor((oi - qmax) / a), rmin), rmax)
+    hi = min(max(math.ceil((oi + qmax) / a), rmin), rmax)
+    mid = (lo + hi) // 2
+    span = max(hi - mid, mid - lo)
+    shift = max(1, (64 * (span + 1) - 1).bit_length())
+    mult = math.floor(a * 2 ** shift + Fraction(1, 2))
+    umax = max(abs(lo * a - oi), abs(hi * a - oi))
+    bias = math.ceil(umax) + 2
+    add = math.floor((mid * a - oi) * 2 ** shift + Fraction(1, 2)) + (1 << (shift - 1)) \
+        + (bias << shift)
+    if not 0 < mult < 2 ** 31 or span >= 2 ** 31 or span * mult + abs(add) >= 2 ** 62:
+        return None
+    return IntQuantizer(lo, hi, mid, mult, add, shift, bias, qmax)
