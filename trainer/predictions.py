@@ -247,12 +247,13 @@ def metric_lines(bundle, Xs, Y, kind: str = "") -> list:
     left out, and counted); ``kind`` (:func:`data_kind`) says what they measure, and a line
     says which decisions they score (:func:`~sensorbudget.trainer.bundle.decision.describe`)."""
     from .bundle.decision import describe
+    from .doc_files import cite
     from .evaluation.metrics import LABELS, confusion_lines, task_scores
 
     ok = ~np.isnan(Y).any(axis=1)
     lines = [f"metrics on {int(ok.sum())} row(s)"
              + (f" ({int((~ok).sum())} with a missing target left out)" if (~ok).any() else "")
-             + (f"; {kind}" if kind else "") + " (definitions: docs/metrics.md):"]
+             + (f"; {kind}" if kind else "") + f" (definitions: {cite('metrics.md')}):"]
     if not ok.any():
         return lines[:1]
     Xs, Y = Xs[ok], Y[ok]

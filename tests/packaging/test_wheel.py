@@ -5,8 +5,9 @@ build never writes into the checkout), then a wheel of the sdist, with the envir
 setuptools (offline; ``setuptools>=77`` is in the test extra). It is installed into a new venv
 that sees the test environment's dependencies through a ``.pth`` line but not the repository
 (the editable install's finder is not run there), and the command line runs from an unrelated
-folder: features -> train -> export onnx -> firmware --build -> simulate -> report. Each output
-is compared with the same command run from the checkout.
+folder: features -> train -> export onnx -> firmware --build -> simulate -> predict -> report.
+Each output is compared with the same command run from the checkout; predict's metrics line
+names the installed copy of docs/metrics.md.
 """
 
 from __future__ import annotations
@@ -114,11 +115,12 @@ def test_metadata_has_an_spdx_license_and_the_license_file(wheel):
 # -- the installed wheel, from an unrelated folder --------------------------------------------
 
 PROBE = """import json, sys, sensorbudget, sensorbudget.trainer, sensorbudget.device_sim.html
-from sensorbudget.doc_files import doc_path
+from sensorbudget.trainer.doc_files import cite, doc_path
 print(json.dumps({"sensorbudget": sensorbudget.__file__, "path": list(sensorbudget.__path__),
                   "trainer": sensorbudget.trainer.__file__,
                   "html": sensorbudget.device_sim.html.__file__,
-                  "metrics": str(doc_path("metrics.md")), "sys_path": sys.path}))"""
+                  "metrics": str(doc_path("metrics.md")), "cited": cite("metrics.md"),
+                  "sys_path": sys.path}))"""
 
 
 @pytest.fixture(scope="module")
@@ -151,6 +153,7 @@ def test_the_installed_package_resolves_in_site_packages_not_the_repository(inst
         assert inside(found[key], site / "sensorbudget"), (key, found[key])
     assert found["path"] == [str(site / "sensorbudget")]    # no checkout appended
     assert Path(found["metrics"]).read_bytes() == (REPO / "docs" / "metrics.md").read_bytes()
+    assert found["cited"] == found["metrics"]         # messages name the installed copy
     repo = REPO.resolve()
     assert not [p for p in found["sys_path"] if p and Path(p).resolve() == repo]
     assert not [p for p in found["sys_path"]
@@ -184,7 +187,7 @@ def test_the_pipeline_runs_from_the_installed_wheel_as_from_the_checkout(install
     numbers but the measured compute time."""
     from sensorbudget.device_sim.backends import available_backends
 
-    venv, _, env = installed
+    venv, site, env = installed
     backend = "host" if available_backends()["host"] is None else "python"
     data = tmp_path / "data"
     (data / "sensors.toml").parent.mkdir()
@@ -193,11 +196,12 @@ def test_the_pipeline_runs_from_the_installed_wheel_as_from_the_checkout(install
     wheel_out, repo_out = tmp_path / "wheel", tmp_path / "checkout"
     wheel_out.mkdir()
 
-    def both(*args):
+    def both(*args) -> tuple:
         """``sensorbudget args`` from the wheel in the folder wheel/ and from the checkout in
-        checkout/ (the outputs are named relative to each, so the runs' names agree)."""
-        run([venv / "bin" / "sensorbudget", *args], cwd=wheel_out, env=env)
-        checkout_cli(*args)
+        checkout/ (the outputs are named relative to each, so the runs' names agree); their
+        standard outputs."""
+        return (run([venv / "bin" / "sensorbudget", *args], cwd=wheel_out, env=env).stdout,
+                checkout_cli(*args))
 
     repo_out.mkdir()
     monkeypatch.chdir(repo_out)
@@ -207,12 +211,19 @@ def test_the_pipeline_runs_from_the_installed_wheel_as_from_the_checkout(install
     both("firmware", "bundle", "--target", "host", "-o", "fw",
          *(["--build"] if backend == "host" else []))
     both("simulate", "bundle", "--recordings", rec, "--backend", backend, "--report", "sim")
+    said = both("predict", "bundle", rec, "-o", "predictions.csv")
     both("report", "bundle", "-o", "bundle.html")
     both("report", "bundle", "sim", "-o", "report.html")
 
     assert (wheel_out / "feats.npz").read_bytes() == (repo_out / "feats.npz").read_bytes()
     assert "model.json" in map(str, same_files(wheel_out / "bundle", repo_out / "bundle"))
     assert (wheel_out / "model.onnx").read_bytes() == (repo_out / "model.onnx").read_bytes()
+    assert ((wheel_out / "predictions.csv").read_bytes()
+            == (repo_out / "predictions.csv").read_bytes())
+    # the metrics' definitions: the installed copy from the wheel, docs/ of the checkout
+    installed_doc = site / "sensorbudget" / "docs" / "metrics.md"
+    assert f"(definitions: {installed_doc}):" in said[0] and installed_doc.is_file()
+    assert "(definitions: docs/metrics.md):" in said[1]
     same_files(wheel_out / "fw", repo_out / "fw", suffixes=(".c", ".h"))
     if backend == "host":
         assert (wheel_out / "fw" / "firmware.json").is_file()
