@@ -222,13 +222,22 @@ def _run_path(run) -> Path:
 
 def report(runs, *, title: str = DEFAULT_TITLE, evaluations=None) -> Report:
     """The HTML report of ``runs``: folders (bundles, evaluation and simulation reports, built
-    firmware) or saved typed objects, plus ``evaluations`` ({name: results.json dictionary})
-    not written to disk; needs plotly (sensorbudget[report])."""
+    firmware), saved typed objects, or evaluations not written to disk (the trainer API's
+    ``Evaluation``, named by its title: "evaluation of feats.npz" for "Evaluation of
+    feats.npz"), plus ``evaluations`` ({name: results.json dictionary}); needs plotly
+    (sensorbudget[report])."""
     from .html import report_html
 
     check_report_output(None)
-    paths = [_run_path(r) for r in runs]
-    return Report(html=report_html(paths, title, evaluations=evaluations), title=title,
+    in_memory = dict(evaluations or {})
+    paths = []
+    for run in runs:
+        if getattr(run, "path", None) is None and callable(getattr(run, "to_dict", None)):
+            name = str(getattr(run, "title", None) or "Evaluation")
+            in_memory[name[:1].lower() + name[1:]] = run.to_dict()    # as evaluate --html
+        else:
+            paths.append(_run_path(run))
+    return Report(html=report_html(paths, title, evaluations=in_memory or None), title=title,
                   runs=tuple(paths))
 
 

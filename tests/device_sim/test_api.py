@@ -157,6 +157,15 @@ def test_calibrate_save_writes_what_the_command_writes(tiny, tmp_path):
         calibrate(sensors, [tmp_path / "sim"])
 
 
+def test_report_of_an_evaluation_in_memory_is_evaluate_html(saved, tmp_path):
+    pytest.importorskip("plotly")
+    feats = saved["features file"]
+    run("evaluate", feats, "--budgets", "1,2", "--folds", "2", "--html", tmp_path / "cli.html")
+    evaluation = sb.evaluate(feats, budgets="1,2", folds=2)
+    sb.report([evaluation], title=evaluation.title).save(tmp_path / "api.html")
+    assert (tmp_path / "api.html").read_bytes() == (tmp_path / "cli.html").read_bytes()
+
+
 @pytest.fixture(scope="module")
 def saved(tiny, tmp_path_factory):
     """{kind: path} of one saved artefact of every kind, each written by its command."""
