@@ -101,3 +101,72 @@ def test_each_entry_is_complete(name):
     if b.mcu:
         assert b.flash_bytes and b.ram_bytes and b.stack_reserve and b.runtime_ram
         assert b.active_current_a > b.sleep_current_a > 0
+
+
+ADD_A_BOARD = r'''
+import dataclasses, json, sys
+
+import sensorbudget.firmware_gen.boards.entries as entries
+
+base = entries.NUCLEO_F4
+new = dataclasses.replace(base, name="test-f4", board="a test board", measured_by=(
+    dataclasses.replace(base.measured_by[0], name="qemu-test-f4"),))
+entries.ENTRIES = entries.ENTRIES + (new,)          # the one entry
+for name in [m for m in sys.modules if m.startswith(("sensorbudget.firmware_gen",
+                                                     "sensorbudget.device_sim",
+                                                     "sensorbudget.cli"))]:
+    if name not in ("sensorbudget.firmware_gen.boards.entries",
+                    "sensorbudget.firmware_gen.boards.board"):
+        del sys.modules[name]                       # everything else reads the registry again
+
+from click.testing import CliRunner
+
+from sensorbudget.cli import main
+from sensorbudget.cli_simulate import simulate_command
+from sensorbudget.device_sim.backends import BACKENDS, make_backend
+from sensorbudget.device_sim.costs import PROFILES
+from sensorbudget.firmware_gen import generate_firmware
+from sensorbudget.firmware_gen.memory import RUNTIME_RAM
+from sensorbudget.firmware_gen.targets import get_target
+from sensorbudget.trainer.bundle.model import load_bundle
+
+targets = json.loads(CliRunner().invoke(main, ["targets", "test-f4", "--json"]).output)
+backend = make_backend("qemu-test-f4", model=None, workdir=".", firmware_dir=".")
+ctx = simulate_command.make_context("simulate", [sys.argv[1], "--recordings", sys.argv[1],
+                                                 "--report", "r", "--backend", "qemu-test-f4",
+                                                 "--board", "test-f4"])
+bundle = load_bundle(sys.argv[1])
+files = {t: generate_firmware(bundle, target=t).files for t in ("test-f4", "nucleo-f4")}
+print(json.dumps({
+    "board": get_target("test-f4").board, "targets": targets["test-f4"]["board"],
+    "clock": PROFILES["test-f4"].clock_hz, "runtime_ram": RUNTIME_RAM["test-f4"],
+    "backend": [backend.target, backend.profile], "listed": "qemu-test-f4" in BACKENDS,
+    "cli": [ctx.params["backend"], ctx.params["board"]],
+    "same_files": sorted(files["test-f4"]) == sorted(files["nucleo-f4"]),
+    "same_hal": all(files["test-f4"][f] == files["nucleo-f4"][f]
+                    for f in get_target("test-f4").hal)}))
+'''
+
+
+def test_adding_a_board_is_one_entry(bm_bundle, tmp_path):
+    """A new entry (a copy of the Nucleo's under another name, with its own backend) is a
+    target, a costed profile, a fit check, a backend and a CLI choice with nothing else edited
+    (run in a fresh interpreter: the registry is read at import)."""
+    import os
+    import subprocess
+    import sys
+
+    from tests.paths import REPO
+
+    script = tmp_path / "add_a_board.py"
+    script.write_text(ADD_A_BOARD)
+    run = subprocess.run([sys.executable, str(script), str(bm_bundle.path)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert run.returncode == 0, run.stderr[-2000:]
+    got = json.loads(run.stdout.strip().splitlines()[-1])
+    base = BOARDS["nucleo-f4"]
+    assert got == {"board": "a test board", "targets": "a test board", "clock": base.clock_hz,
+                   "runtime_ram": base.runtime_ram, "backend": ["test-f4", "test-f4"],
+                   "listed": True, "cli": ["qemu-test-f4", "test-f4"], "same_files": True,
+                   "same_hal": True}
