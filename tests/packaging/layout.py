@@ -39,16 +39,16 @@ def installed_name(path: Path) -> str:
 
 
 def package_folders() -> dict:
-    """{dotted package: folder} of every folder with an ``__init__.py`` in sensorbudget/ and the
-    four library folders."""
-    out = {}
+    """{dotted package: folder} of every folder of sensorbudget/ and the four library folders
+    (a package with its ``__init__.py``, or a data folder such as ``templates/``) and of
+    ``docs/`` (the data package ``sensorbudget.docs``)."""
+    out = {"sensorbudget.docs": REPO / "docs"}
     for top in ("sensorbudget", *LIBRARIES):
-        for init in sorted((REPO / top).rglob("__init__.py")):
-            if "__pycache__" in init.parts:
+        for folder in sorted([REPO / top, *(REPO / top).rglob("*")]):
+            if not folder.is_dir() or "__pycache__" in folder.parts:
                 continue
-            rel = init.parent.relative_to(REPO).parts
-            name = ".".join(rel if top == "sensorbudget" else ("sensorbudget", *rel))
-            out[name] = init.parent
+            rel = folder.relative_to(REPO).parts
+            out[".".join(rel if top == "sensorbudget" else ("sensorbudget", *rel))] = folder
     return out
 
 

@@ -19,8 +19,10 @@ def setuptools_table() -> dict:
 
 
 def test_packages_list_is_every_package_folder_and_the_docs():
+    """Every folder: the subpackages and the data folders (templates; docs/), so a new one is
+    neither left out of the wheel nor warned about by setuptools."""
     listed = set(setuptools_table()["packages"])
-    expected = set(package_folders()) | {"sensorbudget.docs"}
+    expected = set(package_folders())
     assert listed == expected, (f"missing from pyproject's packages: {sorted(expected - listed)}; "
                                 f"listed but no such package: {sorted(listed - expected)}")
 
@@ -39,14 +41,14 @@ def test_every_data_file_is_declared_and_every_pattern_matches():
     each pattern matches a file (a renamed template folder is noticed)."""
     data = setuptools_table()["package-data"]
     mapping = setuptools_table()["package-dir"]
-    folders = {**package_folders(), "sensorbudget.docs": REPO / "docs"}
+    folders = package_folders()
     for package, patterns in data.items():
         folder = folders[package]
         for pattern in patterns:
             assert list(folder.glob(pattern)), f"{package}: {pattern!r} matches nothing"
     for package, folder in folders.items():
         own = [p for p in source_files(folder) if p.suffix != ".py"
-               and not any(p.is_relative_to(f) for k, f in folders.items()
+               and not any(p.is_relative_to(f) for f in folders.values()
                            if f != folder and f.is_relative_to(folder))]
         declared = {q for pattern in data.get(package, []) for q in folder.glob(pattern)}
         assert not set(own) - declared, (package, sorted(map(str, set(own) - declared)))
