@@ -58,7 +58,8 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
                  max_energy=None, max_time=None, mode="joint", strategy="auto",
                  backend="local", client=None, n_partitions=None, lam_search="path",
-                 standardize_targets=False, threshold="f1", platt=False, max_ram=None):
+                 standardize_targets=False, threshold="f1", platt=False, max_ram=None,
+                 max_flash=None):
         super().__init__(budget=budget, lam=lam, fit_intercept=fit_intercept,
                          standardize=standardize, dtype=dtype, extractors=extractors,
                          extractor_costs=extractor_costs, extractor_sensors=extractor_sensors,
@@ -66,7 +67,8 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
                          max_energy=max_energy, max_time=max_time, mode=mode,
                          strategy=strategy, backend=backend, client=client,
                          n_partitions=n_partitions, lam_search=lam_search,
-                         standardize_targets=standardize_targets, max_ram=max_ram)
+                         standardize_targets=standardize_targets, max_ram=max_ram,
+                         max_flash=max_flash)
         self.threshold = threshold
         self.platt = platt
 

@@ -45,7 +45,7 @@ class _GreedyRLSBase:
                  extractor_sensors=None, sensor_costs=None, max_cost=None, max_sensors=None,
                  max_energy=None, max_time=None, mode="joint", strategy="auto",
                  backend="local", client=None, n_partitions=None, lam_search="path",
-                 standardize_targets=False, max_ram=None):
+                 standardize_targets=False, max_ram=None, max_flash=None):
         self.budget = budget
         self.standardize_targets = standardize_targets
         self.lam = lam
@@ -62,6 +62,7 @@ class _GreedyRLSBase:
         self.max_energy = max_energy
         self.max_time = max_time
         self.max_ram = max_ram
+        self.max_flash = max_flash
         self.mode = mode
         self.strategy = strategy
         self.backend = backend
@@ -229,6 +230,10 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         Budget on the ``ram`` cost kind: static bytes of the firmware that the extractors and
         their shared resources (ring buffers, scratch arrays) add (``train --board``;
         :mod:`sensorbudget.firmware_gen.memory`).
+    max_flash : float or None, default=None
+        Budget on the ``flash`` cost kind: bytes of code and constant data the extractors and
+        their shared parts (a kind's code, spectrum tables) add (``train --max-flash``;
+        :mod:`sensorbudget.firmware_gen.memory_flash`).
     mode : {"joint", "separate"}, default="joint"
         joint: one extractor set for all targets; separate: each target its own set (each
         within the budgets), reported with the union cost and the average per-target cost.

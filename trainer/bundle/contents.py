@@ -172,8 +172,9 @@ def _cost_breakdown(est, plan, rename, path) -> dict:
     out = {"mode": getattr(est, "mode", "joint"), "total": dict(path[-1]["costs"]) if path else {},
            "budgets": {p: _number_or_none(getattr(est, p, None)) for p in (
                "budget", "max_sensors", "max_cost", "max_energy", "max_time")}}
-    if getattr(est, "max_ram", None) is not None:
-        out["budgets"]["max_ram"] = _number_or_none(est.max_ram)
+    for memory in ("max_ram", "max_flash"):
+        if getattr(est, memory, None) is not None:
+            out["budgets"][memory] = _number_or_none(getattr(est, memory))
     if path and "costs_mean_per_target" in path[-1]:
         out["mean_per_target"] = dict(path[-1]["costs_mean_per_target"])
     if plan is None:

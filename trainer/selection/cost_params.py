@@ -16,8 +16,12 @@ import numpy as np
 from ..errors import TrainerError
 
 #: ``ram``: static bytes of the firmware (a channel's ring buffer, a scratch array: shared
-#: resources of level "transform"), the budget ``max_ram`` (``train --board``)
-KINDS = ("price", "energy", "time", "ram")
+#: resources of level "transform"), the budget ``max_ram`` (``train --board``); ``flash``:
+#: bytes of code and constant data (an extractor kind's code, a spectrum's tables: shared
+#: the same way), the budget ``max_flash``
+KINDS = ("price", "energy", "time", "ram", "flash")
+#: the memory kinds: in the totals' dicts only when priced or limited (a board's memory model)
+MEMORY_KINDS = ("ram", "flash")
 #: what a shared resource is (``sensor_costs[name]["level"]``)
 LEVELS = ("sensor", "transform")
 

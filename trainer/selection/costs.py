@@ -10,7 +10,7 @@ Totals of a chosen set E with sensors U(E) (``TOTALS``)::
     extractors = |E|,  sensors = |U(E)|,
     kind = sum_{e in E} cost_e[kind] + sum_{s in U(E)} cost_s[kind]
 
-for kind in price, energy, time, ram. Budgets limit any of the six totals (hard constraints).
+for kind in price, energy, time, ram, flash. Budgets limit any of the seven totals (hard constraints).
 
 Transforms are a level between sensors and extractors: ``sensor -> transform -> extractor``.
 A transform (the FFT of a channel's window, a filter, a derivative) is computation shared by
@@ -32,12 +32,13 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import TrainerError
-from .cost_params import KINDS, cost_rows, limit, listing, resources, structure
+from .cost_params import KINDS, MEMORY_KINDS, cost_rows, limit, listing, resources, structure
 
 TOTALS = ("extractors", "sensors") + KINDS
 #: The estimator parameter that limits each total.
 LIMIT_PARAMS = {"extractors": "budget", "sensors": "max_sensors", "price": "max_cost",
-                "energy": "max_energy", "time": "max_time", "ram": "max_ram"}
+                "energy": "max_energy", "time": "max_time", "ram": "max_ram",
+                "flash": "max_flash"}
 
 
 @dataclass
@@ -144,16 +145,15 @@ class CostPlan:
             out[2:] += self.transform_cost[self.transform_uses[ids].any(axis=0)].sum(axis=0)
         return out
 
-    @property
-    def counts_ram(self) -> bool:
-        """RAM is priced or limited (``train --board``); else it stays out of the totals'
-        dicts (the paths and costs of plans without a memory model are unchanged)."""
-        r = TOTALS.index("ram")
+    def counts(self, kind: str) -> bool:
+        """The memory kind ``kind`` (ram, flash) is priced or limited (``train --board``);
+        else it stays out of the totals' dicts (plans without a memory model are unchanged)."""
+        r = TOTALS.index(kind)
         return bool(np.isfinite(self.limits[r]) or self.extractor_cost[:, r - 2].any()
                     or self.sensor_cost[:, r - 2].any() or self.transform_cost[:, r - 2].any())
 
     def cost_dict(self, totals) -> dict:
-        skip = () if self.counts_ram else ("ram",)
+        skip = tuple(k for k in MEMORY_KINDS if not self.counts(k))
         return {k: (int(v) if k in ("extractors", "sensors") else float(v))
                 for k, v in zip(TOTALS, totals) if k not in skip}
 
@@ -309,7 +309,8 @@ def _fmt(v) -> str:
 
 def build_plan(n_features: int, *, feature_names=None, extractors=None, extractor_costs=None,
                extractor_sensors=None, sensor_costs=None, budget=None, max_sensors=None,
-               max_cost=None, max_energy=None, max_time=None, max_ram=None) -> CostPlan:
+               max_cost=None, max_energy=None, max_time=None, max_ram=None,
+               max_flash=None) -> CostPlan:
     """Validate the cost parameters of the estimators and build the :class:`CostPlan`.
 
     ``extractor_costs`` defaults to a unit price of 1 per extractor without ``sensor_costs``
@@ -329,7 +330,7 @@ def build_plan(n_features: int, *, feature_names=None, extractors=None, extracto
                              f"which is not an extractor (extractors: {listing(names)})")
     limits = np.array([np.inf, limit(max_sensors, "max_sensors"), limit(max_cost, "max_cost"),
                        limit(max_energy, "max_energy"), limit(max_time, "max_time"),
-                       limit(max_ram, "max_ram")])
+                       limit(max_ram, "max_ram"), limit(max_flash, "max_flash")])
     plan = CostPlan(names, needs, ext_cost, uses, sensor_names, sensor_cost, limits,
                     named_extractors=extractors is not None, transform_names=transforms[0],
                     transform_uses=transforms[1], transform_cost=transforms[2])

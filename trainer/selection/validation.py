@@ -63,7 +63,8 @@ def check_params(est, n_samples, n_features):
         extractors=est.extractors, extractor_costs=est.extractor_costs,
         extractor_sensors=est.extractor_sensors, sensor_costs=est.sensor_costs,
         max_sensors=est.max_sensors, max_cost=est.max_cost, max_energy=est.max_energy,
-        max_time=est.max_time, max_ram=getattr(est, "max_ram", None))
+        max_time=est.max_time, max_ram=getattr(est, "max_ram", None),
+        max_flash=getattr(est, "max_flash", None))
     budget, n_ext = est.budget, plan.n_extractors
     what = "n_extractors" if est.extractors is not None else "n_features"
     if budget is not None:

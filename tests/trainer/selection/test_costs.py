@@ -130,7 +130,7 @@ def test_default_costs_unit_price_without_sensors_and_zero_with():
     plan = build_plan(3, extractors=["a", "a", "b"], extractor_sensors={"a": ["s"]},
                       sensor_costs={"s": 2.0})
     assert plan.extractor_cost[:, 0].tolist() == [0.0, 0.0]
-    assert plan.totals_of([0, 1]).tolist() == [2, 1, 2.0, 0.0, 0.0, 0.0]   # ..., ram
+    assert plan.totals_of([0, 1]).tolist() == [2, 1, 2.0, 0.0, 0.0, 0.0, 0.0]  # ram, flash
 
 
 def test_sensor_units_from_sensor_description():
