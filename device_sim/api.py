@@ -43,7 +43,6 @@ from pathlib import Path
 from .errors import DeviceError
 
 DEFAULT_TITLE = "sensorbudget report"
-SIMULATION_KIND = "simulation report"     # the kind named in a simulation folder's manifest
 
 
 @dataclass
@@ -100,14 +99,24 @@ class Simulation:
         matplotlib, the plots), all or nothing; a folder the tool did not write is refused."""
         from sensorbudget.trainer.bundle.files import write_folder_atomically
 
-        from .report import write_report
+        from .report import KIND, write_report
 
         if self.stored:
-            write_folder_atomically(path, dict(self.stored), kind=SIMULATION_KIND)
+            write_folder_atomically(path, dict(self.stored), kind=KIND)
         else:
             write_report(path, self.report, self.result, self.model)
         self.path = Path(path)
         return self.path
+
+
+def check_simulation_output(path) -> None:
+    """The error :meth:`Simulation.save` would raise for ``path`` (a link, a file, a folder
+    that is not an earlier simulation report), now: a command runs it before the replay."""
+    from sensorbudget.trainer.bundle.files import check_folder_output
+
+    from .report import KIND
+
+    check_folder_output(path, kind=KIND)
 
 
 def _source(bundle_or_firmware, numeric, full_scale, board):
@@ -356,4 +365,4 @@ def read_report(path):
 
 
 __all__ = ["Simulation", "simulate", "Report", "report", "Comparison", "compare", "calibrate",
-           "load", "check_report_output", "DEFAULT_TITLE"]
+           "load", "check_report_output", "check_simulation_output", "DEFAULT_TITLE"]

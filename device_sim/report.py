@@ -50,6 +50,7 @@ FORMAT = "sensorbudget-sim-report"
 FORMAT_VERSION = 1
 REPORT_FILE = "report.json"
 SUMMARY_FILE = "summary.md"
+KIND = "simulation report"         # the kind its folder's manifest names
 
 
 def ground_truth(rec, meta: dict, end_sample: int):
@@ -274,7 +275,7 @@ def write_report(out_dir, report: dict, result=None, model=None) -> Path:
             return
         write_plots(folder, report, result, model)
 
-    write_folder_atomically(out_dir, files, kind="simulation report",
+    write_folder_atomically(out_dir, files, kind=KIND,
                             then=None if result is None else plots)
     return Path(out_dir)
 

@@ -102,11 +102,12 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
                      show_progress=False, html_out=None):
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
-    from sensorbudget.device_sim.api import simulate
+    from sensorbudget.device_sim.api import check_simulation_output, simulate
 
     from .progress import ProgressBar
 
     check_html(html_out)
+    check_simulation_output(report_dir)          # before the replay
     sim = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
                    battery_wh=battery_mah * battery_v / 1000.0, workdir=workdir,
                    timeout=timeout, retries=retries, full_scale=full_scale, profile=profile,

@@ -16,6 +16,7 @@ from sensorbudget.device_sim.api import (Comparison, Report, Simulation, calibra
 from sensorbudget.device_sim.errors import DeviceError
 from sensorbudget.firmware_gen.api import CLibrary, Firmware
 from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
+from sensorbudget.trainer.errors import OutputError
 
 #: report.json fields measured on the wall clock (they differ between any two runs)
 WALL_CLOCK = ("round_trip_s",)
@@ -61,6 +62,23 @@ def test_simulate_save_writes_what_the_command_writes(tiny, tmp_path):
         assert line in output
     assert sim.stack_line() in output
     assert (tmp_path / "api" / "summary.md").read_text() == sim.summary()
+
+
+def test_simulate_refuses_a_foreign_report_folder_before_the_replay(tiny, tmp_path):
+    bundle, rec, _ = tiny
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("keep me")
+    result = CliRunner().invoke(main, ["simulate", str(bundle), "--recordings", str(rec),
+                                       "--report", str(tmp_path / "mine")])
+    assert result.exit_code == 2
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error: ") and "notes.txt" in lines[0]
+    assert "predictions" not in result.output                  # refused before replaying
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.txt"]
+    sim = sb.simulate(bundle, rec)
+    with pytest.raises(OutputError, match="not an earlier simulation report"):
+        sim.save(tmp_path / "mine")
+    assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
 
 def test_simulate_of_a_bundle_object_names_its_folder_if_it_has_one(tiny, tmp_path):
