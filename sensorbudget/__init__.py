@@ -21,9 +21,10 @@ if (not _os.path.isdir(_os.path.join(__path__[0], "trainer"))
 _API = {
     **dict.fromkeys(("features", "train", "evaluate", "predict", "Dataset", "Bundle",
                      "Evaluation", "Predictions", "Task"), "sensorbudget.trainer.api"),
-    **dict.fromkeys(("firmware", "Firmware"), "sensorbudget.firmware_gen.api"),
-    **dict.fromkeys(("simulate", "report", "load", "Simulation", "Report"),
-                    "sensorbudget.device_sim.api"),
+    **dict.fromkeys(("firmware", "Firmware", "library", "CLibrary", "onnx_model", "c_header"),
+                    "sensorbudget.firmware_gen.api"),
+    **dict.fromkeys(("simulate", "report", "load", "compare", "calibrate", "Simulation",
+                     "Report", "Comparison"), "sensorbudget.device_sim.api"),
 }
 __all__ = ["__version__", *_API]
 

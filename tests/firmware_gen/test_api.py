@@ -111,3 +111,14 @@ def test_wrong_inputs_are_refused_with_one_clear_error(bm_bundle, tmp_path):
     with pytest.raises(FirmwareGenError, match="not a C library"):
         api.read_library(tmp_path / "empty")
     assert stat.S_ISDIR((tmp_path / "empty").stat().st_mode)
+
+
+def test_the_calls_are_the_package_level_names():
+    import sensorbudget as sb
+    from sensorbudget.device_sim import api as device_api
+
+    for name in ("firmware", "Firmware", "library", "CLibrary", "onnx_model", "c_header"):
+        assert getattr(sb, name) is getattr(api, name)
+    for name in ("simulate", "report", "load", "compare", "calibrate", "Simulation", "Report",
+                 "Comparison"):
+        assert getattr(sb, name) is getattr(device_api, name)
