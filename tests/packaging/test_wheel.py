@@ -43,6 +43,11 @@ def run(args, **kwargs) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
+    import setuptools
+
+    major = int(setuptools.__version__.split(".")[0])
+    assert major >= 77, (f"setuptools {setuptools.__version__} cannot build the wheel (the SPDX "
+                         f"license needs 77 or later): pip install 'sensorbudget[test]'")
     base = tmp_path_factory.mktemp("wheel")
     source = base / "source"
     for name in COPIED:
