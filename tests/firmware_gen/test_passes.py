@@ -138,11 +138,12 @@ int main(void)
 """
 
 
-@pytest.mark.parametrize("fpu", [0, 1])
-def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu):
-    """Both forms of the C root (integer digits; FPU sqrtf + one correction, here on the host's
-    float32 arithmetic, which rounds as the Cortex-M4F's does) against math.isqrt at every
-    square up to 65535**2 and its neighbours."""
+@pytest.mark.parametrize("fpu,table", [(0, 0), (1, 0), (0, 1)])
+def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu, table):
+    """The three forms of the C root (integer digits; FPU sqrtf + one correction, here on the
+    host's float32 arithmetic, which rounds as the Cortex-M4F's does; the interpolated table
+    of cores with a multiplier and no FPU) against math.isqrt at every square up to 65535**2
+    and its neighbours."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     from sensorbudget.firmware_gen import q15_c
@@ -150,7 +151,8 @@ def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu):
     (tmp_path / "isqrt.c").write_text(ISQRT_HARNESS.replace("@ISQRT@",
                                                             q15_c.isqrt("sbmodel", "SBMODEL")))
     exe = tmp_path / "isqrt"
-    subprocess.run(["gcc", *WARNINGS, "-O2", *FP_FLAGS, f"-DSBMODEL_ISQRT_FPU={fpu}", "-o",
+    subprocess.run(["gcc", *WARNINGS, "-O2", *FP_FLAGS, f"-DSBMODEL_ISQRT_FPU={fpu}",
+                    f"-DSBMODEL_ISQRT_TABLE={table}", "-o",
                     str(exe), "isqrt.c", "-lm"], cwd=tmp_path, check=True)
     r = np.arange(65536, dtype=np.int64)
     v = np.concatenate([r * r, r * r - 1, r * r + 1, r * r + r, np.arange(4096)])
