@@ -230,6 +230,13 @@ def test_load_reads_every_kind_and_saves_the_same_bytes(saved, tmp_path, kind):
     assert copy == original
 
 
+def test_a_firmware_read_back_names_the_bundle_to_simulate(saved, tiny):
+    fw = sb.load(saved["firmware"])
+    sha = json.loads((saved["firmware"] / "firmware.json").read_text())["bundle_sha256"]
+    with pytest.raises(DeviceError, match=f"does not hold its bundle.*{sha[:12]}"):
+        sb.simulate(fw, tiny[1])
+
+
 def test_load_of_a_marker_file_reads_its_folder(saved):
     sim = sb.load(saved["simulation report"] / "report.json")
     assert sim.report == json.loads((saved["simulation report"] / "report.json").read_text())

@@ -31,11 +31,12 @@ def run(command, args) -> str:
 
 
 @pytest.mark.parametrize("target, numeric, build", [
-    ("host", "q15", True), ("arduino-uno", "q15", False), ("mps2-an386", "float32", False)])
+    ("host", "q15", True), ("arduino-uno", "q15", True), ("arduino-uno", "float32", False),
+    ("mps2-an386", "float32", False)])
 def test_firmware_save_writes_what_the_command_writes(bm_bundle, tmp_path, target, numeric,
                                                        build):
     if build:
-        need_tools("gcc", "make")
+        need_tools("gcc", "make", *(["avr-gcc"] if target == "arduino-uno" else []))
     cli_dir, api_dir = tmp_path / "cli", tmp_path / "api"
     output = run(firmware_command, [bm_bundle.path, "--target", target, "--numeric", numeric,
                                     "--name", "gait", "-o", cli_dir,
@@ -46,7 +47,11 @@ def test_firmware_save_writes_what_the_command_writes(bm_bundle, tmp_path, targe
     assert f"wrote {len(fw.files)} files to {cli_dir}" in output
     if build:
         assert fw.footprint == json.loads((cli_dir / "footprint.json").read_text())
-        assert fw.footprint["flash_bytes"] > 0 and (api_dir / "firmware").stat().st_mode & 0o100
+        exe = api_dir / fw.manifest["artifacts"].get("executable", "firmware.elf")
+        assert fw.footprint["flash_bytes"] > 0 and exe.stat().st_mode & 0o100
+        if fw.is_avr and fw.harness_error is None:     # the simavr bridge, runnable
+            assert (api_dir / "sbfw_simavr").stat().st_mode & 0o100
+            assert f"simulate: {cli_dir / 'sbfw_simavr'}" in output
     else:
         assert fw.footprint is None and not (api_dir / "footprint.json").exists()
 
