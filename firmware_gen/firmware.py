@@ -182,7 +182,7 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
     except ExportError as exc:
         raise FirmwareGenError(f"cannot export the model: {exc}") from None
     kernel = choose_kernel(kernel, plan.k, plan.t)
-    stream_c = stream_source(plan)
+    stream_c = stream_source(plan, header.fixed)
     check_ram(plan, tgt, stream_c)      # before any compiler runs: firmware_gen.memory
     files = {f"{name}.h": header.text, f"{name}_stream.h": stream_header(plan),
              f"{name}_stream.c": stream_c,
