@@ -16,7 +16,8 @@ The kind comes from the folder's manifest (:mod:`sensorbudget.trainer.bundle.man
 evaluation report, simulation report, firmware, C library) or, for a folder without a valid
 one (an older output), from the one file that marks each kind (model.json, results.json,
 report.json, firmware.json, c_library.json); a file is a feature NPZ (``.npz``), an HTML
-report (``.html``) or one of those marker files (its folder is read).
+report (``.html``), an ONNX model (``.onnx``) or one of those marker files (its folder is
+read).
 
 =================  ==========================================================
 kind               typed object
@@ -28,6 +29,7 @@ simulation report  :class:`sensorbudget.device_sim.api.Simulation`
 firmware           :class:`sensorbudget.firmware_gen.api.Firmware`
 C library          :class:`sensorbudget.firmware_gen.api.CLibrary`
 HTML report        :class:`sensorbudget.device_sim.api.Report`
+ONNX model         :class:`sensorbudget.firmware_gen.api.OnnxModel`
 =================  ==========================================================
 """
 
@@ -306,10 +308,13 @@ def kind_of(path) -> str:
             return "features file"
         if suffix in (".html", ".htm"):
             return "HTML report"
+        if suffix == ".onnx":
+            return "ONNX model"
         if path.name in MARKERS:
             return MARKERS[path.name]
         raise DeviceError(f"{str(path)!r} is not a file sensorbudget reads back (a feature "
-                          f".npz, an HTML report, or a folder's {', '.join(MARKERS)})")
+                          f".npz, an HTML report, an .onnx model, or a folder's "
+                          f"{', '.join(MARKERS)})")
     if not path.is_dir():
         raise DeviceError(f"{str(path)!r} does not exist")
     manifest = read_manifest(path)
@@ -324,7 +329,7 @@ def kind_of(path) -> str:
 
 def load(path):
     """The typed object of the saved artefact at ``path`` (see the module notes)."""
-    from sensorbudget.firmware_gen.api import read_firmware, read_library
+    from sensorbudget.firmware_gen.api import read_firmware, read_library, read_onnx
     from sensorbudget.trainer import api as trainer_api
 
     path = Path(path)
@@ -333,7 +338,7 @@ def load(path):
     readers = {"bundle": trainer_api.Bundle.load, "evaluation report": trainer_api.Evaluation.load,
                "simulation report": read_simulation, "firmware": read_firmware,
                "C library": read_library, "features file": trainer_api.Dataset.load,
-               "HTML report": read_report}
+               "HTML report": read_report, "ONNX model": read_onnx}
     if kind not in readers:
         raise DeviceError(f"{str(path)!r} is a sensorbudget {kind}, which load does not read")
     return readers[kind](folder)

@@ -111,9 +111,9 @@ def known_extractors(data: dict, source: str) -> tuple:
 
 def estimated_entries(features: dict, window, target: str, have: set) -> list:
     """[[calibration]] entries for the extractors of ``features`` that ``have`` no entry for
-    ``target``: the op-count estimate of :func:`sensorbudget.device_sim.costs.estimate_extractor`, marked
-    ``measured = false``, so that an unmeasured extractor never looks free (0 J) to the next
-    selection."""
+    ``target``: the op-count estimate of
+    :func:`sensorbudget.device_sim.costs.estimate_extractor`, marked ``measured = false``, so
+    that an unmeasured extractor never looks free (0 J) to the next selection."""
     prof = PROFILES[target]
     out = []
     todo = {}

@@ -16,9 +16,9 @@
   and ``bench`` averages; the same
   statistics are repeated under the unit's name (``"instructions"`` or ``"cycles"``);
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
-  prediction: :func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`, min(window, hop) readings,
-  the selection budgets' definition), ``energy`` (latency, deadline misses, duty cycle, average
-  power, battery life);
+  prediction: :func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`, min(window,
+  hop) readings, the selection budgets' definition), ``energy`` (latency, deadline misses,
+  duty cycle, average power, battery life);
 - ``accuracy`` of the device and of the reference against the recordings' targets (when the
   recordings carry them): regression RMSE and MAE; classification the measures of
   :func:`sensorbudget.trainer.evaluation.metrics.task_scores` on the decisions of the one rule
@@ -72,9 +72,10 @@ def ground_truth(rec, meta: dict, end_sample: int):
 
 
 def _accuracy(model, task: str, scores: list, truth: list) -> dict | None:
-    """The measures of :func:`sensorbudget.trainer.evaluation.metrics.task_scores` on the answered windows
-    with a known target; decisions by :meth:`~sensorbudget.device_sim.reference.Reference.labels` (the one
-    rule, the bundle's thresholds in the scores' units: what the device's ``decide`` gives)."""
+    """The measures of :func:`sensorbudget.trainer.evaluation.metrics.task_scores` on the
+    answered windows with a known target; decisions by
+    :meth:`~sensorbudget.device_sim.reference.Reference.labels` (the one rule, the bundle's
+    thresholds in the scores' units: what the device's ``decide`` gives)."""
     from sensorbudget.trainer.bundle.decision import describe
     from sensorbudget.trainer.evaluation.metrics import task_scores
 
@@ -244,8 +245,9 @@ def stack_section(stack: dict | None, backend: str) -> dict:
 
 def _with_kind(acc: dict, meta: dict, recordings_path) -> dict:
     """Each accuracy entry says what it measures: in-sample when the replayed recordings are
-    the bundle's training recordings (the same bytes, :func:`sensorbudget.trainer.provenance.same_data`),
-    else a test split if none were trained on."""
+    the bundle's training recordings (the same bytes,
+    :func:`sensorbudget.trainer.provenance.same_data`), else a test split if none were trained
+    on."""
     same = same_data(meta.get("data"), recordings_path)
     replayed = Path(str(recordings_path)).name
     kind = (f"in-sample: {replayed} is what the bundle was trained on, so optimistic" if same
@@ -263,7 +265,8 @@ def _price(meta: dict) -> float:
 
 def write_report(out_dir, report: dict, result=None, model=None) -> Path:
     """Write report.json, summary.md and (with matplotlib) the plots as the folder ``out_dir``,
-    all or nothing (:func:`sensorbudget.trainer.bundle.files.write_folder_atomically`); returns it."""
+    all or nothing (:func:`sensorbudget.trainer.bundle.files.write_folder_atomically`);
+    returns it."""
     files = {REPORT_FILE: (json.dumps(report, indent=2, sort_keys=True, default=json_default)
                            + "\n").encode(),
              SUMMARY_FILE: summary_markdown(report).encode()}

@@ -288,6 +288,31 @@ class OnnxModel:
         write_atomically(path, self.data)
 
 
+def _onnx_description(model, data: bytes, dtype: str, inputs: str) -> OnnxModel:
+    return OnnxModel(data=data, opset=model.opset_import[0].version, dtype=dtype, inputs=inputs,
+                     width=model.graph.input[0].type.tensor_type.shape.dim[1].dim_value,
+                     outputs=tuple(out.name for out in model.graph.output))
+
+
+def read_onnx(path) -> OnnxModel:
+    """An ONNX file written by :meth:`OnnxModel.save` (or ``export onnx``): its bytes as they
+    are, described from the model (element type, input width, outputs, and ``inputs`` from
+    its metadata)."""
+    import onnx
+    from google.protobuf.message import DecodeError
+
+    data = Path(path).read_bytes()
+    try:
+        model = onnx.load_model_from_string(data)
+        elem = model.graph.input[0].type.tensor_type.elem_type
+        inputs = json.loads({p.key: p.value for p in model.metadata_props}["inputs"])
+    except (DecodeError, ValueError, IndexError, KeyError) as exc:
+        raise FirmwareGenError(f"{str(path)!r} is not an ONNX model written by sensorbudget "
+                               f"({type(exc).__name__}: {exc})") from None
+    dtype = {onnx.TensorProto.FLOAT: "float32", onnx.TensorProto.DOUBLE: "float64"}.get(elem)
+    return _onnx_description(model, data, dtype, inputs)
+
+
 def onnx_model(bundle, *, inputs: str = "all", dtype: str = "float32",
                opset: int = 13) -> OnnxModel:
     """The bundle as an ONNX model (:func:`sensorbudget.export.onnx_bundle.bundle_to_onnx`)."""
@@ -295,10 +320,7 @@ def onnx_model(bundle, *, inputs: str = "all", dtype: str = "float32",
 
     loaded, _ = as_bundle(bundle)
     model = bundle_to_onnx(loaded, inputs=inputs, dtype=dtype, opset=opset)
-    return OnnxModel(data=model.SerializeToString(), opset=model.opset_import[0].version,
-                     dtype=dtype, inputs=inputs,
-                     width=model.graph.input[0].type.tensor_type.shape.dim[1].dim_value,
-                     outputs=tuple(out.name for out in model.graph.output))
+    return _onnx_description(model, model.SerializeToString(), dtype, inputs)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from sensorbudget.cli import main
 from sensorbudget.device_sim.api import (Comparison, Report, Simulation, calibrate, compare,
                                          kind_of)
 from sensorbudget.device_sim.errors import DeviceError
-from sensorbudget.firmware_gen.api import CLibrary, Firmware
+from sensorbudget.firmware_gen.api import CLibrary, Firmware, OnnxModel
 from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE
 from sensorbudget.trainer.errors import OutputError
 
@@ -195,9 +195,10 @@ def saved(tiny, tmp_path_factory):
     run("simulate", bundle, "--recordings", rec, "--report", base / "sim")
     run("firmware", bundle, "--target", "arduino-uno", "--numeric", "q15", "-o", base / "fw")
     run("export", "c-library", bundle, "-o", base / "lib", "--name", "tiny")
+    run("export", "onnx", bundle, "-o", base / "model.onnx", "--inputs", "selected")
     out = {"bundle": bundle, "features file": base / "feats.npz", "evaluation report":
            base / "ev", "simulation report": base / "sim", "firmware": base / "fw",
-           "C library": base / "lib"}
+           "C library": base / "lib", "ONNX model": base / "model.onnx"}
     try:
         import plotly  # noqa: F401
     except ImportError:
@@ -208,7 +209,7 @@ def saved(tiny, tmp_path_factory):
 
 TYPES = {"bundle": sb.Bundle, "features file": sb.Dataset, "evaluation report": sb.Evaluation,
          "simulation report": Simulation, "firmware": Firmware, "C library": CLibrary,
-         "HTML report": Report}
+         "HTML report": Report, "ONNX model": OnnxModel}
 
 
 @pytest.mark.parametrize("kind", list(TYPES))

@@ -98,6 +98,11 @@ def test_onnx_and_c_header_save_what_export_writes(bm_bundle, tmp_path):
     parsed = onnx.load(str(tmp_path / "cli.onnx"))
     assert model.outputs == tuple(o.name for o in parsed.graph.output)
     assert model.width == len(load_bundle(bm_bundle.path).meta["selected"])
+    back = api.read_onnx(tmp_path / "cli.onnx")
+    assert back == model                       # bytes, opset, dtype, inputs, width, outputs
+    (tmp_path / "bad.onnx").write_bytes(b"not a model")
+    with pytest.raises(FirmwareGenError, match="bad.onnx' is not an ONNX model written by"):
+        api.read_onnx(tmp_path / "bad.onnx")
     run(export_group, ["c-header", bm_bundle.path, "-o", tmp_path / "cli.h", "--numeric",
                        "q15", "--name", "gait"])
     header = api.c_header(bm_bundle.path, numeric="q15", name="gait")
