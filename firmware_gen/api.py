@@ -48,6 +48,24 @@ def as_bundle(bundle):
                            f"{type(bundle).__name__}")
 
 
+def full_scale_roundings(full_scale, channels=None) -> list:
+    """``[(channel or "*", given, used)]`` of the full scales in ``full_scale`` ({channel or
+    "*": value}) that are not powers of two, each used as the next power of two above it (Q15
+    samples are scaled by shifts: :func:`sensorbudget.firmware_gen.plan.full_scale_used`), in
+    channel order. With ``channels`` (the firmware's), a "*" that no channel uses is left
+    out."""
+    from .plan import full_scale_used
+
+    out = []
+    for channel, value in sorted((full_scale or {}).items()):
+        if channel == "*" and channels is not None and set(channels) <= set(full_scale):
+            continue
+        used = full_scale_used(value)
+        if used != value:
+            out.append((channel, value, used))
+    return out
+
+
 def folder_files(folder: Path) -> dict:
     """{relative path: (bytes, mode)} of every regular file the folder's manifest lists."""
     listed = read_manifest(folder)

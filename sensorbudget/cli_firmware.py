@@ -8,7 +8,6 @@ from pathlib import Path
 import click
 
 from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
-from sensorbudget.firmware_gen.plan import full_scale_used
 from sensorbudget.firmware_gen.boards import ALIASES, names_where
 from sensorbudget.firmware_gen.targets import TARGET_NAMES
 from sensorbudget.trainer.bundle.files import check_folder_output
@@ -47,19 +46,14 @@ def parse_full_scale(ctx, param, values) -> dict:
 
 
 def rounding_notes(full_scale, channels=None) -> list:
-    """What happens to full scales that are not powers of two: each is used as the next power of
-    two above it (Q15 samples are scaled by shifts), e.g. ``acc_x=8000 is used as 8192``.
-    With ``channels`` (the firmware's), a "*" value no channel uses is not mentioned."""
-    notes = []
-    for channel, value in sorted((full_scale or {}).items()):
-        if channel == "*" and channels is not None and set(channels) <= set(full_scale):
-            continue
-        used = full_scale_used(value)
-        if used != value:
-            name = "every channel" if channel == "*" else channel
-            notes.append(f"--full-scale {value:g} for {name} is used as {used:g} (full scales "
-                         f"are powers of two)")
-    return notes
+    """The ``--full-scale`` values used as the next power of two above them
+    (:func:`sensorbudget.firmware_gen.api.full_scale_roundings`), as lines, e.g. ``--full-scale
+    8000 for acc_x is used as 8192``."""
+    from sensorbudget.firmware_gen.api import full_scale_roundings
+
+    return [f"--full-scale {value:g} for {'every channel' if channel == '*' else channel} is "
+            f"used as {used:g} (full scales are powers of two)"
+            for channel, value, used in full_scale_roundings(full_scale, channels)]
 
 
 @click.command("firmware")

@@ -132,3 +132,26 @@ def test_the_calls_are_the_package_level_names():
     for name in ("simulate", "report", "load", "compare", "calibrate", "Simulation", "Report",
                  "Comparison"):
         assert getattr(sb, name) is getattr(device_api, name)
+
+
+def test_full_scale_roundings_against_a_slow_search():
+    """Each value that is not a power of two is used as the smallest power of two above it
+    (found here by doubling from 2^-40); powers of two are not listed; a "*" every listed
+    channel overrides is left out when the channels are given."""
+    import numpy as np
+
+    rng = np.random.default_rng(7)
+    values = [float(v) for v in rng.uniform(1e-3, 1e5, 40)] + [2.0 ** k for k in range(-3, 9)]
+    given = {f"c{i}": v for i, v in enumerate(values)}
+
+    def slow(v):
+        p = 2.0 ** -40
+        while p < v:
+            p *= 2
+        return p
+
+    expected = sorted((c, v, slow(v)) for c, v in given.items() if slow(v) != v)
+    assert api.full_scale_roundings(given) == expected and len(expected) == 40
+    assert api.full_scale_roundings({"*": 100.0, "a": 3.0}, ["a"]) == [("a", 3.0, 4.0)]
+    assert api.full_scale_roundings({"*": 100.0, "a": 3.0}, ["a", "b"]) == [
+        ("*", 100.0, 128.0), ("a", 3.0, 4.0)]
