@@ -10,6 +10,7 @@ from sensorbudget.trainer.results import TASKS as EVALUATE_TASKS
 
 from ._errors import handle_errors
 from .cli_decisions import _rule
+from .cli_features import window_options
 from .cli_report import check_html, html_option, write_html
 from .cli_tables import table_options
 from .text_out import printable
@@ -87,6 +88,7 @@ def _budgets(ctx, param, value):
                    "variance within each training fold (predictions and scores stay in target "
                    "units; greedy-separate is unaffected).")
 @table_options
+@window_options
 @click.option("--split", type=click.Choice(("auto", "group", "blocked", "shuffled")),
               default="auto", show_default=True,
               help="Outer folds: group (a group in one fold), blocked (contiguous blocks in "
@@ -115,7 +117,8 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                      no_standardize, standardize_targets, sep,
                      decimal, ignore, na_value, drop_missing, max_drop_fraction, split, threshold_rule, seed,
                      only_folds, cache,
-                     report, show_progress=False, html_out=None):
+                     report, window=None, hop=None, compute_target=None, stream_format=None,
+                     show_progress=False, html_out=None):
     """Nested K-fold evaluation of METHODS on DATA at every budget: selection and lambda are
     chosen inside each training fold; prints mean ± std per measure and budget."""
     from sensorbudget.trainer.api import evaluate
@@ -135,7 +138,9 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                           ignore=ignore, na_value=na_value, drop_missing=drop_missing,
                           max_drop_fraction=max_drop_fraction, split=split,
                           threshold=threshold_rule, seed=seed, only_folds=only_folds,
-                          cache=cache, progress=bar, title=f"Evaluation of {data.name}")
+                          cache=cache, progress=bar, title=f"Evaluation of {data.name}",
+                          window=window, hop=hop, compute_target=compute_target,
+                          stream_format=stream_format)
     finally:
         bar.close()
     if result.missing:

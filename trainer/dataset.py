@@ -115,6 +115,7 @@ class Dataset:
         from .provenance import recordings_entry
         from .sensing.feature_set import load_feature_set
 
+        stream_format = _stream_format(stream_format, table_options)
         _no_targets(table_options)
         fs = load_feature_set(path, sensors, window=window, hop=hop, on_missing=on_missing,
                               compute_target=compute_target, stream_format=stream_format,
@@ -245,7 +246,9 @@ def is_feature_npz(path) -> bool:
 def _stream_format(given, options: dict) -> StreamFormat:
     """``given``, or a StreamFormat from the recording options among ``options`` (popped)."""
     fields = {k: options.pop(k) for k in list(options) if k in StreamFormat.__dataclass_fields__}
-    if given is not None and fields:
+    if isinstance(given, StreamFormat) and not fields:
+        return given
+    if given is not None:
         raise DataError("give the recording options either as stream_format or one by one")
     if fields.get("columns") is not None:
         fields["columns"] = tuple(fields["columns"])

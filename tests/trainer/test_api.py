@@ -103,3 +103,37 @@ def test_evaluate_a_dataset_and_its_file_alike(tmp_path):
     assert by_path.to_dict() == by_data.to_dict()
     assert by_path.chosen[0] == "budgets 1,2" and by_path.chosen[1].startswith("methods ")
     assert by_path.summary_lines()[1].startswith("scores: nested CV")
+
+
+def test_recording_options_travel_with_the_features_and_the_bundle(tmp_path):
+    """Streams whose time column is 'stamp' (in ms since an epoch): the options given to
+    features are stored in the feature file and the bundle, so predict reads the recordings
+    without them, as it does with them given again; files made with the defaults store none."""
+    from tests.fixtures import write_sensors_toml, write_stream
+
+    for i in range(2):
+        path = write_stream(tmp_path / "rec" / f"r{i}.csv", n=140, seed=i)
+        lines = path.read_text().splitlines()
+        rows = ["stamp" + lines[0][4:]] + [
+            f"{1_700_000_000_000 + round(float(r.split(',')[0]) * 1000)},{r.split(',', 1)[1]}"
+            for r in lines[1:]]
+        path.write_text("\n".join(rows) + "\n")
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    data = api.features(tmp_path / "rec", toml, time_column="stamp", time_unit="ms")
+    data.save(tmp_path / "f.npz")
+    stored = api.Dataset.load(tmp_path / "f.npz").feature_set.recording_options
+    assert stored == {"time_column": "stamp", "time_unit": "ms"}
+    bundle = api.train(tmp_path / "f.npz", budget=2, lam=1.0)
+    assert bundle.meta["recording_options"] == stored
+    plain = api.predict(bundle, tmp_path / "rec")
+    given = api.predict(bundle, tmp_path / "rec", time_column="stamp", time_unit="ms")
+    assert plain.to_csv() == given.to_csv() and len(plain.ids["window_start"]) == data.n_samples
+    np.testing.assert_allclose(plain.columns["y"], bundle.decision_scores(data.X)[:, 0],
+                               rtol=1e-6)
+    evaluation = api.evaluate(tmp_path / "rec", sensors=toml, time_column="stamp",
+                              budgets="1", folds=2)
+    assert evaluation.result.config["shape"][0] == data.n_samples
+    defaults = api.features(tmp_path / "rec", toml, time_column="stamp", time_unit="ms")
+    defaults.feature_set.recording_options = {}
+    with np.load(__import__("io").BytesIO(defaults.to_bytes())) as npz:
+        assert "recording_options_json" not in npz.files

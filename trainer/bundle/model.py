@@ -141,6 +141,14 @@ class Bundle:
 
         return Task.of(self.task, len(self.classes) if self.task == "multiclass" else None)
 
+    def recording_format(self, given=None):
+        """How to read recordings for this bundle: the
+        :class:`~sensorbudget.trainer.sensing.streams.StreamFormat` its features were made
+        with (model.json ``recording_options``), with the fields ``given`` sets over them."""
+        from ..sensing.streams import StreamFormat
+
+        return StreamFormat.from_options(self.meta.get("recording_options"), given)
+
     def decide(self, scores) -> np.ndarray:
         """The decisions of ``scores`` (n x t): the one rule,
         :func:`~sensorbudget.trainer.bundle.decision.decide` with this bundle's task and

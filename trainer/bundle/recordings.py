@@ -109,12 +109,14 @@ def _label_targets(fs, targets, task) -> np.ndarray | None:
 
 def features_from_recordings(bundle, path, stream_format=None) -> RecordingFeatures:
     """The bundle's selected features (and targets, when present) of the recordings at
-    ``path`` (a file or folder as :func:`sensorbudget.trainer.sensing.recordings.load_recordings` reads)."""
+    ``path`` (a file or folder as :func:`sensorbudget.trainer.sensing.recordings.load_recordings`
+    reads), read with the bundle's ``recording_options`` (time column, time unit, ...: those
+    the features were made with) and the fields ``stream_format`` sets over them."""
     meta = bundle.meta
-    kwargs = {} if stream_format is None else {"fmt": stream_format}
-    folders = (load_sensor_folders(path, _spec(meta, False), stream_format or StreamFormat())
+    fmt = StreamFormat.from_options(meta.get("recording_options"), stream_format)
+    folders = (load_sensor_folders(path, _spec(meta, False), fmt)
                if meta.get("multi_rate") else None)      # one stream file per sensor
-    rset = folders or load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), **kwargs)
+    rset = folders or load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), fmt)
     labelled = any(r.labels for r in rset.recordings)
     spec = _spec(meta, labelled)
     multi = spec.window_s is not None

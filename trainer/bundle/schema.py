@@ -85,6 +85,8 @@ TOP_OPTIONAL = {
     "channel_bounds": (lambda v: _number_dict(v) and all(x >= 0 for x in v.values()),
                        "an object of numbers >= 0"),
     "multi_rate": (_flag, "true or false"),                 # sensors at their own rates
+    "recording_options": (lambda v: isinstance(v, dict) and all(isinstance(k, str) for k in v),
+                          "an object of recording options (time_column, time_unit, ...)"),
     "sensor_rates_hz": (lambda v: _number_dict(v) and all(x > 0 for x in v.values()),
                         "an object of rates > 0"),
 }

@@ -91,6 +91,7 @@ class FeatureSet:
     compute_costs: dict = field(default_factory=dict)
     channel_bounds: dict = field(default_factory=dict)    # {channel: max |sample|} (Q15)
     feature_rates: list = field(default_factory=list)     # Hz per feature (multi-rate only)
+    recording_options: dict = field(default_factory=dict)  # StreamFormat.options() of the reads
 
     def to_arrays(self) -> dict:
         """The NPZ members (see the module docstring); no object arrays."""
@@ -108,6 +109,9 @@ class FeatureSet:
             format=np.array(FORMAT), format_version=np.int64(FORMAT_VERSION))
         if self.feature_rates:
             arrays["feature_rates"] = np.asarray(self.feature_rates, dtype=np.float64)
+        if self.recording_options:      # only when not the defaults: default files keep bytes
+            arrays["recording_options_json"] = np.array(json.dumps(self.recording_options,
+                                                                   sort_keys=True))
         return arrays
 
     def save_npz(self) -> bytes:
@@ -144,6 +148,7 @@ class FeatureSet:
                                               source),
                   feature_rates=np.asarray(arrays.get("feature_rates", []),
                                            dtype=np.float64).tolist(),
+                  recording_options=_options(arrays.get("recording_options_json"), source),
                   **kwargs)
         if check:
             out.check(source)
@@ -230,6 +235,8 @@ class FeatureSet:
             extra["channel_bounds"] = dict(sorted(self.channel_bounds.items()))
         if self.feature_rates:
             extra["multi_rate"] = True        # train adds the chosen rates (rates.py)
+        if self.recording_options:
+            extra["recording_options"] = dict(self.recording_options)
         return extractors, sensors, extra
 
 
@@ -363,6 +370,19 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         feature_rates=[rates.feature_rate(spec, f) for f in fs] if spec.multi_rate else [])
 
 
+def _options(member, source: str) -> dict:
+    """The stored recording options (a JSON object of StreamFormat fields), {} without."""
+    if member is None:
+        return {}
+    value = json.loads(str(_scalar(member)))
+    try:
+        StreamFormat.from_options(value)
+    except (DataError, TypeError, AttributeError) as exc:
+        raise DataError(f"{source}: recording_options_json is not a set of recording "
+                        f"options: {exc}"[:300]) from None
+    return value
+
+
 def is_feature_file(path) -> bool:
     """True when ``path`` is an NPZ written by :meth:`FeatureSet.save_npz` (it carries the
     feature -> extractor -> sensor structure), False for any other file."""
@@ -388,5 +408,7 @@ def load_feature_set(recordings_path, sensors_toml_path, window=None, hop=None,
     fmt = stream_format or StreamFormat()
     rset = (load_sensor_folders(recordings_path, spec, fmt)
             or load_recordings(recordings_path, spec.sample_rate_hz, fmt))
-    return build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing,
-                             compute_target=compute_target, progress=progress)
+    fs = build_feature_set(rset, spec, window=window, hop=hop, on_missing=on_missing,
+                           compute_target=compute_target, progress=progress)
+    fs.recording_options = fmt.options()
+    return fs

@@ -58,6 +58,30 @@ class StreamFormat:
         if self.recording_column is not None and self.recording_column == self.time_column:
             raise DataError("the recording column cannot be the time column")
 
+    def options(self) -> dict:
+        """The fields that differ from the defaults, as JSON values (what a feature file and a
+        bundle store as ``recording_options``, so that later reads of recordings reuse them)."""
+        out = {}
+        for name, spec in self.__dataclass_fields__.items():
+            value = getattr(self, name)
+            if value != spec.default:
+                out[name] = list(value) if isinstance(value, tuple) else value
+        return out
+
+    @classmethod
+    def from_options(cls, options: dict | None, given: "StreamFormat | None" = None
+                     ) -> "StreamFormat":
+        """A StreamFormat of stored ``options`` (:meth:`options`), with the fields that
+        ``given`` sets (not the defaults) over them; a DataError for an unknown field."""
+        merged = {**(options or {}), **(given.options() if given is not None else {})}
+        unknown = [k for k in merged if k not in cls.__dataclass_fields__]
+        if unknown:
+            raise DataError(f"recording option {unknown[0]!r} is not one of "
+                            f"{', '.join(cls.__dataclass_fields__)}")
+        if merged.get("columns") is not None:
+            merged["columns"] = tuple(merged["columns"])
+        return cls(**merged)
+
 
 #: Epoch time stamps told apart by their size (``time_unit="auto"``): the smallest value of
 #: each unit for a date after 2001-09-09 (10^9 s since 1970) and the largest before 2286.
