@@ -5,8 +5,9 @@ column holds a cell that is not a number, its class names (sorted) replace the c
 index, so the table parses as usual; :func:`attach` then turns the index column of the loaded
 :class:`sensorbudget.trainer.data.Table` into one-hot columns named by class (task ``multiclass``, as
 labelled recordings give) and keeps ``class_target`` = (the column's name, each kept row's
-class name; "" where the cell was missing). No module of the package is imported here (the
-table module imports this one).
+class name; "" where the cell was missing). :func:`encode_values` does the same for a column
+already read (ARFF nominal attributes, NPZ text arrays). No module of the package is imported
+here (the table module imports this one).
 """
 
 from __future__ import annotations
@@ -40,6 +41,19 @@ def encode(rows: list, columns: list, decimal: str, missing) -> list | None:
         if column < len(row) and cell not in missing:
             row[column] = index[cell]
     return classes
+
+
+def encode_values(cells, missing) -> tuple:
+    """(class names sorted, float index per cell: NaN where missing) of one column of text
+    classes (an ARFF nominal attribute, an NPZ text array), as :func:`encode` numbers a CSV's.
+
+    >>> encode_values(["run", "sit", "?", "run"], {"?"})
+    (['run', 'sit'], array([ 0.,  1., nan,  0.]))
+    """
+    texts = ["" if c is None else str(c).strip() for c in cells]
+    classes = sorted({c for c in texts if c not in missing})
+    index = {c: float(j) for j, c in enumerate(classes)}
+    return classes, np.array([index.get(c, np.nan) for c in texts])
 
 
 def attach(classes, table):

@@ -275,7 +275,8 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
               targets_last=None) -> Table:
     """Load a dense or sparse ARFF file (Mulan style: 0/1 labels by ``labels`` or ``xml``, or
     the last ``targets_last`` columns as regression targets). Nominal {0,1} attributes are read
-    as numbers; other nominal or string attributes are an error unless ignored."""
+    as numbers; one target attribute of text classes (nominal or string) makes a multi-class
+    table (:mod:`.class_table`); other text attributes are an error unless ignored."""
     import arff
 
     path = _check_file(path)
@@ -306,19 +307,23 @@ def load_arff(path, *, targets=None, labels=None, xml=None, ignore=(), drop_miss
         g = names.index(groups)
         ids = np.array(["" if row[g] is None else str(row[g]) for row in rows])
     values = np.empty((len(rows), len(fidx) + len(tidx)))
+    classes = None
     for c, i in enumerate(fidx + tidx):
         kind = attrs[i][1]
         column = [row[i] for row in rows]
         try:
             values[:, c] = [math.nan if v is None else float(v) for v in column]
         except (TypeError, ValueError):
+            if tidx == [i] and not labels:             # one target of text classes
+                classes, values[:, c] = class_table.encode_values(column, MISSING_TOKENS)
+                continue
             raise DataError(f"ARFF attribute {names[i]!r} ({kind if isinstance(kind, str) else 'nominal'}) "
                             f"is not numeric; ignore it with --ignore") from None
     k = len(fidx)
-    return finish_table(values[:, :k], values[:, k:], [names[i] for i in fidx],
-                        [names[i] for i in tidx], task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value, groups=ids,
-                        keep_missing_targets=keep_missing_targets)
+    return class_table.attach(classes, finish_table(
+        values[:, :k], values[:, k:], [names[i] for i in fidx], [names[i] for i in tidx],
+        task=task, source=file_info(path), drop_missing=drop_missing, na_value=na_value,
+        groups=ids, keep_missing_targets=keep_missing_targets))
 
 
 def _arff_table(path, bulk, targets, labels, ignore, task, drop_missing, na_value,
@@ -345,7 +350,8 @@ def _exc_text(exc) -> str:
 def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None, groups=None,
              keep_missing_targets=False) -> Table:
     """Load ``X``, ``Y`` and optional ``feature_names``, ``target_names``, ``task`` from an NPZ
-    (``allow_pickle=False``: object arrays are refused); ``groups`` names an array of group ids."""
+    (``allow_pickle=False``: object arrays are refused); ``groups`` names an array of group ids.
+    A ``Y`` of text (one column) holds class names: a multi-class table (:mod:`.class_table`)."""
     path = _check_file(path)
     try:
         with np.load(path, allow_pickle=False) as npz:
@@ -357,6 +363,9 @@ def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None
         if key not in arrays:
             raise DataError(f"{str(path)!r} has no array {key!r} (found {sorted(arrays)})")
     X, Y = arrays["X"], arrays["Y"]
+    classes = None
+    if Y.dtype.kind in "US" and Y.size and (Y.ndim == 1 or Y.shape[1:] == (1,)):
+        classes, Y = class_table.encode_values(Y.reshape(-1).tolist(), MISSING_TOKENS)
     if X.dtype.kind not in "biuf" or Y.dtype.kind not in "biuf":
         raise DataError(f"X and Y in {str(path)!r} must be numeric (got {X.dtype}, {Y.dtype})")
     Y = Y[:, None] if Y.ndim == 1 else Y
@@ -396,9 +405,9 @@ def load_npz(path, *, targets=None, drop_missing=False, na_value=None, task=None
         ids = arrays[groups]
         if ids.shape != (X.shape[0],):
             raise DataError(f"group array {groups!r} has shape {ids.shape}; expected ({X.shape[0]},)")
-    return finish_table(X, Y, features, names, task=task, source=file_info(path),
-                        drop_missing=drop_missing, na_value=na_value, groups=ids,
-                        keep_missing_targets=keep_missing_targets)
+    return class_table.attach(classes, finish_table(
+        X, Y, features, names, task=task, source=file_info(path), drop_missing=drop_missing,
+        na_value=na_value, groups=ids, keep_missing_targets=keep_missing_targets))
 
 
 def load_table(path, *, fmt=None, **options) -> Table:

@@ -134,3 +134,35 @@ def test_task_names():
     assert [str(t) for t in Task] == ["regression", "binary", "multiclass", "multilabel"]
     with pytest.raises(DataError, match="is not one of"):
         Task.of("ranking-ish")
+
+
+def test_text_classes_in_arff_and_npz_read_as_in_csv(tmp_path):
+    """One column of class names in a CSV (the existing reading), an ARFF nominal attribute
+    and an NPZ text array: the same one-hot targets, class names and bundle."""
+    from sensorbudget.trainer import api
+
+    rng = np.random.default_rng(4)
+    X = np.round(rng.normal(size=(36, 3)), 5)
+    names = np.array(["run", "sit", "walk"])[np.argmax(X + 0.3 * rng.normal(size=X.shape), 1)]
+    names[5] = "?"                                              # a missing class
+    body = [",".join(f"{v:.5f}" for v in X[i]) + f",{names[i]}" for i in range(36)]
+    (tmp_path / "t.csv").write_text("\n".join(["a,b,c,act", *body]) + "\n")
+    (tmp_path / "t.arff").write_text("\n".join(
+        ["@relation t", *(f"@attribute {c} numeric" for c in "abc"),
+         "@attribute act {walk,run,sit}", "@data", *body]) + "\n")
+    np.savez(tmp_path / "t.npz", X=X, Y=names, feature_names=np.array(list("abc")),
+             target_names=np.array(["act"]))
+    loaded = {s: Dataset.load(tmp_path / f"t.{s}", targets=["act"], drop_missing=True)
+              for s in ("csv", "arff", "npz")}
+    keep = names != "?"
+    one_hot = (names[keep, None] == np.array(["run", "sit", "walk"])).astype(float)
+    bundles = {}
+    for suffix, data in loaded.items():
+        assert data.task == "multiclass" and data.target_names == ["run", "sit", "walk"]
+        np.testing.assert_array_equal(data.Y, one_hot)
+        np.testing.assert_array_equal(data.X, X[keep])
+        assert data.class_column == "act" and data.class_values.tolist() == names[keep].tolist()
+        bundles[suffix] = api.train(data, budget=2, lam=1.0)
+    for suffix in ("arff", "npz"):
+        assert bundles[suffix].arrays["W"].tolist() == bundles["csv"].arrays["W"].tolist()
+        assert bundles[suffix].classes == bundles["csv"].classes == ["run", "sit", "walk"]
