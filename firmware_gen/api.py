@@ -22,8 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sensorbudget.export.cgen import DEFAULT_NAME
-from sensorbudget.trainer.bundle.files import (json_default, write_atomically,
-                                               write_folder_atomically)
+from sensorbudget.trainer.bundle.files import write_atomically, write_folder_atomically
 from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE, entries, read_manifest
 
 from .errors import FirmwareGenError
@@ -33,15 +32,12 @@ LIBRARY_KIND = "C library"       # ... and in a C library folder's
 
 
 def as_bundle(bundle):
-    """``(Bundle, folder or None)`` of a bundle folder path, a loaded bundle, or any object
-    with ``meta`` and ``arrays`` (the trainer API's ``Bundle``; its ``path``, if any, is kept)."""
+    """``(Bundle, folder or None)`` of a bundle folder path or a loaded bundle (the trainer
+    API's ``Bundle``: its ``path``, the folder it was read from or saved to, when it has one)."""
     from sensorbudget.trainer.bundle.model import load_bundle
 
     if isinstance(bundle, (str, os.PathLike)):
         return load_bundle(bundle), Path(bundle)
-    inner = getattr(bundle, "bundle", None)          # a wrapper around a loaded bundle
-    if inner is not None and hasattr(inner, "meta") and hasattr(inner, "arrays"):
-        return inner, getattr(bundle, "path", None)
     if hasattr(bundle, "meta") and hasattr(bundle, "arrays"):
         return bundle, getattr(bundle, "path", None)
     raise FirmwareGenError(f"a bundle must be a folder path or a loaded bundle, not a "
@@ -366,8 +362,3 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
     return CHeaderFile(header=make_header(loaded, name=name, numeric=numeric),
                        n_features=len(loaded.meta["selected"]),
                        n_targets=len(loaded.meta["targets"]))
-
-
-def manifest_json(manifest: dict) -> str:
-    """A manifest as the canonical JSON the generators write (for comparisons)."""
-    return json.dumps(manifest, indent=2, sort_keys=True, default=json_default) + "\n"
