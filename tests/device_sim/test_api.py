@@ -256,3 +256,13 @@ def test_load_refuses_what_sensorbudget_did_not_write(tmp_path):
     (tmp_path / "page.html").write_text("<html><title>x</title></html>")
     with pytest.raises(DeviceError, match="not an HTML report written by sensorbudget"):
         sb.load(tmp_path / "page.html")
+
+
+def test_without_plotly_the_page_is_refused_in_one_line(tiny, tmp_path, monkeypatch):
+    monkeypatch.setitem(__import__("sys").modules, "plotly", None)    # import plotly fails
+    with pytest.raises(DeviceError, match=r"needs plotly: pip install 'sensorbudget\[report\]'"):
+        sb.report([tiny[0]])
+    result = CliRunner().invoke(main, ["report", str(tiny[0]), "-o", str(tmp_path / "r.html")])
+    assert result.exit_code == 2 and not (tmp_path / "r.html").exists()
+    assert result.output.strip().splitlines() == [
+        "Error: the HTML report needs plotly: pip install 'sensorbudget[report]'"]
