@@ -212,6 +212,49 @@ uint8_t sbfw_link_feed(sbfw_link_t *l, uint8_t byte)
     return SBFW_NONE;
 }
 
+uint8_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n, uint16_t *used)
+{
+    uint16_t i = 0u;
+    uint8_t status = SBFW_NONE;
+    while (i < n && status == SBFW_NONE) {
+        if (l->left != 0u && !l->bad && !l->over) {
+            /* inside a COBS block with room in rx: its data bytes go straight into rx, up to
+             * the block's end, the chunk's end, rx's end or a 0x00 (a delimiter: byte path),
+             * four at a time while none of the four is 0x00 */
+            uint32_t k = l->left, m = 0u, w;
+            const uint8_t *src = data + i;
+            uint8_t *dst = l->rx + l->rx_len;
+            if (k > (uint32_t)(n - i)) {
+                k = (uint32_t)(n - i);
+            }
+            if (k > (uint32_t)(l->rx_cap - l->rx_len)) {
+                k = (uint32_t)(l->rx_cap - l->rx_len);
+            }
+            while (m + 4u <= k) {
+                memcpy(&w, src + m, 4u);
+                if (((w - UINT32_C(0x01010101)) & ~w & UINT32_C(0x80808080)) != 0u) {
+                    break;                   /* a 0x00 among these four */
+                }
+                memcpy(dst + m, &w, 4u);
+                m += 4u;
+            }
+            while (m < k && src[m] != 0u) {
+                dst[m] = src[m];
+                ++m;
+            }
+            l->rx_len = (uint16_t)(l->rx_len + m);
+            l->left = (uint8_t)(l->left - m);
+            i = (uint16_t)(i + m);
+            if (m != 0u && m == k) {
+                continue;
+            }
+        }
+        status = sbfw_link_feed(l, data[i++]);
+    }
+    *used = i;
+    return status;
+}
+
 uint8_t sbfw_link_done(sbfw_link_t *l)
 {
     l->ready = SBFW_NONE;
@@ -279,7 +322,8 @@ static int32_t sbfw_sh_open(uint32_t mode)
     return sbfw_semihost(SBFW_SH_OPEN, block);
 }
 
-int sbfw_io_getc(void)
+/* Refill the input buffer when it is empty; 0 at the end of input. */
+static int sbfw_sh_fill_in(void)
 {
     if (sbfw_sh_pos == sbfw_sh_len) {
         volatile uint32_t block[3];
@@ -292,12 +336,29 @@ int sbfw_io_getc(void)
         block[2] = SBFW_SH_BUF;
         left = sbfw_semihost(SBFW_SH_READ, block);
         if (left < 0 || (uint32_t)left >= SBFW_SH_BUF) {
-            return -1;                       /* end of input (or an error) */
+            return 0;                        /* end of input (or an error) */
         }
         sbfw_sh_len = (uint16_t)(SBFW_SH_BUF - (uint32_t)left);
         sbfw_sh_pos = 0u;
     }
-    return sbfw_sh_in[sbfw_sh_pos++];
+    return 1;
+}
+
+int sbfw_io_getc(void)
+{
+    return sbfw_sh_fill_in() ? sbfw_sh_in[sbfw_sh_pos++] : -1;
+}
+
+uint16_t sbfw_io_read(const uint8_t **data)
+{
+    uint16_t n;
+    if (!sbfw_sh_fill_in()) {
+        return 0u;
+    }
+    *data = sbfw_sh_in + sbfw_sh_pos;
+    n = (uint16_t)(sbfw_sh_len - sbfw_sh_pos);
+    sbfw_sh_pos = sbfw_sh_len;
+    return n;
 }
 
 void sbfw_io_flush(void)
@@ -335,6 +396,18 @@ void sbfw_io_write(const uint8_t *data, uint16_t n)
 int sbfw_io_getc(void)
 {
     return sbfw_hal_getc();
+}
+
+uint16_t sbfw_io_read(const uint8_t **data)
+{
+    static uint8_t byte;
+    const int c = sbfw_hal_getc();
+    if (c < 0) {
+        return 0u;
+    }
+    byte = (uint8_t)c;
+    *data = &byte;
+    return 1u;
 }
 
 void sbfw_io_write(const uint8_t *data, uint16_t n)

@@ -62,6 +62,10 @@ typedef struct {
  * worth of bytes where a modelled UART moves one byte per emulator round trip. The timed regions
  * (extractors, model) never include link work, so costs are the same over either link. */
 int sbfw_io_getc(void);
+/* The bytes received so far (at least one; blocks until one is there): *data points at them
+ * until the next call; 0 at the end of input. One byte at a time from the HAL; the semihosting
+ * console's buffer at once. */
+uint16_t sbfw_io_read(const uint8_t **data);
 void sbfw_io_write(const uint8_t *data, uint16_t n);
 void sbfw_io_flush(void);
 
@@ -70,6 +74,10 @@ uint32_t sbfw_crc32(const uint8_t *data, uint16_t n);
 void sbfw_link_init(sbfw_link_t *l, uint8_t *rx, uint16_t rx_cap, uint8_t *tx, uint16_t tx_cap);
 /* Give one received byte; returns SBFW_FRAME / SBFW_OVERSIZE when a request is ready. */
 uint8_t sbfw_link_feed(sbfw_link_t *l, uint8_t byte);
+/* Give the n bytes at data, up to the end of the first request they complete: returns its status
+ * (or SBFW_NONE) and stores in *used the bytes taken. Byte for byte what sbfw_link_feed does
+ * with each, but a COBS block's data bytes are copied into rx in one loop. */
+uint8_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n, uint16_t *used);
 /* Release the ready request; returns the status of the next buffered one. */
 uint8_t sbfw_link_done(sbfw_link_t *l);
 /* What to do with the ready request: SBFW_ERR_NONE = execute it; SBFW_ERR_STALE or
