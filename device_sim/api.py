@@ -77,6 +77,8 @@ class Simulation:
     accuracy = property(lambda self: self.report.get("accuracy") or {})
     cost = property(lambda self: self.report["cost"])
     energy = property(lambda self: self.report["energy"])
+    #: the board whose clock and power cost the compute (``simulate --board``)
+    board = property(lambda self: self.report["profile"]["name"])
 
     def summary(self) -> str:
         """summary.md: the Markdown summary."""

@@ -107,7 +107,7 @@ def test_simulate_a_firmware_replays_its_bundle_numeric_and_full_scales(tiny, tm
     from_fw.save(tmp_path / "fw")
     direct.save(tmp_path / "direct")
     same_simulation(tmp_path / "fw", tmp_path / "direct")
-    assert from_fw.numeric == "q15" and from_fw.report["profile"]["name"] == "arduino-uno"
+    assert from_fw.numeric == "q15" and from_fw.board == "arduino-uno"
     with pytest.raises(DeviceError, match="numeric='q31' differs from the firmware's 'q15'"):
         sb.simulate(fw, rec, numeric="q31")
 
@@ -139,7 +139,7 @@ def test_measured_on_one_board_costed_on_another_both_ways(tiny, tmp_path):
     sim.save(tmp_path / "api")
     same_simulation(tmp_path / "cli", tmp_path / "api")
     assert sim.backend == "unicorn-m4f" and sim.cost["measured"] is True
-    assert sim.report["profile"]["name"] == "nucleo-f4"
+    assert sim.board == sim.report["profile"]["name"] == "nucleo-f4"
 
 
 def test_report_and_compare_save_what_the_commands_write(tiny, tmp_path):
