@@ -1,5 +1,6 @@
 """``train --threshold f1|precision:P|zero --platt``: calibrated multi-label decisions (chosen
-by :func:`sensorbudget.trainer.training.decision_for`), and how a bundle's decisions are described."""
+by :func:`sensorbudget.trainer.training.decision_for`), and how a bundle's decisions are
+described."""
 
 from __future__ import annotations
 

@@ -44,7 +44,8 @@ class Evaluation:
         return self.result.records
 
     def to_dict(self) -> dict:
-        """What results.json holds (:func:`~sensorbudget.trainer.evaluation.report.results_dict`)."""
+        """What results.json holds
+        (:func:`~sensorbudget.trainer.evaluation.report.results_dict`)."""
         from .evaluation.report import results_dict
 
         return results_dict(self.result)
@@ -55,7 +56,8 @@ class Evaluation:
         from .evaluation.report import summary_table, wilcoxon_tests
 
         config = self.result.config
-        lines = [f"outer folds: {describe_split(config['split'], config['folds'], config['window'])}",
+        split = describe_split(config["split"], config["folds"], config["window"])
+        lines = [f"outer folds: {split}",
                  f"scores: nested CV, on the held-out outer folds (selection, lambda and "
                  f"thresholds chosen inside each training fold), mean and std over "
                  f"{self.folds_run} fold(s)", summary_table(self.result)]

@@ -125,7 +125,8 @@ def dask_estimator_for_task(task, data):
 
 def fit_on_dask(est, X, client, progress=None) -> dict:
     """Fit ``est`` on the shards ``X`` on the Dask cluster ``client`` (an address, a scheduler
-    file, ``local[:N]`` or a Client: :func:`~sensorbudget.trainer.distributed.dask_data.open_client`).
+    file, ``local[:N]`` or a Client:
+    :func:`~sensorbudget.trainer.distributed.dask_data.open_client`).
 
     Returns the ``bundle_contents`` keywords that stand in for the training matrix, which is
     never gathered: ``x_range`` (min and max of each selected column over all rows) and
