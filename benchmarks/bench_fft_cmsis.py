@@ -131,7 +131,7 @@ def our_source(sizes, avr: bool = False) -> str:
     from sensorbudget.trainer.sensing import spectral
 
     spectrum = fft_c.ROUTINES["spectrum"][1].replace("@p@", "sb")
-    scatter_end, fft_end = "    for (half = 1u;", "    /* the split"
+    scatter_end, fft_end = "    len = 1u;", "    /* the split"
     assert scatter_end in spectrum and fft_end in spectrum
     cuts = {"prep": spectrum.replace(scatter_end, "    return;\n" + scatter_end, 1),
             "upto_fft": spectrum.replace(fft_end, "    return;\n" + fft_end, 1)}
@@ -150,13 +150,11 @@ def our_source(sizes, avr: bool = False) -> str:
         else f"\nfloat sb_ring[{buf}];"))
     for n in sizes:
         m = spectral.fft_size(n)
-        j = np.arange(m // 2)
+        wr, wi = spectral.twiddles(m)
         out += [flash(cgen.array_declare("uint16_t", f"sb_rev_{m}",        # as fft_c.tables
-                                         fft_c._bit_reverse(m // 2))),
-                flash(cgen.array_declare("float", f"sb_twr_{m}",
-                                         np.cos(2 * np.pi * j / m).astype(np.float32))),
-                flash(cgen.array_declare("float", f"sb_twi_{m}",
-                                         (-np.sin(2 * np.pi * j / m)).astype(np.float32))),
+                                         spectral.bit_reverse(m // 2))),
+                flash(cgen.array_declare("float", f"sb_twr_{m}", wr)),
+                flash(cgen.array_declare("float", f"sb_twi_{m}", wi)),
                 flash(cgen.array_declare("float", f"sb_hann_{n}", spectral.hann(n)))]
         args = f"sb_x, {n}u, @H@, {m}u, sb_rev_{m}, sb_twr_{m}, sb_twi_{m}, sb_re, sb_im"
         for name, fn, hann in (("full", "sb_power_spectrum", True), ("prep", "sb_ps_prep", True),

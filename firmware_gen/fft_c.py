@@ -3,24 +3,25 @@
 
 ``<name>_power_spectrum`` is that module's definition: the mean removed (the library's
 sequential mean), the periodic Hann table (or nothing: rectangular), the sample pairs (even into
-``re``, odd into ``im``) scattered to their bit-reversed positions of a zeroed ``M/2``-point
-buffer (``M`` the power of two >= N), the radix-2 decimation-in-time butterflies of that
-``M/2``-point complex FFT stage by stage (``tr = wr * re[j] - wi * im[j]; ti = wr * im[j] + wi *
-re[j]; re[j] = re[i] - tr; ...``; within a stage the loop runs twiddle by twiddle, so each
-twiddle is read once: the butterflies of a stage touch disjoint pairs, so their order cannot
-change a value), then the split into the real window's spectrum and its power ``P[k]`` for
-``k <= M/2`` into ``re`` (bins ``k`` and ``M/2 - k`` together, as each reads both; the operation
-order of :mod:`sensorbudget.trainer.sensing.spectral`, step 5). Half the butterflies of an ``M``-point
-transform: within 1.1-1.3x of CMSIS-DSP's ``arm_rfft_fast_f32`` butterflies on the Cortex-M4F
-(``benchmarks/bench_fft_cmsis.py``). The tables (bit-reversal ``uint16_t`` of ``M/2`` entries,
-twiddles ``cos`` / ``-sin`` of ``M/2`` entries,
-Hann of ``N`` entries, bin frequencies ``k fs / M``) are ``static const SB_CONST``: flash on AVR
-(read with ``pgm_read_*``), plain constants elsewhere; each value is the float32 the Python
-reference rounds from double. One buffer (``re``, ``im``: ``2 M`` floats) serves every channel
-in turn; a channel's spectrum is computed once per window and read by all its spectral features.
+``re``, odd into ``im``) scattered to their bit-reversed positions of an ``M/2``-point buffer
+(``M`` the power of two >= N; only the pairs past the window zeroed), the radix-2
+decimation-in-time butterflies of that ``M/2``-point complex FFT run two stages per pass
+(radix 2^2: a pass's four-point groups are closed under its two stages, so the operations and
+their values are the reference's; the twiddle-1 and twiddle -i butterflies without multiplies,
+as the reference defines them; a lone first stage when log2(M/2) is odd), then the split into
+the real window's spectrum with its power ``P[k]`` for ``k <= M/2`` into ``re`` (bins ``k`` and
+``M/2 - k`` from one set of sums; step 5 of the reference). Within 1.0x of CMSIS-DSP's
+``arm_rfft_fast_f32`` (its FFT and split) on the Cortex-M4F and M3, counting our split with the
+power (``benchmarks/bench_fft_cmsis.py``). The tables (bit-reversal ``uint16_t`` of ``M/2``
+entries, twiddles ``cos`` / ``-sin`` of ``M/2`` entries,
+:func:`sensorbudget.trainer.sensing.spectral.twiddles`, Hann of ``N`` entries, bin frequencies
+``k fs / M``) are ``static const SB_CONST``: flash on AVR (read with ``pgm_read_*``), plain
+constants elsewhere; each value is the float32 the Python reference uses. One buffer (``re``,
+``im``: ``2 M`` floats) serves every channel in turn; a channel's spectrum is computed once per
+window and read by all its spectral features.
 
-The entropy's log2 is :data:`sensorbudget.trainer.sensing.spectral.LOG2_POLY` after ``frexpf`` (exact), the
-same polynomial in the same Horner order, so no libm's ``log2f`` is involved.
+The entropy's log2 is :data:`sensorbudget.trainer.sensing.spectral.LOG2_POLY` after ``frexpf``
+(exact), the same polynomial in the same Horner order, so no libm's ``log2f`` is involved.
 """
 
 from __future__ import annotations
@@ -43,19 +44,32 @@ _LOG2 = "\n".join(f"    p = p * t + {cgen.c_float(c)};" for c in spectral.LOG2_P
 
 ROUTINES = {
     "spectrum": (("mean",), """\
+/* One radix-2 butterfly of trainer.sensing.spectral step 4 on (ar, ai) and (br, bi): the twiddle
+ * (wr, wi), or 1 (SB_BF1), or -i (SB_BFJ); t1, t2 are scratch. */
+#define SB_BF1(ar, ai, br, bi, t1, t2) \\
+    t1 = br; t2 = bi; br = ar - t1; bi = ai - t2; ar = ar + t1; ai = ai + t2
+#define SB_BFJ(ar, ai, br, bi, t1, t2) \\
+    t1 = bi; t2 = br; br = ar - t1; bi = ai + t2; ar = ar + t1; ai = ai - t2
+#define SB_BFW(ar, ai, br, bi, wr, wi, t1, t2) \\
+    t1 = wr * br - wi * bi; t2 = wr * bi + wi * br; \\
+    br = ar - t1; bi = ai - t2; ar = ar + t1; ai = ai + t2
+
 /* Power spectrum of x[0..n-1] into re[0..m/2] (trainer.sensing.spectral.power_spectrum): a real
- * FFT as an m/2-point complex one, then the split; hann is the window table (0: rectangular),
- * rev the m/2-point bit-reversal, twr / twi the m-point twiddles (m/2 entries; tables in
- * SB_CONST storage, read with SB_READ_*). re and im hold m floats each. */
+ * FFT as an m/2-point complex one (radix-2 stages run two per pass: each four-point group of a
+ * pass is closed under its two stages), then the split; hann is the window table (0:
+ * rectangular), rev the m/2-point bit-reversal, twr / twi the m-point twiddles (m/2 entries;
+ * tables in SB_CONST storage, read with SB_READ_*). re and im hold m floats each. */
 static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
     unsigned m, const uint16_t *rev, const float *twr, const float *twi, float *re, float *im)
 {
     const float mean = @p@_s_mean(x, n);
     const unsigned h = m / 2u;
-    unsigned i, k, half;
-    for (i = 0u; i < h; ++i) {
-        re[i] = 0.0f;
-        im[i] = 0.0f;
+    unsigned i, k, len;
+    float t1, t2;
+    for (i = n / 2u; i < h; ++i) {         /* the pairs past the window: zero padding */
+        const unsigned r = (uint16_t)SB_READ_I16(&rev[i]);
+        re[r] = 0.0f;
+        im[r] = 0.0f;
     }
     for (i = 0u; i < n; ++i) {
         float d = x[i] - mean;
@@ -69,49 +83,79 @@ static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
             re[r] = d;
         }
     }
-    for (half = 1u; half < h; half <<= 1) {        /* stages of length L = 2 half */
-        const unsigned step = m / (2u * half);     /* twiddle index k M / L */
-        for (k = 0u; k < half; ++k) {
-            const float wr = SB_READ_F32(&twr[k * step]), wi = SB_READ_F32(&twi[k * step]);
-            for (i = k; i < h; i += 2u * half) {
-                const unsigned j = i + half;
-                const float tr = wr * re[j] - wi * im[j];
-                const float ti = wr * im[j] + wi * re[j];
-                re[j] = re[i] - tr;
-                im[j] = im[i] - ti;
-                re[i] = re[i] + tr;
-                im[i] = im[i] + ti;
+    len = 1u;                                  /* blocks of len points are transformed */
+    if ((h & 0x5555u) == 0u && h > 1u) {       /* log2 h odd: the stage L = 2 alone */
+        for (i = 0u; i < h; i += 2u) {
+            float ar = re[i], ai = im[i], br = re[i + 1u], bi = im[i + 1u];
+            SB_BF1(ar, ai, br, bi, t1, t2);
+            re[i] = ar; im[i] = ai; re[i + 1u] = br; im[i + 1u] = bi;
+        }
+        len = 2u;
+    }
+    for (; len < h; len *= 4u) {               /* stages L = 2 len, 4 len */
+        const unsigned step = m / (4u * len), quarter = m / 4u;
+        for (i = 0u; i < h; i += 4u * len) {   /* k = 0: twiddles 1, 1 and -i */
+            float a0r = re[i], a0i = im[i], a1r = re[i + len], a1i = im[i + len];
+            float a2r = re[i + 2u * len], a2i = im[i + 2u * len];
+            float a3r = re[i + 3u * len], a3i = im[i + 3u * len];
+            SB_BF1(a0r, a0i, a1r, a1i, t1, t2);
+            SB_BF1(a2r, a2i, a3r, a3i, t1, t2);
+            SB_BF1(a0r, a0i, a2r, a2i, t1, t2);
+            SB_BFJ(a1r, a1i, a3r, a3i, t1, t2);
+            re[i] = a0r; im[i] = a0i; re[i + len] = a1r; im[i + len] = a1i;
+            re[i + 2u * len] = a2r; im[i + 2u * len] = a2i;
+            re[i + 3u * len] = a3r; im[i + 3u * len] = a3i;
+        }
+        for (k = 1u; k < len; ++k) {           /* twiddles t = 2 k step, k step, k step + m/4 */
+            const float war = SB_READ_F32(&twr[2u * k * step]);
+            const float wai = SB_READ_F32(&twi[2u * k * step]);
+            const float wbr = SB_READ_F32(&twr[k * step]), wbi = SB_READ_F32(&twi[k * step]);
+            const float wcr = SB_READ_F32(&twr[k * step + quarter]);
+            const float wci = SB_READ_F32(&twi[k * step + quarter]);
+            const int minus_i = 2u * k * step == quarter;
+            for (i = k; i < h; i += 4u * len) {
+                float a0r = re[i], a0i = im[i], a1r = re[i + len], a1i = im[i + len];
+                float a2r = re[i + 2u * len], a2i = im[i + 2u * len];
+                float a3r = re[i + 3u * len], a3i = im[i + 3u * len];
+                if (minus_i) {
+                    SB_BFJ(a0r, a0i, a1r, a1i, t1, t2);
+                    SB_BFJ(a2r, a2i, a3r, a3i, t1, t2);
+                } else {
+                    SB_BFW(a0r, a0i, a1r, a1i, war, wai, t1, t2);
+                    SB_BFW(a2r, a2i, a3r, a3i, war, wai, t1, t2);
+                }
+                SB_BFW(a0r, a0i, a2r, a2i, wbr, wbi, t1, t2);
+                SB_BFW(a1r, a1i, a3r, a3i, wcr, wci, t1, t2);
+                re[i] = a0r; im[i] = a0i; re[i + len] = a1r; im[i + len] = a1i;
+                re[i + 2u * len] = a2r; im[i + 2u * len] = a2i;
+                re[i + 3u * len] = a3r; im[i + 3u * len] = a3i;
             }
         }
     }
     /* the split, bins k and h - k together (each reads both), P[k] into re[k] */
     for (k = 1u; 2u * k <= h; ++k) {
         const unsigned q = h - k;
-        const float ar = re[k], ai = im[k], br = re[q], bi = -im[q];
-        float er = 0.5f * (ar + br), ei = 0.5f * (ai + bi);
-        float odd_r = 0.5f * (ai - bi), odd_i = 0.5f * (br - ar);
-        float wr = SB_READ_F32(&twr[k]), wi = SB_READ_F32(&twi[k]);
-        float xr = er + (wr * odd_r - wi * odd_i);
-        float xi = ei + (wr * odd_i + wi * odd_r);
-        re[k] = xr * xr + xi * xi;
-        if (q != k) {                              /* bin h - k: Z[q] and conj Z[k] */
-            er = 0.5f * (br + ar);
-            ei = 0.5f * (-bi + -ai);
-            odd_r = 0.5f * (-bi - -ai);
-            odd_i = 0.5f * (ar - br);
-            wr = SB_READ_F32(&twr[q]);
-            wi = SB_READ_F32(&twi[q]);
-            xr = er + (wr * odd_r - wi * odd_i);
-            xi = ei + (wr * odd_i + wi * odd_r);
-            re[q] = xr * xr + xi * xi;
+        const float ar = re[k], ai = im[k], cr = re[q], ci = im[q];
+        const float er = ar + cr, ei = ai - ci, odd_r = ai + ci, odd_i = cr - ar;
+        const float wr = SB_READ_F32(&twr[k]), wi = SB_READ_F32(&twi[k]);
+        const float a = wr * odd_r - wi * odd_i, b = wr * odd_i + wi * odd_r;
+        float xr = er + a, xi = ei + b;
+        re[k] = 0.25f * (xr * xr + xi * xi);
+        if (q != k) {                          /* bin q: twiddle (-wr, wi), so -a and b */
+            xr = er - a;
+            xi = b - ei;
+            re[q] = 0.25f * (xr * xr + xi * xi);
         }
     }
     {
         const float x0 = re[0] + im[0], xh = re[0] - im[0];
-        re[h] = xh * xh + 0.0f * 0.0f;
-        re[0] = x0 * x0 + 0.0f * 0.0f;
+        re[h] = xh * xh;
+        re[0] = x0 * x0;
     }
 }
+#undef SB_BF1
+#undef SB_BFJ
+#undef SB_BFW
 """),
     "bandpower": ((), """\
 /* Sum of P[first..last] in ascending order (a band's bins). */
@@ -197,11 +241,6 @@ static float @p@_spectral_entropy(const float *P, unsigned m, float norm)
 }
 
 
-def _bit_reverse(m: int) -> list:
-    bits = m.bit_length() - 1
-    return [int(format(i, f"0{bits}b")[::-1], 2) if bits else 0 for i in range(m)]
-
-
 def _flash(text: str) -> str:
     return text.replace("static const ", "static const SB_CONST ", 1)
 
@@ -213,13 +252,11 @@ def tables(plan, exts, series_length) -> str:
     out = []
     sizes = sorted({spectral.fft_size(series_length(plan, e)) for e in exts})
     for m in sizes:
-        j = np.arange(m // 2)
-        out.append(_flash(cgen.array_declare("uint16_t", f"{p}_rev_{m}", _bit_reverse(m // 2),
-                                             per_line=12)))
-        out.append(_flash(cgen.array_declare(
-            "float", f"{p}_twr_{m}", np.cos(2 * np.pi * j / m).astype(np.float32))))
-        out.append(_flash(cgen.array_declare(
-            "float", f"{p}_twi_{m}", (-np.sin(2 * np.pi * j / m)).astype(np.float32))))
+        wr, wi = spectral.twiddles(m)
+        out.append(_flash(cgen.array_declare("uint16_t", f"{p}_rev_{m}",
+                                             spectral.bit_reverse(m // 2), per_line=12)))
+        out.append(_flash(cgen.array_declare("float", f"{p}_twr_{m}", wr)))
+        out.append(_flash(cgen.array_declare("float", f"{p}_twi_{m}", wi)))
         if any(e.kind in ("domfreq", "centroid") and
                spectral.fft_size(series_length(plan, e)) == m for e in exts):
             freq = (np.arange(m // 2 + 1) * (plan.sample_rate_hz / m)).astype(np.float32)

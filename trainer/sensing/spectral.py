@@ -10,23 +10,27 @@ the order the generated C must follow (no fused multiply-add):
 3. ``d`` zero-padded to ``M``, the smallest power of two >= max(N, 2); ``H = M / 2``.
 4. A real FFT as an ``H``-point complex one (what CMSIS-DSP's ``arm_rfft_fast_f32`` does): the
    pairs ``z[j] = d[2j] + i d[2j+1]`` in bit-reversed order of ``H`` (``re[rev[j]] = d[2j]``,
-   ``im[rev[j]] = d[2j+1]``), then radix-2 decimation-in-time stages of length ``L = 2, 4, .. H``;
-   twiddles ``wr = (float)cos(2 pi j / M)``, ``wi = (float)-sin(2 pi j / M)`` (tables of M/2
-   entries, ``j = k M / L``); for every block and ``k < L/2``, ``i`` the block's ``k``-th and
-   ``j = i + L/2``: ``tr = wr * re[j] - wi * im[j]; ti = wr * im[j] + wi * re[j]; re[j] = re[i] -
-   tr; im[j] = im[i] - ti; re[i] = re[i] + tr; im[i] = im[i] + ti``.
-5. The split into the spectrum of ``d``: ``X[0] = re[0] + im[0]``, ``X[H] = re[0] - im[0]`` (both
-   real), and for ``k = 1 .. H-1``, with ``(ar, ai) = Z[k]``, ``(br, bi) = (re[H-k], -im[H-k])``
-   (conj Z[H-k]) and the twiddle ``(wr, wi)`` of ``j = k``: ``er = 0.5 * (ar + br); ei = 0.5 *
-   (ai + bi); or = 0.5 * (ai - bi); oi = 0.5 * (br - ar); xr = er + (wr * or - wi * oi); xi = ei
-   + (wr * oi + wi * or)``. Power ``P[k] = xr * xr + xi * xi`` (``xi = 0`` at 0 and H) for
-   ``k = 0 .. H``; bin ``k`` is the frequency ``k fs / M``.
+   ``im[rev[j]] = d[2j+1]``), then radix-2 decimation-in-time stages of length ``L = 2, 4, .. H``
+   (:func:`twiddles`: ``wr[j] = (float)cos(2 pi j / M)``, ``wi[j] = (float)-sin(2 pi j / M)``,
+   exact ``(1, 0)`` at ``j = 0`` and ``(0, -1)`` at ``j = M/4``); for every block and ``k < L/2``,
+   ``i`` the block's ``k``-th, ``j = i + L/2`` and the twiddle index ``t = k M / L``: ``(tr, ti) =
+   (re[j], im[j])`` if ``t = 0``, ``(im[j], -re[j])`` if ``t = M/4``, else ``tr = wr * re[j] - wi *
+   im[j]; ti = wr * im[j] + wi * re[j]``; then ``re[j] = re[i] - tr; im[j] = im[i] - ti; re[i] =
+   re[i] + tr; im[i] = im[i] + ti``. (The C runs two stages per pass, radix 2^2, the same
+   operations: a pass's four-point groups are closed under its two stages.)
+5. The split into the spectrum of ``d``, twice scaled (exact: a power of two): ``X0 = re[0] +
+   im[0]``, ``XH = re[0] - im[0]``, ``P[0] = X0 * X0``, ``P[H] = XH * XH``; for ``k = 1 .. H/2``
+   with ``q = H - k``, ``(ar, ai) = Z[k]``, ``(cr, ci) = Z[q]`` and ``(wr, wi)`` the twiddle ``k``:
+   ``er = ar + cr; ei = ai - ci; or = ai + ci; oi = cr - ar; A = wr * or - wi * oi; B = wr * oi +
+   wi * or``; ``xr = er + A; xi = ei + B; P[k] = 0.25 * (xr * xr + xi * xi)`` and, if ``q != k``
+   (bin ``q``'s twiddle is ``(-wr, wi)``: its ``A`` is ``-A``, its ``B`` is ``B``), ``xr = er - A;
+   xi = B - ei; P[q] = 0.25 * (xr * xr + xi * xi)``. Bin ``k`` is the frequency ``k fs / M``.
 
-One FFT buffer per channel (``M`` floats used of ``2 M``) and three tables (``N + M/2`` floats
-and ``H`` indices); the butterflies are ``(M/4) log2(M/2)``, the split ``M/2`` steps. Goertzel
-computes one bin in ``N`` multiply-adds with no buffer, so it is cheaper
-only for fewer than about ``log2 M`` bins (a 3-8 Hz band at 64 Hz and N = 64 spans 5 bins,
-log2 64 = 6; one bin, such as a cadence line, is a Goertzel case): the extractors here take bands
+One FFT buffer per channel (``M`` floats used of ``2 M``) and three tables (``N + M`` floats
+and ``H`` indices); the butterflies are ``(M/4) log2(M/2)``, the split ``M/4`` steps of two
+bins. Goertzel computes one bin in ``N`` multiply-adds with no buffer, so it is cheaper only for
+fewer than about ``log2 M`` bins (a 3-8 Hz band at 64 Hz and N = 64 spans 5 bins, log2 64 = 6;
+one bin, such as a cadence line, is a Goertzel case): the extractors here take bands
 and whole-spectrum statistics, so they read the shared FFT.
 
 Bands ``[lo, hi)`` select the bins ``k = 1 .. M/2`` with ``lo <= k fs / M < hi`` (exact
@@ -64,6 +68,70 @@ def _bit_reverse(m: int) -> np.ndarray:
     return np.array([int(format(i, f"0{bits}b")[::-1], 2) if bits else 0 for i in range(m)])
 
 
+def bit_reverse(m: int) -> list:
+    """The ``m``-point bit-reversal permutation (an involution), as ints."""
+    return [int(v) for v in _bit_reverse(m)]
+
+
+def twiddles(m: int) -> tuple:
+    """``(wr, wi)``, float32 arrays of ``M/2`` entries: ``wr[j] = (float)cos(2 pi j / M)``,
+    ``wi[j] = (float)-sin(2 pi j / M)``, exactly ``(1, 0)`` at ``j = 0`` and ``(0, -1)`` at
+    ``j = M/4`` (the values the butterflies' shortcuts stand for)."""
+    j = np.arange(m // 2)
+    wr = np.cos(2 * np.pi * j / m).astype(F32)
+    wi = (-np.sin(2 * np.pi * j / m)).astype(F32)
+    wr[0], wi[0] = F32(1), F32(0)
+    if m >= 4:
+        wr[m // 4], wi[m // 4] = F32(0), F32(-1)
+    return wr, wi
+
+
+def _butterflies(re, im, m):
+    """Step 4's stages on bit-reversed ``re``, ``im`` (H x windows), in place."""
+    h = m // 2
+    cos, sin = twiddles(m)
+    length = 2
+    while length <= h:
+        half = length // 2
+        for k in range(half):
+            t = k * m // length
+            i = np.arange(k, h, length)
+            j = i + half
+            if t == 0:
+                tr, ti = re[j], im[j]
+            elif 4 * t == m:
+                tr, ti = im[j], -re[j]
+            else:
+                tr = cos[t] * re[j] - sin[t] * im[j]
+                ti = cos[t] * im[j] + sin[t] * re[j]
+            re[j], im[j] = re[i] - tr, im[i] - ti
+            re[i], im[i] = re[i] + tr, im[i] + ti
+        length *= 2
+
+
+def _split_power(re, im, m) -> np.ndarray:
+    """Step 5: ``P`` (H + 1 x windows) from the ``H``-point spectrum ``re``, ``im``."""
+    h = m // 2
+    P = np.empty((h + 1, re.shape[1]), dtype=F32)
+    x0, xh = re[0] + im[0], re[0] - im[0]
+    P[0], P[h] = x0 * x0, xh * xh
+    k = np.arange(1, h // 2 + 1)
+    q = h - k
+    cos, sin = twiddles(m)
+    wr, wi = cos[k][:, None], sin[k][:, None]
+    ar, ai, cr, ci = re[k], im[k], re[q], im[q]
+    er, ei, odd_r, odd_i = ar + cr, ai - ci, ai + ci, cr - ar
+    a = wr * odd_r - wi * odd_i
+    b = wr * odd_i + wi * odd_r
+    quarter = F32(0.25)
+    xr, xi = er + a, ei + b
+    P[k] = quarter * (xr * xr + xi * xi)
+    xr, xi = er - a, b - ei
+    pairs = q != k
+    P[q[pairs]] = (quarter * (xr * xr + xi * xi))[pairs]
+    return P
+
+
 def power_spectrum(w: np.ndarray, window: str = "hann") -> np.ndarray:
     """``P`` of shape (M/2 + 1, n_windows), float32, by the module's definition."""
     n = w.shape[0]
@@ -74,39 +142,12 @@ def power_spectrum(w: np.ndarray, window: str = "hann") -> np.ndarray:
     if window == "hann":
         d = d * hann(n)[:, None]
     m = fft_size(n)
-    h = m // 2
     x = np.zeros((m, w.shape[1]), dtype=F32)
     x[:n] = d
-    rev = _bit_reverse(h)                # an involution: re[rev[j]] = x[2j] is re = x[0::2][rev]
+    rev = _bit_reverse(m // 2)           # an involution: re[rev[j]] = x[2j] is re = x[0::2][rev]
     re, im = x[0::2][rev], x[1::2][rev]
-    cos = np.cos(2 * np.pi * np.arange(h) / m).astype(F32)
-    sin = (-np.sin(2 * np.pi * np.arange(h) / m)).astype(F32)
-    length = 2
-    while length <= h:
-        half = length // 2
-        for k in range(half):
-            wr, wi = cos[k * m // length], sin[k * m // length]
-            i = np.arange(k, h, length)
-            j = i + half
-            tr = wr * re[j] - wi * im[j]
-            ti = wr * im[j] + wi * re[j]
-            re[j], im[j] = re[i] - tr, im[i] - ti
-            re[i], im[i] = re[i] + tr, im[i] + ti
-        length *= 2
-    P = np.empty((h + 1, w.shape[1]), dtype=F32)
-    zero = np.zeros(w.shape[1], dtype=F32)
-    x0, xh = re[0] + im[0], re[0] - im[0]
-    P[0], P[h] = x0 * x0 + zero * zero, xh * xh + zero * zero
-    k = np.arange(1, h)
-    half = F32(0.5)
-    ar, ai, br, bi = re[k], im[k], re[h - k], -im[h - k]
-    er, ei = half * (ar + br), half * (ai + bi)
-    odd_r, odd_i = half * (ai - bi), half * (br - ar)
-    wr, wi = cos[k][:, None], sin[k][:, None]
-    xr = er + (wr * odd_r - wi * odd_i)
-    xi = ei + (wr * odd_i + wi * odd_r)
-    P[1:h] = xr * xr + xi * xi
-    return P
+    _butterflies(re, im, m)
+    return _split_power(re, im, m)
 
 
 def band_bins(lo: float, hi: float, n: int, rate: float) -> range:

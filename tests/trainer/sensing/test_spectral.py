@@ -38,28 +38,40 @@ def scalar_power(x, hann=True):
         re[rev[j]], im[rev[j]] = d[2 * j], d[2 * j + 1]
     tw = [(f32(math.cos(2 * math.pi * j / size)), f32(-math.sin(2 * math.pi * j / size)))
           for j in range(h)]
+    if size >= 4:
+        tw[size // 4] = (f32(0), f32(-1))               # exact at M/4 (and 1, 0 at 0)
     length = 2
     while length <= h:
         half = length // 2
         for start in range(0, h, length):
             for k in range(half):
-                wr, wi = tw[k * size // length]
+                t = k * size // length
+                wr, wi = tw[t]
                 i, j = start + k, start + k + half
-                tr = f32(f32(wr * re[j]) - f32(wi * im[j]))
-                ti = f32(f32(wr * im[j]) + f32(wi * re[j]))
+                if t == 0:
+                    tr, ti = re[j], im[j]
+                elif 4 * t == size:
+                    tr, ti = im[j], f32(-re[j])
+                else:
+                    tr = f32(f32(wr * re[j]) - f32(wi * im[j]))
+                    ti = f32(f32(wr * im[j]) + f32(wi * re[j]))
                 re[j], im[j] = f32(re[i] - tr), f32(im[i] - ti)
                 re[i], im[i] = f32(re[i] + tr), f32(im[i] + ti)
         length *= 2
-    x0, xh = f32(re[0] + im[0]), f32(re[0] - im[0])     # step 5: the split
+    x0, xh = f32(re[0] + im[0]), f32(re[0] - im[0])     # step 5: the split, scaled twice
     out = [f32(x0 * x0)] + [f32(0)] * (h - 1) + [f32(xh * xh)]
-    for k in range(1, h):
-        ar, ai, br, bi = re[k], im[k], re[h - k], f32(-im[h - k])
-        er, ei = f32(f32(0.5) * f32(ar + br)), f32(f32(0.5) * f32(ai + bi))
-        odd_r, odd_i = f32(f32(0.5) * f32(ai - bi)), f32(f32(0.5) * f32(br - ar))
+    for k in range(1, h // 2 + 1):
+        q = h - k
+        ar, ai, cr, ci = re[k], im[k], re[q], im[q]
+        er, ei, odd_r, odd_i = f32(ar + cr), f32(ai - ci), f32(ai + ci), f32(cr - ar)
         wr, wi = tw[k]
-        xr = f32(er + f32(f32(wr * odd_r) - f32(wi * odd_i)))
-        xi = f32(ei + f32(f32(wr * odd_i) + f32(wi * odd_r)))
-        out[k] = f32(f32(xr * xr) + f32(xi * xi))
+        a = f32(f32(wr * odd_r) - f32(wi * odd_i))
+        b = f32(f32(wr * odd_i) + f32(wi * odd_r))
+        xr, xi = f32(er + a), f32(ei + b)
+        out[k] = f32(f32(0.25) * f32(f32(xr * xr) + f32(xi * xi)))
+        if q != k:
+            xr, xi = f32(er - a), f32(b - ei)
+            out[q] = f32(f32(0.25) * f32(f32(xr * xr) + f32(xi * xi)))
     return out
 
 
@@ -72,7 +84,7 @@ def _windows(n, count=6, seed=0):
     return w
 
 
-@pytest.mark.parametrize("n", [2, 5, 16, 50, 64])
+@pytest.mark.parametrize("n", [2, 3, 4, 5, 8, 16, 50, 64, 100, 256])
 @pytest.mark.parametrize("hann", [True, False])
 def test_fft_bit_exact_with_scalar_transcription(n, hann):
     w = _windows(n)
@@ -81,7 +93,7 @@ def test_fft_bit_exact_with_scalar_transcription(n, hann):
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
 
 
-@pytest.mark.parametrize("n", [16, 50, 64])
+@pytest.mark.parametrize("n", [4, 16, 50, 64, 200, 512])
 def test_fft_matches_numpy_rfft(n):
     w = _windows(n, seed=n)
     x = w.astype(np.float64)
