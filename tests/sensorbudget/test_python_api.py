@@ -1,7 +1,8 @@
 """The README pipeline run twice, through the command line and through the Python API
 (``import sensorbudget as sb``), on the same seeded recordings: every file either writes is
-byte-identical (feature NPZ, bundle folder, evaluation report, predictions CSV); the
-predictions equal numpy's X[:, selected] @ W + b of the feature table (the reference)."""
+byte-identical (feature NPZ, bundle folder, evaluation report, predictions CSV, simulation
+report with its wall-clock round trips aside, HTML report); the predictions equal numpy's
+X[:, selected] @ W + b of the feature table (the reference)."""
 
 import json
 
@@ -37,29 +38,56 @@ def _cli(*args):
 
 @pytest.fixture(scope="module")
 def both(inputs, tmp_path_factory):
-    """(cli folder, python folder), each holding feats.npz, bundle/, report/, pred.csv."""
+    """(cli folder, python folder), each holding feats.npz, bundle/, report/, pred.csv, sim/
+    and page.html. Both runs write into the same folder, renamed after each, so that the
+    paths the files record (a simulation names its bundle's) are the same."""
     rec, toml = inputs
-    cli, py = tmp_path_factory.mktemp("cli"), tmp_path_factory.mktemp("py")
-    _cli("features", rec, "--sensors", toml, "-o", cli / "feats.npz")
-    _cli("train", cli / "feats.npz", "--budget", 3, "--max-cost", 30, "--groups", "recording",
-         "-o", cli / "bundle")
-    _cli("evaluate", cli / "feats.npz", "--budgets", "1,2", "--folds", 3, "--report",
-         cli / "report")
-    _cli("predict", cli / "bundle", rec, "-o", cli / "pred.csv")
+    root = tmp_path_factory.mktemp("runs")
+    run = root / "run"
+    run.mkdir()
+    _cli("features", rec, "--sensors", toml, "-o", run / "feats.npz")
+    _cli("train", run / "feats.npz", "--budget", 3, "--max-cost", 30, "--groups", "recording",
+         "-o", run / "bundle")
+    _cli("evaluate", run / "feats.npz", "--budgets", "1,2", "--folds", 3, "--report",
+         run / "report")
+    _cli("predict", run / "bundle", rec, "-o", run / "pred.csv")
+    _cli("simulate", run / "bundle", "--recordings", rec, "--backend", "python", "--report",
+         run / "sim")
+    _cli("report", run / "bundle", run / "sim", run / "report", "-o", run / "page.html")
+    run.rename(root / "cli")
 
-    sb.features(rec, sensors=toml).save(py / "feats.npz")
-    data = sb.Dataset.load(py / "feats.npz")
-    sb.train(data, budget=3, max_cost=30, groups="recording").save(py / "bundle")
-    sb.evaluate(py / "feats.npz", budgets="1,2", folds=3).save(py / "report")
-    sb.predict(sb.Bundle.load(py / "bundle"), rec).save(py / "pred.csv")
-    return cli, py
+    run.mkdir()
+    sb.features(rec, sensors=toml).save(run / "feats.npz")
+    data = sb.Dataset.load(run / "feats.npz")
+    sb.train(data, budget=3, max_cost=30, groups="recording").save(run / "bundle")
+    sb.evaluate(run / "feats.npz", budgets="1,2", folds=3).save(run / "report")
+    sb.predict(sb.Bundle.load(run / "bundle"), rec).save(run / "pred.csv")
+    sb.simulate(run / "bundle", rec, backend="python").save(run / "sim")
+    sb.report([run / "bundle", run / "sim", run / "report"]).save(run / "page.html")
+    run.rename(root / "py")
+    return root / "cli", root / "py"
 
 
-@pytest.mark.parametrize("name", ["feats.npz", "bundle", "report", "pred.csv"])
+#: wall-clock fields of report.json (the link's measured round trips), set aside
+WALL_CLOCK = ("round_trip_s",)
+
+
+def _comparable(name, files) -> dict:
+    """``files`` with the wall-clock fields of a simulation's report.json set aside (and its
+    manifest, which holds that file's sha256)."""
+    if name != "sim":
+        return files
+    report = json.loads(files.pop("report.json"))
+    files.pop("sensorbudget-manifest.json")
+    return {**files, "report.json": {k: v for k, v in report.items() if k not in WALL_CLOCK}}
+
+
+@pytest.mark.parametrize("name", ["feats.npz", "bundle", "report", "pred.csv", "sim",
+                                  "page.html"])
 def test_cli_and_python_write_the_same_bytes(both, name):
     cli, py = both
     if (cli / name).is_dir():
-        ours, theirs = _files(cli / name), _files(py / name)
+        ours, theirs = (_comparable(name, _files(d / name)) for d in (cli, py))
         assert sorted(ours) == sorted(theirs) and ours
         different = [f for f in ours if ours[f] != theirs[f]]
         assert different == []
