@@ -92,14 +92,18 @@ def _cell(v) -> str:
 
 def predict(bundle, data, *, stream_format=None, max_drop_fraction=0.5,
             **options) -> Predictions:
-    """Predict ``data`` (a path) with ``bundle`` (a Bundle or its folder): ``sensorbudget
-    predict``. ``options``: a table's ``targets``, ``labels``, ``xml``, ``targets_last``,
+    """Predict ``data`` (a path, or a loaded Dataset) with ``bundle`` (a Bundle or its
+    folder): ``sensorbudget predict``. ``options``: a table's ``targets``, ``labels``, ``xml``, ``targets_last``,
     ``sep``, ``decimal``, ``ignore``, ``na_value``, ``drop_missing``; recordings'
     ``stream_format`` or ``time_column=``, ``time_unit=``, ...."""
     from .bundle.model import Bundle
     from .dataset import _stream_format
 
+    from .dataset import Dataset
+
     bundle = bundle if isinstance(bundle, Bundle) else Bundle.load(bundle)
+    if isinstance(data, Dataset):
+        return _predict_dataset(bundle, data)
     data = Path(data)
     stream_format = _stream_format(stream_format, options)
     if is_recordings(data, bundle):
@@ -125,6 +129,29 @@ def predict(bundle, data, *, stream_format=None, max_drop_fraction=0.5,
               else ["(DATA holds no targets: no metrics)"])
     return Predictions(ids=ids, columns=prediction_columns(bundle, Xs), lines=lines,
                        missing=missing_report)
+
+
+def _predict_dataset(bundle, data) -> Predictions:
+    """Predictions of a loaded Dataset (its columns by name; metrics when it holds the
+    bundle's targets)."""
+    missing = [f for f in bundle.selected if f not in data.feature_names]
+    if missing:
+        raise DataError(f"the data have no column {missing[0]!r}, a feature the bundle needs "
+                        f"({len(bundle.selected)} selected features)")
+    Xs = np.asarray(data.X, dtype=np.float64)[:, [data.feature_names.index(f)
+                                                  for f in bundle.selected]]
+    fs = data.feature_set
+    ids = ({"row": np.arange(len(Xs))} if fs is None else
+           {"recording": np.asarray(fs.recording_names)[fs.groups],
+            "window_start": fs.window_start})
+    Y = bundle_targets(data.Y, data.target_names, bundle.meta)
+    if Y is None and data.class_values is not None and bundle.task == "multiclass":
+        Y = bundle_targets(data.class_values[:, None], [data.class_column], bundle.meta)
+    lines = [f"predicted {len(Xs)} {'row' if fs is None else 'window'}(s) with "
+             f"{len(bundle.selected)} selected feature(s)"]
+    lines += (metric_lines(bundle, Xs, Y) if Y is not None
+              else ["(the data hold no targets: no metrics)"])
+    return Predictions(ids=ids, columns=prediction_columns(bundle, Xs), lines=lines)
 
 
 def selected_table(data: Path, bundle, options: dict) -> tuple:

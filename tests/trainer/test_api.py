@@ -137,3 +137,14 @@ def test_recording_options_travel_with_the_features_and_the_bundle(tmp_path):
     defaults.feature_set.recording_options = {}
     with np.load(__import__("io").BytesIO(defaults.to_bytes())) as npz:
         assert "recording_options_json" not in npz.files
+
+
+def test_predict_a_loaded_dataset_as_its_file(table):
+    path, X, Y = table
+    options = dict(targets=["y0", "y1"], ignore=["site", "date"])
+    bundle = api.train(path, budget=2, lam=0.5, **options)
+    from_file = api.predict(bundle, path)
+    from_data = api.predict(bundle, api.Dataset.load(path, **options))
+    assert from_data.to_csv() == from_file.to_csv()
+    mse = [line for line in from_file.lines if "MSE" in line]
+    assert mse and [line for line in from_data.lines if "MSE" in line] == mse
