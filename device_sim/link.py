@@ -194,7 +194,8 @@ class Link:
 
     def pipeline(self, requests, depth: int = 1):
         """Yield the :class:`Reply` of each ``(cmd, payload)`` of ``requests``, in order, with
-        up to ``depth`` requests in flight (sent in one ``write``; answers read in chunks).
+        up to ``depth`` requests in flight (sent in one ``write``, topped up to ``depth`` once
+        half of them are answered, so a write carries several frames; answers read in chunks).
 
         Only the oldest unanswered request is retransmitted (same frame) when its answer does
         not come within ``timeout`` of its sending (or of the answer before it, if later). The
@@ -217,9 +218,10 @@ class Link:
     def _pipeline(self, requests, depth: int, pending: deque):
         answers = {}                # seq -> (cmd, payload) of answered pending requests
         more = True
+        low = depth // 2            # top up to depth once no more than this are in flight
         while True:
             batch = []
-            while more and len(pending) < depth:
+            while more and len(pending) < depth and (batch or len(pending) <= low):
                 try:
                     cmd, payload = next(requests)
                 except StopIteration:

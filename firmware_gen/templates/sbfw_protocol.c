@@ -285,8 +285,15 @@ int sbfw_link_check(const sbfw_link_t *l)
 #define SBFW_SH_OPEN 0x01u
 #define SBFW_SH_WRITE 0x05u
 #define SBFW_SH_READ 0x06u
+#ifndef SBFW_SH_IN_BUF
+#if defined(__riscv)
+#define SBFW_SH_IN_BUF 2048u                 /* the FE310 has 16 KiB of RAM */
+#else
+#define SBFW_SH_IN_BUF 8192u                 /* a host writes up to 8 frames of ~1 KiB at once */
+#endif
+#endif
 #define SBFW_SH_BUF 2048u
-static uint8_t sbfw_sh_in[SBFW_SH_BUF], sbfw_sh_out[SBFW_SH_BUF];
+static uint8_t sbfw_sh_in[SBFW_SH_IN_BUF], sbfw_sh_out[SBFW_SH_BUF];
 static uint16_t sbfw_sh_pos, sbfw_sh_len, sbfw_sh_fill;
 static int32_t sbfw_sh_stdin = -1, sbfw_sh_stdout = -1;
 
@@ -322,23 +329,25 @@ static int32_t sbfw_sh_open(uint32_t mode)
     return sbfw_semihost(SBFW_SH_OPEN, block);
 }
 
-/* Refill the input buffer when it is empty; 0 at the end of input. */
+/* Refill the input buffer when it is empty (the answers written so far leave first: the host
+ * may wait for them); 0 at the end of input. */
 static int sbfw_sh_fill_in(void)
 {
     if (sbfw_sh_pos == sbfw_sh_len) {
         volatile uint32_t block[3];
         int32_t left;
+        sbfw_io_drain();
         if (sbfw_sh_stdin < 0) {
             sbfw_sh_stdin = sbfw_sh_open(0u);
         }
         block[0] = (uint32_t)sbfw_sh_stdin;
         block[1] = (uint32_t)(uintptr_t)sbfw_sh_in;
-        block[2] = SBFW_SH_BUF;
+        block[2] = SBFW_SH_IN_BUF;
         left = sbfw_semihost(SBFW_SH_READ, block);
-        if (left < 0 || (uint32_t)left >= SBFW_SH_BUF) {
+        if (left < 0 || (uint32_t)left >= SBFW_SH_IN_BUF) {
             return 0;                        /* end of input (or an error) */
         }
-        sbfw_sh_len = (uint16_t)(SBFW_SH_BUF - (uint32_t)left);
+        sbfw_sh_len = (uint16_t)(SBFW_SH_IN_BUF - (uint32_t)left);
         sbfw_sh_pos = 0u;
     }
     return 1;
@@ -361,7 +370,13 @@ uint16_t sbfw_io_read(const uint8_t **data)
     return n;
 }
 
+/* A response is complete: it leaves with the others before the next read that waits for input
+ * (one SYS_WRITE for the answers to every request of a read), or when the buffer is full. */
 void sbfw_io_flush(void)
+{
+}
+
+void sbfw_io_drain(void)
 {
     volatile uint32_t block[3];
     if (sbfw_sh_fill == 0u) {
@@ -382,7 +397,7 @@ void sbfw_io_write(const uint8_t *data, uint16_t n)
     while (n > 0u) {
         uint16_t k = (uint16_t)(SBFW_SH_BUF - sbfw_sh_fill);
         if (k == 0u) {
-            sbfw_io_flush();
+            sbfw_io_drain();
             continue;
         }
         k = n < k ? n : k;
@@ -418,6 +433,11 @@ void sbfw_io_write(const uint8_t *data, uint16_t n)
 void sbfw_io_flush(void)
 {
     sbfw_hal_flush();
+}
+
+void sbfw_io_drain(void)
+{
+    /* sbfw_io_flush has sent every response already */
 }
 #endif
 

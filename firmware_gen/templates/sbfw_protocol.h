@@ -67,7 +67,10 @@ int sbfw_io_getc(void);
  * console's buffer at once. */
 uint16_t sbfw_io_read(const uint8_t **data);
 void sbfw_io_write(const uint8_t *data, uint16_t n);
+/* The end of a response: the HAL's flush; on the semihosting console the responses leave
+ * together before the next read that waits for input (sbfw_io_drain: everything, now). */
 void sbfw_io_flush(void);
+void sbfw_io_drain(void);
 
 /* CRC-32/ISO-HDLC (zlib's crc32) of n bytes. */
 uint32_t sbfw_crc32(const uint8_t *data, uint16_t n);
