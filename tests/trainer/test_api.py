@@ -148,3 +148,17 @@ def test_predict_a_loaded_dataset_as_its_file(table):
     assert from_data.to_csv() == from_file.to_csv()
     mse = [line for line in from_file.lines if "MSE" in line]
     assert mse and [line for line in from_data.lines if "MSE" in line] == mse
+
+
+def test_the_typed_view_reads_model_json(tmp_path):
+    """The Bundle's fields against the saved model.json read as plain JSON."""
+    import json
+
+    path, *_ = _multilabel(tmp_path)
+    api.train(path, budget=2, lam=0.25, threshold="f1").save(tmp_path / "b")
+    raw = json.loads((tmp_path / "b" / "model.json").read_text())
+    bundle = api.Bundle.load(tmp_path / "b")
+    assert (bundle.features, bundle.targets, bundle.selected, bundle.lam) == (
+        raw["features"], raw["targets"], raw["selected"], raw["lam"])
+    assert bundle.thresholds.tolist() == raw["decision"]["thresholds"]
+    assert bundle.window is None and bundle.required_sensors == raw["required_sensors"]

@@ -121,13 +121,22 @@ class Bundle:
         """BundleError now when :meth:`save` would refuse ``path``."""
         check_bundle_output(path)
 
-    @property
-    def targets(self) -> list:
-        return list(self.meta["targets"])
+    features = property(lambda self: list(self.meta["features"]), doc="candidate names")
+    targets = property(lambda self: list(self.meta["targets"]), doc="target (label) names")
+    selected = property(lambda self: list(self.meta["selected"]), doc="selected, in order")
+    lam = property(lambda self: float(self.meta["lam"]), doc="the ridge parameter")
+    window = property(lambda self: self.meta.get("window"), doc="samples (recordings) or None")
+    hop = property(lambda self: self.meta.get("hop"), doc="samples (recordings) or None")
+    sample_rate_hz = property(lambda self: self.meta.get("sample_rate_hz"), doc="Hz or None")
+    required_sensors = property(lambda self: list(self.meta["required_sensors"]),
+                                doc="the sensors the selected features read")
 
     @property
-    def selected(self) -> list:
-        return list(self.meta["selected"])
+    def thresholds(self) -> np.ndarray:
+        """The multi-label decision thresholds (t,), zeros without calibrated ones."""
+        from .decision import thresholds
+
+        return thresholds(self.meta)
 
     @property
     def classes(self) -> list:
