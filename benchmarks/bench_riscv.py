@@ -1,6 +1,6 @@
 """RISC-V targets beside nucleo-f4 and the Uno, one bundle, one run (issue 31).
 
-Usage: python benchmarks/bench_riscv.py [--rows N] [--budget K]
+Usage: python benchmarks/bench_riscv.py [--rows N] [--budget K] [--per-extractor]
 
 Trains an Air Quality bundle (``--budget`` extractors, default 6, lambda by LOO) on the bundled
 recording, then per target and numeric format builds the firmware (flash and RAM from
@@ -11,6 +11,14 @@ only), ``qemu-nucleo-f4`` (SysTick under -icount: instructions) and ``simavr`` (
 A row gives the parity (mismatches against the Python reference), the median extractor and
 model cost per prediction and the model's cost per multiply-add (k x t MACs). Instruction
 counts of different ISAs are not cycles: they compare work, not time.
+
+The second table is the lower-bound method used for Cortex-M (``device_costs.py``, also in
+``bench_device.py --extractors-only``): the issue-22 set (six extractors over 64-sample windows,
+hop 12, BasicMotions) built for hifive1 (QEMU ``minstret``), the Cortex-M4F and Cortex-M3 (QEMU
+MPS2, instructions; the nucleo-f4's core is the M4F) and the Uno's ATmega328P (simavr, cycles),
+the extractor cost per prediction (median of the windows after the first) against the same
+bound (Cortex-M4F loads + arithmetic per sample), and the model per multiply-add; with
+``--per-extractor`` each extractor alone too.
 """
 
 from __future__ import annotations
@@ -89,14 +97,20 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=300)
     ap.add_argument("--budget", type=int, default=6)
+    ap.add_argument("--per-extractor", action="store_true",
+                    help="the lower-bound table per extractor too (builds 8 images a target)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         bundle, recordings = bundle_of(work, args.budget), excerpt(work, args.rows)
+        from sensorbudget.trainer.bundle.model import load_bundle
+
         print(f"Air Quality, budget {args.budget}, first {args.rows} hours replayed; costs are "
-              f"medians per prediction in the backend's unit\n")
+              f"medians per prediction in the backend's unit; features: "
+              f"{', '.join(load_bundle(bundle).meta['selected'])}\n")
         print("| target | backend | numeric | flash / limit | RAM / limit | predictions | "
-              "mismatches | extractors | model | model per MAC | unit |\n" + "|---" * 11 + "|")
+              "mismatches | extractors | bound (ratio) | model | model per MAC | unit |\n"
+              + "|---" * 12 + "|")
         for target, spec, numeric in RUNS:
             fp = footprint_of(bundle, target, numeric, work)
             mem = ((f"{fp['flash_bytes']} / {fp['flash_limit']}", f"{fp['ram_bytes']} / "
@@ -105,12 +119,45 @@ def main(argv=None) -> None:
             r = replay_of(spec, bundle, recordings, numeric, work)
             if isinstance(r, str):
                 print(f"| {target} | {spec} | {numeric} | {mem[0]} | {mem[1]} | skipped: {r} "
-                      f"| | | | | |")
+                      f"| | | | | | |")
                 continue
             res, ext, mod, macs = r
+            bound = bound_of(bundle, numeric)
+            ratio = "-" if bound is None else f"{bound} ({ext / bound:.2f})"
             print(f"| {target} | {spec} | {numeric} | {mem[0]} | {mem[1]} | {len(res.records)} "
-                  f"| {res.mismatches} | {ext:.0f} | {mod:.0f} | {mod / macs:.1f} "
+                  f"| {res.mismatches} | {ext:.0f} | {ratio} | {mod:.0f} | {mod / macs:.1f} "
                   f"({macs} MACs) | {res.cost_unit} |")
+        bounds_table(work / "costs", args.per_extractor)
+
+
+def bound_of(bundle, numeric: str):
+    """The Cortex-M4F lower bound of ``device_costs.py`` (loads + arithmetic per sample, per new
+    sample and per window) summed over the bundle's extractors at its window and hop ('max'
+    counts as 'min'); None when a kind has no bound there."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import device_costs
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer.bundle.model import load_bundle
+
+    fmt = "float32" if numeric == "float32" else "q15"
+    plan = make_plan(load_bundle(bundle), name="b", numeric="float32")
+    per = {**device_costs.PER_SAMPLE[fmt], "max": device_costs.PER_SAMPLE[fmt]["min"]}
+    kinds = [e.kind for e in plan.extractors]
+    if any(k not in per for k in kinds):
+        return None
+    return sum(per[k] * plan.window + device_costs.PER_NEW[fmt].get(k, 0) * plan.hop
+               + device_costs.PER_WINDOW[fmt].get(k, 0) for k in kinds)
+
+
+def bounds_table(work: Path, per_extractor: bool) -> None:
+    """The issue-22 set against the Cortex-M lower bound (``device_costs.run``), Q15 and
+    float32, on hifive1, Cortex-M4F, Cortex-M3 and the Uno."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import device_costs
+
+    runs = [f"{t}:{n}" for n in ("q15", "float32")
+            for t in ("hifive1", "cortex-m4f", "cortex-m3", "avr")]
+    device_costs.run(work, quick=not per_extractor, only=runs)
 
 
 if __name__ == "__main__":
