@@ -127,6 +127,12 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
 
     check_html(html_out)
     bar = ProgressBar("evaluating (fold, method)", enabled=show_progress or None)
+
+    def announce(plan):                                  # before the folds run: what runs
+        if plan.missing:
+            click.echo(plan.missing, err=True)
+        click.echo("evaluating " + "; ".join(plan.chosen))
+
     try:
         result = evaluate(data, sensors=sensors, unit=unit, budgets=budgets, folds=folds,
                           methods=methods, targets=targets, labels=labels, xml=xml,
@@ -140,12 +146,9 @@ def evaluate_command(data, sensors, unit, budgets, folds, methods, targets, labe
                           threshold=threshold_rule, seed=seed, only_folds=only_folds,
                           cache=cache, progress=bar, title=f"Evaluation of {data.name}",
                           window=window, hop=hop, compute_target=compute_target,
-                          stream_format=stream_format)
+                          stream_format=stream_format, announce=announce)
     finally:
         bar.close()
-    if result.missing:
-        click.echo(result.missing, err=True)
-    click.echo("evaluating " + "; ".join(result.chosen))
     for line in result.summary_lines():
         click.echo(printable(line))
     if report is not None:

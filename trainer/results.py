@@ -118,14 +118,17 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
              unit="feature", lam=None, lam_search="path", compress_labels=None,
              label_subset=None, fit_intercept=True, standardize=True,
              standardize_targets=False, split="auto", threshold=None, seed=0, only_folds=(),
-             cache=None, progress=None, title=None, **data_options) -> Evaluation:
+             cache=None, progress=None, title=None, announce=None,
+             **data_options) -> Evaluation:
     """Nested K-fold evaluation of ``methods`` on ``data`` at every budget:
     ``sensorbudget evaluate``.
 
     ``budgets``: a spec string (``"2,4,8"``, ``"price:5"``) or Budget list, default 1, 2, 4,
     ... (:mod:`~sensorbudget.trainer.evaluation.defaults`); ``methods``: names
     (greedy-joint, greedy-separate, mtlasso, greedy-rank), default by task; ``threshold``:
-    multi-label decisions inside each fold (``f1``, ``precision:P``, ``zero``).
+    multi-label decisions inside each fold (``f1``, ``precision:P``, ``zero``);
+    ``announce(evaluation)``, when given, is called before the folds run with the Evaluation
+    to come (its ``chosen`` and ``missing`` set, no result yet): the command prints what runs.
     """
     from .dataset import as_dataset
     from .evaluation.defaults import default_budgets, default_methods
@@ -171,13 +174,16 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
         chosen += [f"methods {','.join(methods)} (default)", *method_notes]
     else:
         chosen.append(f"methods {','.join(methods)}")
-    result = run(evdata, methods, budgets, folds=folds, setup=setup,
-                 only_folds=only_folds or None, cache_dir=cache, progress=progress,
-                 split=split)
-    return Evaluation(result=result, title=title or f"Evaluation of {name}",
-                      notes=_notes(setup, evdata, result.config["split"]), chosen=chosen,
-                      folds_run=len(only_folds) or folds,
-                      missing=data.missing.describe() if data.dropped_rows else "")
+    out = Evaluation(result=None, title=title or f"Evaluation of {name}", chosen=chosen,
+                     folds_run=len(only_folds) or folds,
+                     missing=data.missing.describe() if data.dropped_rows else "")
+    if announce is not None:
+        announce(out)
+    out.result = run(evdata, methods, budgets, folds=folds, setup=setup,
+                     only_folds=only_folds or None, cache_dir=cache, progress=progress,
+                     split=split)
+    out.notes = _notes(setup, evdata, out.result.config["split"])
+    return out
 
 
 def _notes(setup, evdata, split) -> list:
