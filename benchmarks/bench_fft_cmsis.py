@@ -38,10 +38,14 @@ import tarfile
 import tempfile
 from pathlib import Path
 
-import numpy as np
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+import numpy as np
+
+import fft_avr  # benchmarks/ (this script's directory) is on sys.path
+
 TARGETS = {"M4F": "mps2-an386", "M3": "mps2-an385"}
 CMSIS_SOURCES = [
     "TransformFunctions/arm_rfft_fast_f32.c", "TransformFunctions/arm_rfft_fast_init_f32.c",
@@ -170,6 +174,45 @@ def our_source(sizes, avr: bool = False) -> str:
     return "\n\n".join(out) + "\n"
 
 
+
+def our_q15_source(sizes, avr: bool = False) -> str:
+    """Our Q15 routine (firmware_gen.fft_q15_c's text), its cut copies, tables and entry points
+    (buffers of max(sizes): the window, the interleaved complex values, the power; the copy's
+    ring is the complex values)."""
+    from sensorbudget.firmware_gen import fft_q15_c, kernel_c
+    from sensorbudget.trainer.sensing import spectral
+
+    text = fft_q15_c.routine("sb")
+    scatter_end, fft_end = "    len = 1u;", "    /* the split"
+    assert scatter_end in text and fft_end in text
+    out = ["#include <stdint.h>\n#include <string.h>", kernel_c._FLASH_MACROS] if avr else []
+    head = text[:text.index("/* Power spectrum of the Q15")]    # the butterflies' macros
+    func = text[len(head):text.index("#undef SB_QBF1")]
+    out += [head, func]
+    for name, cut in (("prep", scatter_end), ("upto_fft", fft_end)):
+        part = func.replace(cut, "    return;\n" + cut, 1)
+        part = part.replace("sb_power_spectrum_q15(", f"sb_pq_{name}(", 1)
+        out.append(part.replace("static void", "static void __attribute__((unused))", 1))
+    out.append(text[len(head) + len(func):])
+    buf = spectral.fft_size(max(sizes))
+    out.append(f"int16_t sb_qx[{buf}], sb_qbuf[{buf}];\nuint32_t sb_qP[{buf // 2 + 1}];\n"
+               f"#define sb_qring sb_qbuf")
+    for n in sizes:
+        m = spectral.fft_size(n)
+        out += fft_q15_c.tables("sb", m, [n])
+        args = f"sb_qx, {n}u, @H@, {m}u, sb_qrev_{m}, sb_qtwr_{m}, sb_qtwi_{m}, sb_qbuf, sb_qP"
+        for name, fn, hann in (("full", "sb_power_spectrum_q15", True),
+                               ("prep", "sb_pq_prep", True), ("prep_rect", "sb_pq_prep", False),
+                               ("upto_fft", "sb_pq_upto_fft", True)):
+            call = args.replace("@H@", f"sb_qhann_{n}" if hann else "0")
+            out.append(f"void __attribute__((noinline)) ours_q15_{name}_{n}(void)\n"
+                       f"{{\n    {fn}({call});\n}}")
+        out.append(f"void __attribute__((noinline)) ours_q15_copy_{n}(unsigned start)\n{{\n"
+                   f"    unsigned i, j = start;\n    for (i = 0u; i < {n}u; ++i) {{\n"
+                   f"        sb_qx[i] = sb_qring[j];\n        if (++j == {n}u) {{\n"
+                   f"            j = 0u;\n        }}\n    }}\n}}")
+    return "\n\n".join(out) + "\n"
+
 HARNESS = r"""
 #include "arm_math.h"
 float32_t cm_in_f[512], cm_out_f[512];
@@ -191,7 +234,7 @@ def build(root: Path, work: Path, key: str, sizes) -> Path:
     flags = [f for f in target.cflags if f not in WARNINGS]
     out = work / key
     out.mkdir(exist_ok=True)
-    (out / "ours.c").write_text(our_source(sizes))
+    (out / "ours.c").write_text(our_source(sizes) + our_q15_source(sizes))
     (out / "harness.c").write_text(HARNESS)
     ld = ROOT / "firmware_gen" / "templates" / "sbfw_cortex_m.ld"
     src = [str(root / "Source" / s) for s in CMSIS_SOURCES]
@@ -206,86 +249,6 @@ def build(root: Path, work: Path, key: str, sizes) -> Path:
     return out / "fft.elf"
 
 
-AVR_MAIN = r"""
-/* AVR: every part timed by the firmware's HAL (Timer1 at clk/1, exact in simavr), less the
- * counter's own cost; the counts (u32) and then the spectrum go out on the UART. */
-#include "sbfw_hal.h"
-static const float SB_CONST sb_input[@N@] = { @X@ };
-static void sb_put(const void *p, uint16_t n) { sbfw_hal_write((const uint8_t *)p, n); }
-static uint32_t sb_time(void (*fn)(void), uint64_t base)
-{
-    uint64_t c;
-    sbfw_hal_cost_start();
-    fn();
-    c = sbfw_hal_cost_stop();
-    return (uint32_t)(c > base ? c - base : 0u);
-}
-static void sb_copy(void) { ours_copy_@N@(3u); }
-int main(void)
-{
-    uint64_t base;
-    uint32_t t;
-    unsigned i;
-    sbfw_hal_init();
-    for (i = 0u; i < @N@u; ++i) {
-        sb_ring[(i + 3u) % @N@u] = SB_READ_F32(&sb_input[i]);
-    }
-    sbfw_hal_cost_start();
-    base = sbfw_hal_cost_stop();
-    t = sb_time(sb_copy, base); sb_put(&t, 4u);
-    t = sb_time(ours_prep_@N@, base); sb_put(&t, 4u);
-    t = sb_time(ours_prep_rect_@N@, base); sb_put(&t, 4u);
-    t = sb_time(ours_upto_fft_@N@, base); sb_put(&t, 4u);
-    t = sb_time(ours_full_@N@, base); sb_put(&t, 4u);
-    sb_put(sb_re, (uint16_t)(sizeof(float) * (@N@u / 2u + 1u)));
-    sbfw_hal_exit(0u);
-    return 0;
-}
-"""
-
-
-def measure_avr(work: Path, n: int, rng) -> dict | None:
-    """Cycles of our transform's parts on the ATmega328P (simavr), or None when its buffers
-    (3 x N floats: the window, re, im; the copy's ring is re) do not fit the Uno's 2 KiB."""
-    from sensorbudget.device_sim.backends.base import READY
-    from sensorbudget.firmware_gen.build import build_simavr_harness, template
-    from sensorbudget.firmware_gen.targets import WARNINGS, get_target
-    from sensorbudget.trainer.sensing import spectral
-
-    if 3 * 4 * n > 1536:
-        return None
-    out = work / f"avr-{n}"
-    out.mkdir(exist_ok=True)
-    x = rng.normal(size=n).astype(np.float32)
-    values = ", ".join(f"{float(v)!r}f" for v in x)
-    (out / "ours.c").write_text(our_source([n], avr=True) + AVR_MAIN.replace("@N@", str(n))
-                                .replace("@X@", values))
-    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
-        (out / name).write_text(template(name))
-    target = get_target("arduino-uno")
-    flags = [f for f in target.cflags if f not in WARNINGS]
-    cmd = ["avr-gcc", "-std=gnu99", *flags, "-mmcu=atmega328p", "-DF_CPU=16000000UL",
-           "-DSBFW_BAUD=2000000UL", str(out / "ours.c"), str(out / "sbfw_hal_avr.c"), "-lm",
-           "-o", str(out / "fft.elf")]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise SystemExit(f"building the AVR FFT program failed:\n{done.stderr[-2000:]}")
-    harness = build_simavr_harness(out)
-    run = subprocess.Popen([str(harness), str(out / "fft.elf"), "atmega328p", "16000000"],
-                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL)
-    data = run.stdout.read()            # until the program exits (stdin stays open)
-    run.wait()
-    run.stdin.close()
-    data = data[data.index(READY) + len(READY):]
-    copy, prep, prep_rect, upto_fft, full = np.frombuffer(data[:20], "<u4").tolist()
-    P = np.frombuffer(data[20:20 + 4 * (n // 2 + 1)], "<f4")
-    exact = np.array_equal(P.view(np.uint32),
-                           spectral.power_spectrum(x[:, None])[:, 0].view(np.uint32))
-    return {"copy": copy, "prep": prep, "hann": prep - prep_rect, "fft": upto_fft - prep,
-            "power": full - upto_fft, "full": full, "exact": exact}
-
-
 def put(cpu, name, values):
     cpu.uc.mem_write(cpu.symbol(name), np.ascontiguousarray(values).tobytes())
 
@@ -297,7 +260,7 @@ def get(cpu, name, dtype, n):
 
 def measure(elf: Path, n: int, rng) -> dict:
     from sensorbudget.device_sim.backends.unicorn import CortexM4
-    from sensorbudget.trainer.sensing import spectral
+    from sensorbudget.trainer.sensing import spectral, spectral_q15
 
     cpu = CortexM4(elf)
     x = rng.normal(size=n).astype(np.float32)
@@ -331,10 +294,22 @@ def measure(elf: Path, n: int, rng) -> dict:
     P = get(cpu, "sb_re", np.float32, n // 2 + 1)
     exact = np.array_equal(P.view(np.uint32),
                            spectral.power_spectrum(x[:, None])[:, 0].view(np.uint32))
+    # ours in Q15, on CMSIS's Q15 input
+    put(cpu, "sb_qbuf", np.roll(q, 3))
+    qcopy = call(f"ours_q15_copy_{n}", 3)
+    assert np.array_equal(get(cpu, "sb_qx", np.int16, n), q)
+    qparts = {name: call(f"ours_q15_{name}_{n}") for name in ("prep", "prep_rect", "upto_fft")}
+    qfull = call(f"ours_q15_full_{n}")
+    qP = get(cpu, "sb_qP", np.uint32, n // 2 + 1).astype(np.int64)
+    qexact = np.array_equal(qP, spectral_q15.power_spectrum_q15(q[:, None])[:, 0])
     return {"cmsis_f32": f32, "cmsis_q15": q15, "copy": copy, "prep": parts["prep"],
             "hann": parts["prep"] - parts["prep_rect"], "fft": parts["upto_fft"] - parts["prep"],
             "power": full - parts["upto_fft"], "full": full, "exact": exact,
-            "cmsis_ok": bool(f32_ok and q15_ok)}
+            "cmsis_ok": bool(f32_ok and q15_ok),
+            "q15": {"copy": qcopy, "prep": qparts["prep"],
+                    "hann": qparts["prep"] - qparts["prep_rect"],
+                    "fft": qparts["upto_fft"] - qparts["prep"],
+                    "power": qfull - qparts["upto_fft"], "full": qfull, "exact": qexact}}
 
 
 def main() -> int:
@@ -347,38 +322,31 @@ def main() -> int:
         work.mkdir(parents=True, exist_ok=True)
         root = fetch_cmsis(work)
         print(f"CMSIS-DSP: {root.name} (pip sdist); instructions per call (unicorn, = QEMU "
-              f"-icount); ours = firmware_gen.fft_c power_spectrum in parts")
-        print("our FFT: the N/2-point butterflies; +split: with the split and the power, as "
-              "arm_rfft_fast_f32 includes its split")
-        print(f"{'core':4} {'N':>4} {'rfft_fast_f32':>13} {'rfft_q15':>9} {'our FFT':>8} "
-              f"{'/f32':>6} {'+split/f32':>10} {'/q15':>6} {'copy':>6} {'prep':>6} "
-              f"{'(Hann)':>7} {'split+P':>7} {'ours all':>9}  checks")
+              f"-icount); ours = firmware_gen.fft_c / fft_q15_c power spectra in parts")
+        print("FFT: our N/2-point butterflies; +split: with the split and the power, as "
+              "CMSIS's real FFTs include their split (not the power)")
         ok = True
+        rows = {}
         for key in TARGETS:
             elf = build(root, work, key, args.sizes)
             for n in args.sizes:
-                r = measure(elf, n, np.random.default_rng(n))
-                ok &= r["exact"] and r["cmsis_ok"]
+                rows[key, n] = measure(elf, n, np.random.default_rng(n))
+                ok &= rows[key, n]["cmsis_ok"]
+        for title, cm, sub in (("float32", "cmsis_f32", None), ("Q15", "cmsis_q15", "q15")):
+            print(f"\n{title}: {'core':4} {'N':>4} {'CMSIS rfft':>10} {'FFT':>7} {'/CMSIS':>6} "
+                  f"{'+split':>7} {'/CMSIS':>6} {'copy':>6} {'prep':>6} {'(Hann)':>7} "
+                  f"{'split+P':>7} {'all':>7}  checks")
+            for (key, n), row in rows.items():
+                r = row if sub is None else row[sub]
+                ok &= r["exact"]
                 both = r["fft"] + r["power"]
-                print(f"{key:4} {n:4d} {r['cmsis_f32']:13d} {r['cmsis_q15']:9d} {r['fft']:8d} "
-                      f"{r['fft'] / r['cmsis_f32']:5.2f}x {both / r['cmsis_f32']:9.2f}x "
-                      f"{r['fft'] / r['cmsis_q15']:5.2f}x "
+                print(f"{'':{len(title) + 1}} {key:4} {n:4d} {row[cm]:10d} {r['fft']:7d} "
+                      f"{r['fft'] / row[cm]:5.2f}x {both:7d} {both / row[cm]:5.2f}x "
                       f"{r['copy']:6d} {r['prep']:6d} {r['hann']:7d} {r['power']:7d} "
-                      f"{r['copy'] + r['full']:9d}  "
+                      f"{r['copy'] + r['full']:7d}  "
                       f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference, CMSIS "
-                      f"{'= numpy' if r['cmsis_ok'] else 'WRONG'}", flush=True)
-        print(f"\nATmega328P (simavr, our transform only; CMSIS-DSP has no AVR port), cycles:")
-        print(f"{'N':>4} {'FFT':>8} {'copy':>7} {'prep':>7} {'(Hann)':>7} {'split+P':>7} "
-              f"{'all':>8}  check")
-        for n in args.sizes:
-            r = measure_avr(work, n, np.random.default_rng(n))
-            if r is None:
-                print(f"{n:4d} {'-':>8}  (3 x {n} floats do not fit the Uno's 2 KiB of RAM)")
-                continue
-            ok &= r["exact"]
-            print(f"{n:4d} {r['fft']:8d} {r['copy']:7d} {r['prep']:7d} {r['hann']:7d} "
-                  f"{r['power']:7d} {r['copy'] + r['full']:8d}  "
-                  f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference", flush=True)
+                      f"{'= numpy' if row['cmsis_ok'] else 'WRONG'}", flush=True)
+        ok &= fft_avr.report(work, args.sizes, our_source, our_q15_source)
     return 0 if ok else 1
 
 

@@ -10,8 +10,12 @@ CMSIS-DSP's ``arm_rfft_q15``, then the split into ``P[k]`` (uint32, ``k <= M/2``
 operations: ``>>`` of a negative int32 is the arithmetic shift (GCC and Clang define it so; the
 reference's floor shift). Tables (``static const SB_CONST``, flash on AVR): the bit reversal
 (uint16), the Q15 twiddles (int16, :func:`~sensorbudget.trainer.sensing.spectral_q15.twiddles_q15`)
-and the Q15 Hann (uint16, 0..32768). Buffers: ``re``, ``im`` of ``M/2`` int16 each and ``P`` of
-``M/2 + 1`` uint32: ``2 M + 4`` bytes beside the window, half of the float32 transform's.
+and the Q15 Hann (uint16, 0..32768). Buffers: ``z``, the ``M/2`` complex values interleaved (``M`` int16), and ``P``
+of ``M/2 + 1`` uint32: ``4 M + 4`` bytes beside the window (the float32 transform's: ``8 M``).
+On a core with the DSP extension (``__ARM_FEATURE_DSP``: Cortex-M4/M7/M33) the butterflies
+run on packed (re, im) words with its halving lanes and dual multiplies (``arm_acle.h``), the
+same integers as the portable C (bit for bit with the reference on the M4F, QEMU/unicorn);
+elsewhere (M3, AVR, RISC-V, the host) the portable C.
 """
 
 from __future__ import annotations
@@ -31,16 +35,40 @@ ROUTINE = """\
 #define SB_QBFW(ar, ai, br, bi, wr, wi, t1, t2) \\
     t1 = (wr * br - wi * bi) >> 15; t2 = (wr * bi + wi * br) >> 15; \\
     br = (ar - t1) >> 1; bi = (ai - t2) >> 1; ar = (ar + t1) >> 1; ai = (ai + t2) >> 1
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+/* The same butterflies on (re | im << 16) words with the DSP extension's halving lanes (exact:
+ * a 17-bit sum shifted) and dual multiplies (exact int32): t = w b packed, then a +- t. */
+#include <arm_acle.h>
+static inline int16x2_t @p@_qld(const int16_t *z, unsigned i)
+{
+    int16x2_t v;
+    memcpy(&v, &z[2u * i], sizeof v);
+    return v;
+}
+static inline void @p@_qst(int16_t *z, unsigned i, int16x2_t v)
+{
+    memcpy(&z[2u * i], &v, sizeof v);
+}
+static inline int16x2_t @p@_qmul(int16x2_t b, int16x2_t w)
+{
+    const uint32_t lo = (uint32_t)(__smusd(b, w) >> 15) & 0xFFFFu;
+    const uint32_t hi = ((uint32_t)__smuadx(b, w) << 1) & 0xFFFF0000u;
+    return (int16x2_t)(hi | lo);
+}
+#define SB_QDBF1(a, b, t) t = b; b = __shsub16(a, t); a = __shadd16(a, t)
+#define SB_QDBFJ(a, b, t) t = b; b = __shasx(a, t); a = __shsax(a, t)
+#define SB_QDBFW(a, b, w, t) t = @p@_qmul(b, w); b = __shsub16(a, t); a = __shadd16(a, t)
+#endif
 
 /* Power spectrum of the Q15 window x[0..n-1] into P[0..m/2] (trainer.sensing.spectral_q15):
  * hann the Q15 window table (0: rectangular), rev the m/2-point bit reversal, twr / twi the Q15
- * twiddles (m/2 entries), re and im m/2 int16 each. */
+ * twiddles (m/2 entries), z the m/2 complex values (re, im) interleaved (m int16). */
 static void @p@_power_spectrum_q15(const int16_t *x, unsigned n, const uint16_t *hann,
     unsigned m, const uint16_t *rev, const int16_t *twr, const int16_t *twi,
-    int16_t *re, int16_t *im, uint32_t *P)
+    int16_t *z, uint32_t *P)
 {
     const unsigned h = m / 2u;
-    int32_t s = 0, t1, t2;
+    int32_t s = 0;
     unsigned i, k, len;
     for (i = 0u; i < n; ++i) {
         s += x[i];
@@ -48,70 +76,119 @@ static void @p@_power_spectrum_q15(const int16_t *x, unsigned n, const uint16_t 
     s = s / (int32_t)n;
     for (i = n / 2u; i < h; ++i) {             /* the pairs past the window: zero padding */
         const unsigned r = (uint16_t)SB_READ_I16(&rev[i]);
-        re[r] = 0;
-        im[r] = 0;
+        z[2u * r] = 0;
+        z[2u * r + 1u] = 0;
     }
     for (i = 0u; i < n; ++i) {
         const int32_t d = (int32_t)x[i] - s;
         const unsigned r = (uint16_t)SB_READ_I16(&rev[i >> 1]);
-        const int16_t u = (int16_t)(hann != 0
+        z[2u * r + (i & 1u)] = (int16_t)(hann != 0
             ? (d * (int32_t)(uint16_t)SB_READ_I16(&hann[i])) >> 17 : d >> 2);
-        if (i & 1u) {
-            im[r] = u;
-        } else {
-            re[r] = u;
-        }
     }
     len = 1u;                                  /* blocks of len points are transformed */
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
     if ((h & 0x5555u) == 0u && h > 1u) {       /* log2 h odd: the stage L = 2 alone */
         for (i = 0u; i < h; i += 2u) {
-            int32_t ar = re[i], ai = im[i], br = re[i + 1u], bi = im[i + 1u];
-            SB_QBF1(ar, ai, br, bi, t1, t2);
-            re[i] = (int16_t)ar; im[i] = (int16_t)ai;
-            re[i + 1u] = (int16_t)br; im[i + 1u] = (int16_t)bi;
+            int16x2_t a = @p@_qld(z, i), b = @p@_qld(z, i + 1u), t;
+            SB_QDBF1(a, b, t);
+            @p@_qst(z, i, a);
+            @p@_qst(z, i + 1u, b);
         }
         len = 2u;
     }
     for (; len < h; len *= 4u) {               /* stages L = 2 len, 4 len */
         const unsigned step = m / (4u * len), quarter = m / 4u;
         for (k = 0u; k < len; ++k) {           /* twiddles t = 2 k step, k step, k step + m/4 */
-            const int32_t war = SB_READ_I16(&twr[2u * k * step]);
-            const int32_t wai = SB_READ_I16(&twi[2u * k * step]);
-            const int32_t wbr = SB_READ_I16(&twr[k * step]), wbi = SB_READ_I16(&twi[k * step]);
-            const int32_t wcr = SB_READ_I16(&twr[k * step + quarter]);
-            const int32_t wci = SB_READ_I16(&twi[k * step + quarter]);
-            const int kind = k == 0u ? 0 : (2u * k * step == quarter ? 1 : 2);
+            const unsigned ta = 2u * k * step, tb = k * step, tc = k * step + quarter;
+            const int16x2_t wa = (int16x2_t)(((uint32_t)(uint16_t)twi[ta] << 16)
+                                             | (uint16_t)twr[ta]);
+            const int16x2_t wb = (int16x2_t)(((uint32_t)(uint16_t)twi[tb] << 16)
+                                             | (uint16_t)twr[tb]);
+            const int16x2_t wc = (int16x2_t)(((uint32_t)(uint16_t)twi[tc] << 16)
+                                             | (uint16_t)twr[tc]);
             for (i = k; i < h; i += 4u * len) {
-                int32_t a0r = re[i], a0i = im[i], a1r = re[i + len], a1i = im[i + len];
-                int32_t a2r = re[i + 2u * len], a2i = im[i + 2u * len];
-                int32_t a3r = re[i + 3u * len], a3i = im[i + 3u * len];
-                if (kind == 0) {
-                    SB_QBF1(a0r, a0i, a1r, a1i, t1, t2);
-                    SB_QBF1(a2r, a2i, a3r, a3i, t1, t2);
-                    SB_QBF1(a0r, a0i, a2r, a2i, t1, t2);
-                    SB_QBFJ(a1r, a1i, a3r, a3i, t1, t2);
+                int16x2_t a0 = @p@_qld(z, i), a1 = @p@_qld(z, i + len), t;
+                int16x2_t a2 = @p@_qld(z, i + 2u * len), a3 = @p@_qld(z, i + 3u * len);
+                if (k == 0u) {
+                    SB_QDBF1(a0, a1, t);
+                    SB_QDBF1(a2, a3, t);
+                    SB_QDBF1(a0, a2, t);
+                    SB_QDBFJ(a1, a3, t);
                 } else {
-                    if (kind == 1) {
-                        SB_QBFJ(a0r, a0i, a1r, a1i, t1, t2);
-                        SB_QBFJ(a2r, a2i, a3r, a3i, t1, t2);
+                    if (ta == quarter) {
+                        SB_QDBFJ(a0, a1, t);
+                        SB_QDBFJ(a2, a3, t);
                     } else {
-                        SB_QBFW(a0r, a0i, a1r, a1i, war, wai, t1, t2);
-                        SB_QBFW(a2r, a2i, a3r, a3i, war, wai, t1, t2);
+                        SB_QDBFW(a0, a1, wa, t);
+                        SB_QDBFW(a2, a3, wa, t);
                     }
-                    SB_QBFW(a0r, a0i, a2r, a2i, wbr, wbi, t1, t2);
-                    SB_QBFW(a1r, a1i, a3r, a3i, wcr, wci, t1, t2);
+                    SB_QDBFW(a0, a2, wb, t);
+                    SB_QDBFW(a1, a3, wc, t);
                 }
-                re[i] = (int16_t)a0r; im[i] = (int16_t)a0i;
-                re[i + len] = (int16_t)a1r; im[i + len] = (int16_t)a1i;
-                re[i + 2u * len] = (int16_t)a2r; im[i + 2u * len] = (int16_t)a2i;
-                re[i + 3u * len] = (int16_t)a3r; im[i + 3u * len] = (int16_t)a3i;
+                @p@_qst(z, i, a0);
+                @p@_qst(z, i + len, a1);
+                @p@_qst(z, i + 2u * len, a2);
+                @p@_qst(z, i + 3u * len, a3);
             }
         }
     }
+#else
+    {
+        int32_t t1, t2;
+        if ((h & 0x5555u) == 0u && h > 1u) {   /* log2 h odd: the stage L = 2 alone */
+            for (i = 0u; i < h; i += 2u) {
+                int32_t ar = z[2u * i], ai = z[2u * i + 1u];
+                int32_t br = z[2u * i + 2u], bi = z[2u * i + 3u];
+                SB_QBF1(ar, ai, br, bi, t1, t2);
+                z[2u * i] = (int16_t)ar; z[2u * i + 1u] = (int16_t)ai;
+                z[2u * i + 2u] = (int16_t)br; z[2u * i + 3u] = (int16_t)bi;
+            }
+            len = 2u;
+        }
+        for (; len < h; len *= 4u) {           /* stages L = 2 len, 4 len */
+            const unsigned step = m / (4u * len), quarter = m / 4u, d1 = 2u * len;
+            for (k = 0u; k < len; ++k) {       /* twiddles t = 2 k step, k step, k step + m/4 */
+                const int32_t war = SB_READ_I16(&twr[2u * k * step]);
+                const int32_t wai = SB_READ_I16(&twi[2u * k * step]);
+                const int32_t wbr = SB_READ_I16(&twr[k * step]);
+                const int32_t wbi = SB_READ_I16(&twi[k * step]);
+                const int32_t wcr = SB_READ_I16(&twr[k * step + quarter]);
+                const int32_t wci = SB_READ_I16(&twi[k * step + quarter]);
+                const int kind = k == 0u ? 0 : (2u * k * step == quarter ? 1 : 2);
+                for (i = 2u * k; i < 2u * h; i += 4u * d1) {
+                    int16_t *const p0 = &z[i], *const p1 = p0 + d1;
+                    int16_t *const p2 = p1 + d1, *const p3 = p2 + d1;
+                    int32_t a0r = p0[0], a0i = p0[1], a1r = p1[0], a1i = p1[1];
+                    int32_t a2r = p2[0], a2i = p2[1], a3r = p3[0], a3i = p3[1];
+                    if (kind == 0) {
+                        SB_QBF1(a0r, a0i, a1r, a1i, t1, t2);
+                        SB_QBF1(a2r, a2i, a3r, a3i, t1, t2);
+                        SB_QBF1(a0r, a0i, a2r, a2i, t1, t2);
+                        SB_QBFJ(a1r, a1i, a3r, a3i, t1, t2);
+                    } else {
+                        if (kind == 1) {
+                            SB_QBFJ(a0r, a0i, a1r, a1i, t1, t2);
+                            SB_QBFJ(a2r, a2i, a3r, a3i, t1, t2);
+                        } else {
+                            SB_QBFW(a0r, a0i, a1r, a1i, war, wai, t1, t2);
+                            SB_QBFW(a2r, a2i, a3r, a3i, war, wai, t1, t2);
+                        }
+                        SB_QBFW(a0r, a0i, a2r, a2i, wbr, wbi, t1, t2);
+                        SB_QBFW(a1r, a1i, a3r, a3i, wcr, wci, t1, t2);
+                    }
+                    p0[0] = (int16_t)a0r; p0[1] = (int16_t)a0i;
+                    p1[0] = (int16_t)a1r; p1[1] = (int16_t)a1i;
+                    p2[0] = (int16_t)a2r; p2[1] = (int16_t)a2i;
+                    p3[0] = (int16_t)a3r; p3[1] = (int16_t)a3i;
+                }
+            }
+        }
+    }
+#endif
     /* the split, bins k and h - k together (each reads both) */
     for (k = 1u; 2u * k <= h; ++k) {
         const unsigned q = h - k;
-        const int32_t ar = re[k], ai = im[k], cr = re[q], ci = im[q];
+        const int32_t ar = z[2u * k], ai = z[2u * k + 1u], cr = z[2u * q], ci = z[2u * q + 1u];
         const int32_t er = ar + cr, ei = ai - ci, odd_r = ai + ci, odd_i = cr - ar;
         const int32_t wr = SB_READ_I16(&twr[k]), wi = SB_READ_I16(&twi[k]);
         const int32_t a = (wr * odd_r - wi * odd_i) >> 15, b = (wr * odd_i + wi * odd_r) >> 15;
@@ -124,8 +201,8 @@ static void @p@_power_spectrum_q15(const int16_t *x, unsigned n, const uint16_t 
         }
     }
     {
-        const uint32_t x0 = (uint32_t)((int32_t)re[0] + im[0]);
-        const uint32_t xh = (uint32_t)((int32_t)re[0] - im[0]);
+        const uint32_t x0 = (uint32_t)((int32_t)z[0] + z[1]);
+        const uint32_t xh = (uint32_t)((int32_t)z[0] - z[1]);
         P[0] = x0 * x0;
         P[h] = xh * xh;
     }
@@ -133,6 +210,11 @@ static void @p@_power_spectrum_q15(const int16_t *x, unsigned n, const uint16_t 
 #undef SB_QBF1
 #undef SB_QBFJ
 #undef SB_QBFW
+#if defined(__ARM_FEATURE_DSP) && __ARM_FEATURE_DSP
+#undef SB_QDBF1
+#undef SB_QDBFJ
+#undef SB_QDBFW
+#endif
 """
 
 

@@ -39,13 +39,13 @@ def _program(n: int, q: np.ndarray) -> str:
         fft_q15_c.routine("sb"), *fft_q15_c.tables("sb", m, [n]),
         f"static const int16_t sb_in[{q.size}] = {{ {data} }};",
         "int main(void)", "{",
-        f"    static int16_t re[{m // 2}], im[{m // 2}];",
+        f"    static int16_t z[{m}];",
         f"    static uint32_t P[{m // 2 + 1}];",
         "    unsigned w, hann;",
         "    for (hann = 0u; hann < 2u; ++hann) {",
         f"        for (w = 0u; w < {q.shape[1]}u; ++w) {{",
         f"            sb_power_spectrum_q15(&sb_in[w * {n}u], {n}u, hann ? sb_qhann_{n} : 0, "
-        f"{m}u, sb_qrev_{m}, sb_qtwr_{m}, sb_qtwi_{m}, re, im, P);",
+        f"{m}u, sb_qrev_{m}, sb_qtwr_{m}, sb_qtwi_{m}, z, P);",
         f"            fwrite(P, sizeof P[0], {m // 2 + 1}u, stdout);",
         "        }", "    }", "    return 0;", "}", ""])
 
