@@ -1,12 +1,15 @@
 """The pipeline in Python: what the ``sensorbudget`` commands run, as typed functions.
 
->>> import sensorbudget as sb                                               # doctest: +SKIP
->>> data = sb.features("AirQualityUCI.csv", sensors="air_quality.sensors.toml")
->>> data.save("feats.npz")                      # the bytes 'sensorbudget features' writes
->>> bundle = sb.train(data, budget=8, max_cost=30)
->>> bundle.save("bundle")                       # the bytes 'sensorbudget train' writes
->>> sb.evaluate(data, budgets="2,4", folds=5).save("report")
->>> sb.predict(bundle, "new.csv").save("predictions.csv")
+Usage::
+
+    import sensorbudget as sb
+
+    data = sb.features("AirQualityUCI.csv", sensors="air_quality.sensors.toml")
+    data.save("feats.npz")                      # the bytes 'sensorbudget features' writes
+    bundle = sb.train(data, budget=8, max_cost=30)
+    bundle.save("bundle")                       # the bytes 'sensorbudget train' writes
+    sb.evaluate(data, budgets="2,4", folds=5).save("report")
+    sb.predict(bundle, "new.csv").save("predictions.csv")
 
 Every function returns a typed object with ``.save(path)``, writing exactly what the command
 writes (the commands call ``.save``), and a ``.load(path)`` to read it back:
