@@ -8,7 +8,16 @@
 - :mod:`~sensorbudget.trainer.evaluation`: nested cross-validation, methods, baselines, metrics, reports;
 - :mod:`~sensorbudget.trainer.distributed`: the same selection with the rows on Dask workers;
 - :mod:`~sensorbudget.trainer.bundle`: the model bundle and all-or-nothing output files;
-- :mod:`~sensorbudget.trainer.data` (feature tables from CSV/ARFF/NPZ), :mod:`~sensorbudget.trainer.label_compression`
+- :mod:`~sensorbudget.trainer.api`: the pipeline as Python functions (features, train,
+  evaluate, predict) with typed results; :mod:`~sensorbudget.trainer.dataset`: ``Dataset``,
+  the one loader (tables, feature NPZ, recordings; shards:
+  :mod:`~sensorbudget.trainer.dataset_shards`); :mod:`~sensorbudget.trainer.training` (what
+  train runs), :mod:`~sensorbudget.trainer.results` (``Evaluation``),
+  :mod:`~sensorbudget.trainer.predictions`, :mod:`~sensorbudget.trainer.tasks` (``Task``),
+  :mod:`~sensorbudget.trainer.text` (terminal- and spreadsheet-safe text);
+- :mod:`~sensorbudget.trainer.data` (feature tables from CSV/ARFF/NPZ;
+  :mod:`~sensorbudget.trainer.table`: the checks they end with),
+  :mod:`~sensorbudget.trainer.label_compression`
   (many labels), :mod:`~sensorbudget.trainer.plots` (Pareto plot), :mod:`~sensorbudget.trainer.target_scaling`
   (standardised targets), :mod:`~sensorbudget.trainer.provenance` (is this the training data?),
   :mod:`~sensorbudget.trainer.errors`, :mod:`~sensorbudget.trainer.version`.
