@@ -133,25 +133,17 @@ def segments_of(rec, channels: list, sample_rate: float, window: int) -> list:
         raise DeviceError(f"recording {rec.name!r} has no channel {absent[0]!r} "
                           f"(columns: {', '.join(rec.columns)})")
     data = np.column_stack([np.asarray(rec.columns[c], dtype=np.float64) for c in channels])
+    n = len(data)
     bad = np.isnan(data).any(axis=1)
-    gaps = time_gaps(rec, sample_rate)           # gaps[i]: a gap between samples i and i+1
-    pieces, start = [], None
-
-    def close(stop):
-        if start is not None and stop - start >= window:
-            pieces.append((start, data[start:stop]))
-
-    for i in range(len(data)):
-        if bad[i]:
-            close(i)
-            start = None
-        elif start is None:
-            start = i
-        elif gaps[i - 1]:
-            close(i)
-            start = i
-    close(len(data))
-    return pieces
+    gaps = np.asarray(time_gaps(rec, sample_rate), dtype=bool)[:max(0, n - 1)]
+    # a piece starts at a usable sample after an unusable one or a gap (or at 0), and stops at
+    # the next unusable sample or gap (or at the end)
+    after_break = np.ones(n, dtype=bool)
+    after_break[1:] = bad[:-1] | gaps
+    starts = np.flatnonzero(~bad & after_break)
+    cuts = np.append(np.flatnonzero(bad[1:] | gaps) + 1, n)
+    stops = cuts[np.searchsorted(cuts, starts, side="right")]
+    return [(int(a), data[a:b]) for a, b in zip(starts, stops) if b - a >= window]
 
 
 class _Pacer:

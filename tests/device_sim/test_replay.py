@@ -79,6 +79,45 @@ def test_segments_split_at_missing_samples_and_gaps(tmp_path, tiny):
     assert [(first, len(s)) for first, s in pieces] == [(0, 20), (21, 20), (41, 19)]
 
 
+def _segments_loop(data, gaps, window):
+    """The segmentation rule sample by sample (the reference of the vectorised segments_of)."""
+    pieces, start = [], None
+    for i in range(len(data)):
+        if np.isnan(data[i]).any() or (start is not None and gaps[i - 1]):
+            if start is not None and i - start >= window:
+                pieces.append((start, len(data[start:i])))
+            start = None if np.isnan(data[i]).any() else i
+        elif start is None:
+            start = i
+    if start is not None and len(data) - start >= window:
+        pieces.append((start, len(data) - start))
+    return pieces
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_segments_of_is_the_sample_by_sample_rule(seed):
+    """Seeded recordings with runs of NaN (in any channel) and time gaps, at any position
+    (first and last sample included) against the loop that states the rule."""
+    from sensorbudget.trainer.sensing.recordings import Recording
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    data = rng.normal(size=(n, 3))
+    for _ in range(int(rng.integers(0, 12))):
+        a = int(rng.integers(0, max(1, n)))
+        data[a:a + int(rng.integers(1, 6)), int(rng.integers(0, 3))] = np.nan
+    steps = np.full(max(0, n - 1), 0.01)
+    steps[rng.random(len(steps)) < 0.03] = 0.5               # gaps
+    rec = Recording(f"r{seed}", np.concatenate([[0.0], np.cumsum(steps)])[:n],
+                    {c: data[:, j] for j, c in enumerate("xyz")})
+    window = int(rng.integers(1, 30))
+    got = segments_of(rec, ["x", "y", "z"], 100.0, window)
+    assert [(first, len(piece)) for first, piece in got] == _segments_loop(data, steps > 0.1,
+                                                                           window)
+    for first, piece in got:
+        assert np.array_equal(piece, data[first:first + len(piece)])
+
+
 def test_tiny_stream_parity_and_accounting(tiny):
     bundle, rec, _ = tiny
     model = model_of(bundle)
