@@ -1,32 +1,37 @@
-"""Our power spectrum's FFT beside Arm CMSIS-DSP's real FFTs, in instructions (issue 29).
+"""Our power spectra's FFTs beside Arm CMSIS-DSP's real FFTs, in instructions (issue 29).
 
-Usage: python benchmarks/bench_fft_cmsis.py [--work DIR] [--sizes 64 128 256 512]
+Usage: python benchmarks/bench_fft_cmsis.py [--work DIR] [--sizes 64 128 256 512] [--before REV]
 
 CMSIS-DSP (Apache-2.0) is not vendored: its source distribution is downloaded with pip
 (``pip download --no-binary cmsisdsp --no-deps cmsisdsp``; ``--no-binary :all:`` would also
-build the build dependencies from source) into a temporary directory, and its ``arm_rfft_fast_f32``
-and ``arm_rfft_q15`` (with their complex FFTs, bit reversal and tables) are compiled with the flags
-of our firmware (``sensorbudget.firmware_gen.targets``: ``-O2 -ffp-contract=off -fno-math-errno`` and the
-target's ``-mcpu``/FPU flags, without our warning flags) for the Cortex-M4F (``mps2-an386``) and
-the Cortex-M3 (``mps2-an385``, soft float). The sdist has no CMSIS-Core, so a small
-``cmsis_compiler.h`` maps the DSP intrinsics CMSIS uses (``__SSAT``, ``__QADD16``, ``__SMUAD``
-...) to GCC's ACLE (``arm_acle.h``) or one instruction each: the M4F runs CMSIS's SIMD paths.
+build the build dependencies from source) into a temporary directory, and its
+``arm_rfft_fast_f32`` and ``arm_rfft_q15`` (with their complex FFTs, bit reversal and tables)
+are compiled with the flags of our firmware (``sensorbudget.firmware_gen.targets``: ``-O2
+-ffp-contract=off -fno-math-errno`` and the target's ``-mcpu``/FPU flags, without our warning
+flags) for the Cortex-M4F (``mps2-an386``) and the Cortex-M3 (``mps2-an385``, soft float). The
+sdist has no CMSIS-Core, so a small ``cmsis_compiler.h`` maps the DSP intrinsics CMSIS uses
+(``__SSAT``, ``__QADD16``, ``__SMUAD`` ...) to GCC's ACLE (``arm_acle.h``) or one instruction
+each: the M4F runs CMSIS's SIMD paths.
 
-Our transform is ``sensorbudget.firmware_gen.fft_c``'s ``power_spectrum`` (the text the firmware compiles),
-counted in parts: the window copy (a ring-buffer loop of N floats, as the stream's series copy),
-the preparation (zeroed buffers, mean, Hann, bit-reversed scatter of the sample pairs), the
-radix-2 butterflies of the N/2-point complex FFT (the FFT itself) and the split into the real
-window's spectrum with the power (``split+P``); the Hann part alone is (preparation) -
-(preparation with a rectangular window). Each part is a copy of the
-routine cut after it, so the parts add up to the whole.
+Ours are the texts the firmware compiles: ``firmware_gen.fft_c``'s float32 ``power_spectrum``
+and ``firmware_gen.fft_q15_c``'s ``power_spectrum_q15`` (on the M4F its DSP-extension
+butterflies), counted in parts: the window copy (a ring-buffer loop, as the stream's series
+copy), the preparation (padding, mean, Hann, bit-reversed scatter of the sample pairs), the
+butterflies of the N/2-point complex FFT (``FFT``) and the split into the real window's
+spectrum with the power (``split+P``); the Hann part alone is (preparation) - (preparation with
+a rectangular window). Each part is a copy of the routine cut after it, so the parts add up to
+the whole. ``+split`` (FFT + split + power) is what compares with CMSIS's real FFT, which
+includes its split (not the power). ``--before REV`` adds the float32 transform of a commit
+(its C and its Python reference read with ``git show``), measured in the same run on the same
+windows: before this work, Q15 firmware computed its spectra with it, in float32.
 
-Counting: each function is called in unicorn (``sensorbudget.device_sim.backends.unicorn.CortexM4``, the
+Counting: each function is called in unicorn (``device_sim.backends.unicorn.CortexM4``, the
 ``unicorn-m4f`` backend's counter: every retired instruction, those of IT blocks included; the
-same counts as QEMU ``-icount``, ``tests/device_sim/test_backends.py``). Checks: our spectrum equals
-``sensorbudget.trainer.sensing.spectral.power_spectrum`` bit for bit on a seeded random window, and CMSIS's
-outputs equal numpy's ``rfft`` (float32: relative error < 1e-4; Q15: < 2 % of the largest bin
-after its documented down-scaling). Our Q15 firmware computes its spectra in float32 on the
-Q15 samples (PROTOCOL.md), so the Q15 rows set arm_rfft_q15 beside that same transform.
+same counts as QEMU ``-icount``, ``tests/device_sim/test_backends.py``). Checks: our spectra
+equal their references (``trainer.sensing.spectral.power_spectrum``, ``spectral_q15.
+power_spectrum_q15``) bit for bit on a seeded random window, and CMSIS's outputs equal numpy's
+``rfft`` (float32: relative error < 1e-4; Q15: < 2 % of the largest bin after its documented
+down-scaling). AVR cycles (no CMSIS port): ``benchmarks/fft_avr.py``.
 """
 
 from __future__ import annotations
@@ -175,6 +180,52 @@ def our_source(sizes, avr: bool = False) -> str:
 
 
 
+def load_before(rev: str) -> dict:
+    """The float32 transform of commit ``rev``: its C routine (firmware_gen/fft_c.py) and its
+    Python reference (trainer/sensing/spectral.py), read with ``git show``."""
+    def module(path):
+        text = subprocess.run(["git", "-C", str(ROOT), "show", f"{rev}:{path}"], check=True,
+                              capture_output=True, text=True).stdout
+        namespace = {"__name__": f"before_{Path(path).stem}"}
+        exec(compile(text, f"{rev}:{path}", "exec"), namespace)     # our own repository
+        return namespace
+
+    spectral = module("trainer/sensing/spectral.py")
+    return {"rev": rev, "routine": module("firmware_gen/fft_c.py")["ROUTINES"]["spectrum"][1],
+            "reference": spectral["power_spectrum"]}
+
+
+def before_source(before: dict, sizes) -> str:
+    """The ``before`` routine (prefix ``sbb``), cut after its preparation and its butterflies,
+    with the tables it was generated with (float32 of numpy's cos / -sin) and entry points
+    ``before_<part>_<n>`` on our buffers."""
+    from sensorbudget.export import cgen
+    from sensorbudget.firmware_gen import shape_c
+    from sensorbudget.trainer.sensing import spectral
+
+    text = before["routine"].replace("@p@", "sbb")
+    starts = [mark for mark in ("    for (half = 1u;", "    len = 1u;") if mark in text]
+    out = [shape_c.ROUTINES["mean"][1].replace("@p@", "sbb"), text]
+    for name, cut in (("prep", starts[0]), ("upto_fft", "    /* the split")):
+        part = text.replace(cut, "    return;\n" + cut, 1)
+        part = part.replace("sbb_power_spectrum(", f"sbb_ps_{name}(", 1)
+        out.append(part.replace("static void", "static void __attribute__((unused))", 1))
+    for n in sizes:
+        m = spectral.fft_size(n)
+        j = np.arange(m // 2)
+        out += [cgen.array_declare("uint16_t", f"sbb_rev_{m}", spectral.bit_reverse(m // 2)),
+                cgen.array_declare("float", f"sbb_twr_{m}",
+                                   np.cos(2 * np.pi * j / m).astype(np.float32)),
+                cgen.array_declare("float", f"sbb_twi_{m}",
+                                   (-np.sin(2 * np.pi * j / m)).astype(np.float32))]
+        args = f"sb_x, {n}u, sb_hann_{n}, {m}u, sbb_rev_{m}, sbb_twr_{m}, sbb_twi_{m}, sb_re, sb_im"
+        for name, fn in (("full", "sbb_power_spectrum"), ("prep", "sbb_ps_prep"),
+                         ("upto_fft", "sbb_ps_upto_fft")):
+            out.append(f"void __attribute__((noinline)) before_{name}_{n}(void)\n"
+                       f"{{\n    {fn}({args});\n}}")
+    return "\n\n".join(out) + "\n"
+
+
 def our_q15_source(sizes, avr: bool = False) -> str:
     """Our Q15 routine (firmware_gen.fft_q15_c's text), its cut copies, tables and entry points
     (buffers of max(sizes): the window, the interleaved complex values, the power; the copy's
@@ -227,14 +278,15 @@ void Reset_Handler(void) { }
 """
 
 
-def build(root: Path, work: Path, key: str, sizes) -> Path:
+def build(root: Path, work: Path, key: str, sizes, before: dict | None) -> Path:
     from sensorbudget.firmware_gen.targets import WARNINGS, get_target
 
     target = get_target(TARGETS[key])
     flags = [f for f in target.cflags if f not in WARNINGS]
     out = work / key
     out.mkdir(exist_ok=True)
-    (out / "ours.c").write_text(our_source(sizes) + our_q15_source(sizes))
+    (out / "ours.c").write_text(our_source(sizes) + our_q15_source(sizes)
+                                + (before_source(before, sizes) if before else ""))
     (out / "harness.c").write_text(HARNESS)
     ld = ROOT / "firmware_gen" / "templates" / "sbfw_cortex_m.ld"
     src = [str(root / "Source" / s) for s in CMSIS_SOURCES]
@@ -258,7 +310,7 @@ def get(cpu, name, dtype, n):
                          dtype)
 
 
-def measure(elf: Path, n: int, rng) -> dict:
+def measure(elf: Path, n: int, rng, before: dict | None) -> dict:
     from sensorbudget.device_sim.backends.unicorn import CortexM4
     from sensorbudget.trainer.sensing import spectral, spectral_q15
 
@@ -294,6 +346,15 @@ def measure(elf: Path, n: int, rng) -> dict:
     P = get(cpu, "sb_re", np.float32, n // 2 + 1)
     exact = np.array_equal(P.view(np.uint32),
                            spectral.power_spectrum(x[:, None])[:, 0].view(np.uint32))
+    was = None
+    if before:       # the same window through the transform of before["rev"]
+        put(cpu, "sb_x", x)
+        bparts = {name: call(f"before_{name}_{n}") for name in ("prep", "upto_fft", "full")}
+        bP = get(cpu, "sb_re", np.float32, n // 2 + 1)
+        was = {"fft": bparts["upto_fft"] - bparts["prep"],
+               "power": bparts["full"] - bparts["upto_fft"],
+               "exact": np.array_equal(bP.view(np.uint32), before["reference"](
+                   x[:, None])[:, 0].view(np.uint32))}
     # ours in Q15, on CMSIS's Q15 input
     put(cpu, "sb_qbuf", np.roll(q, 3))
     qcopy = call(f"ours_q15_copy_{n}", 3)
@@ -305,7 +366,7 @@ def measure(elf: Path, n: int, rng) -> dict:
     return {"cmsis_f32": f32, "cmsis_q15": q15, "copy": copy, "prep": parts["prep"],
             "hann": parts["prep"] - parts["prep_rect"], "fft": parts["upto_fft"] - parts["prep"],
             "power": full - parts["upto_fft"], "full": full, "exact": exact,
-            "cmsis_ok": bool(f32_ok and q15_ok),
+            "cmsis_ok": bool(f32_ok and q15_ok), "before": was,
             "q15": {"copy": qcopy, "prep": qparts["prep"],
                     "hann": qparts["prep"] - qparts["prep_rect"],
                     "fft": qparts["upto_fft"] - qparts["prep"],
@@ -316,7 +377,11 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--work", type=Path, default=None)
     ap.add_argument("--sizes", type=int, nargs="+", default=[64, 128, 256, 512])
+    ap.add_argument("--before", default=None, metavar="REV",
+                    help="also measure the float32 transform of this commit (its C and its "
+                         "reference, from git): the 'before' columns")
     args = ap.parse_args()
+    before = load_before(args.before) if args.before else None
     with tempfile.TemporaryDirectory(prefix="bench-fft-") as tmp:
         work = args.work or Path(tmp)
         work.mkdir(parents=True, exist_ok=True)
@@ -325,23 +390,29 @@ def main() -> int:
               f"-icount); ours = firmware_gen.fft_c / fft_q15_c power spectra in parts")
         print("FFT: our N/2-point butterflies; +split: with the split and the power, as "
               "CMSIS's real FFTs include their split (not the power)")
+        if before:
+            print(f"before: the float32 transform of {before['rev']} (FFT+split+power / CMSIS; "
+                  f"then Q15 firmware computed its spectra with it, in float32)")
         ok = True
         rows = {}
         for key in TARGETS:
-            elf = build(root, work, key, args.sizes)
+            elf = build(root, work, key, args.sizes, before)
             for n in args.sizes:
-                rows[key, n] = measure(elf, n, np.random.default_rng(n))
+                rows[key, n] = measure(elf, n, np.random.default_rng(n), before)
                 ok &= rows[key, n]["cmsis_ok"]
         for title, cm, sub in (("float32", "cmsis_f32", None), ("Q15", "cmsis_q15", "q15")):
             print(f"\n{title}: {'core':4} {'N':>4} {'CMSIS rfft':>10} {'FFT':>7} {'/CMSIS':>6} "
-                  f"{'+split':>7} {'/CMSIS':>6} {'copy':>6} {'prep':>6} {'(Hann)':>7} "
-                  f"{'split+P':>7} {'all':>7}  checks")
+                  f"{'+split':>7} {'/CMSIS':>6} {'before':>7} {'copy':>6} {'prep':>6} "
+                  f"{'(Hann)':>7} {'split+P':>7} {'all':>7}  checks")
             for (key, n), row in rows.items():
                 r = row if sub is None else row[sub]
                 ok &= r["exact"]
                 both = r["fft"] + r["power"]
+                was = row["before"]
+                then = (f"{(was['fft'] + was['power']) / row[cm]:6.2f}x"
+                        + ("" if was["exact"] else "!")) if was else f"{'-':>7}"
                 print(f"{'':{len(title) + 1}} {key:4} {n:4d} {row[cm]:10d} {r['fft']:7d} "
-                      f"{r['fft'] / row[cm]:5.2f}x {both:7d} {both / row[cm]:5.2f}x "
+                      f"{r['fft'] / row[cm]:5.2f}x {both:7d} {both / row[cm]:5.2f}x {then} "
                       f"{r['copy']:6d} {r['prep']:6d} {r['hann']:7d} {r['power']:7d} "
                       f"{r['copy'] + r['full']:7d}  "
                       f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference, CMSIS "
