@@ -12,8 +12,8 @@ reference's floor shift). Tables (``static const SB_CONST``, flash on AVR): the 
 (uint16), the Q15 twiddles (int16, :func:`~sensorbudget.trainer.sensing.spectral_q15.twiddles_q15`)
 and the Q15 Hann (uint16, 0..32768). Buffers: ``z``, the ``M/2`` complex values interleaved
 (``M`` int16), and ``P`` of ``M/2 + 1`` uint32: ``4 M + 4`` bytes beside the window (the
-float32 transform's: ``8 M``). On a core with the DSP extension (``__ARM_FEATURE_DSP``: Cortex-M4/M7/M33) the butterflies
-run on packed (re, im) words with its halving lanes and dual multiplies (``arm_acle.h``), the
+float32 transform's: ``8 M``). On a core with the DSP extension (``__ARM_FEATURE_DSP``:
+Cortex-M4/M7/M33) the butterflies run on packed (re, im) words with its halving lanes and dual multiplies (``arm_acle.h``), the
 same integers as the portable C (bit for bit with the reference on the M4F, QEMU/unicorn);
 elsewhere (M3, AVR, RISC-V, the host) the portable C.
 """
