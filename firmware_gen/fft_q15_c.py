@@ -2,20 +2,21 @@
 :mod:`sensorbudget.trainer.sensing.spectral_q15` integer for integer.
 
 ``<name>_power_spectrum_q15`` takes a window of int16 samples, removes the truncated integer
-mean, applies the Q15 Hann table (or the rectangular shift), scatters the pairs to their
-bit-reversed positions of one int16 buffer (re, im interleaved) and runs the ``M/2``-point complex FFT's radix-2
-stages two per pass (radix 2^2, as :mod:`.fft_c`: a pass's four-point groups are closed under
-its two stages, so the integers are the reference's), every butterfly halving its outputs like
-CMSIS-DSP's ``arm_rfft_q15``, then the split into ``P[k]`` (uint32, ``k <= M/2``). Only integer
-operations: ``>>`` of a negative int32 is the arithmetic shift (GCC and Clang define it so; the
-reference's floor shift). Tables (``static const SB_CONST``, flash on AVR): the bit reversal
-(uint16), the Q15 twiddles (int16, :func:`~sensorbudget.trainer.sensing.spectral_q15.twiddles_q15`)
-and the Q15 Hann (uint16, 0..32768). Buffers: ``z``, the ``M/2`` complex values interleaved
-(``M`` int16), and ``P`` of ``M/2 + 1`` uint32: ``4 M + 4`` bytes beside the window (the float32
-transform's: ``8 M``). On a core with the DSP extension (``__ARM_FEATURE_DSP``:
-Cortex-M4/M7/M33) the butterflies run on packed (re, im) words with its halving lanes and dual
-multiplies (``arm_acle.h``), the same integers as the portable C (bit for bit with the reference
-on the M4F, QEMU/unicorn); elsewhere (M3, AVR, RISC-V, the host) the portable C.
+mean, applies the Q15 Hann table (or the rectangular shift), scatters the pairs to their bit-
+reversed positions of one int16 buffer (re, im interleaved) and runs the ``M/2``-point complex
+FFT's radix-2 stages two per pass (radix 2^2, as :mod:`.fft_c`: a pass's four-point groups are
+closed under its two stages, so the integers are the reference's), every butterfly halving its
+outputs like CMSIS-DSP's ``arm_rfft_q15``, then the split into ``P[k]`` (uint32, ``k <= M/2``).
+Only integer operations: ``>>`` of a negative int32 is the arithmetic shift (GCC and Clang
+define it so; the reference's floor shift). Tables (``static const SB_CONST``, flash on AVR):
+the bit reversal (uint16), the Q15 twiddles (int16,
+:func:`~sensorbudget.trainer.sensing.spectral_q15.twiddles_q15`) and the Q15 Hann (uint16,
+0..32768). Buffers: ``z``, the ``M/2`` complex values interleaved (``M`` int16), and ``P`` of
+``M/2 + 1`` uint32: ``4 M + 4`` bytes beside the window (the float32 transform's: ``8 M``). On a
+core with the DSP extension (``__ARM_FEATURE_DSP``: Cortex-M4/M7/M33) the butterflies run on
+packed (re, im) words with its halving lanes and dual multiplies (``arm_acle.h``), the same
+integers as the portable C (bit for bit with the reference on the M4F, QEMU/unicorn); elsewhere
+(M3, AVR, RISC-V, the host) the portable C.
 """
 
 from __future__ import annotations
