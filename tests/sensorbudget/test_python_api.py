@@ -118,3 +118,23 @@ def test_loaded_objects_read_back_what_was_saved(both, tmp_path):
     data = sb.Dataset.load(cli / "feats.npz")
     data.save(tmp_path / "feats.npz")
     assert (tmp_path / "feats.npz").read_bytes() == (cli / "feats.npz").read_bytes()
+
+
+def test_the_api_loads_on_first_use():
+    """``import sensorbudget`` loads no library package (the console entry point imports it
+    before its signal handlers); each API name then resolves in its package's api module."""
+    import subprocess
+    import sys
+
+    code = ("import json, sys, sensorbudget as sb\n"
+            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('numpy', 'click') "
+            "or m.startswith('sensorbudget.'))\n"
+            "names = {n: getattr(sb, n).__module__ for n in sb._API}\n"
+            "print(json.dumps([heavy, names, sorted(sb.__all__)]))")
+    heavy, names, every = json.loads(subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout)
+    assert heavy == [] and sorted(["__version__", *names]) == every
+    assert {"sensorbudget.trainer.api", "sensorbudget.firmware_gen.api",
+            "sensorbudget.device_sim.api"} <= set(names.values())
+    assert all(m.startswith(("sensorbudget.trainer.", "sensorbudget.firmware_gen.api",
+                             "sensorbudget.device_sim.api")) for m in names.values())
