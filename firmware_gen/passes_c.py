@@ -15,9 +15,9 @@ so the values stay bit for bit those of :mod:`sensorbudget.firmware_gen.referenc
 - ``dev``: ``d = x - x[0]; s1 = s1 + d; s2 = s2 + d * d`` (std);
 - a magnitude is ``sqrtf(c0*c0 + c1*c1 ...)`` per row (the first product is the sum: ``0 + y == y``
   for ``y >= 0``), then ``sum``, ``max`` or ``dev`` of it;
-- integer (Q15) statistics ``qsum`` (int32), ``qmin`` / ``qmax`` (int16) and ``qsq`` (uint64:
-  each square is non-negative, so a 32-bit core adds it with a carry rather than a sign
-  extension) are exact, so their order is free; ``rms`` is one integer root of ``qsq / N`` per window;
+- integer (Q15) statistics ``qsum`` (int32), ``qmin`` / ``qmax`` (int16) and ``qsq`` (int64; a
+  32-bit core adds each square as a uint32, non-negative, with a carry rather than a sign
+  extension: ``<NAME>_SQ``) are exact, so their order is free; ``rms`` is one integer root of ``qsq / N`` per window;
 - a Q15 magnitude set (``mag_mean``, ``mag_max``) reads the per-sample magnitudes cached by
   :mod:`sensorbudget.firmware_gen.q15_c` (``mmax``: their maximum; the mean needs no pass: its sum is kept).
 
@@ -48,13 +48,13 @@ _LINES = {
     "qsum": ("qsum{g} += {q};",),
     "qmin": ("if ({q} < qlo{g}) {{", "    qlo{g} = {q};", "}}"),
     "qmax": ("if ({q} > qhi{g}) {{", "    qhi{g} = {q};", "}}"),
-    "qsq": ("qsq{g} += (uint32_t)((int32_t){q} * {q});",),
+    "qsq": ("qsq{g} += {P}_SQ({q});",),
     "mmax": ("if ({x} > mhi{g}) {{", "    mhi{g} = {x};", "}}"),
 }
 #: statistic -> (C type, initial value) of its accumulator ("dev" has two floats at 0)
 _INIT = {"sum": ("float", "0.0f"), "min": ("float", "first{g}"), "max": ("float", "first{g}"),
          "sq": ("float", "0.0f"), "qsum": ("int32_t", "0"), "qmin": ("int_fast16_t", "qfirst{g}"),
-         "qmax": ("int_fast16_t", "qfirst{g}"), "qsq": ("uint64_t", "0u"), "mmax": ("uint16_t", "0u")}
+         "qmax": ("int_fast16_t", "qfirst{g}"), "qsq": ("int64_t", "0"), "mmax": ("uint16_t", "0u")}
 _FLOAT = {"sum", "min", "max", "sq", "dev"}
 #: accumulator variable(s) and the stats-struct field(s) of a statistic
 _VARS = {"sum": ("sum",), "min": ("lo",), "max": ("hi",), "sq": ("sq",), "dev": ("s1", "s2"),
@@ -85,7 +85,7 @@ def pass_stats(ext) -> tuple:
 def stats_struct(p: str) -> str:
     """The struct every pass fills (only the fields of its statistics)."""
     return (f"typedef struct {{\n    float sum, lo, hi, sq, s1, s2;\n    int32_t qsum;\n"
-            f"    int_fast16_t qlo, qhi;\n    uint64_t qsq;\n    uint16_t mhi;\n}} {p}_stats_t;\n")
+            f"    int_fast16_t qlo, qhi;\n    int64_t qsq;\n    uint16_t mhi;\n}} {p}_stats_t;\n")
 
 
 def _magnitude(p: str, xs, m2: str) -> list:
@@ -135,7 +135,7 @@ def _group_parts(p: str, P: str, g: int, key, stats, names, pairs) -> tuple:
             half = "hi" if chans[0] % 2 else "lo"
             decls.append(f"    int64_t qsq{g} = 0;")
             body.append(f"qsq{g} = {p}_sq_{half}(qsq{g}, w{chans[0] // 2});")
-            stores.append(f"    st[{g}].qsq = (uint64_t)qsq{g};")
+            stores.append(f"    st[{g}].qsq = qsq{g};")
             continue
         if packed and n in ("qmin", "qmax"):
             half = "" if chans[0] % 2 == 0 else " >> 16"
@@ -146,7 +146,7 @@ def _group_parts(p: str, P: str, g: int, key, stats, names, pairs) -> tuple:
         else:
             ctype, init = _INIT[n]
             decls.append(f"    {ctype} {_VARS[n][0]}{g} = {init.format(g=g)};")
-        body += [line.format(g=g, x=x, q=q, p=p) for line in _LINES[n]]
+        body += [line.format(g=g, x=x, q=q, p=p, P=P) for line in _LINES[n]]
         stores += [f"    st[{g}].{v} = {v}{g};" for v in _VARS[n]]
     return decls, body, stores, what
 
@@ -317,5 +317,13 @@ UNROLL = """\
 #define {P}_UNROLL _Pragma("GCC unroll 8")
 #else
 #define {P}_UNROLL
+#endif
+/* A Q15 sample's square as the sum of squares (int64) adds it, exact either way: a uint32 (a
+ * carry, no sign extension: RV32 adds it in 3 instructions), an int32 on AVR (there the uint32
+ * form cost the issue-22 set's pass 2 000 more cycles). */
+#if defined(__AVR__)
+#define {P}_SQ(q) ((int32_t)(q) * (q))
+#else
+#define {P}_SQ(q) ((uint32_t)((int32_t)(q) * (q)))
 #endif
 """

@@ -88,10 +88,10 @@ def isqrt(p: str, P: str, rms: bool = False) -> str:
     """The ``<p>_isqrt32`` routine (see the module docstring), and with ``rms`` the Q15 rms of
     an energy (``isqrt32(energy / N)``)."""
     tail = "" if not rms else f"""
-/* Q15 rms of a window's energy (uint64 sum of squares): isqrt32(energy / N). */
-static uint32_t {p}_rms_q15(uint64_t energy)
+/* Q15 rms of a window's energy (int64 sum of squares): isqrt32(energy / N). */
+static uint32_t {p}_rms_q15(int64_t energy)
 {{
-    return {p}_isqrt32((uint32_t)(energy / {P}_WINDOW));
+    return {p}_isqrt32((uint32_t)((uint64_t)energy / {P}_WINDOW));
 }}
 """
     return f"""\
