@@ -89,7 +89,13 @@ def ram_parts(plan, target, stream_c: str | None = None) -> dict:
              "model inputs and scores": _INPUT[plan.numeric] * plan.k
              + _SCORE[plan.numeric] * plan.t}
     if avr:
-        parts["constants in RAM (AVR)"] = (8 * plan.k if plan.fixed else 0) + len(plan.name) + 1
+        if plan.fixed and stream_c is None:
+            from .extractors_c import stream_source
+            stream_c = stream_source(plan)
+        # the header's input offsets and scales, linked only when a float feature is quantised
+        # (none when every Q15 input comes from an integer: q15_c.int_inputs)
+        floats = plan.fixed and re.search(r"_quantize_(q15|q31|span)\(", stream_c)
+        parts["constants in RAM (AVR)"] = (8 * plan.k if floats else 0) + len(plan.name) + 1
     if target.name in LIBM_ERRNO_RAM:
         if stream_c is None:
             from .extractors_c import stream_source
