@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataError, TrainerError
+from .tasks import Task
 
 #: the ``task`` choices of evaluate (``auto``: what the data suggest)
 TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
@@ -144,6 +145,8 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
     if task == "auto":
         task = ("multilabel" if (data_options.get("labels") or data_options.get("xml"))
                 else data.task)
+    elif task != "ranking":
+        task = Task.of(str(task)).stored           # a Task (binary is multi-class) or its name
     evdata.task = task
     if threshold is not None and task != "multilabel":
         raise TrainerError(f"--threshold {threshold} applies to multi-label targets, not task "

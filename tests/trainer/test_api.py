@@ -89,6 +89,8 @@ def test_decide_multiclass_is_the_first_largest_score(tmp_path):
     np.savez(tmp_path / "mc.npz", X=X, Y=cls[:, None], target_names=np.array(["k"]),
              task=np.array("multiclass"))
     bundle = api.train(tmp_path / "mc.npz", budget=3, lam=1.0)
+    assert api.train(tmp_path / "mc.npz", budget=3, lam=1.0, task=api.Task.MULTICLASS).meta == \
+        bundle.meta
     scores = rng.normal(size=(20, 3))
     scores[0] = [0.5, 0.5, 0.1]                              # a tie: the first class
     loop = [max(range(3), key=lambda j: (scores[i, j], -j)) for i in range(20)]
@@ -162,3 +164,18 @@ def test_the_typed_view_reads_model_json(tmp_path):
         raw["features"], raw["targets"], raw["selected"], raw["lam"])
     assert bundle.thresholds.tolist() == raw["decision"]["thresholds"]
     assert bundle.window is None and bundle.required_sensors == raw["required_sensors"]
+
+
+def test_a_binary_task_is_two_classes(tmp_path):
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(50, 4))
+    np.savez(tmp_path / "bin.npz", X=X, Y=np.where(X[:, 0] > 0, "yes", "no"),
+             feature_names=np.array(list("abcd")), target_names=np.array(["ok"]))
+    bundle = api.train(tmp_path / "bin.npz", budget=2, lam=1.0, task=api.Task.BINARY)
+    assert bundle.meta["task"] == "multiclass" and bundle.kind is api.Task.BINARY
+    assert bundle.classes == ["no", "yes"]
+    decided = api.predict(bundle, tmp_path / "bin.npz").columns["class"]
+    scores = bundle.decision_scores(X)
+    assert decided.tolist() == [("no", "yes")[int(s[1] > s[0])] for s in scores]
+    evaluation = api.evaluate(tmp_path / "bin.npz", task=api.Task.BINARY, budgets="1", folds=2)
+    assert evaluation.result.config["setup"]["task"] == "multiclass"
