@@ -14,6 +14,7 @@ from .bundle.decision import decide_scores, platt_probabilities
 from .errors import TrainerError
 from .estimators import _GreedyRLSBase
 from .selection.validation import is_distributed_input
+from .tasks import encode_labels
 
 __all__ = ["GreedyRLSClassifier"]
 
@@ -132,7 +133,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
                     f"label column {j} has only one class ({y[0, j]!r}); need both 0 and 1")
         self.task_ = "multilabel"
         self.classes_ = np.arange(y.shape[1])
-        return np.where(y == 1, 1.0, -1.0)
+        return encode_labels(y)                # checked 0/1 above
 
     def _encode_multiclass(self, y):
         classes, index = np.unique(y, return_inverse=True)

@@ -1,10 +1,16 @@
-"""The learning tasks, typed: :class:`Task`."""
+"""The learning tasks, typed (:class:`Task`), and the one +1/-1 label encoding
+(:func:`encode_labels`)."""
 
 from __future__ import annotations
 
 import enum
 
+import numpy as np
+
 from .errors import DataError
+
+#: the +1/-1 label encoding as (scale, shift): y = 2 Y - 1 (Dask shards apply it per worker)
+LABEL_MAP = (2.0, -1.0)
 
 
 class Task(str, enum.Enum):
@@ -34,3 +40,14 @@ class Task(str, enum.Enum):
     def stored(self) -> str:
         """The name ``model.json`` and the estimators use (binary is ``multiclass``)."""
         return "multiclass" if self is Task.BINARY else self.value
+
+
+def encode_labels(Y) -> np.ndarray:
+    """0/1 labels as the +1/-1 scores every label model regresses on: y = 2 Y - 1 (so a score
+    > 0 means "on"; NaN, a missing label, stays NaN).
+
+    >>> encode_labels([[0, 1], [1, 0]]).tolist()
+    [[-1.0, 1.0], [1.0, -1.0]]
+    """
+    scale, shift = LABEL_MAP
+    return scale * np.asarray(Y, dtype=np.float64) + shift

@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from .errors import DataError, TrainerError
-from .tasks import Task
+from .tasks import LABEL_MAP, Task, encode_labels
 
 #: the ``task`` choices of train (``auto``: what the data suggest)
 TASKS = ("auto", "regression", "multilabel", "multiclass")
@@ -83,7 +83,7 @@ def estimator_for_task(task, Y, targets, class_values=None):
                 raise DataError(f"task multilabel needs 0/1 labels; target column {name!r} "
                                 f"holds {bad:g} ({values.size} distinct values): use --task "
                                 f"regression")
-        return GreedyRLS(), 2.0 * Y - 1.0, targets, {}
+        return GreedyRLS(), encode_labels(Y), targets, {}
     if Y.shape[1] == 1:
         values = np.unique(Y[:, 0][~np.isnan(Y[:, 0])])
         if (values != np.round(values)).any() or values.size > max(20, len(Y) // 2):
@@ -112,14 +112,14 @@ def dask_estimator_for_task(task, data):
     if task == "regression":
         return GreedyRLS(), data.X, data.target_names, {}
     if task == "multilabel":
-        return (GreedyRLS(), replace(data.X, target_map=(2.0, -1.0), check="binary"),
+        return (GreedyRLS(), replace(data.X, target_map=LABEL_MAP, check="binary"),
                 data.target_names, {})
     if len(data.target_names) < 2:
         raise DataError("--dask takes multi-class targets as one-hot 0/1 columns, one per "
                         "class; this table has a single class-value column")
     classes = sorted(data.target_names)     # the order GreedyRLSClassifier gives (np.unique)
     shards = replace(data.X, options={**data.X.options, "targets": classes},
-                     target_map=(2.0, -1.0), check="onehot")
+                     target_map=LABEL_MAP, check="onehot")
     return GreedyRLS(), shards, classes, {"classes": classes}
 
 

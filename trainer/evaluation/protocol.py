@@ -37,6 +37,7 @@ from .. import label_compression, target_scaling
 from ..bundle.decision import decide_scores
 from ..bundle.files import json_default
 from ..errors import TrainerError
+from ..tasks import encode_labels
 from .calibration import choose_thresholds
 from .folds import choose_split, make_split, overlap_warning
 from .methods import (
@@ -105,7 +106,7 @@ def make_folds(n: int, n_folds: int, seed: int, groups=None, *, split="auto",
 def encode_targets(Y, task: str) -> np.ndarray:
     """Training targets: labels 0/1 -> -1/+1 (scores > 0 mean "on"), regression as is."""
     Y = np.asarray(Y, dtype=np.float64)
-    return 2.0 * Y - 1.0 if task in ("multilabel", "multiclass") else Y
+    return encode_labels(Y) if task in ("multilabel", "multiclass") else Y
 
 
 def fold_thresholds(model, Y_train, B, setup: Setup) -> tuple:
