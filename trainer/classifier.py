@@ -142,9 +142,7 @@ class GreedyRLSClassifier(_GreedyRLSBase, SelectorMixin, ClassifierMixin, BaseEs
                 f"y has only one class ({classes[0]!r}); a classifier needs at least 2")
         self.task_ = "multiclass"
         self.classes_ = classes
-        Y = -np.ones((y.size, classes.size))
-        Y[np.arange(y.size), index] = 1.0
-        return Y
+        return encode_labels(np.eye(classes.size)[index.reshape(-1)])   # one-hot as +1/-1
 
     def decision_function(self, X):
         """Scores (n x labels/classes); for a binary problem the (n,) margin of classes_[1]."""
