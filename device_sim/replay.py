@@ -146,6 +146,37 @@ def segments_of(rec, channels: list, sample_rate: float, window: int) -> list:
     return [(int(a), data[a:b]) for a, b in zip(starts, stops) if b - a >= window]
 
 
+class _WireBlocks:
+    """A segment's wire samples (``model.wire_samples``), computed a block of rows at a time as
+    the requests reach it (elementwise, so the same values as the whole segment's at once)."""
+
+    BLOCK = 16384
+
+    def __init__(self, model, samples):
+        self.model, self.samples = model, samples
+        self.blocks = {}
+
+    def __len__(self) -> int:
+        return len(self.samples)
+
+    def _block(self, b: int) -> np.ndarray:
+        got = self.blocks.get(b)
+        if got is None:
+            rows = self.samples[b * self.BLOCK:(b + 1) * self.BLOCK]
+            got = self.blocks[b] = self.model.wire_samples(rows)
+            self.blocks.pop(b - 2, None)        # requests move forward (a resend goes back
+        return got                              # a few windows at most: recomputed if so)
+
+    def __getitem__(self, rows: slice) -> np.ndarray:
+        start, stop, _ = rows.indices(len(self.samples))
+        first, last = start // self.BLOCK, max(start, stop - 1) // self.BLOCK
+        if first == last:
+            off = first * self.BLOCK
+            return self._block(first)[start - off:stop - off]
+        return np.concatenate([self[max(start, b * self.BLOCK):min(stop, (b + 1) * self.BLOCK)]
+                               for b in range(first, last + 1)])
+
+
 class _Pacer:
     """Sends sample g no earlier than t0 + g / rate on the injected clock."""
 
@@ -236,12 +267,13 @@ class Replayer:
         m, res = self.model, self.result
         seg = res.segments
         res.segments += 1
-        samples = m.wire_samples(samples)
+        raw, samples = samples, _WireBlocks(m, samples)
         starts = m.window_starts(len(samples))
         ends = starts + m.window - 1
         # the reference runs on a worker thread while the device does (numpy releases the GIL,
         # the link waits in select): its scores are filled in when the segment is done
-        reference = self._pool.submit(lambda: m.scores(m.features_of(samples)))
+        # it quantises the segment itself, so the first request goes out before that is done
+        reference = self._pool.submit(lambda: m.scores(m.features_of(m.wire_samples(raw))))
         recs = [PredictionRecord(name, seg, i, first + int(e), None) for i, e in enumerate(ends)]
         res.records.extend(recs)
         try:

@@ -143,3 +143,24 @@ def test_same_scores_is_bitwise():
     assert same_scores(a, a.copy()) and not same_scores(a, np.array([0.1, 0.0], np.float32))
     assert same_scores(np.array([3, -4], np.int32), np.array([3, -4], np.int64))
 
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_wire_blocks_are_the_segment_quantised_at_once(tiny, numeric, monkeypatch):
+    """The replay quantises a segment a block at a time as its requests reach it: any slice
+    (across blocks, going back, empty) equals that slice of the whole segment's wire samples."""
+    from sensorbudget.device_sim import replay as replay_module
+
+    monkeypatch.setattr(replay_module._WireBlocks, "BLOCK", 7)
+    model = model_of(tiny[0], numeric, full_scale={"*": 4.0} if numeric != "float32" else None)
+    rng = np.random.default_rng(3)
+    raw = rng.normal(scale=3.0, size=(100, len(model.channels)))
+    raw[rng.random(raw.shape) < 0.05] *= 10                     # clamped in Q15
+    whole = model.wire_samples(raw)
+    blocks = replay_module._WireBlocks(model, raw)
+    assert len(blocks) == len(whole)
+    for _ in range(200):
+        a = int(rng.integers(0, 101))
+        b = int(rng.integers(a, 101))
+        got = blocks[a:b]
+        assert got.dtype == whole.dtype and np.array_equal(got, whole[a:b])
