@@ -52,4 +52,6 @@ def format_profile(p: Board) -> str:
         f"  power{' (estimated)' if p.estimated_power else ''}: {power}",
         f"  active power source: {p.active_source}",
         f"  sleep power source: {p.sleep_source}",
+        f"  toolchain: {p.cc} {' '.join(p.arch_flags)}".rstrip()
+        + f"; HAL: {', '.join((*p.hal, *((p.linker_script,) if p.linker_script else ())))}",
         f"  measured by: {', '.join(p.backends) or 'no backend'}; flashed with: {flashing}"])

@@ -42,6 +42,7 @@ def test_targets_lists_every_registry_board_with_limits_and_power_sources(invoke
         assert f"sleep power source: {board.sleep_source}" in block
         assert ("power (estimated)" in block) == board.estimated_power
         assert f"measured by: {', '.join(board.backends)}" in block
+        assert f"toolchain: {board.cc}" in block and all(f in block for f in board.hal)
         assert f"{board.clock_hz / 1e6:g} MHz" in block and board.part in block
     data = json.loads(invoke(["targets", "--json"], catch_exceptions=False).output)
     assert list(data) == sorted(BOARDS)
