@@ -369,7 +369,7 @@ int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
             '#error "the stream and the model header disagree on the number of inputs: regenerate"\n'
             "#endif\n",
             f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
-            *_constants(plan, ints), *_pass_functions(plan),
-            *(r.format(p=p, P=P) for r in routines), *series_c.source_parts(plan),
-            *([quantizers] if quantizers else []), compute, api]
+            *_constants(plan, ints), *([quantizers] if quantizers else []),
+            *_pass_functions(plan), *(r.format(p=p, P=P) for r in routines),
+            *series_c.source_parts(plan, ints), compute, api]
     return "\n".join(body)

@@ -42,7 +42,8 @@ from sensorbudget.trainer.sensing.q15 import (
 
 FIXED_MAG = ("mag_mean", "mag_max")
 #: Q15 kinds whose model input is quantised straight from their integer value (:func:`int_inputs`)
-INT_KINDS = ("mean", "min", "max", "ptp", "last", "energy", "rms", "mad", "mag_mean", "mag_max")
+INT_KINDS = ("mean", "min", "max", "ptp", "last", "energy", "rms", "mad", "mag_mean", "mag_max",
+             "percentile")
 
 
 def mag_sets(plan) -> list:

@@ -32,7 +32,7 @@ import re
 from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.spectral import fft_size
 
-from . import fft_c, shape_c
+from . import fft_c, q15_c, shape_c
 from .kernel_c import _FLASH_MACROS
 
 ROUTINES = {**shape_c.ROUTINES, **fft_c.ROUTINES}
@@ -135,13 +135,20 @@ def _percentile_rank(p: float, n: int) -> int:
     return max(1, min(n, math.ceil(round(p * n, 9) / 100)))
 
 
+def _qpercentile(plan, e, n: str, length: int) -> str:
+    """C expression (int32) of a Q15 percentile: the order statistic of ``<p>_q``."""
+    r = _percentile_rank(float(e.full_spec.arg), length) - 1
+    return f"(int32_t){plan.name}_q_select({plan.name}_q, {n}, {r}u)"
+
+
 def _value(plan, e, n: str, length: int) -> str:
     """C expression of a non-spectral series extractor on ``<p>_x`` of length ``n``."""
     p, s = plan.name, e.full_spec
     if e.kind == "percentile":
         r = _percentile_rank(float(s.arg), length) - 1
         if e.fixed:
-            return f"(float){p}_q_select({p}_q, {n}, {r}u) * {p}_sample_scale[{e.channels[0]}]"
+            return (f"(float)({_qpercentile(plan, e, n, length)}) * "
+                    f"{p}_sample_scale[{e.channels[0]}]")
         return f"{p}_s_select({p}_x, {n}, {r}u) + 0.0f"
     if e.kind == "peaks":
         return f"{p}_s_peaks({p}_x, {n}, {cgen.c_float(s.arg)})"
@@ -182,7 +189,7 @@ def wrap_call(line: str, p: str) -> list:
     return [head, *lines[:-1], lines[-1] + tail]
 
 
-def _group_function(plan, fname, key, members) -> str:
+def _group_function(plan, fname, key, members, ints) -> str:
     p, P = plan.name, plan.name.upper()
     c, pre, pre_arg = key
     length = plan.window - (1 if pre == "jerk" else 0)
@@ -206,10 +213,13 @@ def _group_function(plan, fname, key, members) -> str:
     if fixed:
         lines.append(f"    {p}_series_qcopy(s, start, {c}u, {p}_q);")
         lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
-                  for e in fixed for slot in e.slots]
+                  for e in fixed for slot in e.slots if slot not in ints]
     what = cgen.c_comment(plan.channels[c]) + (f" {pre}" if pre else "")
     kinds = ", ".join(e.full_spec.text for e in members)
     body = [out for line in lines for out in wrap_call(line, p)]
+    # Q15 inputs straight from the integer order statistic (q15_c.int_inputs; wrap_c wraps)
+    body += [q15_c.qin_call(p, slot, _qpercentile(plan, e, n, length), ints[slot][1])
+             for e in fixed for slot in e.slots if slot in ints]
     return "\n".join([cgen.block_comment([f"{what}: {kinds}"]).rstrip("\n"),
                       f"static void {fname}({p}_stream_t *s,", "    unsigned start)", "{",
                       *body, "}", ""])
@@ -220,8 +230,9 @@ def compute_calls(plan) -> list:
     return [f"    {name}(s, start);" for name in _function_names(plan)]
 
 
-def source_parts(plan) -> list:
-    """Scratch arrays, routines, tables and group functions of the plan's series extractors."""
+def source_parts(plan, ints=None) -> list:
+    """Scratch arrays, routines, tables and group functions of the plan's series extractors;
+    ``ints``: the Q15 inputs quantised from integers (:func:`.q15_c.int_inputs`)."""
     found = groups(plan)
     if not found:
         return []
@@ -250,6 +261,6 @@ def source_parts(plan) -> list:
             out.append(_FILL[key].replace("@p@", p).replace("@P@", P))
     out += [ROUTINES[r][1].replace("@p@", p).replace("@P@", P)
             for r in needed(ROUTINES, roots)]
-    out += [_group_function(plan, fname, key, members)
+    out += [_group_function(plan, fname, key, members, ints or {})
             for fname, (key, members) in zip(_function_names(plan), found)]
     return out
