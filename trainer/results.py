@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import DataError, TrainerError
-from .tasks import Task
+from .tasks import STORED_TASKS, Task
 
 #: the ``task`` choices of evaluate (``auto``: what the data suggest)
-TASKS = ("auto", "regression", "multilabel", "multiclass", "ranking")
+TASKS = ("auto", *STORED_TASKS, "ranking")
 #: the files :meth:`Evaluation.save` writes
 RESULTS_FILE = "results.json"
 

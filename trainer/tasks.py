@@ -9,6 +9,8 @@ import numpy as np
 
 from .errors import DataError
 
+#: the task names model.json stores (a binary task is multi-class with two classes)
+STORED_TASKS = ("regression", "multilabel", "multiclass")
 #: the +1/-1 label encoding as (scale, shift): y = 2 Y - 1 (Dask shards apply it per worker)
 LABEL_MAP = (2.0, -1.0)
 

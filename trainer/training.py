@@ -15,10 +15,10 @@ import warnings
 import numpy as np
 
 from .errors import DataError, TrainerError
-from .tasks import LABEL_MAP, Task, encode_labels
+from .tasks import LABEL_MAP, STORED_TASKS, Task, encode_labels
 
 #: the ``task`` choices of train (``auto``: what the data suggest)
-TASKS = ("auto", "regression", "multilabel", "multiclass")
+TASKS = ("auto", *STORED_TASKS)
 COST_BUDGETS = ("max_sensors", "max_cost", "max_energy", "max_time")
 
 

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import BundleError
+from ..tasks import STORED_TASKS
 from .contents import bundle_contents, plan_extractors, unit_extractors
 from .decision import check_decision, decide, probabilities
 from .files import (check_folder_output, json_text, npz_bytes, write_atomically,
@@ -37,7 +38,7 @@ READABLE_VERSIONS = (1, 2)
 MODEL_FILE = "model.json"
 WEIGHTS_FILE = "weights.npz"
 BUNDLE_KIND = "bundle"          # the kind named in a bundle folder's manifest
-TASKS = ("regression", "multilabel", "multiclass")
+TASKS = STORED_TASKS
 REQUIRED_KEYS = (
     "format", "format_version", "created_by", "task", "features", "targets", "selected",
     "selected_index", "lam", "fit_intercept", "standardize", "path", "extractors", "sensors",
