@@ -195,13 +195,15 @@ def load_before(rev: str) -> dict:
             "reference": spectral["power_spectrum"]}
 
 
-def before_source(before: dict, sizes) -> str:
+def before_source(before: dict, sizes, avr: bool = False) -> str:
     """The ``before`` routine (prefix ``sbb``), cut after its preparation and its butterflies,
-    with the tables it was generated with (float32 of numpy's cos / -sin) and entry points
-    ``before_<part>_<n>`` on our buffers."""
+    with the tables it was generated with (float32 of numpy's cos / -sin; in flash on AVR) and
+    entry points ``before_<part>_<n>`` on our buffers (to follow :func:`our_source`)."""
     from sensorbudget.export import cgen
-    from sensorbudget.firmware_gen import shape_c
+    from sensorbudget.firmware_gen import fft_c, shape_c
     from sensorbudget.trainer.sensing import spectral
+
+    flash = fft_c._flash if avr else (lambda text: text)
 
     text = before["routine"].replace("@p@", "sbb")
     starts = [mark for mark in ("    for (half = 1u;", "    len = 1u;") if mark in text]
@@ -213,16 +215,20 @@ def before_source(before: dict, sizes) -> str:
     for n in sizes:
         m = spectral.fft_size(n)
         j = np.arange(m // 2)
-        out += [cgen.array_declare("uint16_t", f"sbb_rev_{m}", spectral.bit_reverse(m // 2)),
-                cgen.array_declare("float", f"sbb_twr_{m}",
-                                   np.cos(2 * np.pi * j / m).astype(np.float32)),
-                cgen.array_declare("float", f"sbb_twi_{m}",
-                                   (-np.sin(2 * np.pi * j / m)).astype(np.float32))]
-        args = f"sb_x, {n}u, sb_hann_{n}, {m}u, sbb_rev_{m}, sbb_twr_{m}, sbb_twi_{m}, sb_re, sb_im"
-        for name, fn in (("full", "sbb_power_spectrum"), ("prep", "sbb_ps_prep"),
-                         ("upto_fft", "sbb_ps_upto_fft")):
+        out += [flash(cgen.array_declare("uint16_t", f"sbb_rev_{m}",
+                                         spectral.bit_reverse(m // 2))),
+                flash(cgen.array_declare("float", f"sbb_twr_{m}",
+                                         np.cos(2 * np.pi * j / m).astype(np.float32))),
+                flash(cgen.array_declare("float", f"sbb_twi_{m}",
+                                         (-np.sin(2 * np.pi * j / m)).astype(np.float32)))]
+        args = f"sb_x, {n}u, @H@, {m}u, sbb_rev_{m}, sbb_twr_{m}, sbb_twi_{m}, sb_re, sb_im"
+        for name, fn, hann in (("full", "sbb_power_spectrum", True),
+                               ("prep", "sbb_ps_prep", True), ("prep_rect", "sbb_ps_prep", False),
+                               ("upto_fft", "sbb_ps_upto_fft", True)):
+            call = args.replace("@H@", f"sb_hann_{n}" if hann else "0")
             out.append(f"void __attribute__((noinline)) before_{name}_{n}(void)\n"
-                       f"{{\n    {fn}({args});\n}}")
+                       f"{{\n    {fn}({call});\n}}")
+        out.append(f"void before_copy_{n}(unsigned start) {{ ours_copy_{n}(start); }}")
     return "\n\n".join(out) + "\n"
 
 
@@ -417,7 +423,9 @@ def main() -> int:
                       f"{r['copy'] + r['full']:7d}  "
                       f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference, CMSIS "
                       f"{'= numpy' if row['cmsis_ok'] else 'WRONG'}", flush=True)
-        ok &= fft_avr.report(work, args.sizes, our_source, our_q15_source)
+        ok &= fft_avr.report(work, args.sizes, our_source, our_q15_source, before and (
+            lambda sizes, avr: our_source(sizes, avr) + before_source(before, sizes, avr),
+            before["reference"], before["rev"]))
     return 0 if ok else 1
 
 

@@ -60,22 +60,26 @@ def ram_bytes(numeric: str, n: int) -> int:
     return 12 * n if numeric == "float32" else 6 * n + 4
 
 
-def measure(work: Path, n: int, numeric: str, mcu: str, source, rng) -> dict:
-    """Cycles of the parts on ``mcu`` (simavr) and the bit-exactness of the spectrum."""
+def measure(work: Path, n: int, numeric: str, mcu: str, source, rng,
+            before=None) -> dict:
+    """Cycles of the parts on ``mcu`` (simavr) and the bit-exactness of the spectrum
+    (``before``: the reference of the float32 ``before_*`` entry points instead of ours)."""
     from sensorbudget.device_sim.backends.base import READY
     from sensorbudget.firmware_gen.build import build_simavr_harness, template
     from sensorbudget.firmware_gen.targets import WARNINGS, get_target
     from sensorbudget.trainer.sensing import spectral, spectral_q15
 
-    out = work / f"avr-{numeric}-{n}"
+    out = work / f"avr-{numeric}-{n}{'-before' if before else ''}"
     out.mkdir(exist_ok=True)
     x = rng.normal(size=n).astype(np.float32)
     if numeric == "float32":
-        subs = {"@T@": "float", "@Q@": "", "@RING@": "sb_ring", "@READ@": "SB_READ_F32",
+        subs = {"@T@": "float", "ours@Q@": "before" if before else "ours", "@RING@": "sb_ring",
+                "@READ@": "SB_READ_F32",
                 "@OUT@": "sb_re", "@X@": ", ".join(f"{float(v)!r}f" for v in x)}
     else:
         x = np.clip(np.round(x / 4 * 32768), -32768, 32767).astype(np.int16)
-        subs = {"@T@": "int16_t", "@Q@": "_q15", "@RING@": "sb_qring", "@READ@": "SB_READ_I16",
+        subs = {"@T@": "int16_t", "ours@Q@": "ours_q15", "@RING@": "sb_qring",
+                "@READ@": "SB_READ_I16",
                 "@OUT@": "sb_qP", "@X@": ", ".join(str(int(v)) for v in x)}
     main = MAIN.replace("@N@", str(n))
     for key, value in subs.items():
@@ -102,7 +106,7 @@ def measure(work: Path, n: int, numeric: str, mcu: str, source, rng) -> dict:
     copy, prep, prep_rect, upto_fft, full = np.frombuffer(data[:20], "<u4").tolist()
     if numeric == "float32":
         got = np.frombuffer(data[20:20 + 4 * (n // 2 + 1)], "<u4")
-        want = spectral.power_spectrum(x[:, None])[:, 0].view(np.uint32)
+        want = (before or spectral.power_spectrum)(x[:, None])[:, 0].view(np.uint32)
     else:
         got = np.frombuffer(data[20:20 + 4 * (n // 2 + 1)], "<u4").astype(np.int64)
         want = spectral_q15.power_spectrum_q15(x[:, None])[:, 0]
@@ -110,22 +114,26 @@ def measure(work: Path, n: int, numeric: str, mcu: str, source, rng) -> dict:
             "power": full - upto_fft, "full": full, "exact": bool(np.array_equal(got, want))}
 
 
-def report(work: Path, sizes, float_source, q15_source) -> bool:
-    """Print the AVR table; True when every spectrum was bit-exact."""
+def report(work: Path, sizes, float_source, q15_source, before=None) -> bool:
+    """Print the AVR table; True when every spectrum was bit-exact. ``before``: (source,
+    reference, label) of the float32 transform of another commit, measured beside ours."""
     print("\nAVR (simavr, our transforms only; CMSIS-DSP has no AVR port), cycles at 16 MHz:")
-    print(f"{'numeric':7} {'N':>4} {'part':10} {'FFT':>8} {'+split':>8} {'copy':>7} "
+    print(f"{'numeric':15} {'N':>4} {'part':10} {'FFT':>8} {'+split':>8} {'copy':>7} "
           f"{'prep':>7} {'(Hann)':>7} {'split+P':>7} {'all':>8}  check")
+    runs = [("float32", "float32", float_source, None), ("q15", "q15", q15_source, None)]
+    if before:
+        runs.insert(0, (f"float32 {before[2]}", "float32", before[0], before[1]))
     ok = True
-    for numeric, source in (("float32", float_source), ("q15", q15_source)):
+    for label, numeric, source, reference in runs:
         for n in sizes:
             mcu = next((m for m, room in MCUS if ram_bytes(numeric, n) <= room), None)
             if mcu is None:
-                print(f"{numeric:7} {n:4d} {'-':10}  ({ram_bytes(numeric, n)} bytes of "
+                print(f"{label:15} {n:4d} {'-':10}  ({ram_bytes(numeric, n)} bytes of "
                       f"buffers fit no listed part)")
                 continue
-            r = measure(work, n, numeric, mcu, source, np.random.default_rng(n))
+            r = measure(work, n, numeric, mcu, source, np.random.default_rng(n), reference)
             ok &= r["exact"]
-            print(f"{numeric:7} {n:4d} {mcu:10} {r['fft']:8d} {r['fft'] + r['power']:8d} "
+            print(f"{label:15} {n:4d} {mcu:10} {r['fft']:8d} {r['fft'] + r['power']:8d} "
                   f"{r['copy']:7d} {r['prep']:7d} {r['hann']:7d} {r['power']:7d} "
                   f"{r['copy'] + r['full']:8d}  "
                   f"{'bit-exact' if r['exact'] else 'NOT bit-exact'} vs reference", flush=True)
