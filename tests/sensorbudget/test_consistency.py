@@ -1,7 +1,9 @@
-"""One truth per task (issue 27): on recordings, the CLI (train, predict), the Python estimator,
-ONNX (onnxruntime), the C header (gcc on the host) and ``simulate --backend python`` and
-``--backend host`` (the generated firmware, built with gcc) give the same decisions and the
-same metrics; ``train``'s energy per prediction equals ``simulate``'s.
+"""One truth per task (issue 27): on recordings, the CLI (train, predict), the Python API
+(``sb.predict``, ``sb.simulate``), the Python estimator, ONNX (onnxruntime), the C header (gcc on
+the host), the C library (``export c-library``, built with gcc, each recording pushed through
+``<name>_push_sample``) and ``simulate --backend python`` and ``--backend host`` (the generated
+firmware, built with gcc) give the same decisions and the same metrics; ``train``'s energy and
+time per prediction equal ``simulate``'s on the same registry board.
 
 Metrics are checked against scikit-learn's (the independent reference); float64 surfaces
 (predict, the estimator, ONNX float64) agree exactly, float32 surfaces (the C header, the
@@ -10,6 +12,7 @@ simulated device) with numpy's float32 reference in the bundle's summation order
 
 import csv
 import json
+import subprocess
 
 import numpy as np
 import pytest
@@ -23,15 +26,19 @@ from sklearn.metrics import (
     mean_squared_error,
 )
 
+import sensorbudget as sb
 from sensorbudget.export import OnnxModel, bundle_to_onnx, c_header
 from sensorbudget.cli import main
+from sensorbudget.firmware_gen.targets import WARNINGS
 from tests.export.helpers import CModel, float32_sequential, need_gcc
 from tests.export.test_export_decisions import _run_decide
+from tests.firmware_gen.library_helpers import expected, replay_values, write_tree
 from tests.fixtures import write_sensors_toml, write_stream
 from sensorbudget.trainer import GreedyRLS, GreedyRLSClassifier
 from sensorbudget.trainer.bundle.decision import describe
 from sensorbudget.trainer.bundle.model import load_bundle
 from sensorbudget.trainer.sensing.feature_set import load_feature_set
+from sensorbudget.trainer.sensing.recordings import load_recordings
 
 ACTS = ("walk", "run", "sit")
 
@@ -59,6 +66,89 @@ def _recordings(root, task):
                                           else ""))
     (root / "index.csv").write_text("\n".join(rows) + "\n")
     return root
+
+
+#: replays recordings through the C library's push API: a fresh model (``init``) at each
+#: recording's first sample, one line per completed window: the float32 scores' bits in hex, then
+#: (multi-label) the decisions of ``<name>_decide``
+LIBRARY_MAIN = r"""
+#include <stdio.h>
+#include <string.h>
+#include "@n@.h"
+#include "data.h"
+
+int main(void)
+{
+    static @n@_t m;
+    @n@_score_t scores[@N@_N_TARGETS];
+    @n@_sample_t sample[@N@_N_CHANNELS];
+    unsigned r, i, j, c;
+    for (r = 0u; r < DATA_R; ++r) {
+        @n@_init(&m);
+        for (i = data_start[r]; i < data_start[r + 1u]; ++i) {
+            for (c = 0u; c < @N@_N_CHANNELS; ++c) {
+                sample[c] = data[i][c];
+            }
+            if (!@n@_push_sample(&m, sample)) {
+                continue;
+            }
+            if (@n@_predict(&m, scores) != @N@_OK) {
+                return 3;
+            }
+            for (j = 0u; j < @N@_N_TARGETS; ++j) {
+                unsigned long bits = 0u;
+                float f = (float)scores[j];
+                memcpy(&bits, &f, sizeof f);
+                printf("%s%08lx", j ? " " : "", bits & 0xffffffffUL);
+            }
+#if @DECIDE@
+            {
+                unsigned char decisions[@N@_N_TARGETS];
+                if (@n@_decide(scores, decisions) != @N@_OK) {
+                    return 4;
+                }
+                for (j = 0u; j < @N@_N_TARGETS; ++j) {
+                    printf(" %d", decisions[j] ? 1 : 0);
+                }
+            }
+#endif
+            putchar('\n');
+        }
+    }
+    return 0;
+}
+"""
+
+
+def _library_replay(lib, segments, work):
+    """(float32 scores, decisions or None) of the float32 C library ``lib`` (the API's
+    ``CLibrary``) fed the float32 sample rows ``segments`` (one array per recording) through
+    ``<name>_push_sample``, built with gcc -Werror on the host."""
+    name = lib.name
+    values = np.concatenate(segments)
+    starts = np.cumsum([0] + [len(x) for x in segments])
+    rows = ",\n".join("{" + ", ".join(f"{float(v)!r}f" for v in row) + "}" for row in values)
+    data = (f"#define DATA_R {len(segments)}u\nstatic const unsigned data_start[] = "
+            f"{{{', '.join(str(int(v)) for v in starts)}}};\nstatic const float data"
+            f"[{len(values)}][{values.shape[1]}] = {{\n{rows}\n}};\n")
+    decide = lib.task == "multilabel"
+    files = dict(lib.files)
+    files["main.c"] = (LIBRARY_MAIN.replace("@n@", name).replace("@N@", name.upper())
+                       .replace("@DECIDE@", "1" if decide else "0"))
+    files["data.h"] = data
+    write_tree(files, work)
+    exe = work / "replay"
+    proc = subprocess.run(["gcc", *WARNINGS, "-O2", "-I", str(work / "src"), "-I", str(work),
+                           *(str(work / f) for f in files if f.endswith(".c")), "-lm",
+                           "-o", str(exe)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, (run.returncode, run.stderr[-2000:])
+    lines = [line.split() for line in run.stdout.splitlines()]
+    t = len(lines[0]) // 2 if decide else len(lines[0])
+    bits = np.array([[int(v, 16) for v in line[:t]] for line in lines], dtype=np.uint32)
+    decisions = np.array([[int(v) for v in line[t:]] for line in lines]) if decide else None
+    return bits.view(np.float32), decisions
 
 
 def _run(args):
@@ -138,6 +228,20 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
         printed = [[int(v) for v in x.split()[1:]] for x in lines[top + 1:top + 1 + len(M)]]
         assert printed == M.tolist()
 
+    # the Python API: sb.predict on the bundle it loads writes the CLI's CSV byte for byte and
+    # says the same lines (what was predicted, the metrics and which decisions they score)
+    api_bundle = sb.Bundle.load(tmp / "b")
+    api = sb.predict(api_bundle, recs)
+    assert api.to_csv() == (tmp / "p.csv").read_text()
+    assert api.lines and all(line in out.splitlines() for line in api.lines)
+    api_scores = api_bundle.selected_scores(Xs)
+    np.testing.assert_array_equal(api_bundle.decide(api_scores), decided)
+    if task in ("binary", "multiclass"):
+        assert list(api.columns["class"]) == [classes[i] for i in decided]
+    elif task == "multilabel":
+        np.testing.assert_array_equal(np.column_stack([api.columns[t] for t in targets]),
+                                      decided)
+
     # the Python estimator, fitted on the same features with the CLI's defaults
     est = _estimator(task, fs, meta)
     assert [fs.feature_names[i] for i in est.selected_] == meta["selected"]
@@ -202,6 +306,13 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
                                       np.sort(np.asarray(decided, float).reshape(got.shape),
                                               axis=0))
 
+    # the Python API's simulate: the same report as the command's (wall-clock fields aside)
+    api_sim = sb.simulate(tmp / "b", recs, backend="python")
+    for key in ("accuracy", "series", "energy", "predictions", "mismatches", "profile"):
+        assert api_sim.report[key] == report[key], key
+    said_lines = api_sim.accuracy_lines()
+    assert said_lines and all(x in sim_out.splitlines() for x in said_lines)
+
     # the firmware built for the host and replayed through the framed protocol decides alike
     need_gcc()
     _run(["simulate", tmp / "b", "--recordings", recs, "--backend", "host",
@@ -212,6 +323,33 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
     assert host["series"]["device"] == report["series"]["device"]
     assert host["energy"]["energy_per_prediction_j"]["sensors"] == \
         report["energy"]["energy_per_prediction_j"]["sensors"]
+
+    # the C library (export c-library, read back with sb.load) built with gcc on the host:
+    # each recording pushed sample by sample from a fresh model; float32 scores bit for bit the
+    # firmware reference's and the host firmware's, decisions the bundle's
+    _run(["export", "c-library", tmp / "b", "-o", tmp / "lib", "--name", "cons"])
+    lib = sb.load(tmp / "lib")
+    assert type(lib).__name__ == "CLibrary" and lib.name == "cons"
+    rset = load_recordings(recs, float(meta["sample_rate_hz"]))
+    plan = sb.library(tmp / "b", name="cons").plan
+    segments = [replay_values(plan, r.columns) for r in rset.recordings]
+    lib_scores, lib_decisions = _library_replay(lib, segments, tmp / "libbuild")
+    ref_scores = np.concatenate([np.asarray(expected(plan, bundle, seg)[2], np.float32)
+                                 for seg in segments])
+    assert lib_scores.shape == (len(fs.X), len(targets if task != "multiclass"
+                                               and task != "binary" else classes))
+    np.testing.assert_array_equal(lib_scores.view(np.uint32), ref_scores.view(np.uint32))
+    host_device = np.array(host["series"]["device"], dtype=float).T
+    if task == "regression":
+        # report.json keeps each float32 score to 9 significant digits: the same float32
+        np.testing.assert_array_equal(lib_scores, host_device.astype(np.float32))
+        np.testing.assert_allclose(lib_scores, decided, rtol=1e-5, atol=1e-5)
+    elif task == "multilabel":
+        np.testing.assert_array_equal(lib_decisions, decided)
+        np.testing.assert_array_equal(lib_decisions, host_device)
+    else:
+        np.testing.assert_array_equal(lib_scores.argmax(1), decided)
+        np.testing.assert_array_equal(lib_scores.argmax(1), host_device[:, 0])
 
     # one cost model: train's sensor energy per prediction is simulate's
     energy = report["energy"]["energy_per_prediction_j"]["sensors"]
