@@ -25,6 +25,7 @@ from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
 from .memory import check_ram, ram_estimate
+from .memory_flash import check_flash, flash_estimate
 from .plan import FORMAT_VERSION, NUMERIC_CODES, PROTOCOL_VERSION, make_plan
 from .targets import get_target, makefile, run_command, runtime_files
 
@@ -184,6 +185,7 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
     kernel = choose_kernel(kernel, plan.k, plan.t)
     stream_c = stream_source(plan, header.fixed)
     check_ram(plan, tgt, stream_c)      # before any compiler runs: firmware_gen.memory
+    check_flash(plan, tgt, kernel)      # and .memory_flash
     files = {f"{name}.h": header.text, f"{name}_stream.h": stream_header(plan),
              f"{name}_stream.c": stream_c,
              f"{name}_kernel.h": kernel_header(plan, bundle, header, kernel),
@@ -200,6 +202,7 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
     files["Makefile"] = makefile(tgt, sources, headers, banner)
     manifest = _manifest(plan, tgt, header, kernel, stated_stream_bound(plan, header, bundle.W))
     manifest["ram_estimate"] = ram_estimate(plan, tgt, stream_c)   # static bytes, from the plan
+    manifest["flash_estimate"] = flash_estimate(plan, tgt, kernel)   # code + constants
     files[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     files["PROTOCOL.md"] = template("PROTOCOL.md")
     return Firmware(files=files, plan=plan, manifest=manifest, header=header)

@@ -215,12 +215,14 @@ class _EmptyPlan:
         return self.numeric != "float32"
 
 
-def add_ram_costs(kwargs: dict, fs, target, numeric: str, n_targets: int,
-                  max_ram: int | None = None) -> dict:
+def add_memory_costs(kwargs: dict, fs, target, numeric: str, n_targets: int,
+                     max_ram: int | None = None, max_flash: int | None = None) -> dict:
     """``kwargs`` (GreedyRLS cost keyword arguments from the feature set) with the RAM of
-    :func:`selection_ram` added and ``max_ram`` set to what the board leaves: its RAM (or
-    ``max_ram``, static bytes plus stack) less the stack reserve, ``base``, the scores and
-    :data:`RAM_MARGIN`. Raises FirmwareGenError when nothing is left."""
+    :func:`selection_ram` and the flash of :func:`.memory_flash.selection_flash` added, and
+    the budgets set to what the board leaves: ``max_ram`` its RAM (or ``max_ram``, static bytes
+    plus stack) less the stack reserve, ``base``, the scores and :data:`RAM_MARGIN`;
+    ``max_flash`` its flash (or ``max_flash``) less the runtime and the flash margin (a part
+    without a flash model: no flash budget). Raises FirmwareGenError when nothing is left."""
     own, resources, uses, base = selection_ram(fs, target, numeric)
     total = target.ram_bytes if max_ram is None else min(max_ram, target.ram_bytes or max_ram)
     left = total - target.profile.stack_reserve - base - _SCORE[numeric] * n_targets - RAM_MARGIN
@@ -228,20 +230,39 @@ def add_ram_costs(kwargs: dict, fs, target, numeric: str, n_targets: int,
         raise FirmwareGenError(f"{target.name} ({target.profile.part}) leaves no RAM for "
                                f"features: {total} bytes less a {target.profile.stack_reserve}-"
                                f"byte stack reserve and {base} bytes of runtime")
-    out = dict(kwargs)
+    out = _with_costs(dict(kwargs), "ram", own, resources, uses)
+    out["max_ram"] = float(left)
+    from .memory_flash import FLASH_BYTES, flash_margin, selection_flash
+
+    if target.flash_bytes is None or not FLASH_BYTES.get(target.name):
+        return out
+    own, resources, uses, base = selection_flash(fs, target, numeric)
+    total = target.flash_bytes if max_flash is None else min(max_flash, target.flash_bytes)
+    left = total - base - flash_margin(target)
+    if left <= 0:
+        raise FirmwareGenError(f"{target.name} ({target.profile.part}) leaves no flash for "
+                               f"features: {total} bytes less {int(base)} bytes of runtime and "
+                               f"a {flash_margin(target)}-byte estimation margin")
+    out = _with_costs(out, "flash", own, resources, uses)
+    out["max_flash"] = float(left)
+    return out
+
+
+def _with_costs(out: dict, kind: str, own: dict, resources: dict, uses: dict) -> dict:
+    """The cost kind ``kind`` of each extractor (``own``) and of each shared resource (a
+    transform, paid once) added to the GreedyRLS cost keyword arguments ``out``."""
     ext_costs = {e: dict(c) if isinstance(c, dict) else {"price": float(c)}
                  for e, c in (out.get("extractor_costs") or {}).items()}
-    for e, ram in own.items():
-        ext_costs.setdefault(e, {"price": 0.0 if out.get("sensor_costs") else 1.0})["ram"] = ram
+    for e, b in own.items():
+        ext_costs.setdefault(e, {"price": 0.0 if out.get("sensor_costs") else 1.0})[kind] = b
     out["extractor_costs"] = ext_costs
     out["sensor_costs"] = {**(out.get("sensor_costs") or {}),
-                           **{r: {"ram": b, "level": "transform"} for r, b in resources.items()}}
+                           **{r: {kind: b, "level": "transform"} for r, b in resources.items()}}
     needs = {e: list(v) for e, v in (out.get("extractor_sensors") or {}).items()}
     for e, rs in uses.items():
         needs.setdefault(e, [])
         needs[e] += [r for r in rs if r not in needs[e]]
     out["extractor_sensors"] = needs
-    out["max_ram"] = float(left)
     return out
 
 
@@ -252,18 +273,28 @@ def _base(target, numeric: str, window: int) -> int:
             + (len("sbmodel") + 1 if avr else 0))
 
 
-def ram_budget_line(meta: dict, board: str, numeric: str) -> list:
+def memory_budget_lines(meta: dict, board: str, numeric: str) -> list:
     """Lines of a bundle trained with ``--board``: per path step the estimated static RAM of
-    the design (base + scores + the path's ``ram`` total) against the board's RAM."""
+    the design (base + scores + the path's ``ram`` total) against the board's RAM, and its
+    flash (runtime + the path's ``flash`` total, :mod:`.memory_flash`) against the board's."""
+    from .memory_flash import flash_base, flash_margin
     from .targets import get_target
 
     target = get_target(board)
     window = int(meta.get("window") or 1)
     t = len(meta.get("classes") or meta["targets"])
     fixed = _base(target, numeric, window) + _SCORE[numeric] * t
-    steps = [f"{e['step']}: {fixed + int(round(e['costs'].get('ram', 0.0)))}"
-             for e in meta.get("path", []) if isinstance(e.get("costs"), dict)]
+    path = [e for e in meta.get("path", []) if isinstance(e.get("costs"), dict)]
+    steps = [f"{e['step']}: {fixed + int(round(e['costs'].get('ram', 0.0)))}" for e in path]
     reserve = target.profile.stack_reserve
-    return [f"static RAM per step on {target.name} ({numeric}, estimated from the plan by "
-            f"firmware_gen.memory, within {RAM_MARGIN} bytes; the board has "
-            f"{target.ram_bytes} bytes, {reserve} kept for the stack): " + ", ".join(steps)]
+    lines = [f"static RAM per step on {target.name} ({numeric}, estimated from the plan by "
+             f"firmware_gen.memory, within {RAM_MARGIN} bytes; the board has "
+             f"{target.ram_bytes} bytes, {reserve} kept for the stack): " + ", ".join(steps)]
+    if path and all("flash" in e["costs"] for e in path):
+        base = flash_base(target, numeric, t)
+        steps = [f"{e['step']}: {int(round(base + e['costs']['flash']))}" for e in path]
+        lines.append(f"flash per step on {target.name} ({numeric}, code and constant data "
+                     f"estimated from the plan by firmware_gen.memory_flash, within "
+                     f"{flash_margin(target)} bytes; the board has {target.flash_bytes} "
+                     f"bytes): " + ", ".join(steps))
+    return lines

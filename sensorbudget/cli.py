@@ -115,7 +115,7 @@ def train_command(data, budget, task, lam, lam_search, no_intercept, no_standard
     html_out = load_options.pop("html_out", None)     # --html: the report of this bundle
     check_html(html_out)
     api.Bundle.check_output(output)      # a foreign folder is refused before the selection runs
-    board = {k: load_options.pop(k, None) for k in ("board", "max_ram", "numeric")}
+    board = {k: load_options.pop(k, None) for k in ("board", "max_ram", "numeric", "max_flash")}
     costs = dict(max_sensors=max_sensors, max_cost=max_cost, max_energy=max_energy,
                  max_time=max_time)
     check_budget(budget, **costs)
@@ -152,15 +152,20 @@ def format_path(meta: dict) -> str:
     """The selection path of a bundle as a plain-text table (errors in the targets' units:
     :func:`sensorbudget.trainer.target_scaling.path_in_target_units`, as every other surface)."""
     scaled = bool(meta.get("target_scaling"))
+    path = path_in_target_units(meta)
+    memory = [k for k in ("ram", "flash") if path and all(k in (e.get("costs") or {})
+                                                          for e in path)]
     lines = [f"task={meta['task']}  targets={len(meta['targets'])}  lam={meta['lam']:.6g}  "
              f"features={len(meta['features'])}  selected={len(meta['selected'])}",
              f"{'step':>4}  {'added':<32} {criterion_label(meta):>12} "
-             + (f"{'std. crit.':>10} " if scaled else "") + f"{'cost':>8}"]
-    for entry in path_in_target_units(meta):
+             + (f"{'std. crit.':>10} " if scaled else "") + f"{'cost':>8}"
+             + "".join(f" {k + ' B':>8}" for k in memory)]
+    for entry in path:
         added = ", ".join(entry["added"])
         lines.append(f"{entry['step']:>4}  {added[:32]:<32} {entry['loo_mse']:>12.6g} "
                      + (f"{entry['criterion_mse']:>10.4g} " if scaled else "")
                      + f"{entry['cost']:>8.4g}"
+                     + "".join(f" {entry['costs'][k]:>8.0f}" for k in memory)
                      + ("  sensors at " + ", ".join(f"{s} {r:g} Hz" for s, r in
                                                     entry["rates_hz"].items())
                         if "rates_hz" in entry else ""))
@@ -170,6 +175,10 @@ def format_path(meta: dict) -> str:
                  + ("; in the targets' units (each target's MSE on standardised targets times "
                     "its variance); std. crit.: what the selection minimised, on standardised "
                     "targets (mean over targets of MSE / variance)" if scaled else ""))
+    if memory:
+        lines.append(f"{' B, '.join(memory)} B: bytes of the board's firmware that the selected "
+                     f"features add (train --board: estimated from the plan by "
+                     f"firmware_gen.memory; the runtime's bytes not included)")
     if meta.get("required_sensors"):
         rates = meta.get("sensor_rates_hz") or {}
         lines.append("required sensors: " + ", ".join(

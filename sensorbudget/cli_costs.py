@@ -37,6 +37,9 @@ _OPTIONS = (
     click.option("--max-ram", type=click.IntRange(min=1), default=None, metavar="BYTES",
                  help="With --board: RAM for the firmware, static data plus stack (default: "
                       "the board's)."),
+    click.option("--max-flash", type=click.IntRange(min=1), default=None, metavar="BYTES",
+                 help="With --board: flash for the firmware, code plus constant data "
+                      "(default: the board's; firmware_gen.memory_flash)."),
     click.option("--numeric", type=click.Choice(("float32", "q15", "q31")), default="float32",
                  show_default=True, help="With --board: the firmware's number format."),
     click.option("--unit", type=click.Choice(("feature", "channel", "sensor")),
@@ -59,24 +62,27 @@ def cost_options(f):
     return f
 
 
-def ram_costs_of(board=None, max_ram=None, numeric="float32"):
+def ram_costs_of(board=None, max_ram=None, numeric="float32", max_flash=None):
     """The ``ram_costs`` hook of :func:`sensorbudget.trainer.api.train` for ``--board``
     (None without it): adds the board's RAM costs and budget to the estimator's keywords."""
     if max_ram is not None and board is None:
         raise click.UsageError("--max-ram needs --board (the runtime's bytes depend on it)")
+    if max_flash is not None and board is None:
+        raise click.UsageError("--max-flash needs --board (the runtime's bytes depend on it)")
     if board is None:
         return None
 
     def add(kwargs, feature_set, unit, n_targets):
-        return _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets)
+        return _board_kwargs(kwargs, board, (max_ram, max_flash), numeric, unit, feature_set,
+                             n_targets)
 
     return add
 
 
-def _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets) -> dict:
+def _board_kwargs(kwargs, board, limits, numeric, unit, feature_set, n_targets) -> dict:
     """``kwargs`` with the RAM costs and budget of ``board`` (:mod:`sensorbudget.firmware_gen.memory`)."""
     from sensorbudget.firmware_gen import FirmwareGenError
-    from sensorbudget.firmware_gen.memory import add_ram_costs
+    from sensorbudget.firmware_gen.memory import add_memory_costs
     from sensorbudget.firmware_gen.targets import get_target
 
     if feature_set is None or not getattr(feature_set, "sensors", None) or unit != "feature":
@@ -87,7 +93,7 @@ def _board_kwargs(kwargs, board, max_ram, numeric, unit, feature_set, n_targets)
         if target.ram_bytes is None:
             raise FirmwareGenError(f"--board {board}: the host has no RAM limit; give a board "
                                    f"({names_where(lambda b: b.ram_bytes)})")
-        return add_ram_costs(kwargs, feature_set, target, numeric, n_targets, max_ram)
+        return add_memory_costs(kwargs, feature_set, target, numeric, n_targets, *limits)
     except FirmwareGenError as exc:
         raise click.UsageError(str(exc)) from None
 
@@ -97,9 +103,9 @@ def board_lines(meta: dict, board, numeric: str) -> list:
     (runtime and selected parts) and what the board leaves for them."""
     if board is None:
         return []
-    from sensorbudget.firmware_gen.memory import ram_budget_line
+    from sensorbudget.firmware_gen.memory import memory_budget_lines
 
-    return ram_budget_line(meta, board, numeric)
+    return memory_budget_lines(meta, board, numeric)
 
 
 def write_plot(path_entries, out, criterion=None) -> None:

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
-from sensorbudget.firmware_gen.memory import RAM_MARGIN, add_ram_costs, ram_estimate
+from sensorbudget.firmware_gen.memory import RAM_MARGIN, add_memory_costs, ram_estimate
 from sensorbudget.firmware_gen.plan import make_plan
 from sensorbudget.firmware_gen.targets import get_target
 from tests.firmware_gen import gen_runner as R
@@ -53,7 +53,7 @@ def test_greedy_under_a_ram_budget_equals_bruteforce(monkeypatch, recordings, tm
     from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
 
     fs = _feature_set(recordings, tmp_path, G.issue_case().toml)
-    kw = add_ram_costs(cost_kwargs_from_feature_set(fs), fs, get_target(target), numeric, 1,
+    kw = add_memory_costs(cost_kwargs_from_feature_set(fs), fs, get_target(target), numeric, 1,
                        max_ram=5300 if target == "mps2-an385" else None)
     ext_costs = {e: {k: float(c.get(k, 0.0)) for k in KINDS}
                  for e, c in kw["extractor_costs"].items()}
@@ -107,7 +107,8 @@ def test_train_board_picks_a_design_that_fits_and_replays_on_simavr(tmp_path, re
     target = get_target("arduino-uno")
     estimate = ram_estimate(plan, target)
     # the path's last line is the plan's estimate of the chosen design, which fits the Uno
-    last = output.split("static RAM per step")[1].split(", ")[-1].split(": ")[1].strip()
+    ram_line = output.split("static RAM per step")[1].splitlines()[0]
+    last = ram_line.split(", ")[-1].split(": ")[1].strip()
     assert abs(int(last.split()[0]) - estimate) <= RAM_MARGIN
     assert estimate + target.profile.stack_reserve <= target.ram_bytes
     fw = generate_firmware(bundle, target="arduino-uno", numeric="float32")
