@@ -63,8 +63,8 @@ typedef struct {
  * (extractors, model) never include link work, so costs are the same over either link. */
 int sbfw_io_getc(void);
 /* The bytes received so far (at least one; blocks until one is there): *data points at them
- * until the next call; 0 at the end of input. One byte at a time from the HAL; the semihosting
- * console's buffer at once. */
+ * until the next call; 0 at the end of input. The semihosting console's buffer at once (main.c
+ * reads a HAL's UART with sbfw_io_getc, a byte at a time, as before). */
 uint16_t sbfw_io_read(const uint8_t **data);
 void sbfw_io_write(const uint8_t *data, uint16_t n);
 /* The end of a response: the HAL's flush; on the semihosting console the responses leave
