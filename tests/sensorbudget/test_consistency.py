@@ -358,3 +358,51 @@ def test_every_surface_gives_the_same_decisions_and_metrics(trained):
     per_sensor = {s["name"]: s for s in meta["sensors"]}
     assert energy == pytest.approx(sum(per_sensor[s]["energy_per_prediction_j"]
                                        for s in meta["required_sensors"]), rel=1e-12)
+
+
+def test_train_energy_and_time_per_prediction_equal_simulate_on_the_board(tmp_path):
+    """``train``'s energy and time per prediction (model.json ``costs.total``, as train and info
+    print them) are ``simulate --board nucleo-f4``'s on the same bundle: the sensors' min(window,
+    hop) readings plus the extractors' compute priced on the board (its clock, CPI and active
+    power), once ``calibrate`` has fed the simulated per-extractor costs into sensors.toml.
+    Equal within float rounding (rel 1e-12): both sides sum the same products in another order."""
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    recs = _recordings(tmp_path / "recs", "multiclass")
+    _run(["train", recs, "--sensors", toml, "--budget", 3, "-o", tmp_path / "b"])
+    _run(["simulate", tmp_path / "b", "--recordings", recs, "--backend", "python",
+          "--board", "nucleo-f4", "--report", tmp_path / "sim"])
+    cal = tmp_path / "calibrated.sensors.toml"
+    cal.write_bytes(toml.read_bytes())
+    _run(["calibrate", tmp_path / "sim", "--sensors", cal, "--allow-estimated"])
+    train_out = _run(["train", recs, "--sensors", cal, "--budget", 3, "-o", tmp_path / "b2"])
+    first, meta = load_bundle(tmp_path / "b").meta, load_bundle(tmp_path / "b2").meta
+    assert meta["selected"] == first["selected"]
+    sim_out = _run(["simulate", tmp_path / "b2", "--recordings", recs, "--backend", "python",
+                    "--board", "nucleo-f4", "--report", tmp_path / "sim2"])
+    report = json.loads((tmp_path / "sim2" / "report.json").read_text())
+    api = sb.simulate(tmp_path / "b2", recs, backend="python", board="nucleo-f4")
+    assert api.board == report["profile"]["name"] == "nucleo-f4"
+    assert api.energy == report["energy"] and api.cost == report["cost"]
+    assert "costed on nucleo-f4" in sim_out
+
+    profile, cost, energy = report["profile"], report["cost"], report["energy"]
+    seconds_per_unit = profile["cpi"] / profile["clock_hz"]
+    extractors_s = cost["extractors"]["mean"] * seconds_per_unit
+    assert cost["extractors"]["min"] == cost["extractors"]["max"]      # one cost per window
+    assert cost["extractors"]["mean"] == pytest.approx(sum(cost["per_extractor"].values()))
+    total = meta["costs"]["total"]
+    # energy: the sensors' (the same readings) plus the extractors' share of the compute
+    assert energy["energy_per_prediction_j"]["sensors"] == pytest.approx(
+        first["costs"]["total"]["energy"], rel=1e-12)
+    compute_share = (energy["energy_per_prediction_j"]["compute"] * cost["extractors"]["mean"]
+                     / cost["total"]["mean"])
+    assert compute_share == pytest.approx(extractors_s * profile["active_power_w"], rel=1e-12)
+    assert total["energy"] == pytest.approx(
+        energy["energy_per_prediction_j"]["sensors"] + compute_share, rel=1e-12)
+    assert total["energy"] > first["costs"]["total"]["energy"]        # the compute is counted
+    # time: the sensors' read time plus the extractors' compute time on the board's clock
+    assert total["time"] == pytest.approx(energy["sensor_time_per_prediction_s"] + extractors_s,
+                                          rel=1e-12)
+    assert f"energy {total['energy']:.4g} J, time {total['time']:.4g} s" in train_out
+    info = _run(["info", tmp_path / "b2"])
+    assert f"energy {total['energy']:.4g} J, time {total['time']:.4g} s" in info
