@@ -212,7 +212,7 @@ uint8_t sbfw_link_feed(sbfw_link_t *l, uint8_t byte)
     return SBFW_NONE;
 }
 
-uint8_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n, uint16_t *used)
+uint16_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n)
 {
     uint16_t i = 0u;
     uint8_t status = SBFW_NONE;
@@ -251,8 +251,7 @@ uint8_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n, ui
         }
         status = sbfw_link_feed(l, data[i++]);
     }
-    *used = i;
-    return status;
+    return i;
 }
 
 uint8_t sbfw_link_done(sbfw_link_t *l)

@@ -77,10 +77,10 @@ uint32_t sbfw_crc32(const uint8_t *data, uint16_t n);
 void sbfw_link_init(sbfw_link_t *l, uint8_t *rx, uint16_t rx_cap, uint8_t *tx, uint16_t tx_cap);
 /* Give one received byte; returns SBFW_FRAME / SBFW_OVERSIZE when a request is ready. */
 uint8_t sbfw_link_feed(sbfw_link_t *l, uint8_t byte);
-/* Give the n bytes at data, up to the end of the first request they complete: returns its status
- * (or SBFW_NONE) and stores in *used the bytes taken. Byte for byte what sbfw_link_feed does
- * with each, but a COBS block's data bytes are copied into rx in one loop. */
-uint8_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n, uint16_t *used);
+/* Give the n bytes at data, up to the end of the first request they complete; returns the bytes
+ * taken, and l->ready is that request's status (SBFW_NONE if none). Byte for byte what
+ * sbfw_link_feed does with each, but a COBS block's data bytes are copied into rx in one loop. */
+uint16_t sbfw_link_feed_block(sbfw_link_t *l, const uint8_t *data, uint16_t n);
 /* Release the ready request; returns the status of the next buffered one. */
 uint8_t sbfw_link_done(sbfw_link_t *l);
 /* What to do with the ready request: SBFW_ERR_NONE = execute it; SBFW_ERR_STALE or

@@ -46,8 +46,13 @@ int main(int argc, char **argv)
         pos += left;
         while (left > 0u) {
             uint16_t used = 1u;
-            uint8_t st = blocks ? sbfw_link_feed_block(&l, p, left, &used)
-                                : sbfw_link_feed(&l, *p);
+            uint8_t st;
+            if (blocks) {
+                used = sbfw_link_feed_block(&l, p, left);
+                st = l.ready;
+            } else {
+                st = sbfw_link_feed(&l, *p);
+            }
             p += used;
             left = (uint16_t)(left - used);
             while (st != SBFW_NONE) {
