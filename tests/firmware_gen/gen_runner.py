@@ -19,6 +19,7 @@ import numpy as np
 from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware, reference
 from sensorbudget.firmware_gen.build import build, stack_high_water, write_firmware
 from sensorbudget.firmware_gen.memory import RAM_MARGIN
+from sensorbudget.firmware_gen.memory_flash import flash_margin
 from sensorbudget.firmware_gen.plan import make_plan, power_of_two_above
 from sensorbudget.firmware_gen.targets import get_target
 from tests.firmware_gen import generative as G
@@ -43,6 +44,7 @@ class Outcome:
     emulator: str = ""                    # where the target image was replayed, if it was
     emulated: int = 0                     # windows replayed there
     ram_error: int | None = None          # linked static RAM - the plan's estimate
+    flash_error: int | None = None        # linked flash - the plan's estimate
     stack: int | None = None              # measured stack high-water mark (QEMU, simavr)
 
     def refused(self, exc: FirmwareGenError) -> Outcome:
@@ -213,6 +215,10 @@ def run_case(case: G.Case, recordings: Path, work: Path, *, emulate: bool = Fals
             outcome.ram_error = outcome.footprint["ram_bytes"] - fw.manifest["ram_estimate"]
             assert abs(outcome.ram_error) <= RAM_MARGIN, (outcome.footprint["ram_bytes"],
                                                           fw.manifest["ram_estimate"])
+        if fw.manifest.get("flash_estimate") is not None:
+            outcome.flash_error = outcome.footprint["flash_bytes"] - fw.manifest["flash_estimate"]
+            assert abs(outcome.flash_error) <= flash_margin(get_target(case.target)), \
+                (outcome.footprint["flash_bytes"], fw.manifest["flash_estimate"])
         if emulate:
             outcome.emulator = emulator_of(case)
             if outcome.emulator == "unicorn-m4f":

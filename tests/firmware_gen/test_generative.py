@@ -58,14 +58,16 @@ def _summary(outcomes) -> str:
     built = [o for o in outcomes if o.status == "built"]
     fixed = [o for o in built if o.bound is not None]
     worst = max((o.max_error / o.bound for o in fixed), default=0.0)
-    ram = {}
+    ram, flash = {}, {}
     for o in outcomes:
         if o.ram_error is not None:
             ram[o.case.target] = max(ram.get(o.case.target, 0), abs(o.ram_error))
+        if o.flash_error is not None:
+            flash[o.case.target] = max(flash.get(o.case.target, 0), abs(o.flash_error))
     return (f"{len(built)} built, {len(outcomes) - len(built)} refused by a fit check, "
             f"{sum(o.windows for o in built)} windows matched; fixed point: max observed / "
             f"stated bound = {worst:.3g} over {len(fixed)} cases; max |linked - estimated "
-            f"static RAM| per target: {ram}")
+            f"static RAM| per target: {ram}; max |linked - estimated flash| per target: {flash}")
 
 
 @pytest.mark.parametrize("chunk", range(math.ceil(CASES / CHUNK)))
