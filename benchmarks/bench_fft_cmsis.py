@@ -140,10 +140,10 @@ def our_source(sizes, avr: bool = False) -> str:
     from sensorbudget.trainer.sensing import spectral
 
     spectrum = fft_c.ROUTINES["spectrum"][1].replace("@p@", "sb")
-    scatter_end, fft_end = "    len = 1u;", "    /* the split"
+    scatter_end, fft_end = "#if defined(__AVR__)  ", "#endif\n    /* the split"
     assert scatter_end in spectrum and fft_end in spectrum
     cuts = {"prep": spectrum.replace(scatter_end, "    return;\n" + scatter_end, 1),
-            "upto_fft": spectrum.replace(fft_end, "    return;\n" + fft_end, 1)}
+            "upto_fft": spectrum.replace(fft_end, "#endif\n    return;\n" + fft_end[7:], 1)}
     macros = ([kernel_c._FLASH_MACROS] if avr else
               ["#define SB_CONST", "#define SB_READ_F32(p) (*(p))",
                "#define SB_READ_I16(p) (*(p))"])

@@ -83,6 +83,24 @@ static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
             re[r] = d;
         }
     }
+#if defined(__AVR__)                           /* little RAM: one stage per pass, few locals */
+    for (len = 1u; len < h; len *= 2u) {       /* the stage L = 2 len */
+        const unsigned step = m / (2u * len);
+        for (k = 0u; k < len; ++k) {
+            const float wr = SB_READ_F32(&twr[k * step]), wi = SB_READ_F32(&twi[k * step]);
+            for (i = k; i < h; i += 2u * len) {
+                const unsigned j = i + len;
+                if (k == 0u) {
+                    SB_BF1(re[i], im[i], re[j], im[j], t1, t2);
+                } else if (4u * k * step == m) {
+                    SB_BFJ(re[i], im[i], re[j], im[j], t1, t2);
+                } else {
+                    SB_BFW(re[i], im[i], re[j], im[j], wr, wi, t1, t2);
+                }
+            }
+        }
+    }
+#else
     len = 1u;                                  /* blocks of len points are transformed */
     if ((h & 0x5555u) == 0u && h > 1u) {       /* log2 h odd: the stage L = 2 alone */
         for (i = 0u; i < h; i += 2u) {
@@ -132,6 +150,7 @@ static void @p@_power_spectrum(const float *x, unsigned n, const float *hann,
             }
         }
     }
+#endif
     /* the split, bins k and h - k together (each reads both), P[k] into re[k] */
     for (k = 1u; 2u * k <= h; ++k) {
         const unsigned q = h - k;
