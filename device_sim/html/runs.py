@@ -38,7 +38,10 @@ CRITERIA = {"loo": "LOO (leave-one-out, closed form)",
 COST_KINDS = {"price": ("BOM price of the sensors", "currency"),
               "sensors": ("number of sensors", ""),
               "energy": ("sensor energy per prediction", "J"),
-              "time": ("sensor read time per prediction", "s")}
+              "time": ("sensor read time per prediction", "s"),
+              "ram": ("static RAM the features add on the board (train --board, estimated)",
+                      "B"),
+              "flash": ("flash the features add on the board (train --board, estimated)", "B")}
 #: Without sensor costs (a plain feature table), designs are plotted against this count.
 FALLBACK_KIND = {"extractors": ("number of features (extractors)", "")}
 #: The error an evaluation's designs are plotted and ranked by: the first of these measures
