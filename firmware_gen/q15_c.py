@@ -26,6 +26,16 @@ when ``hop >= window``); ``mag_max`` is the largest cached value (one pass over 
 Each compute redoes at least the newest ``hop`` samples (a cached value recomputed is the same,
 so the sum does not move): a compute repeated on one window (BENCH) costs what the window's own
 compute did, and the features stay the same.
+
+Integer inputs (Q15 model, :func:`int_inputs`): an extractor of :data:`INT_KINDS` feeds its model
+input straight from its integer value (``<name>_qin``, the
+:class:`sensorbudget.trainer.sensing.q15.IntQuantizer` of the input: a clamp, a shift, the high
+word of one 32 x 32 multiply, an add and a shift) instead of converting it to a float feature
+and running the header's float quantiser: on a core without an FPU (RV32IMC, AVR, Cortex-M3)
+those were a soft-float conversion, two soft-float multiplies, a subtraction and a rounding per
+input. The float feature of such an input is not computed (``features[i]`` stays 0); the other
+inputs an extractor feeds are quantised by the header's arithmetic in runs of consecutive
+inputs (``<name>_quantize_span``).
 """
 
 from __future__ import annotations
@@ -261,28 +271,44 @@ def int_inputs(plan, fixed) -> dict:
 
 def qin_call(p: str, slot: int, raw: str, q) -> str:
     """The statement setting model input ``slot`` from the integer C expression ``raw``."""
-    return (f"    s->inputs[{slot}] = {p}_qin({raw}, {q.lo}, {q.hi}, {q.mid}, {q.mult}, "
-            f"INT64_C({q.add}), {q.shift}u, {q.bias});")
+    return (f"    s->inputs[{slot}] = {p}_qin({raw}, {q.lo}, {q.hi}, {q.mid}, {q.pre}u, "
+            f"{q.mult}, {q.add}, {q.frac}u);")
 
 
-def quantizers(p: str, integer: bool, one: bool) -> str:
+def quantizers(p: str, integer: bool, one: bool, P: str | None = None) -> str:
     """``<p>_qin`` (with ``integer``) and ``<p>_quantize_span`` (with ``one``)."""
+    P = P or p.upper()
     out = ""
     if integer:
         out += f"""\
-/* A Q15 model input from an integer feature r (trainer.sensing.q15.IntQuantizer):
- * sat(((clamp(r, lo, hi) - mid) * mult + add) >> shift) - bias), within 1/2 + 2^-7 of the
- * header's (r * unit - offset) * inv_scale. */
-static inline int16_t {p}_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, int32_t mult,
-    int64_t add, unsigned shift, int32_t bias)
+/* A Q15 model input from an integer feature r (trainer.sensing.q15.IntQuantizer): d =
+ * clamp(r, lo, hi) - mid; w = floor(d * 2^pre * mult / 2^32), the high word of one 32 x 32
+ * multiply of the pre-shifted d (mulh on RV32IM, smull on Cortex-M), or, the same integer where
+ * a multiply is a library call (AVR, RV32E) and its cost grows with the operand,
+ * (d * mult) >> (32 - pre); then sat((w + add) >> frac): within 1/2 + 2^-7 of the header's
+ * (r * unit - offset) * inv_scale. */
+#ifndef {P}_QIN_HIGH_WORD
+#if defined(__AVR__) || (defined(__riscv) && !defined(__riscv_mul))
+#define {P}_QIN_HIGH_WORD 0
+#else
+#define {P}_QIN_HIGH_WORD 1
+#endif
+#endif
+static inline int16_t {p}_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, unsigned pre,
+    int32_t mult, int32_t add, unsigned frac)
 {{
-    int32_t q;
+    int32_t w, q;
     if (r < lo) {{
         r = lo;
     }} else if (r > hi) {{
         r = hi;
     }}
-    q = (int32_t)(((int64_t)(r - mid) * mult + add) >> shift) - bias;
+#if {P}_QIN_HIGH_WORD
+    w = (int32_t)(((int64_t)((r - mid) * (INT32_C(1) << pre)) * mult) >> 32);
+#else
+    w = (int32_t)(((int64_t)(r - mid) * mult) >> (32u - pre));
+#endif
+    q = (w + add) >> frac;
     return (int16_t)(q > 32767 ? 32767 : (q < -32767 ? -32767 : q));
 }}
 """

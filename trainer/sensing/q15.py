@@ -92,29 +92,30 @@ class IntQuantizer:
     """A model input quantised straight from an integer feature ``r`` (no float arithmetic).
 
     The float quantiser of the header computes ``q = sat(round(u))`` with ``u = (r * unit -
-    offset) * inv_scale``. This one computes, in integers::
+    offset) * inv_scale``. This one computes, in 32-bit integers and one high-word multiply::
 
-        d = clamp(r, lo, hi) - mid
-        q = sat(((d * mult + add) >> shift) - bias)        (int64; >> floors)
+        x = (clamp(r, lo, hi) - mid) * 2**pre          (|x| < 2**30)
+        w = (x * mult) >> 32                           (the high word of a 32 x 32 product)
+        q = sat((w + add) >> frac)                     (>> floors)
 
-    with ``mult = round(unit * inv_scale * 2**shift)`` and ``add = round(u(mid) * 2**shift) +
-    2**(shift-1) + bias * 2**shift``, i.e. ``floor(v + 1/2)`` (a tie rounds up) of ``v``, an
-    approximation of ``u`` with ``|v - u| <= (R + 1) / 2**(shift+1) <= 2**-7`` (``R = max |d|``;
-    ``shift`` is the
-    smallest with ``2**shift >= 64 (R + 1)``). So ``|q - u| <= 1/2 + 2**-7`` inside the
+    with ``mult = round(unit * inv_scale * 2**(32 + frac - pre))`` and ``add = round(u(mid) *
+    2**frac) + 2**(frac-1)``, i.e. ``floor(v + 1/2)`` (a tie rounds up) of ``v = (w + add -
+    2**(frac-1)) / 2**frac``, an approximation of ``u`` with ``|v - u| < (1 + 1/8 + 1/2) /
+    2**frac <= 2**-7`` (``frac`` = 8: the floor of ``w``, the rounding of ``mult`` times
+    ``|x| / 2**32 < 1/4``, the rounding of ``add``). So ``|q - u| <= 1/2 + 2**-7`` inside the
     saturation limits, within the ``1/2 + 2**-6`` input step the header's error bound allows its
     float quantiser (:data:`sensorbudget.export.fixed_point.QUANT_SLACK`). ``lo``, ``hi``: the
     integers beyond which ``u`` saturates anyway (``u(lo) <= -qmax``, ``u(hi) >= qmax``, cut to
-    the kind's range); ``bias`` keeps the shifted value non-negative.
+    the kind's range); ``mid`` their middle; ``pre`` the largest shift with ``|x| < 2**30``.
     """
 
     lo: int
     hi: int
     mid: int
+    pre: int
     mult: int
     add: int
-    shift: int
-    bias: int
+    frac: int
     qmax: int = 32767
 
     def apply(self, raw) -> np.ndarray:
@@ -122,17 +123,17 @@ class IntQuantizer:
 
         >>> q = int_quantizer(1 / 32768, 0.0, 32767 / 2.0, (-32768, 32767))
         >>> q.apply(np.array([-32768, -16384, 0, 1, 16384])).tolist()   # -16383.5: a tie
-        [-16383, -8192, 0, 0, 8192]
+        [-16384, -8192, 0, 0, 8192]
         """
-        d = np.clip(np.asarray(raw, dtype=np.int64), self.lo, self.hi) - self.mid
-        v = ((d * self.mult + self.add) >> self.shift) - self.bias
-        return np.clip(v, -self.qmax, self.qmax)
+        x = (np.clip(np.asarray(raw, dtype=np.int64), self.lo, self.hi) - self.mid) << self.pre
+        w = (x * self.mult) >> 32
+        return np.clip((w + self.add) >> self.frac, -self.qmax, self.qmax)
 
 
-def int_quantizer(unit, offset, inv_scale, raw_range, qmax: int = 32767):
+def int_quantizer(unit, offset, inv_scale, raw_range, qmax: int = 32767, frac: int = 8):
     """The :class:`IntQuantizer` of an integer feature whose real value is ``r * unit``, for
-    the header's float ``offset`` and ``inv_scale``; None when its multiplier would not fit
-    32 bits (a training range narrower than about 2**-8 of one integer step)."""
+    the header's float ``offset`` and ``inv_scale``; None when it does not fit 32 bits (a
+    training range narrower than about 2**-5 of one integer step)."""
     from fractions import Fraction
 
     a = Fraction(float(unit)) * Fraction(float(inv_scale))
@@ -141,13 +142,13 @@ def int_quantizer(unit, offset, inv_scale, raw_range, qmax: int = 32767):
     lo = min(max(math.floor((oi - qmax) / a), rmin), rmax)
     hi = min(max(math.ceil((oi + qmax) / a), rmin), rmax)
     mid = (lo + hi) // 2
-    span = max(hi - mid, mid - lo)
-    shift = max(1, (64 * (span + 1) - 1).bit_length())
-    mult = math.floor(a * 2 ** shift + Fraction(1, 2))
-    umax = max(abs(lo * a - oi), abs(hi * a - oi))
-    bias = math.ceil(umax) + 2
-    add = math.floor((mid * a - oi) * 2 ** shift + Fraction(1, 2)) + (1 << (shift - 1)) \
-        + (bias << shift)
-    if not 0 < mult < 2 ** 31 or span >= 2 ** 31 or span * mult + abs(add) >= 2 ** 62:
+    span = max(hi - mid, mid - lo, 1)
+    pre = 30 - span.bit_length()
+    if pre < 0:
         return None
-    return IntQuantizer(lo, hi, mid, mult, add, shift, bias, qmax)
+    mult = math.floor(a * 2 ** (32 + frac - pre) + Fraction(1, 2))
+    add = math.floor((mid * a - oi) * 2 ** frac + Fraction(1, 2)) + (1 << (frac - 1))
+    w_max = (span << pre) * mult // 2 ** 32 + 1
+    if not 0 < mult < 2 ** 31 or w_max + abs(add) >= 2 ** 31:
+        return None
+    return IntQuantizer(lo, hi, mid, pre, mult, add, frac, qmax)
