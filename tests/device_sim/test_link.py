@@ -180,3 +180,24 @@ def test_faulty_transport_is_reproducible():
     data = bytes(range(200))
     assert a._mangle(data) == b._mangle(data) != data
     assert a.corrupted > 0 and a.dropped > 0
+
+
+@pytest.mark.parametrize("depth", [1, 2, 3, 8])
+def test_pipeline_tops_up_once_half_is_answered(depth):
+    """Every write after the first carries the requests answered since (at least half of
+    ``depth``, the last one perhaps fewer): counted as frames on the wire by a decoder of its
+    own; the answers are the one-at-a-time link's, in order, each request executed once."""
+    dev = EchoDevice()
+    link, _, port = make(dev)
+    frames_per_write = []
+    write = port.write
+    port.write = lambda data: frames_per_write.append(len(FrameDecoder().feed(data))) or \
+        write(data)
+    requests = [(Cmd.STATS, bytes([i])) for i in range(41)]
+    replies = [r.payload for r in link.pipeline(iter(requests), depth=depth)]
+    one_at_a_time = [make(EchoDevice())[0].request(c, p).payload for c, p in requests]
+    assert replies == one_at_a_time == [bytes([i]) for i in range(41)]
+    assert [p for _, _, p in dev.executed] == [bytes([i]) for i in range(41)]
+    assert frames_per_write[0] == depth and sum(frames_per_write) == 41
+    assert all(n == depth - depth // 2 for n in frames_per_write[1:-1])
+    assert 1 <= frames_per_write[-1] <= depth - depth // 2
