@@ -7,6 +7,8 @@
   definitions the generated C follows, and the registry of every kind;
 - :mod:`~sensorbudget.trainer.sensing.shape`, :mod:`~sensorbudget.trainer.sensing.spectral`: shape statistics and
   preprocessing; the float32 FFT, band and spectrum statistics, autocorrelation;
+- :mod:`~sensorbudget.trainer.sensing.spectral_q15`: the power spectrum in integers on Q15 samples
+  (scaled per stage like CMSIS-DSP's arm_rfft_q15);
 - :mod:`~sensorbudget.trainer.sensing.q15`: integer square roots and Q15 magnitudes;
 - :mod:`~sensorbudget.trainer.sensing.specs`: extractor arguments, preprocessing, band families, transforms;
 - :mod:`~sensorbudget.trainer.sensing.rates`: sensors at their own rates: alignment on each sensor's grid,
