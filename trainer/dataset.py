@@ -192,6 +192,9 @@ class Dataset:
         if fs is not None:
             raise DataError(f"--groups {groups!r}: windows of recordings are grouped with "
                             f"--groups recording")
+        if self.groups is None:
+            raise DataError(f"groups={groups!r}: this table was loaded without its group "
+                            f"column; load it with Dataset.load(path, groups={groups!r})")
         return self.groups
 
     def structure(self) -> tuple:

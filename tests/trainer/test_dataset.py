@@ -124,6 +124,8 @@ def test_shards_are_named_from_the_first_one(tmp_path, table):
 
 def test_a_loaded_dataset_takes_no_file_options(table):
     data = Dataset.load(table, targets=["y"], ignore=["note", "subject"])
+    with pytest.raises(DataError, match="loaded without its group column"):
+        data.group_ids("subject")
     assert as_dataset(data, groups=None, sep=None) is data
     with pytest.raises(DataError, match="'sep' applies to a file"):
         as_dataset(data, sep=";")
