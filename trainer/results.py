@@ -112,7 +112,8 @@ def eval_data(data, unit: str, groups):
     if unit != "feature":
         raise DataError(f"--unit {unit} needs sensor information (--sensors or a feature "
                         f"table)")
-    return EvalData(data.X, data.Y, data.task, list(data.target_names), groups=data.groups), {}
+    ids = data.groups if groups is None else data.group_ids(groups)
+    return EvalData(data.X, data.Y, data.task, list(data.target_names), groups=ids), {}
 
 
 def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=None,
