@@ -9,6 +9,7 @@ from pathlib import Path
 
 from sensorbudget.firmware_gen.api import as_bundle
 from sensorbudget.trainer.sensing.recordings import load_recordings
+from sensorbudget.trainer.sensing.streams import StreamFormat
 
 from .backends import best_backend, make_backend
 from .reference import ReferenceModel
@@ -73,7 +74,8 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     """
     bundle, bundle_path = as_bundle(bundle_dir)
     model = ReferenceModel(bundle, numeric, full_scale=full_scale)
-    recordings = load_recordings(recordings_path, model.sample_rate)
+    recordings = load_recordings(recordings_path, model.sample_rate,      # as features read them
+                                 StreamFormat.from_options(bundle.meta.get("recording_options")))
     if backend == "best":
         backend = best_backend()
     if rate == "recorded":

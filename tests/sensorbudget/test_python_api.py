@@ -138,3 +138,21 @@ def test_the_api_loads_on_first_use():
             "sensorbudget.device_sim.api"} <= set(names.values())
     assert all(m.startswith(("sensorbudget.trainer.", "sensorbudget.firmware_gen.api",
                              "sensorbudget.device_sim.api")) for m in names.values())
+
+
+def test_simulate_reads_recordings_as_features_did(tmp_path):
+    """Streams with a time column named 'stamp': the option given to features travels in the
+    bundle, so simulate (python backend) replays the same recordings without it and the
+    device's predictions equal predict's."""
+    for i in range(2):
+        path = write_stream(tmp_path / "rec" / f"r{i}.csv", n=120, seed=i)
+        path.write_text(path.read_text().replace("time,", "stamp,", 1))
+    toml = write_sensors_toml(tmp_path / "sensors.toml")
+    bundle = sb.train(sb.features(tmp_path / "rec", toml, time_column="stamp"), budget=2,
+                      lam=1.0)
+    bundle.save(tmp_path / "bundle")
+    sim = sb.simulate(tmp_path / "bundle", tmp_path / "rec", backend="python")
+    predicted = sb.predict(bundle, tmp_path / "rec").columns["y"]
+    device = np.array([r.scores[0] for r in sim.result.records])
+    assert sim.mismatches == 0 and len(device) == len(predicted) > 0
+    np.testing.assert_allclose(device, predicted, rtol=1e-5, atol=1e-6)   # float32 device
