@@ -16,8 +16,9 @@ The kind comes from the folder's manifest (:mod:`sensorbudget.trainer.bundle.man
 evaluation report, simulation report, firmware, C library) or, for a folder without a valid
 one (an older output), from the one file that marks each kind (model.json, results.json,
 report.json, firmware.json, c_library.json); a file is a feature NPZ (``.npz``), an HTML
-report (``.html``), an ONNX model (``.onnx``) or one of those marker files (its folder is
-read).
+report (``.html``), an ONNX model (``.onnx``), predictions (a ``.csv`` whose header starts
+with predict's id columns, ``row`` or ``recording,window_start``) or one of those marker files
+(its folder is read).
 
 =================  ==========================================================
 kind               typed object
@@ -30,6 +31,7 @@ firmware           :class:`sensorbudget.firmware_gen.api.Firmware`
 C library          :class:`sensorbudget.firmware_gen.api.CLibrary`
 HTML report        :class:`sensorbudget.device_sim.api.Report`
 ONNX model         :class:`sensorbudget.firmware_gen.api.OnnxModel`
+predictions        :class:`sensorbudget.trainer.api.Predictions`
 =================  ==========================================================
 """
 
@@ -169,6 +171,9 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
     from .simulate import DEFAULT_BATTERY_WH
     from .simulate import simulate as run
 
+    if not isinstance(recordings, (str, os.PathLike)):
+        raise DeviceError(f"recordings must be the path of a recordings file or folder, not a "
+                          f"{type(recordings).__name__}")
     bundle, numeric, full_scale, board = _source(bundle_or_firmware, numeric, full_scale, board)
     loaded, where = as_bundle(bundle)
     if where is not None and getattr(loaded, "path", None) is None:
@@ -303,9 +308,14 @@ def kind_of(path) -> str:
     """The kind of the saved artefact at ``path`` (see the module notes), or DeviceError."""
     from sensorbudget.trainer.bundle.manifest import read_manifest
 
+    if not isinstance(path, (str, os.PathLike)):
+        raise DeviceError(f"load takes the path of a saved artefact, not a "
+                          f"{type(path).__name__}")
     path = Path(path)
     if path.is_file():
         suffix = path.suffix.lower()
+        if suffix == ".csv" and _predictions_header(path):
+            return "predictions"
         if suffix == ".npz":
             return "features file"
         if suffix in (".html", ".htm"):
@@ -329,18 +339,26 @@ def kind_of(path) -> str:
     return found[0]
 
 
+def _predictions_header(path: Path) -> bool:
+    """Whether the CSV file's first line starts with the id columns predict writes."""
+    with open(path, "rb") as fh:
+        head = fh.readline(4096)
+    return head.startswith((b"row,", b"recording,window_start,"))
+
+
 def load(path):
     """The typed object of the saved artefact at ``path`` (see the module notes)."""
     from sensorbudget.firmware_gen.api import read_firmware, read_library, read_onnx
     from sensorbudget.trainer import api as trainer_api
 
-    path = Path(path)
     kind = kind_of(path)
+    path = Path(path)
     folder = path.parent if path.is_file() and path.name in MARKERS else path
     readers = {"bundle": trainer_api.Bundle.load, "evaluation report": trainer_api.Evaluation.load,
                "simulation report": read_simulation, "firmware": read_firmware,
                "C library": read_library, "features file": trainer_api.Dataset.load,
-               "HTML report": read_report, "ONNX model": read_onnx}
+               "HTML report": read_report, "ONNX model": read_onnx,
+               "predictions": trainer_api.Predictions.load}
     if kind not in readers:
         raise DeviceError(f"{str(path)!r} is a sensorbudget {kind}, which load does not read")
     return readers[kind](folder)

@@ -163,6 +163,12 @@ class Bundle:
         """The decisions of ``scores`` (n x t): the one rule,
         :func:`~sensorbudget.trainer.bundle.decision.decide` with this bundle's task and
         thresholds."""
+        scores = np.asarray(scores)
+        width = self.W.shape[1]
+        if scores.ndim != 2 or scores.shape[1] != width:
+            raise BundleError(f"scores of shape {scores.shape}: this bundle decides on n x "
+                              f"{width} scores (one column per "
+                              f"{'class' if self.task == 'multiclass' else 'target'})")
         return decide(scores, self.meta)
 
     @property
@@ -295,6 +301,8 @@ def load_bundle(path) -> Bundle:
     A bundle without ``content_sha256`` (format 1, or the hash removed) is refused: its
     model.json could have been edited unnoticed; :func:`upgrade_bundle` re-hashes one the user
     vouches for."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise BundleError(f"a bundle is read from its folder's path, not a {type(path).__name__}")
     path = Path(path)
     mfile, wfile = path / MODEL_FILE, path / WEIGHTS_FILE
     text, blob = _read_pair(path)
