@@ -1,8 +1,9 @@
 """The firmware's receiver (sbfw_protocol.c, compiled with gcc) on seeded faulty byte streams:
 ``sbfw_link_feed_block`` on chunks of random sizes (what the firmware's main loop does with the
 semihosting console's buffer) gives byte for byte what ``sbfw_link_feed`` gives one byte at a
-time (every request, its status, and the dropped count), and its accepted requests are the
-frames device_sim.protocol.FrameDecoder accepts from the same stream."""
+time (every request, its status, and the dropped count), so does the slice-by-4 CRC of the
+emulation images, and the accepted requests are the frames device_sim.protocol.FrameDecoder
+accepts (zlib's CRC-32) from the same stream."""
 
 import random
 import shutil
@@ -74,22 +75,24 @@ int main(int argc, char **argv)
 
 @pytest.fixture(scope="module")
 def receivers(tmp_path_factory):
-    """rx capacity -> the harness executable (gcc, -Werror, UBSan when it links)."""
+    """(rx capacity, CRC four bytes at a time) -> the harness executable (gcc, -Werror, UBSan
+    when it links)."""
     gcc = shutil.which("gcc")
     if gcc is None:
         pytest.skip("gcc is missing")
     out = tmp_path_factory.mktemp("sbfw-rx")
     (out / "harness.c").write_text(HARNESS)
     exes = {}
-    for cap in (MAX_BODY, 64):
-        exe = out / f"rx{cap}"
+    for cap, slices in ((MAX_BODY, False), (MAX_BODY, True), (64, False)):
+        exe = out / f"rx{cap}{'-slice4' * slices}"
         cmd = [gcc, "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-DRX_CAP={cap}",
+               *(["-DSBFW_CRC_SLICE4"] if slices else []),
                f"-I{TEMPLATES}", str(out / "harness.c"), str(TEMPLATES / "sbfw_protocol.c"),
                "-o", str(exe)]
         ubsan = ["-fsanitize=undefined", "-fno-sanitize-recover=all"]
         if subprocess.run(cmd + ubsan, capture_output=True).returncode != 0:
             subprocess.run(cmd, check=True, capture_output=True)
-        exes[cap] = exe
+        exes[cap, slices] = exe
     return exes
 
 
@@ -131,7 +134,8 @@ def test_block_feed_is_the_byte_feed_and_the_python_decoder(receivers, seed):
     decoder = FrameDecoder()
     python = [f"1 {VERSION} {s} {c} {crc:08x} {p.hex()}"
               for s, c, p, crc in decoder.feed_crc(stream)]
-    lines = run(receivers[MAX_BODY], stream, seed)
+    lines = run(receivers[MAX_BODY, False], stream, seed)
+    assert run(receivers[MAX_BODY, True], stream, seed) == lines     # slice-by-4 CRC
     accepted = [line.rstrip() for line in lines[:-1] if line.split()[1] == str(VERSION)]
     assert accepted == [line.rstrip() for line in python]
     assert len(accepted) > 200                          # of 400 sent
