@@ -169,6 +169,13 @@ def _what_fits(plan, target, kernel: str) -> list:
         need = flash_estimate(plan, target, "loop")
         if need - flash_margin(target) <= target.flash_bytes:
             out.append(f"--kernel loop ({need} bytes)")
+    parts = flash_parts(plan, target, kernel)
+    per_feature = (parts["extractors"] + parts["spectrum tables"] + parts["model"]) / plan.k
+    over = sum(parts.values()) - flash_margin(target) - target.flash_bytes
+    keep = plan.k - int(-(-over // per_feature)) if per_feature > 0 else 0
+    if 0 < keep < plan.k:
+        out.append(f"about {keep} of the {plan.k} features (~{per_feature:.0f} bytes each; "
+                   f"train --board {target.name} picks a design that fits)")
     return out
 
 

@@ -115,6 +115,7 @@ def test_a_design_over_the_parts_flash_is_refused_before_compiling(recordings, t
     message = str(info.value)
     assert f"needs {estimate} bytes of flash" in message and "has 16384" in message
     assert "before compiling" in message and "would fit:" in message and "\n" not in message
+    assert f"of the {plans['q31'].k} features" in message
     assert R.is_refusal(message)
     # independent check: the linker, given the same design, overflows the part's flash
     need_tools("make", TOOL["ch32v003"])
