@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from sensorbudget.firmware_gen.boards import names_where
+from sensorbudget.firmware_gen.boards import BOARD_NAMES, names_where
 from sensorbudget.trainer.bundle import write_atomically
 
 _OPTIONS = (
@@ -29,7 +29,7 @@ _OPTIONS = (
     click.option("--strategy", type=click.Choice(("auto", "cost-ratio", "error")),
                  default="auto", show_default=True,
                  help="auto: best of cost-ratio and error-only greedy under the same budget."),
-    click.option("--board", default=None, metavar="TARGET",
+    click.option("--board", type=click.Choice(BOARD_NAMES), default=None, metavar="TARGET",
                  help=f"Select a design whose firmware fits this board's RAM "
                       f"({names_where(lambda b: b.ram_bytes)}): each candidate's bytes (its "
                       f"channel's ring buffer, scratch arrays: shared parts paid once) are a "
