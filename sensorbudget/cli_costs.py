@@ -30,10 +30,10 @@ _OPTIONS = (
                  default="auto", show_default=True,
                  help="auto: best of cost-ratio and error-only greedy under the same budget."),
     click.option("--board", type=click.Choice(BOARD_NAMES), default=None, metavar="TARGET",
-                 help=f"Select a design whose firmware fits this board's RAM "
+                 help=f"Select a design whose firmware fits this board's RAM and flash "
                       f"({names_where(lambda b: b.ram_bytes)}): each candidate's bytes (its "
-                      f"channel's ring buffer, scratch arrays: shared parts paid once) are a "
-                      f"cost (firmware_gen.memory); with --sensors."),
+                      f"channel's ring buffer, scratch arrays, a kind's code: shared parts paid "
+                      f"once) are costs (firmware_gen.memory, .memory_flash); with --sensors."),
     click.option("--max-ram", type=click.IntRange(min=1), default=None, metavar="BYTES",
                  help="With --board: RAM for the firmware, static data plus stack (default: "
                       "the board's)."),
