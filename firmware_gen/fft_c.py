@@ -8,7 +8,8 @@ sequential mean), the periodic Hann table (or nothing: rectangular), the sample 
 decimation-in-time butterflies of that ``M/2``-point complex FFT run two stages per pass
 (radix 2^2: a pass's four-point groups are closed under its two stages, so the operations and
 their values are the reference's; the twiddle-1 and twiddle -i butterflies without multiplies,
-as the reference defines them; a lone first stage when log2(M/2) is odd), then the split into
+as the reference defines them; a lone first stage when log2(M/2) is odd; on AVR one stage per
+pass, whose few live floats keep the stack frame small: 56 bytes against 140), then the split into
 the real window's spectrum with its power ``P[k]`` for ``k <= M/2`` into ``re`` (bins ``k`` and
 ``M/2 - k`` from one set of sums; step 5 of the reference). Within 1.0x of CMSIS-DSP's
 ``arm_rfft_fast_f32`` (its FFT and split) on the Cortex-M4F and M3, counting our split with the
