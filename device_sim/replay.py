@@ -147,8 +147,10 @@ def segments_of(rec, channels: list, sample_rate: float, window: int) -> list:
 
 
 class _WireBlocks:
-    """A segment's wire samples (``model.wire_samples``), computed a block of rows at a time as
-    the requests reach it (elementwise, so the same values as the whole segment's at once)."""
+    """A segment's wire samples (``model.wire_samples``), computed a block of rows at a time
+    when a request or the reference thread first reaches it (elementwise, so the same values as
+    the whole segment's at once; two threads reaching a block together both compute it, the
+    same values)."""
 
     BLOCK = 16384
 
@@ -164,8 +166,7 @@ class _WireBlocks:
         if got is None:
             rows = self.samples[b * self.BLOCK:(b + 1) * self.BLOCK]
             got = self.blocks[b] = self.model.wire_samples(rows)
-            self.blocks.pop(b - 2, None)        # requests move forward (a resend goes back
-        return got                              # a few windows at most: recomputed if so)
+        return got
 
     def __getitem__(self, rows: slice) -> np.ndarray:
         start, stop, _ = rows.indices(len(self.samples))
@@ -267,13 +268,14 @@ class Replayer:
         m, res = self.model, self.result
         seg = res.segments
         res.segments += 1
-        raw, samples = samples, _WireBlocks(m, samples)
+        samples = _WireBlocks(m, samples)
         starts = m.window_starts(len(samples))
         ends = starts + m.window - 1
         # the reference runs on a worker thread while the device does (numpy releases the GIL,
         # the link waits in select): its scores are filled in when the segment is done
-        # it quantises the segment itself, so the first request goes out before that is done
-        reference = self._pool.submit(lambda: m.scores(m.features_of(m.wire_samples(raw))))
+        # both threads take the blocks they need (the first to reach one quantises it), so the
+        # first request goes out before the whole segment is quantised
+        reference = self._pool.submit(lambda: m.scores(m.features_of(samples[:len(samples)])))
         recs = [PredictionRecord(name, seg, i, first + int(e), None) for i, e in enumerate(ends)]
         res.records.extend(recs)
         try:
