@@ -144,6 +144,24 @@ def _source(bundle_or_firmware, numeric, full_scale, board):
     return fw.bundle, fw.numeric, full_scale, board or fw.target
 
 
+def _check_image(bundle_or_firmware, backend) -> None:
+    """DeviceError when ``backend`` measures an image whose core is not the API Firmware's
+    target's (``simavr`` replays an AVR image, not a nucleo-f4 firmware); the python and serial
+    backends and ``best`` replay no image of their own choosing."""
+    from sensorbudget.firmware_gen.api import Firmware
+    from sensorbudget.firmware_gen.boards import get_board, measurers
+
+    found = measurers().get(backend)
+    if not isinstance(bundle_or_firmware, Firmware) or found is None:
+        return
+    image, own = found[0], get_board(bundle_or_firmware.target)
+    if image.ops != own.ops:
+        same = [name for name, (b, _) in measurers().items() if b.ops == own.ops]
+        raise DeviceError(f"backend={backend!r} runs the {image.name} image ({image.cpu}), not "
+                          f"this {own.name} firmware's core ({own.cpu}); measure it with "
+                          f"{', '.join(same) or 'python'}, or simulate the bundle")
+
+
 def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=None,
              numeric=None, rate=None, battery_wh=None, workdir=None, timeout=None,
              retries: int = 4, full_scale=None, profile=None, bench: bool = True,
@@ -174,6 +192,7 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
     if not isinstance(recordings, (str, os.PathLike)):
         raise DeviceError(f"recordings must be the path of a recordings file or folder, not a "
                           f"{type(recordings).__name__}")
+    _check_image(bundle_or_firmware, backend)
     bundle, numeric, full_scale, board = _source(bundle_or_firmware, numeric, full_scale, board)
     loaded, where = as_bundle(bundle)
     if where is not None and getattr(loaded, "path", None) is None:

@@ -198,3 +198,18 @@ def test_host_time_is_not_priced_as_a_microcontroller(pipeline, tmp_path):
     warned = result.exit_code == 0 and any(x.startswith("Warning: ") and "host" in x
                                            for x in result.output.splitlines())
     assert refused or warned, result.output
+
+
+def test_simulating_a_firmware_on_another_core_is_refused(pipeline):
+    """``sb.simulate(fw, ...)`` replays "a Firmware with its own numeric, full scales and
+    board"; with ``backend="simavr"`` it replayed the Uno's AVR image and priced its cycles as
+    the nucleo-f4 firmware's (BasicMotions q15: 53 385 cycles against 1 044 instructions on
+    qemu-nucleo-f4). A backend whose image has another core is refused before anything runs;
+    the same core (unicorn-m4f's mps2-an386 image for a nucleo-f4) and python are not."""
+    fw = sb.firmware(pipeline["root"] / "bundle", target="nucleo-f4")
+    for backend in ("host", "simavr", "qemu-hifive1"):
+        with pytest.raises(DeviceError, match=rf"backend='{backend}' runs the .* not this "
+                                              r"nucleo-f4 firmware's core"):
+            sb.simulate(fw, pipeline["stream"], backend=backend)
+    sim = sb.simulate(fw, pipeline["stream"], backend="python")
+    assert sim.board == "nucleo-f4" and sim.mismatches == 0
