@@ -12,6 +12,7 @@ from sensorbudget.trainer.sensing.recordings import load_recordings
 from sensorbudget.trainer.sensing.streams import StreamFormat
 
 from .backends import best_backend, make_backend
+from .errors import DeviceError
 from .reference import ReferenceModel
 from .replay import Replayer
 from .report import build_report, write_report
@@ -50,6 +51,26 @@ def run_bench(backend, budget=None) -> dict:
     return out
 
 
+def _check_costed(backend: str, board) -> None:
+    """DeviceError when a backend that measures wall-clock time (the host's nanoseconds) is to
+    be priced on another board: no clock turns a PC's time into a microcontroller's (counted
+    instructions and cycles are what ``--board`` prices)."""
+    from sensorbudget.firmware_gen.boards import BOARDS, measurers
+
+    from .backends import costed_board
+
+    found = measurers().get(backend)
+    if board is None or found is None:
+        return
+    image, costed = found[0], BOARDS[costed_board(board)]
+    if image.cost_unit == "nanoseconds" and costed.name != image.name:
+        own = [m for m, (b, _) in measurers().items() if b.name == costed.name] or ["python"]
+        raise DeviceError(f"board={board!r}: backend {backend!r} measures {image.cost_unit} on "
+                          f"{image.cpu}, which no other board's clock prices; measure "
+                          f"the compute with a backend that counts instructions or cycles "
+                          f"({', '.join(own)})")
+
+
 def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: str = "float32",
              rate=None, report_dir=None, battery_wh: float = DEFAULT_BATTERY_WH, workdir=None,
              bench=True, timeout=None, retries: int = 4, full_scale=None, profile=None,
@@ -78,6 +99,7 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
                                  StreamFormat.from_options(bundle.meta.get("recording_options")))
     if backend == "best":
         backend = best_backend()
+    _check_costed(backend, board if board is not None else profile)
     if rate == "recorded":
         rate = model.sample_rate
     with tempfile.TemporaryDirectory(prefix="sensorbudget-sim-") as tmp:

@@ -198,6 +198,12 @@ def test_host_time_is_not_priced_as_a_microcontroller(pipeline, tmp_path):
     warned = result.exit_code == 0 and any(x.startswith("Warning: ") and "host" in x
                                            for x in result.output.splitlines())
     assert refused or warned, result.output
+    assert not (tmp_path / "sim").exists() or warned
+    # the host priced as the host, and a counting backend priced as another board, still run
+    _ok(["simulate", pipeline["root"] / "bundle", "--recordings", pipeline["stream"],
+         "--backend", "host", "--board", "host", "--report", tmp_path / "sim_host"])
+    _ok(["simulate", pipeline["root"] / "bundle", "--recordings", pipeline["stream"],
+         "--backend", "python", "--board", "nucleo-f4", "--report", tmp_path / "sim_py"])
 
 
 def test_simulating_a_firmware_on_another_core_is_refused(pipeline):
