@@ -15,8 +15,9 @@ the bit reversal (uint16), the Q15 twiddles (int16,
 ``M/2 + 1`` uint32: ``4 M + 4`` bytes beside the window (the float32 transform's: ``8 M``). On a
 core with the DSP extension (``__ARM_FEATURE_DSP``: Cortex-M4/M7/M33) the butterflies run on
 packed (re, im) words with its halving lanes and dual multiplies (``arm_acle.h``), the same
-integers as the portable C (bit for bit with the reference on the M4F, QEMU/unicorn); elsewhere
-(M3, AVR, RISC-V, the host) the portable C.
+integers as the portable C (bit for bit with the reference on the M4F, QEMU/unicorn); on AVR one
+radix-2 stage per pass (few live values: a small stack frame); elsewhere (M3, RISC-V, the host)
+the portable C.
 """
 
 from __future__ import annotations
@@ -130,6 +131,25 @@ static void @p@_power_spectrum_q15(const int16_t *x, unsigned n, const uint16_t 
                 @p@_qst(z, i + len, a1);
                 @p@_qst(z, i + 2u * len, a2);
                 @p@_qst(z, i + 3u * len, a3);
+            }
+        }
+    }
+#elif defined(__AVR__)                         /* little RAM: one stage per pass, few locals */
+    for (len = 1u; len < h; len *= 2u) {       /* the stage L = 2 len */
+        const unsigned step = m / (2u * len);
+        for (k = 0u; k < len; ++k) {
+            const int32_t wr = SB_READ_I16(&twr[k * step]), wi = SB_READ_I16(&twi[k * step]);
+            for (i = 2u * k; i < 2u * h; i += 4u * len) {
+                int16_t *const pa = &z[i], *const pb = pa + 2u * len;
+                int32_t ar = pa[0], ai = pa[1], br = pb[0], bi = pb[1], t1, t2;
+                if (k == 0u) {
+                    SB_QBF1(ar, ai, br, bi, t1, t2);
+                } else if (4u * k * step == m) {
+                    SB_QBFJ(ar, ai, br, bi, t1, t2);
+                } else {
+                    SB_QBFW(ar, ai, br, bi, wr, wi, t1, t2);
+                }
+                pa[0] = (int16_t)ar; pa[1] = (int16_t)ai; pb[0] = (int16_t)br; pb[1] = (int16_t)bi;
             }
         }
     }
