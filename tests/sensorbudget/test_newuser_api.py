@@ -219,3 +219,19 @@ def test_simulating_a_firmware_on_another_core_is_refused(pipeline):
             sb.simulate(fw, pipeline["stream"], backend=backend)
     sim = sb.simulate(fw, pipeline["stream"], backend="python")
     assert sim.board == "nucleo-f4" and sim.mismatches == 0
+
+
+def test_recording_folds_keep_every_class_in_training(tmp_path):
+    """Nested CV of a multi-class set of recordings: 12 equal recordings, 4 of each class
+    (cases interleaved walk, run, sit, ... as an archive may list them). ``--folds 3`` was
+    refused ("target 'sit' has a single value in the training rows of fold 0"): the folds are
+    GroupKFold's, which balances sizes and here puts a class's recordings together; folds
+    stratified by class (sklearn's StratifiedGroupKFold) keep every class in every training
+    part. Reference: each outer fold's training recordings hold all three classes."""
+    ts, _, toml = _ts_bundle(tmp_path)
+    _ok(["evaluate", ts, "--sensors", toml, "--budgets", "2", "--folds", "3",
+         "--methods", "greedy-joint", "--report", tmp_path / "ev"])
+    results = json.loads((tmp_path / "ev" / "results.json").read_text())
+    confusions = [np.asarray(r["confusion"]) for r in results["records"] if "confusion" in r]
+    assert len(confusions) == 3
+    assert sum(c.sum() for c in confusions) == 12 * 4          # every window held out once
