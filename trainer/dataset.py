@@ -17,6 +17,7 @@ Every command and the Python API (:mod:`sensorbudget.trainer.api`) read their da
 from __future__ import annotations
 
 import warnings
+import os
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -79,6 +80,10 @@ class Dataset:
         ``stream_format`` (or the recording options ``time_column=``, ``time_unit=``, ...)
         apply to recordings.
         """
+        if not (shards and isinstance(path, (list, tuple))):
+            check_path(path, "data")
+        if sensors is not None:
+            check_path(sensors, "sensors (sensors.toml)")
         bad = [k for k in table_options if k not in _TABLE_KEYS
                and k not in StreamFormat.__dataclass_fields__]
         if bad:
@@ -115,6 +120,8 @@ class Dataset:
         from .provenance import recordings_entry
         from .sensing.feature_set import load_feature_set
 
+        check_path(path, "recordings")
+        check_path(sensors, "sensors (sensors.toml)")
         stream_format = _stream_format(stream_format, table_options)
         _no_targets(table_options)
         fs = load_feature_set(path, sensors, window=window, hop=hop, on_missing=on_missing,
@@ -235,8 +242,18 @@ def as_dataset(data, **options) -> Dataset:
             raise DataError(f"option {given[0]!r} applies to a file, not to a loaded "
                                f"Dataset")
         return data
+    check_path(data, "data", "a Dataset")
     return Dataset.load(Path(data) if isinstance(data, str) and not any(
         c in data for c in "*?[") else data, **options)
+
+
+def check_path(value, what: str, also: str = "") -> None:
+    """DataError naming the type unless ``value`` is a path (str or os.PathLike); ``also``
+    names the other kind the caller takes (``"a Dataset"``)."""
+    if not isinstance(value, (str, os.PathLike)):
+        other = f" or {also}" if also else ""
+        raise DataError(f"{what} must be a path (str or os.PathLike){other}, not a "
+                        f"{type(value).__name__}")
 
 
 def is_feature_npz(path) -> bool:

@@ -99,11 +99,14 @@ def predict(bundle, data, *, stream_format=None, max_drop_fraction=0.5,
     from .bundle.model import Bundle
     from .dataset import _stream_format
 
-    from .dataset import Dataset
+    from .dataset import Dataset, check_path
 
-    bundle = bundle if isinstance(bundle, Bundle) else Bundle.load(bundle)
+    if not isinstance(bundle, Bundle):
+        check_path(bundle, "bundle", "a Bundle")
+        bundle = Bundle.load(bundle)
     if isinstance(data, Dataset):
         return _predict_dataset(bundle, data)
+    check_path(data, "data", "a Dataset")
     data = Path(data)
     stream_format = _stream_format(stream_format, options)
     if is_recordings(data, bundle):
