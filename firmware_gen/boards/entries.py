@@ -206,13 +206,15 @@ CH32V003 = Board(
     ram_bytes=2 * 1024, stack_reserve=256,
     memory_source="WCH CH32V003 datasheet, features / memory map: 16 KB code flash at "
                   "0x08000000 (aliased at 0x0), 2 KB SRAM at 0x20000000",
-    supply_v=3.3, active_current_a=0.005, sleep_current_a=10e-6, sleep_mode="standby (AWU on)",
-    active_source="estimate: no CH32V003 datasheet current table found (WCH's datasheet and "
-                  "README list the low-power modes without figures); ~5 mA at 48 MHz is a "
-                  "placeholder to replace with a measurement",
-    sleep_source="estimate: no datasheet figure found; ~10 uA in standby, the figure the "
-                 "community library ch32v003fun (extralibs, ch32v003_standby.h) states "
-                 "(LSI for the auto-wakeup 0.6 uA of it)", estimated_power=True,
+    supply_v=3.3, active_current_a=4.16e-3, sleep_current_a=10.26e-6,
+    sleep_mode="standby (LSI on for the auto-wakeup)",
+    active_source="WCH CH32V003 datasheet V1.2, section 3.3.4, table 3-6-1 (run mode, code in "
+                  "flash, VDD 3.3 V, typical, measured): 4.16 mA at FHCLK 48 MHz from HSI with "
+                  "the peripheral clocks off (6.57 mA with all of them on; the firmware's USART1 "
+                  "lies between)",
+    sleep_source="WCH CH32V003 datasheet V1.2, table 3-8 (standby, typical, measured): "
+                 "10.26 uA at VDD 3.3 V with the LSI on (8.76 uA with it off)",
+    estimated_power=False,
     arch="riscv", prefix="riscv64-unknown-elf-", arch_flags=_RV32EC, opt="-Os",
     ld_flags=("-T", "sbfw_ch32v003.ld", *_RV_LD), hal=_CH32_HAL,
     linker_script="sbfw_ch32v003.ld", exe="firmware.elf", rx_payload=256, tx_payload=160,
