@@ -11,6 +11,8 @@ import json
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from .errors import DataError, TrainerError
 from .tasks import STORED_TASKS, Task
 
@@ -149,6 +151,11 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
     elif task != "ranking":
         task = Task.of(str(task)).stored           # a Task (binary is multi-class) or its name
     evdata.task = task
+    if task == "multiclass" and evdata.Y.shape[1] > 1:      # one-hot columns named by class:
+        order = sorted(range(len(evdata.target_names)),    # the bundle's (sorted) class order
+                       key=lambda j: evdata.target_names[j])
+        evdata.Y, evdata.target_names = (np.asarray(evdata.Y)[:, order],
+                                         [evdata.target_names[j] for j in order])
     if threshold is not None and task != "multilabel":
         raise TrainerError(f"--threshold {threshold} applies to multi-label targets, not task "
                            f"{task}")
