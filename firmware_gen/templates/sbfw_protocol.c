@@ -513,10 +513,11 @@ uint16_t sbfw_io_read(const uint8_t **data)
 
 /* A response is complete: it leaves with the others when SBFW_SH_ANSWERS have gathered, before
  * the next read that waits for input, or when the buffer is full. A host that tops up its
- * requests in flight once half of them are answered (device_sim's Link.pipeline: 8, at 4) then
- * sends the next ones while the device computes the rest of what it has read. */
+ * requests in flight once half of them are answered (device_sim's Link.pipeline; the QEMU
+ * backends keep 32 in flight, topped up 16 at a time) then sends the next ones while the
+ * device computes the rest of what it has read. */
 #ifndef SBFW_SH_ANSWERS
-#define SBFW_SH_ANSWERS 4u
+#define SBFW_SH_ANSWERS 16u
 #endif
 static uint8_t sbfw_sh_answers;
 
