@@ -15,7 +15,7 @@ methods that support the budgets given.
 
 from __future__ import annotations
 
-from .folds import choose_split, make_split
+from .folds import choose_split, fold_classes, make_split
 from .methods import Budget, Setup, _plan
 
 DEFAULT_METHODS = ("greedy-joint", "greedy-separate", "mtlasso")
@@ -27,7 +27,7 @@ def smallest_training_fold(data, folds: int, split: str, seed: int) -> int:
     that :func:`sensorbudget.trainer.evaluation.protocol.evaluate` makes."""
     kind = choose_split(split, folds, data.groups, data.window_start)
     splits = make_split(kind, len(data.X), folds, seed, data.groups, data.window_start,
-                        data.window)
+                        data.window, fold_classes(data.Y, data.task))
     return min(len(train) for train, _ in splits)
 
 

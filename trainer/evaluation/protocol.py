@@ -39,7 +39,7 @@ from ..bundle.files import json_default
 from ..errors import TrainerError
 from ..tasks import encode_labels
 from .calibration import choose_thresholds
-from .folds import choose_split, make_split, overlap_warning
+from .folds import choose_split, fold_classes, make_split, outer_folds, overlap_warning
 from .methods import (
     COST_KEYS,
     LIMIT_PARAMS,
@@ -96,11 +96,12 @@ class EvalData:
 
 
 def make_folds(n: int, n_folds: int, seed: int, groups=None, *, split="auto",
-               window_start=None, window=None) -> list:
-    """[(train_idx, test_idx)]: grouped, blocked (contiguous in time with a gap of one window)
-    or shuffled K-fold; ``auto`` as :func:`sensorbudget.trainer.evaluation.folds.choose_split`."""
+               window_start=None, window=None, classes=None) -> list:
+    """[(train_idx, test_idx)]: grouped (stratified by ``classes`` when given), blocked
+    (contiguous in time with a gap of one window) or shuffled K-fold; ``auto`` as
+    :func:`sensorbudget.trainer.evaluation.folds.choose_split`."""
     kind = choose_split(split, n_folds, groups, window_start)
-    return make_split(kind, n, n_folds, seed, groups, window_start, window)
+    return make_split(kind, n, n_folds, seed, groups, window_start, window, classes)
 
 
 def encode_targets(Y, task: str) -> np.ndarray:
@@ -205,8 +206,9 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
         raise TrainerError("multi-label evaluation needs 0/1 label columns")
     _check_ranking(data, methods, folds)
     kind = choose_split(split, folds, data.groups, data.window_start)
-    splits = make_split(kind, len(data.X), folds, setup.seed, data.groups, data.window_start,
-                        data.window)
+    splits, stratified = outer_folds(kind, len(data.X), folds, setup.seed, data.groups,
+                                     data.window_start, data.window,
+                                     fold_classes(data.Y, data.task))
     check_combinations(data, methods, budgets, splits, setup)
     if kind == "shuffled" and data.window is not None and (data.hop or 0) < data.window:
         overlap_warning(data.window, data.hop, "evaluate")
@@ -217,7 +219,7 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
                                                  default=str).encode()).hexdigest()[:16],
               "data": data.fingerprint(),
               "shape": list(data.X.shape) + [data.Y.shape[1]], "grouped": kind == "group",
-              "split": kind, "window": data.window, "hop": data.hop}
+              "split": kind, "stratified": stratified, "window": data.window, "hop": data.hop}
     key = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:16]
     if setup.task == "regression" and not setup.standardize_targets:
         target_scaling.warn_scales(data.Y, data.target_names)      # once, not per fold

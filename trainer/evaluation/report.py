@@ -152,7 +152,7 @@ def markdown_report(result, title="Evaluation", notes=()) -> str:
     cfg = result.config
     summary = {(r["method"], r["budget"], r["measure"]): r for r in summarize(result)}
     split = describe_split(cfg.get("split", "group" if cfg.get("grouped") else "shuffled"),
-                           cfg["folds"], cfg.get("window"))
+                           cfg["folds"], cfg.get("window"), cfg.get("stratified", False))
     out = [f"# {title}", "",
            f"Nested cross-validation, outer folds: {split}; selection, lambda and "
            f"preprocessing inside each training fold. "

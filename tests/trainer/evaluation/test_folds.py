@@ -6,9 +6,10 @@ import numpy as np
 import pytest
 
 from sensorbudget.trainer.errors import TrainerError, TrainerWarning
-from sensorbudget.trainer.evaluation.folds import blocked_folds, choose_split, make_split
+from sensorbudget.trainer.evaluation.folds import (blocked_folds, choose_split, fold_classes,
+                                                   make_split, outer_folds)
 from sensorbudget.trainer.evaluation.methods import Model
-from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate
+from sensorbudget.trainer.evaluation.protocol import EvalData, evaluate, make_folds
 from sensorbudget.trainer.evaluation.report import summary_table
 
 
@@ -148,3 +149,110 @@ def test_evaluate_on_a_table_runs_blocked_folds_and_says_so():
     assert result.config["split"] == "blocked"
     assert [r["n_test"] for r in result.records] == [10, 10, 10, 10]
     assert "4 contiguous blocks of rows in file order" in markdown_report(result)
+
+
+def _interleaved(n_rec=12, classes=3, rows=5):
+    """Recordings of ``rows`` windows each, one class per recording, listed in class order
+    (0, 1, 2, 0, 1, 2, ...) as an archive may list them: (groups, class per row)."""
+    groups = np.repeat(np.arange(n_rec), rows)
+    return groups, groups % classes
+
+
+def test_group_folds_of_interleaved_classes_keep_every_class_in_training():
+    """GroupKFold (balanced sizes only) holds out every recording of one class in a fold of
+    this set; the stratified group folds keep each recording whole and deal each class's
+    recordings evenly: 6 recordings per class into 3 folds is two per fold (brute-force count
+    of the ideal)."""
+    from sklearn.model_selection import GroupKFold
+
+    groups, y = _interleaved(18)
+    plain = list(GroupKFold(n_splits=3).split(np.zeros(len(y)), groups=groups))
+    assert any(np.unique(y[train]).size < 3 for train, _ in plain)   # the defect it fixes
+    splits, stratified = outer_folds("group", len(y), 3, 0, groups, classes=y)
+    assert stratified
+    assert np.sort(np.concatenate([te for _, te in splits])).tolist() == list(range(len(y)))
+    for train, test in splits:
+        assert not set(groups[train]) & set(groups[test])
+        assert sorted(train.tolist() + test.tolist()) == list(range(len(y)))
+        assert np.unique(y[train]).size == 3
+        recordings = np.unique(groups[test])
+        per_class = [np.sum(recordings % 3 == c) for c in range(3)]
+        assert per_class == [18 // 3 // 3] * 3, per_class
+
+
+def test_group_folds_are_deterministic_and_unstratified_without_classes():
+    """Same folds on every call and for any seed (no shuffling); no classes (regression,
+    multi-label) is GroupKFold's folds exactly."""
+    from sklearn.model_selection import GroupKFold
+
+    groups, y = _interleaved(15, 3, 3)
+    a = make_split("group", len(y), 5, 0, groups, classes=y)
+    b = make_split("group", len(y), 5, 123, groups, classes=y)
+    assert [(tr.tolist(), te.tolist()) for tr, te in a] == [(tr.tolist(), te.tolist())
+                                                            for tr, te in b]
+    plain = list(GroupKFold(n_splits=5).split(np.zeros(len(y)), groups=groups))
+    for (tr, te), (tr2, te2) in zip(make_split("group", len(y), 5, 0, groups), plain):
+        assert tr.tolist() == tr2.tolist() and te.tolist() == te2.tolist()
+    assert outer_folds("group", len(y), 5, 0, groups)[1] is False
+
+
+def test_fold_classes_of_values_and_of_one_hot_columns_are_the_same_partition():
+    values = np.array(["sit", "walk", "run", "walk", "sit", "run", "run"])[:, None]
+    names = sorted(set(values[:, 0]))
+    one_hot = (values == np.array(names)[None, :]).astype(float)
+    a, b = fold_classes(values, "multiclass"), fold_classes(one_hot, "multiclass")
+    assert a.tolist() == b.tolist() == [names.index(v) for v in values[:, 0]]
+    for task in ("regression", "multilabel", "ranking"):
+        assert fold_classes(one_hot, task) is None
+
+
+@pytest.mark.parametrize("groups,y,folds", [
+    # StratifiedGroupKFold leaves fold 6 of these 7 groups empty
+    ([0, 0, 0, 0, 1, 2, 2, 3, 4, 5, 5, 6, 6], [0, 2, 2, 2, 1, 0, 2, 2, 1, 0, 2, 2, 0], 7),
+    # every class has fewer rows than folds: StratifiedGroupKFold refuses
+    ([0, 1, 2, 3, 4, 5], [0, 0, 0, 1, 1, 1], 4)])
+def test_group_folds_fall_back_to_group_k_fold_when_stratifying_fails(groups, y, folds):
+    from sklearn.model_selection import GroupKFold
+
+    groups, y = np.array(groups), np.array(y)
+    splits, stratified = outer_folds("group", len(y), folds, 0, groups, classes=y)
+    assert not stratified and all(te.size for _, te in splits)
+    plain = list(GroupKFold(n_splits=folds).split(np.zeros(len(y)), groups=groups))
+    assert [te.tolist() for _, te in splits] == [te.tolist() for _, te in plain]
+
+
+class ClassRecorder(Recorder):
+    """A Recorder that keeps the classes present in each training fold."""
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+    def fit_predict(self, X, Y, budgets, setup):
+        self.seen.append(int((Y.max(axis=0) > 0).sum()))          # +-1 encoded one-hot
+        return super().fit_predict(X, Y, budgets, setup)
+
+
+def test_evaluate_stratifies_group_folds_of_classes_and_says_so():
+    """evaluate's folds of a multi-class set are make_folds' with the classes, every
+    training fold holds every class, results.json's config and the report say stratified;
+    the same rows as regression targets get GroupKFold's folds."""
+    from sensorbudget.trainer.evaluation.defaults import smallest_training_fold
+    from sensorbudget.trainer.evaluation.report import markdown_report
+
+    groups, y = _interleaved(12, 3, 4)
+    X = np.random.default_rng(0).normal(size=(len(y), 4)) + y[:, None]
+    data = EvalData(X, np.eye(3)[y], "multiclass", ["a", "b", "c"], groups=groups)
+    method = ClassRecorder()
+    result = evaluate(data, [method], "2", folds=3)
+    assert result.config["split"] == "group" and result.config["stratified"] is True
+    assert method.seen == [3, 3, 3]
+    splits = make_folds(len(y), 3, 0, groups, classes=fold_classes(data.Y, "multiclass"))
+    assert [r["n_test"] for r in sorted(result.records, key=lambda r: r["fold"])] == [
+        len(te) for _, te in splits]
+    assert smallest_training_fold(data, 3, "auto", 0) == min(len(tr) for tr, _ in splits)
+    assert "stratified group K-fold" in markdown_report(result)
+    reg = evaluate(EvalData(X, y[:, None].astype(float), "regression", ["y"], groups=groups),
+                   [Recorder()], "2", folds=3)
+    assert reg.config["stratified"] is False
+    assert "stratified" not in markdown_report(reg)
