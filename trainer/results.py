@@ -59,7 +59,8 @@ class Evaluation:
         from .evaluation.report import summary_table, wilcoxon_tests
 
         config = self.result.config
-        split = describe_split(config["split"], config["folds"], config["window"])
+        split = describe_split(config["split"], config["folds"], config["window"],
+                               config.get("stratified", False))
         lines = [f"outer folds: {split}",
                  f"scores: nested CV, on the held-out outer folds (selection, lambda and "
                  f"thresholds chosen inside each training fold), mean and std over "
@@ -193,11 +194,12 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
     out.result = run(evdata, methods, budgets, folds=folds, setup=setup,
                      only_folds=only_folds or None, cache_dir=cache, progress=progress,
                      split=split)
-    out.notes = _notes(setup, evdata, out.result.config["split"])
+    out.notes = _notes(setup, evdata, out.result.config["split"],
+                       out.result.config.get("stratified", False))
     return out
 
 
-def _notes(setup, evdata, split) -> list:
+def _notes(setup, evdata, split, stratified=False) -> list:
     """The report's notes: the task, lambda, target scaling, label compression, the folds."""
     notes = [f"task: {evdata.task}; lambda: "
              f"{'LOO over 2^-15..2^15 per fold and budget' if setup.lam is None else setup.lam}"]
@@ -212,7 +214,8 @@ def _notes(setup, evdata, split) -> list:
                      f"reconstructed by Y_C^+ Y")
     if split == "group":
         notes.append("folds keep the rows of one group (recording, subject or query) together "
-                     "(group K-fold)")
+                     + ("and are dealt by class (stratified group K-fold)" if stratified
+                        else "(group K-fold)"))
     elif split == "blocked" and evdata.window is None:
         notes.append("folds are contiguous blocks of the table's rows in file order (no gap)")
     elif split == "blocked":
