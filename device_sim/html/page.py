@@ -129,7 +129,8 @@ def evaluation_view(ev: dict, labels: dict, figure_ids: list) -> dict:
     """Mean ± std tables (every measure; per target or label), with the definitions."""
     per_target = sorted(ev["per_target"], key=lambda k: (k.partition("[")[2], k))
     return {"name": ev["name"], "folds": ev["folds"] if ev["folds"] is not None else "K",
-            "grouped": "group K-fold" if ev["grouped"] else "K-fold",
+            "grouped": ("stratified group K-fold" if ev.get("stratified") else "group K-fold")
+            if ev["grouped"] else "K-fold",
             "methods": [c["method"] for c in ev["cells"] if c["budget"] == ev["budgets"][0]],
             "definitions": [(labels.get(m, m), DEFINITIONS[m]) for m in ev["measures"]
                             if m in DEFINITIONS],

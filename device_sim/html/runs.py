@@ -237,6 +237,7 @@ def read_evaluation(path: Path, name: str, data: dict | None = None) -> tuple:
     evaluation = {"name": name, "path": str(path.parent), "methods": methods, "budgets": budgets,
                   "measures": measures, "per_target": keys, "folds": folds,
                   "grouped": bool(isinstance(config, dict) and config.get("grouped")),
+                  "stratified": bool(isinstance(config, dict) and config.get("stratified")),
                   "fitting": _fitting(setup.get("standardize_targets"),
                                       setup.get("fit_intercept"), setup.get("standardize")),
                   "task": (config.get("setup") or {}).get("task") if isinstance(config, dict)
