@@ -6,7 +6,7 @@ STAMP   := $(VENV)/.installed
 OUT     := demo-out
 AIR     := data/air_quality_uci/AirQualityUCI.csv
 
-.PHONY: venv demo test fuzz-smoke bench deps-embedded clean
+.PHONY: venv demo test fuzz-smoke bench deps-embedded clean golden
 
 $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -48,6 +48,10 @@ demo: $(STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest -q
 	$(MAKE) fuzz-smoke
+
+# Regenerate the golden C files (tests/golden/files) after reviewing the emitter's diff.
+golden: $(STAMP)
+	$(BIN)/python -m tests.golden.cases
 
 # Every fuzz target briefly (about a minute); long runs: see fuzz/README.md.
 fuzz-smoke: $(STAMP)

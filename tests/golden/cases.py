@@ -1,0 +1,188 @@
+"""The golden bundles (issue 28 item 6): a fixed, small set of bundles made from seeded synthetic
+recordings (:mod:`tests.firmware_gen.generative`'s 9-channel accelerometer stream) and every C
+file the emitters write for them: the C header, the C library, and the firmware for host,
+nucleo-f4, arduino-uno and hifive1 (generated, not built).
+
+:func:`emit` returns ``{relative path: text}`` of everything; ``files/`` holds the committed
+copy (``make golden`` rewrites it: ``python -m tests.golden.cases``) and
+``tests/golden/test_golden.py`` diffs the two, so an emitter change shows up as a C diff.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from tests.firmware_gen import generative as G
+
+FILES = Path(__file__).parent / "files"
+TARGETS = ("host", "nucleo-f4", "arduino-uno", "hifive1")
+#: the fixed-point full scale of every channel (mg; a power of two above the stream's range)
+FULL_SCALE = {"*": 8192.0}
+
+
+@dataclass(frozen=True)
+class GoldenCase:
+    """One golden bundle: its sensors.toml blocks, window, hop, labels, features, numeric."""
+
+    name: str
+    window: int
+    hop: int
+    blocks: tuple
+    features: tuple
+    numeric: str
+    task: str = "regression"      # regression (targets speed, load), multiclass, multilabel
+    channels: tuple = G.CHANNELS
+
+
+CASES = (
+    # the issue's 6-feature bundle: window statistics and a magnitude group (float32 is the
+    # multilabel case's: four bundles keep the golden copy near 650 KB)
+    GoldenCase("regression_stats_q15", 64, 32, G.ISSUE_TOML_BLOCKS, G.ISSUE_FEATURES, "q15"),
+    # spectral + shape (three channels, window 32 / hop 16), Q31
+    GoldenCase("regression_spectral_q31", 32, 16,
+               ({"channels": ["leg_vert", "leg_horiz_fwd", "trunk_vert"],
+                 "extractors": ["bandpower:1-4", "domfreq", "skew", "percentile:90", "std"]},),
+               ("leg_vert.bandpower_1to4", "leg_horiz_fwd.domfreq", "trunk_vert.skew",
+                "leg_vert.percentile_90", "trunk_vert.std"), "q31"),
+    # multiclass: shape + spectral + magnitude group, Q15
+    GoldenCase("multiclass_mixed_q15", 16, 8,
+               ({"channels": ["ankle_vert", "ankle_horiz_fwd"],
+                 "extractors": ["mean", "rms", "centroid", "slope"]},
+                {"group": "ankle_acc", "channels": ["ankle_vert", "ankle_horiz_fwd",
+                                                    "ankle_horiz_lateral"],
+                 "extractors": ["mag_std", "mag_max"]}),
+               ("ankle_vert.mean", "ankle_horiz_fwd.rms", "ankle_vert.centroid",
+                "ankle_horiz_fwd.slope", "ankle_acc.mag_std", "ankle_acc.mag_max"),
+               "q15", task="multiclass"),
+    # multilabel: preprocessing (jerk) and window statistics, float32
+    GoldenCase("multilabel_jerk_f32", 12, 12,
+               ({"channels": ["trunk_vert", "trunk_horiz_lateral"],
+                 "extractors": ["max", "ptp", "zcr"]},
+                {"channels": ["trunk_vert"], "preprocess": "jerk",
+                 "extractors": ["energy", "mad"]}),
+               None, "float32", task="multilabel"),
+)
+
+
+def _labels(folder: Path, task: str) -> None:
+    """Rewrite the recordings' index.csv with categorical labels for a classification task."""
+    index = folder / "index.csv"
+    rows = index.read_text().splitlines()
+    out = ["file,activity" if task == "multiclass" else "file,gait,terrain"]
+    for i, row in enumerate(rows[1:]):
+        name = row.split(",")[0]
+        gait = ("sit", "walk", "run")[i % 3]
+        out.append(f"{name},{gait}" if task == "multiclass"
+                   else f"{name},{gait},{('flat', 'hill')[(i // 2) % 2]}")
+    index.write_text("\n".join(out) + "\n")
+
+
+def _toml(case: GoldenCase) -> str:
+    text = G.sensors_toml(case.channels, case.window, case.hop, case.blocks,
+                          targets=("speed", "load"))
+    if case.task == "regression":
+        return text
+    head = ('task = "multiclass"\ntargets = ["activity"]' if case.task == "multiclass"
+            else 'task = "multilabel"\ntargets = ["gait", "terrain"]')
+    return text.replace('task = "regression"\ntargets = ["speed", "load"]', head)
+
+
+def bundle(case: GoldenCase, work: Path):
+    """The bundle of ``case`` (deterministic: seeded recordings, greedy RLS with lam 1)."""
+    from sensorbudget.trainer.sensing.feature_set import load_feature_set
+    from tests.firmware_gen.conftest import train
+
+    recordings = G.write_recordings(work / "recordings", 2026, n_recordings=6, n=300)
+    if case.task != "regression":
+        _labels(recordings, case.task)
+    toml = work / "sensors.toml"
+    toml.write_text(_toml(case))
+    fs = load_feature_set(recordings, toml)
+    names = list(fs.feature_names)
+    columns = list(case.features) if case.features else names
+    return train(fs, work / "bundle", min(len(columns), 6), columns)
+
+
+def _verbatim() -> dict:
+    """{text: repository path} of the files the firmware copies unchanged (the templates
+    folder, PROTOCOL.md): not emitted, so not golden."""
+    import sensorbudget.firmware_gen as fg
+
+    root = Path(fg.__file__).parent
+    paths = [*sorted((root / "templates").iterdir()), root / "PROTOCOL.md"]
+    return {p.read_text(): f"firmware_gen/{p.relative_to(root).as_posix()}"
+            for p in paths if p.is_file()}
+
+
+def _reduce(emitted: dict) -> dict:
+    """``emitted`` without repeats: a verbatim template copy, or a file equal to one stored
+    before it in the same case (the firmware's header is the C header, most targets share
+    the host's stream code), is named in its folder's ``_copies.txt`` instead."""
+    verbatim, out, copies, seen = _verbatim(), {}, {}, {}
+    for rel, text in emitted.items():
+        case, folder = rel.split("/")[0], rel.rsplit("/", 1)[0]
+        source = verbatim.get(text) or seen.get((case, text))
+        if source is None:
+            out[rel] = text
+            seen[(case, text)] = rel
+        else:
+            copies.setdefault(folder, []).append(f"{rel[len(folder) + 1:]} = {source}")
+    for folder, lines in copies.items():
+        out[f"{folder}/_copies.txt"] = "\n".join(lines) + "\n"
+    return out
+
+
+def emit(cases=CASES) -> dict:
+    """{case/output/file: text} of every emitted file of every golden case (repeats named in
+    ``_copies.txt``: :func:`_reduce`); a target that refuses the bundle gives
+    ``case/firmware-<target>/REFUSED.txt`` with the message."""
+    from sensorbudget.export.c_header import c_header
+    from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
+    from sensorbudget.firmware_gen.library import generate_library
+
+    out = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for case in cases:
+            loaded = bundle(case, Path(tmp) / case.name)
+            scale = None if case.numeric == "float32" else FULL_SCALE
+            out[f"{case.name}/c-header/sbmodel.h"] = c_header(loaded, numeric=case.numeric).text
+            lib = generate_library(loaded, numeric=case.numeric, full_scale=scale)
+            out.update({f"{case.name}/c-library/{k}": v for k, v in lib.files.items()})
+            for target in TARGETS:
+                key = f"{case.name}/firmware-{target}"
+                try:
+                    fw = generate_firmware(loaded, target=target, numeric=case.numeric,
+                                           full_scale=scale)
+                except FirmwareGenError as exc:
+                    out[f"{key}/REFUSED.txt"] = f"{exc}\n"
+                    continue
+                out.update({f"{key}/{k}": v for k, v in fw.files.items()})
+    return _reduce(out)
+
+
+def write(files: dict, folder: Path = FILES) -> None:
+    """Replace ``folder`` (the golden copy, created by this script only) by ``files``."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    for rel, text in sorted(files.items()):
+        path = folder / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(text.encode("ascii"))
+
+
+def read(folder: Path = FILES) -> dict:
+    return {p.relative_to(folder).as_posix(): p.read_bytes().decode("ascii")
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+if __name__ == "__main__":
+    files = emit()
+    write(files)
+    print(f"golden: {len(files)} files, {sum(len(t) for t in files.values())} bytes in {FILES}",
+          file=sys.stderr)

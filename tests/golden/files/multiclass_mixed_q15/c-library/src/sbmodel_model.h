@@ -1,0 +1,244 @@
+/*
+ * sbmodel_model.h: sparse linear model exported by sensorbudget 0.1.0 (sensorbudget export
+ *     c-header). Generated file, do not edit.
+ * Header format version 1; bundle sha256
+ *     62b04866969b6db5a24adf9b24ef15b498505a6e9833fe83878365ad0e4d9d9f.
+ * Task multiclass; 6 selected features of 6 candidates; 3 targets; numeric q15.
+ *
+ * Required sensors (1):
+ *   [0] "ankle" {"average_power_w": 6.4e-05, "channels": ["ankle_vert", "ankle_horiz_fwd",
+ *       "ankle_horiz_lateral"], "energy_per_prediction_j": 8e-06, "energy_per_reading_j": 1e-06,
+ *       "name": "ankle", "readings_per_prediction": 8, "sample_rate_hz": 64.0, "unit_price": 1.0}
+ * Required extractors (6), to compute on the device:
+ *   [0] "ankle_horiz_fwd.rms" sensors ["ankle"] cost 0 params {"arithmetic":
+ *       "float32-sequential-v1", "channels": ["ankle_horiz_fwd"], "fixed_point": true, "hop": 8,
+ *       "kind": "rms", "sample_rate_hz": 64.0, "window": 16}
+ *   [1] "ankle_acc.mag_std" sensors ["ankle"] cost 0 params {"arithmetic": "float32-sequential-v1",
+ *       "channels": ["ankle_vert", "ankle_horiz_fwd", "ankle_horiz_lateral"], "fixed_point": false,
+ *       "hop": 8, "kind": "mag_std", "sample_rate_hz": 64.0, "window": 16}
+ *   [2] "ankle_vert.centroid" sensors ["ankle"] cost 0 params {"arithmetic":
+ *       "float32-sequential-v1", "channels": ["ankle_vert"], "fixed_point": false, "hop": 8,
+ *       "kind": "centroid", "sample_rate_hz": 64.0, "spectrum_window": "hann", "window": 16}
+ *   [3] "ankle_acc.mag_max" sensors ["ankle"] cost 0 params {"arithmetic": "float32-sequential-v1",
+ *       "channels": ["ankle_vert", "ankle_horiz_fwd", "ankle_horiz_lateral"], "fixed_point": true,
+ *       "hop": 8, "kind": "mag_max", "sample_rate_hz": 64.0, "window": 16}
+ *   [4] "ankle_vert.mean" sensors ["ankle"] cost 0 params {"arithmetic": "float32-sequential-v1",
+ *       "channels": ["ankle_vert"], "fixed_point": true, "hop": 8, "kind": "mean",
+ *       "sample_rate_hz": 64.0, "window": 16}
+ *   [5] "ankle_horiz_fwd.slope" sensors ["ankle"] cost 0 params {"arithmetic":
+ *       "float32-sequential-v1", "channels": ["ankle_horiz_fwd"], "fixed_point": false, "hop": 8,
+ *       "kind": "slope", "sample_rate_hz": 64.0, "window": 16}
+ * Input features, in the order sbmodel_model_predict expects them:
+ *   [0] "ankle_horiz_fwd.rms" candidate column 1, extractor [0], training range [16.9263, 1213.67]
+ *   [1] "ankle_acc.mag_std" candidate column 4, extractor [1], training range [34.0154, 1365.97]
+ *   [2] "ankle_vert.centroid" candidate column 2, extractor [2], training range [4.40917, 21.0358]
+ *   [3] "ankle_acc.mag_max" candidate column 5, extractor [3], training range [824.29, 7018.07]
+ *   [4] "ankle_vert.mean" candidate column 0, extractor [4], training range [313.375, 1651.38]
+ *   [5] "ankle_horiz_fwd.slope" candidate column 3, extractor [5], training range [-122.751,
+ *       116.85]
+ * Classes (scores[j]):
+ *   [0] "run"
+ *   [1] "sit"
+ *   [2] "walk"
+ */
+
+#ifndef SBMODEL_MODEL_H
+#define SBMODEL_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SBMODEL_MODEL_FORMAT_VERSION 1
+#define SBMODEL_MODEL_N_FEATURES 6
+#define SBMODEL_MODEL_N_TARGETS 3
+#define SBMODEL_MODEL_N_CANDIDATES 6
+#define SBMODEL_MODEL_N_REQUIRED_EXTRACTORS 6
+#define SBMODEL_MODEL_N_REQUIRED_SENSORS 1
+#define SBMODEL_MODEL_TASK_MULTICLASS 1
+#define SBMODEL_MODEL_NUMERIC_Q15 1
+
+/* Index of each input feature in features[] and of each target in scores[]. */
+#define SBMODEL_MODEL_F_ANKLE_HORIZ_FWD_RMS 0
+#define SBMODEL_MODEL_F_ANKLE_ACC_MAG_STD 1
+#define SBMODEL_MODEL_F_ANKLE_VERT_CENTROID 2
+#define SBMODEL_MODEL_F_ANKLE_ACC_MAG_MAX 3
+#define SBMODEL_MODEL_F_ANKLE_VERT_MEAN 4
+#define SBMODEL_MODEL_F_ANKLE_HORIZ_FWD_SLOPE 5
+#define SBMODEL_MODEL_T_RUN 0
+#define SBMODEL_MODEL_T_SIT 1
+#define SBMODEL_MODEL_T_WALK 2
+
+static const char *const sbmodel_model_feature_names[SBMODEL_MODEL_N_FEATURES] = {
+    "ankle_horiz_fwd.rms", "ankle_acc.mag_std", "ankle_vert.centroid", "ankle_acc.mag_max",
+    "ankle_vert.mean", "ankle_horiz_fwd.slope"
+};
+
+static const unsigned sbmodel_model_feature_columns[SBMODEL_MODEL_N_FEATURES] = {
+    1u,  /* "ankle_horiz_fwd.rms" */
+    4u,  /* "ankle_acc.mag_std" */
+    2u,  /* "ankle_vert.centroid" */
+    5u,  /* "ankle_acc.mag_max" */
+    0u,  /* "ankle_vert.mean" */
+    3u   /* "ankle_horiz_fwd.slope" */
+};
+
+static const int sbmodel_model_feature_extractor[SBMODEL_MODEL_N_FEATURES] = {
+    0,  /* "ankle_horiz_fwd.rms" */
+    1,  /* "ankle_acc.mag_std" */
+    2,  /* "ankle_vert.centroid" */
+    3,  /* "ankle_acc.mag_max" */
+    4,  /* "ankle_vert.mean" */
+    5   /* "ankle_horiz_fwd.slope" */
+};
+
+static const char *const sbmodel_model_target_names[SBMODEL_MODEL_N_TARGETS] = {
+    "run", "sit", "walk"
+};
+
+static const char *const sbmodel_model_required_extractors[6] = {
+    "ankle_horiz_fwd.rms", "ankle_acc.mag_std", "ankle_vert.centroid", "ankle_acc.mag_max",
+    "ankle_vert.mean", "ankle_horiz_fwd.slope"
+};
+
+static const char *const sbmodel_model_extractor_params_json[6] = {
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"ankle_horiz_fwd\"], \"fixed_poi"
+    "nt\": true, \"hop\": 8, \"kind\": \"rms\", \"sample_rate_hz\": 64.0, \"window\": 16}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"ankle_vert\", \"ankle_horiz_fwd"
+    "\", \"ankle_horiz_lateral\"], \"fixed_point\": false, \"hop\": 8, \"kind\": \"mag_std\", \"s"
+    "ample_rate_hz\": 64.0, \"window\": 16}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"ankle_vert\"], \"fixed_point\":"
+    " false, \"hop\": 8, \"kind\": \"centroid\", \"sample_rate_hz\": 64.0, \"spectrum_window\": "
+    "\"hann\", \"window\": 16}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"ankle_vert\", \"ankle_horiz_fwd"
+    "\", \"ankle_horiz_lateral\"], \"fixed_point\": true, \"hop\": 8, \"kind\": \"mag_max\", \"sa"
+    "mple_rate_hz\": 64.0, \"window\": 16}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"ankle_vert\"], \"fixed_point\":"
+    " true, \"hop\": 8, \"kind\": \"mean\", \"sample_rate_hz\": 64.0, \"window\": 16}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"ankle_horiz_fwd\"], \"fixed_poi"
+    "nt\": false, \"hop\": 8, \"kind\": \"slope\", \"sample_rate_hz\": 64.0, \"window\": 16}")
+};
+
+static const char *const sbmodel_model_required_sensors[1] = {
+    "ankle"
+};
+
+/* Training range of each input feature (float32, rounded outwards). */
+
+static const float sbmodel_model_x_min[SBMODEL_MODEL_N_FEATURES] = {
+    16.9263115f, 34.0153732f, 4.40916824f, 824.289978f, 313.375f, -122.751472f
+};
+
+static const float sbmodel_model_x_max[SBMODEL_MODEL_N_FEATURES] = {
+    1213.66724f, 1365.97205f, 21.035759f, 7018.06885f, 1651.375f, 116.849998f
+};
+
+/* Copy the selected features out of a full candidate vector (SBMODEL_MODEL_N_CANDIDATES floats). */
+static inline void sbmodel_model_select(const float *candidates, float *features)
+{
+    size_t i;
+    for (i = 0; i < SBMODEL_MODEL_N_FEATURES; ++i) {
+        features[i] = candidates[sbmodel_model_feature_columns[i]];
+    }
+}
+
+/* Q15: score = scores_q * 2^-SBMODEL_MODEL_Q15_SCORE_FRAC_BITS;
+ * accumulators hold score * 2^SBMODEL_MODEL_Q15_WEIGHT_FRAC_BITS. */
+#define SBMODEL_MODEL_Q15_WEIGHT_FRAC_BITS 27
+#define SBMODEL_MODEL_Q15_SCORE_FRAC_BITS 11
+#define SBMODEL_MODEL_Q15_SHIFT 16
+/* |score - float64 model score| <= SBMODEL_MODEL_Q15_ERROR_BOUND for inputs in [x_min, x_max]
+ * (largest reachable |score| 9.94477). */
+#define SBMODEL_MODEL_Q15_ERROR_BOUND 8.4e-4f
+
+/* Input quantisation: centre and QMAX / half-width of each training range. */
+
+static const float sbmodel_model_q15_input_offset[SBMODEL_MODEL_N_FEATURES] = {
+    615.296753f, 699.993713f, 12.7224636f, 3921.17944f, 982.375f, -2.950737f
+};
+
+static const float sbmodel_model_q15_input_inv_scale[SBMODEL_MODEL_N_FEATURES] = {
+    54.7603378f, 49.201252f, 3941.51392f, 10.5806065f, 48.9790268f, 273.512238f
+};
+
+/* Weights with the input scales folded in, times 2^27;
+ * intercepts with the offsets folded in, same scale. */
+
+static const int16_t sbmodel_model_q15_weights[SBMODEL_MODEL_N_FEATURES][SBMODEL_MODEL_N_TARGETS] =
+        {
+    { -1054, -4869, 5923 },  /* [0] "ankle_horiz_fwd.rms" */
+    { -15412, 6643, 8768 },  /* [1] "ankle_acc.mag_std" */
+    { -2248, 752, 1495 },  /* [2] "ankle_vert.centroid" */
+    { 15028, -4924, -10104 },  /* [3] "ankle_acc.mag_max" */
+    { -3576, 718, 2857 },  /* [4] "ankle_vert.mean" */
+    { 145, 182, -327 }   /* [5] "ankle_horiz_fwd.slope" */
+};
+
+static const int32_t sbmodel_model_q15_intercepts[SBMODEL_MODEL_N_TARGETS] = {
+    INT32_C(-107238520), INT32_C(-62289486), INT32_C(35310278)
+};
+
+/* features_q[i] = sat(round((features[i] - input_offset[i]) * input_inv_scale[i])), computed in
+ * float, NaN -> 0, saturated to +-32767, rounded half away from zero. */
+static inline void sbmodel_model_quantize_q15(const float *features, int16_t *features_q)
+{
+    size_t i;
+    for (i = 0; i < SBMODEL_MODEL_N_FEATURES; ++i) {
+        float v = (features[i] - sbmodel_model_q15_input_offset[i])
+            * sbmodel_model_q15_input_inv_scale[i];
+        if (v != v) {
+            v = 0.0f;
+        }
+        if (v > 32767.0f) {
+            v = 32767.0f;
+        } else if (v < -32767.0f) {
+            v = -32767.0f;
+        }
+        features_q[i] = (int16_t)(v >= 0.0f ? (int16_t)(v + 0.5f) : -(int16_t)(0.5f - v));
+    }
+}
+
+/* Rescale an accumulator to a score: sat(round(acc / 2^SBMODEL_MODEL_Q15_SHIFT)),
+        half away from zero.
+ * |acc| + 2^(SHIFT-1) cannot overflow int32_t for any int16_t inputs (checked at export). */
+static inline int16_t sbmodel_model_q15_rescale(int32_t acc)
+{
+    const int32_t half = (int32_t)1 << (SBMODEL_MODEL_Q15_SHIFT - 1);
+    const int32_t div = (int32_t)1 << SBMODEL_MODEL_Q15_SHIFT;
+    acc = acc >= 0 ? (acc + half) / div : -((-acc + half) / div);
+    if (acc > INT32_C(32767)) {
+        acc = INT32_C(32767);
+    } else if (acc < INT32_C(-32768)) {
+        acc = INT32_C(-32768);
+    }
+    return (int16_t)acc;
+}
+
+/* scores_q[j] = rescale(intercepts_q[j] + sum_i weights_q[i][j] * features_q[i]), with the sum
+ * exact in int32_t; the score is scores_q[j] * 2^-SBMODEL_MODEL_Q15_SCORE_FRAC_BITS. */
+static inline void sbmodel_model_predict_q15(const int16_t *features_q, int16_t *scores_q)
+{
+    size_t i, j;
+    for (j = 0; j < SBMODEL_MODEL_N_TARGETS; ++j) {
+        int32_t acc = sbmodel_model_q15_intercepts[j];
+        for (i = 0; i < SBMODEL_MODEL_N_FEATURES; ++i) {
+            acc += (int32_t)sbmodel_model_q15_weights[i][j] * (int32_t)features_q[i];
+        }
+        scores_q[j] = sbmodel_model_q15_rescale(acc);
+    }
+}
+
+/* The class index with the largest score (the first one on ties), as numpy.argmax. */
+static inline int sbmodel_model_label_q15(const int16_t *features_q)
+{
+    int16_t scores[SBMODEL_MODEL_N_TARGETS];
+    size_t j, best = 0;
+    sbmodel_model_predict_q15(features_q, scores);
+    for (j = 1; j < SBMODEL_MODEL_N_TARGETS; ++j) {
+        if (scores[j] > scores[best]) {
+            best = j;
+        }
+    }
+    return (int)best;
+}
+
+#endif /* SBMODEL_MODEL_H */
