@@ -113,7 +113,8 @@ def predict(bundle, data, *, stream_format=None, max_drop_fraction=0.5,
         from .bundle.recordings import features_from_recordings
 
         feats = features_from_recordings(bundle, data, stream_format)
-        Xs, Y = feats.X.astype(np.float64), feats.Y
+        Xs = feats.X.astype(np.float64)
+        Y = bundle_targets(feats.Y, feats.target_names, bundle.meta)   # as a features file's
         ids = {"recording": np.asarray(feats.recording_names)[feats.groups],
                "window_start": feats.window_start}
         lines = [f"predicted {len(Xs)} window(s) of {len(feats.recording_names)} "

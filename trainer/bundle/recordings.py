@@ -7,7 +7,8 @@ sensors and, for every selected feature, the extractor kind and channels stored 
 by window as training did. Windows are formed as there: ``[k*hop, k*hop + window)``, skipped when
 a channel the *selected* features use has a missing sample or a time gap. Targets are read when
 the recordings hold them: a stream's target columns (the value at each window's last sample, NaN
-when missing there), a labelled recording's labels.
+when missing there; a multi-class bundle's class column, also beside ``--recording-column``), a
+labelled recording's labels.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class RecordingFeatures:
     groups: np.ndarray
     window_start: np.ndarray
     recording_names: list
+    target_names: list = None    # the columns of Y: the bundle's targets, or its class column
 
 
 def _spec(meta: dict, labelled: bool) -> SensorSpec:
@@ -117,15 +119,20 @@ def features_from_recordings(bundle, path, stream_format=None) -> RecordingFeatu
     folders = (load_sensor_folders(path, _spec(meta, False), fmt)
                if meta.get("multi_rate") else None)      # one stream file per sensor
     rset = folders or load_recordings(path, float(meta.get("sample_rate_hz") or 1.0), fmt)
-    labelled = any(r.labels for r in rset.recordings)
+    targets = list(meta["targets"])
+    # per-sample target columns, as `features` reads them (a multi-class bundle's targets are
+    # its classes: the stream holds the class column), also beside --recording-column
+    per_sample = [meta["class_column"]] if meta.get("class_column") else targets
+    labelled = any(r.labels for r in rset.recordings) and not all(
+        t in rec.columns for rec in rset.recordings for t in per_sample)
     spec = _spec(meta, labelled)
     multi = spec.window_s is not None
     fs = build_feature_set(rset, spec, window=None if multi else spec.window,
                            hop=None if multi else spec.hop)
-    targets = list(meta["targets"])
+    names = targets if labelled else per_sample
     Y = (_label_targets(fs, targets, meta["task"]) if labelled
-         else _multi_rate_targets(rset, fs, targets, spec) if multi
-         else _stream_targets(rset, fs, targets, spec.window))
+         else _multi_rate_targets(rset, fs, per_sample, spec) if multi
+         else _stream_targets(rset, fs, per_sample, spec.window))
     return RecordingFeatures(X=np.asarray(fs.X), Y=Y, groups=np.asarray(fs.groups),
                              window_start=np.asarray(fs.window_start),
-                             recording_names=list(fs.recording_names))
+                             recording_names=list(fs.recording_names), target_names=names)
