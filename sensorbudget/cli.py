@@ -52,7 +52,8 @@ def _progress(total_label, enabled=None):
 @click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
               help="The last N columns are regression targets (Mulan multi-target ARFF).")
 @click.option("--task", type=click.Choice(TRAIN_TASKS), default="auto", show_default=True,
-              help="Learning task; auto = multilabel for --labels/--xml, else regression.")
+              help="Learning task; auto = multilabel for --labels/--xml, else regression (a "
+                   "features file: its task); binary = multiclass with at most 2 classes.")
 @click.option("--lam", type=float, default=None,
               help="Ridge parameter; default: chosen by LOO over 2^-15..2^15 (--lam-search).")
 @click.option("--lam-search", type=click.Choice(("path", "grid")), default="path",

@@ -65,7 +65,8 @@ def _budgets(ctx, param, value):
 @click.option("--targets-last", type=click.IntRange(min=1), default=None, metavar="N",
               help="The last N columns are regression targets (Mulan multi-target ARFF).")
 @click.option("--task", type=click.Choice(EVALUATE_TASKS), default="auto", show_default=True,
-              help="auto = multilabel for --labels/--xml, else regression. ranking: --groups "
+              help="auto = multilabel for --labels/--xml, else regression (a features file: "
+                   "its task). binary = multiclass with at most 2 classes. ranking: --groups "
                    "names the query ids; scored by pairwise ranking error within queries.")
 @click.option("--groups", default=None, metavar="COLUMN|recording",
               help="Rows sharing this id stay in one fold (a CSV/ARFF column or NPZ array; "

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError, TrainerError
-from .tasks import STORED_TASKS, Task
+from .tasks import TASK_NAMES, Task, check_binary
 
 #: the ``task`` choices of evaluate (``auto``: what the data suggest)
-TASKS = ("auto", *STORED_TASKS, "ranking")
+TASKS = ("auto", *TASK_NAMES, "ranking")
 #: the files :meth:`Evaluation.save` writes
 RESULTS_FILE = "results.json"
 
@@ -150,7 +150,9 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
         task = ("multilabel" if (data_options.get("labels") or data_options.get("xml"))
                 else data.task)
     elif task != "ranking":
-        task = Task.of(str(task)).stored           # a Task (binary is multi-class) or its name
+        task = Task.of(str(task))           # a Task (binary is multi-class) or its name
+        check_binary(task, evdata.Y, evdata.target_names, data.class_values)
+        task = task.stored
     evdata.task = task
     if task == "multiclass" and evdata.Y.shape[1] > 1:      # one-hot columns named by class:
         order = sorted(range(len(evdata.target_names)),    # the bundle's (sorted) class order

@@ -15,10 +15,11 @@ import warnings
 import numpy as np
 
 from .errors import DataError, TrainerError
-from .tasks import LABEL_MAP, STORED_TASKS, Task, encode_labels
+from .tasks import LABEL_MAP, TASK_NAMES, Task, check_binary, encode_labels
 
-#: the ``task`` choices of train (``auto``: what the data suggest)
-TASKS = ("auto", *STORED_TASKS)
+#: the ``task`` choices of train (``auto``: what the data suggest; ``binary``: multi-class with
+#: at most 2 classes)
+TASKS = ("auto", *TASK_NAMES)
 COST_BUDGETS = ("max_sensors", "max_cost", "max_energy", "max_time")
 
 
@@ -32,10 +33,13 @@ def check_budget(budget, **cost_budgets) -> None:
 
 
 def resolve_task(task, data) -> str:
-    """The stored task name of ``task`` (a :class:`Task`, its name, or ``auto``: the data's)."""
+    """The stored task name of ``task`` (a :class:`Task`, its name, or ``auto``: the data's);
+    ``binary`` is ``multiclass`` once the data are checked to hold at most 2 classes."""
     if task in (None, "auto"):
         return data.task
-    return Task.of(str(task)).stored
+    task = Task.of(str(task))
+    check_binary(task, data.Y, data.target_names, getattr(data, "class_values", None))
+    return task.stored
 
 
 def cost_kwargs(feature_set=None, *, max_sensors=None, max_cost=None, max_energy=None,

@@ -195,8 +195,8 @@ def evaluate(data: EvalData, methods, budgets, *, folds=10, setup: Setup | None 
     setup = setup or Setup(task=data.task)
     budgets = parse_budgets(budgets) if isinstance(budgets, str) else list(budgets)
     methods = [get_method(m) for m in methods]
-    if data.task == "multiclass" and data.Y.shape[1] == 1 and not np.isin(data.Y, (0, 1)).all():
-        names, one_hot = one_hot_classes(data.Y[:, 0])              # a column of class values
+    if data.task == "multiclass" and data.Y.shape[1] == 1:   # a column of class values (0/1:
+        names, one_hot = one_hot_classes(data.Y[:, 0])          # two classes, binary)
         data = replace(data, Y=one_hot, target_names=names)
     if data.task == "multiclass" and not (np.isin(data.Y, (0, 1)).all()
                                           and (data.Y.sum(axis=1) == 1).all()):

@@ -43,6 +43,7 @@ import numpy as np
 
 from ..bundle.files import npz_bytes
 from ..errors import DataError
+from ..tasks import stored_task
 from . import rates
 from .channel_bounds import bounds_json, parse_bounds, recording_bounds
 from .extractors import window_view
@@ -363,7 +364,8 @@ def build_feature_set(rset: RecordingSet, spec: SensorSpec, window=None, hop=Non
         feature_kinds=[f.kind for f in fs], feature_channels=["+".join(f.channels) for f in fs],
         window=window, hop=hop, sample_rate=spec.sample_rate_hz, groups=np.concatenate(groups),
         window_start=np.concatenate(starts).astype(np.int64),
-        recording_names=[r.name for r in rset.recordings], task=spec.task or task,
+        recording_names=[r.name for r in rset.recordings],
+        task=stored_task(spec.task, np.concatenate(Y), targets, spec.source) or task,
         sensors=[s.to_dict() for s in spec.sensors], currency=spec.currency, skipped=skipped,
         compute_costs=spec.compute_costs(compute_target),
         channel_bounds=recording_bounds(rset.recordings, spec.used_channels),

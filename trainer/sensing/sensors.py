@@ -53,8 +53,8 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bundle.model import TASKS
 from ..errors import DataError
+from ..tasks import TASK_NAMES
 from .spec_values import MAX_QUANTITY, parse_calibration, parse_rates, with_seconds
 from .spec_values import bounded as _bounded
 from .spec_values import check_keys as _check_keys
@@ -376,8 +376,8 @@ def parse_sensor_spec(data: dict, source: str = "<dict>") -> SensorSpec:
     if on_missing not in ON_MISSING:
         raise DataError(f"{source}: on_missing={on_missing!r} must be one of {ON_MISSING}")
     task = data.get("task")
-    if task is not None and task not in TASKS:
-        raise DataError(f"{source}: task={task!r} must be one of {TASKS}")
+    if task is not None and task not in TASK_NAMES:    # binary: multi-class with 2 classes
+        raise DataError(f"{source}: task={task!r} must be one of {TASK_NAMES}")
     targets = data.get("targets")
     if targets is not None:
         if not isinstance(targets, list) or not all(isinstance(t, str) for t in targets):
