@@ -139,7 +139,7 @@ def our_source(sizes, avr: bool = False) -> str:
     from sensorbudget.firmware_gen import fft_c, kernel_c, shape_c
     from sensorbudget.trainer.sensing import spectral
 
-    spectrum = fft_c.ROUTINES["spectrum"][1].replace("@p@", "sb")
+    spectrum = fft_c.routine("spectrum", "sb")
     scatter_end, fft_end = "#if defined(__AVR__)  ", "#endif\n    /* the split"
     assert scatter_end in spectrum and fft_end in spectrum
     cuts = {"prep": spectrum.replace(scatter_end, "    return;\n" + scatter_end, 1),

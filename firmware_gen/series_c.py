@@ -33,70 +33,15 @@ from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.spectral import fft_size
 
 from . import fft_c, q15_c, shape_c
+from .ctemplate import macro
 from .kernel_c import _FLASH_MACROS
 
 ROUTINES = {**shape_c.ROUTINES, **fft_c.ROUTINES}
 
-#: preprocessing -> (fill function, C text)
-_FILL = {
-    "": """\
-/* The window of channel c, oldest sample first, into x[0..WINDOW-1]. */
-static void @p@_series_copy(const @p@_stream_t *s,
-    unsigned start, unsigned c, float *x)
-{
-    unsigned i, j = start;
-    for (i = 0u; i < @P@_WINDOW; ++i) {
-        x[i] = @P@_X(s, j, c);
-        j = @P@_NEXT(j);
-    }
-}
-""",
-    "jerk": """\
-/* Jerk (first difference) of channel c: x[i] = w[i+1] - w[i], WINDOW - 1 values. */
-static void @p@_series_jerk(const @p@_stream_t *s,
-    unsigned start, unsigned c, float *x)
-{
-    float prev = @P@_X(s, start, c);
-    unsigned i, j = @P@_NEXT(start);
-    for (i = 0u; i + 1u < @P@_WINDOW; ++i) {
-        const float cur = @P@_X(s, j, c);
-        x[i] = cur - prev;
-        prev = cur;
-        j = @P@_NEXT(j);
-    }
-}
-""",
-    "highpass": """\
-/* First-order high-pass of channel c restarted in the window: y[0] = 0;
- * y[i] = alpha * (y[i-1] + (w[i] - w[i-1])), WINDOW values. */
-static void @p@_series_highpass(const @p@_stream_t *s,
-    unsigned start, unsigned c, float alpha, float *x)
-{
-    float prev = @P@_X(s, start, c), y = 0.0f;
-    unsigned i, j = @P@_NEXT(start);
-    x[0] = 0.0f;
-    for (i = 1u; i < @P@_WINDOW; ++i) {
-        const float cur = @P@_X(s, j, c);
-        y = alpha * (y + (cur - prev));
-        x[i] = y;
-        prev = cur;
-        j = @P@_NEXT(j);
-    }
-}
-""",
-    "qcopy": """\
-/* The Q15 window of channel c, oldest sample first, into q[0..WINDOW-1]. */
-static void @p@_series_qcopy(const @p@_stream_t *s,
-    unsigned start, unsigned c, int16_t *q)
-{
-    unsigned i, j = start;
-    for (i = 0u; i < @P@_WINDOW; ++i) {
-        q[i] = @P@_Q(s, j, c);
-        j = @P@_NEXT(j);
-    }
-}
-""",
-}
+#: preprocessing -> the macro of ``templates/series.c.j2`` that fills the scratch array
+_FILL = {"": "fill_copy", "jerk": "fill_jerk", "highpass": "fill_highpass", "qcopy": "fill_qcopy"}
+
+
 
 
 def needed(table, roots) -> list:
@@ -258,9 +203,8 @@ def source_parts(plan, ints=None) -> list:
         out += [_FLASH_MACROS, fft_c.tables(plan, spectral, series_length)]
     for key in ("", "jerk", "highpass", "qcopy"):
         if (key or "copy") in fills:
-            out.append(_FILL[key].replace("@p@", p).replace("@P@", P))
-    out += [ROUTINES[r][1].replace("@p@", p).replace("@P@", P)
-            for r in needed(ROUTINES, roots)]
+            out.append(macro(shape_c.TEMPLATE, _FILL[key], p, P))
+    out += [ROUTINES[r][1](p) for r in needed(ROUTINES, roots)]
     out += [_group_function(plan, fname, key, members, ints or {})
             for fname, (key, members) in zip(_function_names(plan), found)]
     return out

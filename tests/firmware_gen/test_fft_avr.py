@@ -85,8 +85,8 @@ def test_avr_spectra_equal_references(tmp_path):
     parts = [_float_part(n, floats[n]) for n in SIZES] + [_q15_part(n, q15[n]) for n in SIZES]
     source = "\n\n".join([
         "#include <stdint.h>", "#include <string.h>", "#include <math.h>", _FLASH_MACROS,
-        shape_c.ROUTINES["mean"][1].replace("@p@", "sb"),
-        fft_c.ROUTINES["spectrum"][1].replace("@p@", "sb"), fft_q15_c.routine("sb"),
+        shape_c.routine("mean", "sb"),
+        fft_c.routine("spectrum", "sb"), fft_q15_c.routine("sb"),
         f"static float sb_fx[{top}], sb_re[{top}], sb_im[{top}];",
         f"static int16_t sb_qx[{top}], sb_qz[{top}];\nstatic uint32_t sb_qP[{top // 2 + 1}];",
         *[d for decl, _ in parts for d in decl],

@@ -1,0 +1,96 @@
+"""One way to write C (issue 28 item 6): the emitters converted to Jinja2 templates
+(:mod:`sensorbudget.firmware_gen.ctemplate`) use none of the old mechanisms, and the template
+environment refuses what the old ones let through. The bytes they write are pinned by the
+golden files (tests/golden)."""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from sensorbudget.firmware_gen import ctemplate, fft_c, series_c, shape_c
+
+#: the emitters whose C comes from templates only (the others still use the old mechanisms:
+#: extractors_c, kernel_c, kernel_q15, q15_c, passes_c, fft_q15_c, library, library_arduino,
+#: library_idf, library_build, firmware (main.c.in), export/c_header, export/cgen)
+CONVERTED = (ctemplate, shape_c, fft_c, series_c)
+
+
+def old_mechanisms(source: str) -> list:
+    """(line, kind) of each old templating mechanism in Python ``source``: placeholder
+    keys ``@key@`` (literal or f-string), ``.replace("@key@", ...)``, ``re.sub``, ``str.format``
+    on a literal with doubled braces, f-strings with doubled braces (C blocks in f-strings)."""
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            attr, first = node.func.attr, node.args[0] if node.args else None
+            if (attr == "replace" and isinstance(first, ast.Constant)
+                    and re.fullmatch(r"@\w+@", str(first.value))):
+                out.append((node.lineno, "replace of a placeholder"))
+            if (attr == "sub" and isinstance(node.func.value, ast.Name)
+                    and node.func.value.id == "re"):
+                out.append((node.lineno, "re.sub"))
+            if (attr == "format" and isinstance(node.func.value, ast.Constant)
+                    and "{{" in str(node.func.value.value)):
+                out.append((node.lineno, "str.format with doubled braces"))
+        if isinstance(node, ast.JoinedStr):
+            parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            if any("{" in v or "}" in v for v in parts):
+                out.append((node.lineno, "f-string with doubled braces"))
+            if any(v.endswith("@") for v in parts) and any(v.startswith("@") for v in parts):
+                out.append((node.lineno, "f-string placeholder"))
+        if (isinstance(node, ast.Constant) and isinstance(node.value, str)
+                and re.search(r"@[A-Za-z_]+@", node.value)):
+            out.append((node.lineno, "placeholder literal"))
+    return out
+
+
+@pytest.mark.parametrize("snippet, kind", [
+    ('t = C.replace("@p@", p)', "replace of a placeholder"),
+    ('t = "static int @p@_x;"', "placeholder literal"),
+    ('t = t.replace(f"@{key}@", v)', "f-string placeholder"),
+    ('t = re.sub("x", "y", t)', "re.sub"),
+    ('t = "int {0}(void)\\n{{\\n}}\\n".format(n)', "str.format with doubled braces"),
+    ('t = f"int {n}(void) {{ return 0; }}"', "f-string with doubled braces"),
+])
+def test_the_check_finds_each_old_mechanism(snippet, kind):
+    assert kind in [k for _, k in old_mechanisms(snippet)]
+    assert old_mechanisms("t = render('x.c.j2', p=p)\nu = f'{p}_x'") == []
+
+
+@pytest.mark.parametrize("module", CONVERTED, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_converted_emitters_use_templates_only(module):
+    assert old_mechanisms(Path(module.__file__).read_text()) == []
+
+
+def test_a_missing_value_is_an_error_not_an_empty_string():
+    from jinja2 import UndefinedError
+
+    with pytest.raises(UndefinedError):
+        ctemplate.environment().from_string("static int {{ p }}_x;\n").render()
+    with pytest.raises(ctemplate.FirmwareGenError, match="no macro 'nope'"):
+        ctemplate.macro(shape_c.TEMPLATE, "nope", "sb")
+
+
+def test_block_tags_leave_no_blank_lines():
+    text = ctemplate.environment().from_string(
+        "a\n{% for c in xs %}\n    p = {{ c }};\n{% endfor %}\nb\n").render(xs=["1", "2"])
+    assert text == "a\n    p = 1;\n    p = 2;\nb\n"
+
+
+@pytest.mark.parametrize("name", sorted(series_c.ROUTINES))
+def test_every_routine_is_prefixed_and_short(name):
+    """Every routine renders for a prefix: no other prefix, no placeholder left, lines short
+    by construction (no c_wrap)."""
+    from sensorbudget.export.cgen import MAX_LINE
+
+    text = series_c.ROUTINES[name][1]("zq")
+    assert "@" not in text and "{{" not in text and "{%" not in text
+    assert all(len(line) <= MAX_LINE for line in text.splitlines())
+    names = re.findall(r"^static \w+(?: \w+)? \*?(\w+)\(", text, re.M)
+    assert names and all(n.startswith("zq_") for n in names)
+    for dep in series_c.ROUTINES[name][0]:
+        assert dep in series_c.ROUTINES
