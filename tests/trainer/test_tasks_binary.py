@@ -165,3 +165,29 @@ def test_three_classes_under_binary_are_one_error_line_everywhere(tmp_path):
         sb.train(data, budget=1, task="binary")
     with pytest.raises(DataError, match=expected):
         sb.evaluate(data, task=Task.BINARY, budgets="1", folds=3)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_a_table_of_text_classes_under_binary(tmp_path, n_classes):
+    rng = np.random.default_rng(n_classes)
+    X = rng.normal(size=(90, 3))
+    names = np.array(["sit", "walk", "run"])[:n_classes]
+    classes = names[np.argmax(X[:, :n_classes] + 0.3 * rng.normal(size=(90, n_classes)), 1)]
+    table = tmp_path / "t.csv"
+    table.write_text("a,b,c,act\n" + "".join(f"{x[0]:.3f},{x[1]:.3f},{x[2]:.3f},{k}\n"
+                                             for x, k in zip(X, classes)))
+    if n_classes == 3:
+        expected = "task 'binary' but 3 classes: run, sit, walk"
+        for command in (["train", "-k", 1, "-o", tmp_path / "b"],
+                        ["evaluate", "--folds", 3, "--budgets", 1]):
+            line = _error_line(_cli(command[0], table, "--target", "act", "--task", "binary",
+                                    *command[1:], code=2))
+            assert expected in line
+        assert not (tmp_path / "b").exists()
+        with pytest.raises(DataError, match=expected):
+            sb.train(sb.Dataset.load(table, targets=["act"]), budget=1, task="binary")
+        return
+    for task in ("binary", "multiclass"):
+        _cli("train", table, "--target", "act", "--task", task, "-k", 1, "-o", tmp_path / task)
+    assert _files(tmp_path / "binary") == _files(tmp_path / "multiclass")
+    assert sb.Bundle.load(tmp_path / "binary").meta["classes"] == sorted(set(classes))
