@@ -47,25 +47,32 @@ CASES = (
     # spectral + shape (three channels, window 32 / hop 16), Q31
     GoldenCase("regression_spectral_q31", 32, 16,
                ({"channels": ["leg_vert", "leg_horiz_fwd", "trunk_vert"],
-                 "extractors": ["bandpower:1-4", "domfreq", "skew", "percentile:90", "std"]},),
+                 "extractors": ["bandpower:1-4", "domfreq", "skew", "percentile:90", "std",
+                                "entropy", "bandratio:1-3/3-8", "cadence:2-9", "kurtosis",
+                                "peaks:0.5", "autocorr:3"]},),
                ("leg_vert.bandpower_1to4", "leg_horiz_fwd.domfreq", "trunk_vert.skew",
-                "leg_vert.percentile_90", "trunk_vert.std"), "q31"),
+                "leg_vert.percentile_90", "trunk_vert.std", "leg_horiz_fwd.entropy",
+                "trunk_vert.bandratio_1to3_over_3to8", "leg_vert.cadence_2to9",
+                "leg_horiz_fwd.kurtosis", "trunk_vert.peaks_0_5", "leg_vert.autocorr_3"), "q31"),
     # multiclass: shape + spectral + magnitude group, Q15
     GoldenCase("multiclass_mixed_q15", 16, 8,
                ({"channels": ["ankle_vert", "ankle_horiz_fwd"],
-                 "extractors": ["mean", "rms", "centroid", "slope"]},
+                 "extractors": ["mean", "rms", "centroid", "slope", "percentile:50"]},
                 {"group": "ankle_acc", "channels": ["ankle_vert", "ankle_horiz_fwd",
                                                     "ankle_horiz_lateral"],
                  "extractors": ["mag_std", "mag_max"]}),
                ("ankle_vert.mean", "ankle_horiz_fwd.rms", "ankle_vert.centroid",
-                "ankle_horiz_fwd.slope", "ankle_acc.mag_std", "ankle_acc.mag_max"),
+                "ankle_horiz_fwd.slope", "ankle_acc.mag_std", "ankle_acc.mag_max",
+                "ankle_horiz_fwd.percentile_50"),
                "q15", task="multiclass"),
     # multilabel: preprocessing (jerk) and window statistics, float32
     GoldenCase("multilabel_jerk_f32", 12, 12,
                ({"channels": ["trunk_vert", "trunk_horiz_lateral"],
                  "extractors": ["max", "ptp", "zcr"]},
                 {"channels": ["trunk_vert"], "preprocess": "jerk",
-                 "extractors": ["energy", "mad"]}),
+                 "extractors": ["energy", "mad"]},
+                {"channels": ["trunk_horiz_lateral"], "preprocess": "highpass:0.9",
+                 "extractors": ["min", "last"]}),
                None, "float32", task="multilabel"),
 )
 
@@ -94,7 +101,8 @@ def _toml(case: GoldenCase) -> str:
 
 
 def bundle(case: GoldenCase, work: Path):
-    """The bundle of ``case`` (deterministic: seeded recordings, greedy RLS with lam 1)."""
+    """The bundle of ``case`` (deterministic: seeded recordings, greedy RLS with lam 1 on its
+    features, or up to 12 of all the candidates)."""
     from sensorbudget.trainer.sensing.feature_set import load_feature_set
     from tests.firmware_gen.conftest import train
 
@@ -106,7 +114,7 @@ def bundle(case: GoldenCase, work: Path):
     fs = load_feature_set(recordings, toml)
     names = list(fs.feature_names)
     columns = list(case.features) if case.features else names
-    return train(fs, work / "bundle", min(len(columns), 6), columns)
+    return train(fs, work / "bundle", min(len(columns), 12), columns)
 
 
 def _verbatim() -> dict:

@@ -2,8 +2,8 @@
  * sbmodel_model.h: sparse linear model exported by sensorbudget 0.1.0 (sensorbudget export
  *     c-header). Generated file, do not edit.
  * Header format version 1; bundle sha256
- *     824e0f61efffcdfd6c1c821ebfb717d66b1a01375cbe3329e1b4706fa7a75b5e.
- * Task regression; 5 selected features of 5 candidates; 2 targets; numeric q31.
+ *     e4af9aba25fe1e337350efe5263928338ec26f0a7fee2e1c84e6fa45060169b2.
+ * Task regression; 11 selected features of 11 candidates; 2 targets; numeric q31.
  *
  * Required sensors (2):
  *   [0] "leg" {"average_power_w": 6.4e-05, "channels": ["leg_vert", "leg_horiz_fwd",
@@ -12,7 +12,7 @@
  *   [1] "trunk" {"average_power_w": 6.4e-05, "channels": ["trunk_vert", "trunk_horiz_fwd",
  *       "trunk_horiz_lateral"], "energy_per_prediction_j": 1.6e-05, "energy_per_reading_j": 1e-06,
  *       "name": "trunk", "readings_per_prediction": 16, "sample_rate_hz": 64.0, "unit_price": 1.0}
- * Required extractors (5), to compute on the device:
+ * Required extractors (11), to compute on the device:
  *   [0] "leg_vert.bandpower_1to4" sensors ["leg"] cost 0 params {"arg": [1.0, 4.0], "arithmetic":
  *       "float32-sequential-v1", "channels": ["leg_vert"], "fixed_point": false, "hop": 16, "kind":
  *       "bandpower", "sample_rate_hz": 64.0, "spectrum_window": "hann", "window": 32}
@@ -22,19 +22,48 @@
  *   [2] "trunk_vert.skew" sensors ["trunk"] cost 0 params {"arithmetic": "float32-sequential-v1",
  *       "channels": ["trunk_vert"], "fixed_point": false, "hop": 16, "kind": "skew",
  *       "sample_rate_hz": 64.0, "window": 32}
- *   [3] "leg_vert.percentile_90" sensors ["leg"] cost 0 params {"arg": 90.0, "arithmetic":
+ *   [3] "leg_horiz_fwd.kurtosis" sensors ["leg"] cost 0 params {"arithmetic":
+ *       "float32-sequential-v1", "channels": ["leg_horiz_fwd"], "fixed_point": false, "hop": 16,
+ *       "kind": "kurtosis", "sample_rate_hz": 64.0, "window": 32}
+ *   [4] "leg_vert.percentile_90" sensors ["leg"] cost 0 params {"arg": 90.0, "arithmetic":
  *       "float32-sequential-v1", "channels": ["leg_vert"], "fixed_point": true, "hop": 16, "kind":
  *       "percentile", "sample_rate_hz": 64.0, "window": 32}
- *   [4] "leg_horiz_fwd.domfreq" sensors ["leg"] cost 0 params {"arithmetic":
+ *   [5] "leg_horiz_fwd.domfreq" sensors ["leg"] cost 0 params {"arithmetic":
  *       "float32-sequential-v1", "channels": ["leg_horiz_fwd"], "fixed_point": false, "hop": 16,
  *       "kind": "domfreq", "sample_rate_hz": 64.0, "spectrum_window": "hann", "window": 32}
+ *   [6] "leg_vert.cadence_2to9" sensors ["leg"] cost 0 params {"arg": [2, 9], "arithmetic":
+ *       "float32-sequential-v1", "channels": ["leg_vert"], "fixed_point": false, "hop": 16, "kind":
+ *       "cadence", "sample_rate_hz": 64.0, "window": 32}
+ *   [7] "trunk_vert.peaks_0_5" sensors ["trunk"] cost 0 params {"arg": 0.5, "arithmetic":
+ *       "float32-sequential-v1", "channels": ["trunk_vert"], "fixed_point": false, "hop": 16,
+ *       "kind": "peaks", "sample_rate_hz": 64.0, "window": 32}
+ *   [8] "trunk_vert.bandratio_1to3_over_3to8" sensors ["trunk"] cost 0 params {"arg": [1.0, 3.0,
+ *       3.0, 8.0], "arithmetic": "float32-sequential-v1", "channels": ["trunk_vert"],
+ *       "fixed_point": false, "hop": 16, "kind": "bandratio", "sample_rate_hz": 64.0,
+ *       "spectrum_window": "hann", "window": 32}
+ *   [9] "leg_horiz_fwd.entropy" sensors ["leg"] cost 0 params {"arithmetic":
+ *       "float32-sequential-v1", "channels": ["leg_horiz_fwd"], "fixed_point": false, "hop": 16,
+ *       "kind": "entropy", "sample_rate_hz": 64.0, "spectrum_window": "hann", "window": 32}
+ *   [10] "leg_vert.autocorr_3" sensors ["leg"] cost 0 params {"arg": 3, "arithmetic":
+ *       "float32-sequential-v1", "channels": ["leg_vert"], "fixed_point": false, "hop": 16, "kind":
+ *       "autocorr", "sample_rate_hz": 64.0, "window": 32}
  * Input features, in the order sbmodel_model_predict expects them:
  *   [0] "leg_vert.bandpower_1to4" candidate column 0, extractor [0], training range [620474,
  *       4.1171e+07]
  *   [1] "trunk_vert.std" candidate column 4, extractor [1], training range [66.7273, 1052.44]
  *   [2] "trunk_vert.skew" candidate column 2, extractor [2], training range [-1.61448, 3.9253]
- *   [3] "leg_vert.percentile_90" candidate column 3, extractor [3], training range [756, 2041]
- *   [4] "leg_horiz_fwd.domfreq" candidate column 1, extractor [4], training range [2, 30]
+ *   [3] "leg_horiz_fwd.kurtosis" candidate column 8, extractor [3], training range [-1.71583,
+ *       24.3452]
+ *   [4] "leg_vert.percentile_90" candidate column 3, extractor [4], training range [756, 2041]
+ *   [5] "leg_horiz_fwd.domfreq" candidate column 1, extractor [5], training range [2, 30]
+ *   [6] "leg_vert.cadence_2to9" candidate column 7, extractor [6], training range [2, 2]
+ *   [7] "trunk_vert.peaks_0_5" candidate column 9, extractor [7], training range [0, 6]
+ *   [8] "trunk_vert.bandratio_1to3_over_3to8" candidate column 6, extractor [8], training range
+ *       [0.0659614, 12.5549]
+ *   [9] "leg_horiz_fwd.entropy" candidate column 5, extractor [9], training range [0.153785,
+ *       0.995752]
+ *   [10] "leg_vert.autocorr_3" candidate column 10, extractor [10], training range [0.135134,
+ *       0.822503]
  * Targets (scores[j]):
  *   [0] "speed"
  *   [1] "load"
@@ -47,10 +76,10 @@
 #include <stdint.h>
 
 #define SBMODEL_MODEL_FORMAT_VERSION 1
-#define SBMODEL_MODEL_N_FEATURES 5
+#define SBMODEL_MODEL_N_FEATURES 11
 #define SBMODEL_MODEL_N_TARGETS 2
-#define SBMODEL_MODEL_N_CANDIDATES 5
-#define SBMODEL_MODEL_N_REQUIRED_EXTRACTORS 5
+#define SBMODEL_MODEL_N_CANDIDATES 11
+#define SBMODEL_MODEL_N_REQUIRED_EXTRACTORS 11
 #define SBMODEL_MODEL_N_REQUIRED_SENSORS 2
 #define SBMODEL_MODEL_TASK_REGRESSION 1
 #define SBMODEL_MODEL_NUMERIC_Q31 1
@@ -59,42 +88,64 @@
 #define SBMODEL_MODEL_F_LEG_VERT_BANDPOWER_1TO4 0
 #define SBMODEL_MODEL_F_TRUNK_VERT_STD 1
 #define SBMODEL_MODEL_F_TRUNK_VERT_SKEW 2
-#define SBMODEL_MODEL_F_LEG_VERT_PERCENTILE_90 3
-#define SBMODEL_MODEL_F_LEG_HORIZ_FWD_DOMFREQ 4
+#define SBMODEL_MODEL_F_LEG_HORIZ_FWD_KURTOSIS 3
+#define SBMODEL_MODEL_F_LEG_VERT_PERCENTILE_90 4
+#define SBMODEL_MODEL_F_LEG_HORIZ_FWD_DOMFREQ 5
+#define SBMODEL_MODEL_F_LEG_VERT_CADENCE_2TO9 6
+#define SBMODEL_MODEL_F_TRUNK_VERT_PEAKS_0_5 7
+#define SBMODEL_MODEL_F_TRUNK_VERT_BANDRATIO_1TO3_OVER_3TO8 8
+#define SBMODEL_MODEL_F_LEG_HORIZ_FWD_ENTROPY 9
+#define SBMODEL_MODEL_F_LEG_VERT_AUTOCORR_3 10
 #define SBMODEL_MODEL_T_SPEED 0
 #define SBMODEL_MODEL_T_LOAD 1
 
 static const char *const sbmodel_model_feature_names[SBMODEL_MODEL_N_FEATURES] = {
-    "leg_vert.bandpower_1to4", "trunk_vert.std", "trunk_vert.skew", "leg_vert.percentile_90",
-    "leg_horiz_fwd.domfreq"
+    "leg_vert.bandpower_1to4", "trunk_vert.std", "trunk_vert.skew", "leg_horiz_fwd.kurtosis",
+    "leg_vert.percentile_90", "leg_horiz_fwd.domfreq",
+    "leg_vert.cadence_2to9", "trunk_vert.peaks_0_5", "trunk_vert.bandratio_1to3_over_3to8",
+    "leg_horiz_fwd.entropy", "leg_vert.autocorr_3"
 };
 
 static const unsigned sbmodel_model_feature_columns[SBMODEL_MODEL_N_FEATURES] = {
     0u,  /* "leg_vert.bandpower_1to4" */
     4u,  /* "trunk_vert.std" */
     2u,  /* "trunk_vert.skew" */
+    8u,  /* "leg_horiz_fwd.kurtosis" */
     3u,  /* "leg_vert.percentile_90" */
-    1u   /* "leg_horiz_fwd.domfreq" */
+    1u,  /* "leg_horiz_fwd.domfreq" */
+    7u,  /* "leg_vert.cadence_2to9" */
+    9u,  /* "trunk_vert.peaks_0_5" */
+    6u,  /* "trunk_vert.bandratio_1to3_over_3to8" */
+    5u,  /* "leg_horiz_fwd.entropy" */
+    10u   /* "leg_vert.autocorr_3" */
 };
 
 static const int sbmodel_model_feature_extractor[SBMODEL_MODEL_N_FEATURES] = {
     0,  /* "leg_vert.bandpower_1to4" */
     1,  /* "trunk_vert.std" */
     2,  /* "trunk_vert.skew" */
-    3,  /* "leg_vert.percentile_90" */
-    4   /* "leg_horiz_fwd.domfreq" */
+    3,  /* "leg_horiz_fwd.kurtosis" */
+    4,  /* "leg_vert.percentile_90" */
+    5,  /* "leg_horiz_fwd.domfreq" */
+    6,  /* "leg_vert.cadence_2to9" */
+    7,  /* "trunk_vert.peaks_0_5" */
+    8,  /* "trunk_vert.bandratio_1to3_over_3to8" */
+    9,  /* "leg_horiz_fwd.entropy" */
+    10   /* "leg_vert.autocorr_3" */
 };
 
 static const char *const sbmodel_model_target_names[SBMODEL_MODEL_N_TARGETS] = {
     "speed", "load"
 };
 
-static const char *const sbmodel_model_required_extractors[5] = {
-    "leg_vert.bandpower_1to4", "trunk_vert.std", "trunk_vert.skew", "leg_vert.percentile_90",
-    "leg_horiz_fwd.domfreq"
+static const char *const sbmodel_model_required_extractors[11] = {
+    "leg_vert.bandpower_1to4", "trunk_vert.std", "trunk_vert.skew", "leg_horiz_fwd.kurtosis",
+    "leg_vert.percentile_90", "leg_horiz_fwd.domfreq",
+    "leg_vert.cadence_2to9", "trunk_vert.peaks_0_5", "trunk_vert.bandratio_1to3_over_3to8",
+    "leg_horiz_fwd.entropy", "leg_vert.autocorr_3"
 };
 
-static const char *const sbmodel_model_extractor_params_json[5] = {
+static const char *const sbmodel_model_extractor_params_json[11] = {
     ("{\"arg\": [1.0, 4.0], \"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_vert\""
     "], \"fixed_point\": false, \"hop\": 16, \"kind\": \"bandpower\", \"sample_rate_hz\": 64.0, "
     "\"spectrum_window\": \"hann\", \"window\": 32}"),
@@ -102,12 +153,29 @@ static const char *const sbmodel_model_extractor_params_json[5] = {
     " false, \"hop\": 16, \"kind\": \"std\", \"sample_rate_hz\": 64.0, \"window\": 32}"),
     ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"trunk_vert\"], \"fixed_point\":"
     " false, \"hop\": 16, \"kind\": \"skew\", \"sample_rate_hz\": 64.0, \"window\": 32}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_horiz_fwd\"], \"fixed_point"
+    "\": false, \"hop\": 16, \"kind\": \"kurtosis\", \"sample_rate_hz\": 64.0, \"window\": 32}"),
     ("{\"arg\": 90.0, \"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_vert\"], \"f"
     "ixed_point\": true, \"hop\": 16, \"kind\": \"percentile\", \"sample_rate_hz\": 64.0, \"windo"
     "w\": 32}"),
     ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_horiz_fwd\"], \"fixed_point"
     "\": false, \"hop\": 16, \"kind\": \"domfreq\", \"sample_rate_hz\": 64.0, \"spectrum_window\""
-    ": \"hann\", \"window\": 32}")
+    ": \"hann\", \"window\": 32}"),
+    ("{\"arg\": [2, 9], \"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_vert\"], "
+    "\"fixed_point\": false, \"hop\": 16, \"kind\": \"cadence\", \"sample_rate_hz\": 64.0, \"wind"
+    "ow\": 32}"),
+    ("{\"arg\": 0.5, \"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"trunk_vert\"], \""
+    "fixed_point\": false, \"hop\": 16, \"kind\": \"peaks\", \"sample_rate_hz\": 64.0, \"window\""
+    ": 32}"),
+    ("{\"arg\": [1.0, 3.0, 3.0, 8.0], \"arithmetic\": \"float32-sequential-v1\", \"channels\": [\""
+    "trunk_vert\"], \"fixed_point\": false, \"hop\": 16, \"kind\": \"bandratio\", \"sample_rate_h"
+    "z\": 64.0, \"spectrum_window\": \"hann\", \"window\": 32}"),
+    ("{\"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_horiz_fwd\"], \"fixed_point"
+    "\": false, \"hop\": 16, \"kind\": \"entropy\", \"sample_rate_hz\": 64.0, \"spectrum_window\""
+    ": \"hann\", \"window\": 32}"),
+    ("{\"arg\": 3, \"arithmetic\": \"float32-sequential-v1\", \"channels\": [\"leg_vert\"], \"fixe"
+    "d_point\": false, \"hop\": 16, \"kind\": \"autocorr\", \"sample_rate_hz\": 64.0, \"window\":"
+    " 32}")
 };
 
 static const char *const sbmodel_model_required_sensors[2] = {
@@ -117,11 +185,13 @@ static const char *const sbmodel_model_required_sensors[2] = {
 /* Training range of each input feature (float32, rounded outwards). */
 
 static const float sbmodel_model_x_min[SBMODEL_MODEL_N_FEATURES] = {
-    620474.188f, 66.7273483f, -1.61448026f, 756.0f, 2.0f
+    620474.188f, 66.7273483f, -1.61448026f, -1.71583402f, 756.0f, 2.0f,
+    2.0f, 0.0f, 0.0659613907f, 0.153785452f, 0.135134131f
 };
 
 static const float sbmodel_model_x_max[SBMODEL_MODEL_N_FEATURES] = {
-    41170984.0f, 1052.43628f, 3.92529964f, 2041.0f, 30.0f
+    41170984.0f, 1052.43628f, 3.92529964f, 24.3451805f, 2041.0f, 30.0f,
+    2.0f, 6.0f, 12.5548801f, 0.995751739f, 0.822502851f
 };
 
 /* Copy the selected features out of a full candidate vector (SBMODEL_MODEL_N_CANDIDATES floats). */
@@ -139,8 +209,8 @@ static inline void sbmodel_model_select(const float *candidates, float *features
 #define SBMODEL_MODEL_Q31_SCORE_FRAC_BITS 26
 #define SBMODEL_MODEL_Q31_SHIFT 32
 /* |score - float64 model score| <= SBMODEL_MODEL_Q31_ERROR_BOUND for inputs in [x_min, x_max]
- * (largest reachable |score| 17.2269). */
-#define SBMODEL_MODEL_Q31_ERROR_BOUND 2.4e-8f
+ * (largest reachable |score| 18.2468). */
+#define SBMODEL_MODEL_Q31_ERROR_BOUND 2.6e-8f
 #if defined(__SIZEOF_DOUBLE__) && __SIZEOF_DOUBLE__ < 8
 #error "Q31 needs a 64-bit double (avr-gcc has 32 bits): use q15 or float32"
 #endif
@@ -148,12 +218,15 @@ static inline void sbmodel_model_select(const float *candidates, float *features
 /* Input quantisation: centre and QMAX / half-width of each training range. */
 
 static const double sbmodel_model_q31_input_offset[SBMODEL_MODEL_N_FEATURES] = {
-    20895729.09375, 559.58181381225586, 1.1554096937179565, 1398.5, 16.0
+    20895729.09375, 559.58181381225586, 1.1554096937179565, 11.314673244953156, 1398.5, 16.0,
+    2.0, 3.0, 6.3104207664728165, 0.57476859539747238, 0.47881849110126495
 };
 
 static const double sbmodel_model_q31_input_inv_scale[SBMODEL_MODEL_N_FEATURES] = {
-    105.91637979061741, 4357232.7114665704, 775294916.83188784, 3342383.811676193,
-    153391542.78585386
+    105.91637979061741, 4357232.7114665704, 775294916.83188784, 164804144.23461142,
+    3342383.811676193, 153391542.78585386,
+    1073740799.500977, 715827199.66731799, 343901924.85602921, 5101110659.5132093,
+    6248412341.4771719
 };
 
 /* Weights with the input scales folded in, times 2^58;
@@ -161,15 +234,21 @@ static const double sbmodel_model_q31_input_inv_scale[SBMODEL_MODEL_N_FEATURES] 
 
 static const int32_t sbmodel_model_q31_weights[SBMODEL_MODEL_N_FEATURES][SBMODEL_MODEL_N_TARGETS] =
         {
-    { INT32_C(160753803), INT32_C(414807681) },  /* [0] "leg_vert.bandpower_1to4" */
-    { INT32_C(236080543), INT32_C(672166825) },  /* [1] "trunk_vert.std" */
-    { INT32_C(-83958202), INT32_C(-256747877) },  /* [2] "trunk_vert.skew" */
-    { INT32_C(37701332), INT32_C(149417910) },  /* [3] "leg_vert.percentile_90" */
-    { INT32_C(-48821790), INT32_C(-151512562) }   /* [4] "leg_horiz_fwd.domfreq" */
+    { INT32_C(165952653), INT32_C(419081879) },  /* [0] "leg_vert.bandpower_1to4" */
+    { INT32_C(239863302), INT32_C(668299816) },  /* [1] "trunk_vert.std" */
+    { INT32_C(-104964575), INT32_C(-255369973) },  /* [2] "trunk_vert.skew" */
+    { INT32_C(-40485150), INT32_C(-170098886) },  /* [3] "leg_horiz_fwd.kurtosis" */
+    { INT32_C(35939125), INT32_C(136866553) },  /* [4] "leg_vert.percentile_90" */
+    { INT32_C(-50729192), INT32_C(-124257151) },  /* [5] "leg_horiz_fwd.domfreq" */
+    { INT32_C(0), INT32_C(0) },  /* [6] "leg_vert.cadence_2to9" */
+    { INT32_C(-36831745), INT32_C(-70185703) },  /* [7] "trunk_vert.peaks_0_5" */
+    { INT32_C(-31961369), INT32_C(-20274430) },  /* [8] "trunk_vert.bandratio_1to3_over_3to8" */
+    { INT32_C(22967940), INT32_C(6910587) },  /* [9] "leg_horiz_fwd.entropy" */
+    { INT32_C(-10444714), INT32_C(-32854097) }   /* [10] "leg_vert.autocorr_3" */
 };
 
 static const int64_t sbmodel_model_q31_intercepts[SBMODEL_MODEL_N_TARGETS] = {
-    INT64_C(616912900351154304), INT64_C(1433447814432686080)
+    INT64_C(524184627583375168), INT64_C(1170053922352293632)
 };
 
 /* features_q[i] = sat(round((features[i] - input_offset[i]) * input_inv_scale[i])), computed in
