@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from sensorbudget.firmware_gen import ctemplate, fft_c, series_c, shape_c
+from sensorbudget.firmware_gen import ctemplate, fft_c, fft_q15_c, series_c, shape_c
 
 #: the emitters whose C comes from templates only (the others still use the old mechanisms:
-#: extractors_c, kernel_c, kernel_q15, q15_c, passes_c, fft_q15_c, library, library_arduino,
+#: extractors_c, kernel_c, kernel_q15, q15_c, passes_c, library, library_arduino,
 #: library_idf, library_build, firmware (main.c.in), export/c_header, export/cgen)
-CONVERTED = (ctemplate, shape_c, fft_c, series_c)
+CONVERTED = (ctemplate, shape_c, fft_c, fft_q15_c, series_c)
 
 
 def old_mechanisms(source: str) -> list:

@@ -75,7 +75,7 @@ def test_c_equals_reference(tmp_path, compiler, n):
 def test_tables_are_static_const_in_flash():
     text = "\n".join(fft_q15_c.tables("sb", 64, [50]))
     assert text.count("static const SB_CONST ") == 4
-    assert "malloc" not in fft_q15_c.ROUTINE
+    assert "malloc" not in fft_q15_c.routine("sb")
 
 
 def _cortex_program(sizes, windows) -> str:
