@@ -17,81 +17,16 @@ from sensorbudget.trainer.sensing.q15 import energy_shift
 from sensorbudget.trainer.version import package_version
 
 from . import passes_c, q15_c, series_c
-from .kernel_c import _MLA
+from .ctemplate import macro
+from .kernel_c import mla
 from .plan import FORMAT_VERSION
 
-_LOOP = "    for (i = 0u; i < {P}_WINDOW; ++i) {{\n{body}        j = {P}_NEXT(j);\n    }}\n"
-_LOOP1 = "    for (i = 1u; i < {P}_WINDOW; ++i) {{\n{body}        j = {P}_NEXT(j);\n    }}\n"
+TEMPLATE = "stream.c.j2"
 
-
-def _fn(ret, name, args, decls, body):
-    return f"static {ret} {{p}}_{name}({args})\n{{{{\n{decls}{body}}}}}\n"
-
-
-_ONE = "const {p}_stream_t *s, unsigned start, unsigned c"
-_MULTI = "const {p}_stream_t *s, unsigned start,\n    const unsigned char *ch, unsigned n"
-
-# kind -> (dependencies, C function); "{p}"/"{P}" are the prefix, X/Q fetch float/int samples.
-_FLOAT = {
-    "mean": ((), _fn("float", "f_mean", _ONE, "    float acc = 0.0f;\n    unsigned i, j = start;\n",
-                     _LOOP.replace("{body}", "        acc = acc + {P}_X(s, j, c);\n")
-                     + "    return acc / (float){P}_WINDOW;\n")),
-    "mad": ((), _fn("float", "f_mad", _ONE,
-                    "    float acc = 0.0f, prev = {P}_X(s, start, c);\n"
-                    "    unsigned i, j = {P}_NEXT(start);\n",
-                    _LOOP1.replace("{body}", "        const float x = {P}_X(s, j, c);\n"
-                                   "        const float d = x - prev;\n"
-                                   "        acc = acc + (d < 0.0f ? -d : d);  /* fabsf */\n"
-                                   "        prev = x;\n")
-                    + "    return acc / (float)({P}_WINDOW - 1u);\n")),
-    "zcr": (("mean",), _fn("float", "f_zcr", _ONE,
-                           "    const float m = {p}_f_mean(s, start, c);\n"
-                           "    int prev = {P}_X(s, start, c) < m;\n"
-                           "    unsigned i, j = {P}_NEXT(start), count = 0u;\n",
-                           _LOOP1.replace("{body}",
-                                          "        const int below = {P}_X(s, j, c) < m;\n"
-                                          "        if (below != prev) {{\n            ++count;\n"
-                                          "        }}\n        prev = below;\n")
-                           + "    return (float)count / (float)({P}_WINDOW - 1u);\n")),
-    "corr": ((), _fn("float", "f_corr",
-                     "const {p}_stream_t *s, unsigned start, unsigned a, unsigned b",
-                     "    const float x0 = {P}_X(s, start, a), y0 = {P}_X(s, start, b);\n"
-                     "    const float n = (float){P}_WINDOW;\n"
-                     "    float sx = 0.0f, sy = 0.0f, sxx = 0.0f, syy = 0.0f, sxy = 0.0f;\n"
-                     "    float mx, my, cxx, cyy, cxy, r;\n    unsigned i, j = start;\n",
-                     _LOOP.replace("{body}", "        const float dx = {P}_X(s, j, a) - x0;\n"
-                                   "        const float dy = {P}_X(s, j, b) - y0;\n"
-                                   "        sx = sx + dx;\n        sy = sy + dy;\n"
-                                   "        sxx = sxx + dx * dx;\n        syy = syy + dy * dy;\n"
-                                   "        sxy = sxy + dx * dy;\n")
-                     + "    mx = sx / n;\n    my = sy / n;\n    cxx = sxx / n - mx * mx;\n"
-                     "    cyy = syy / n - my * my;\n    cxy = sxy / n - mx * my;\n"
-                     "    if (!(cxx > 0.0f) || !(cyy > 0.0f)) {{\n        return 0.0f;\n    }}\n"
-                     "    r = cxy / (sqrtf(cxx) * sqrtf(cyy));\n"
-                     "    return r > 1.0f ? 1.0f : (r < -1.0f ? -1.0f : r);\n")),
-}
-
-_FIXED = {
-    "sum": ((), _fn("int32_t", "q_sum", _ONE, "    int32_t acc = 0;\n    unsigned i, j = start;\n",
-                    _LOOP.replace("{body}", "        acc += {P}_Q(s, j, c);\n")
-                    + "    return acc;\n")),
-    "mad": ((), _fn("int32_t", "q_mad", _ONE,
-                    "    int32_t acc = 0, prev = {P}_Q(s, start, c);\n"
-                    "    unsigned i, j = {P}_NEXT(start);\n",
-                    _LOOP1.replace("{body}", "        const int32_t x = {P}_Q(s, j, c);\n"
-                                   "        const int32_t d = x - prev;\n"
-                                   "        acc += d < 0 ? -d : d;\n        prev = x;\n")
-                    + "    return acc / (int32_t)({P}_WINDOW - 1u);\n")),
-    "zcr": (("sum",), _fn("int32_t", "q_zcr", _ONE,
-                          "    const int32_t total = {p}_q_sum(s, start, c);\n"
-                          "    int prev = (int32_t){P}_WINDOW * {P}_Q(s, start, c) < total;\n"
-                          "    unsigned i, j = {P}_NEXT(start);\n    int32_t count = 0;\n",
-                          _LOOP1.replace("{body}", "        const int below = (int32_t){P}_WINDOW *"
-                                         " {P}_Q(s, j, c) < total;\n"
-                                         "        if (below != prev) {{\n            ++count;\n"
-                                         "        }}\n        prev = below;\n")
-                          + "    return count;\n")),
-}
+# kind -> (dependencies, macro of templates/stream.c.j2: the routine <p>_<macro>)
+_FLOAT = {"mean": ((), "f_mean"), "mad": ((), "f_mad"), "zcr": (("mean",), "f_zcr"),
+          "corr": ((), "f_corr")}
+_FIXED = {"sum": ((), "q_sum"), "mad": ((), "q_mad"), "zcr": (("sum",), "q_zcr")}
 
 
 def _types(plan) -> tuple:
@@ -273,12 +208,12 @@ def _pass_functions(plan) -> list:
     groups = [(key, stats) for key, stats, _ in _groups(plan) if stats]
     if not groups:
         return out
-    out.append(passes_c.UNROLL.format(P=P))
+    out.append(passes_c.unroll(P))
     if any(key[0] == "mag" or stats & {"sq", "dev"} for key, stats in groups):
-        out.append(_MLA.format(p=p))     # only when used: clang warns on unused statics
+        out.append(mla(p))     # only when used: clang warns on unused statics
     out.append(passes_c.stats_struct(p))
     if plan.fixed:
-        out.append(passes_c.SIMD.format(p=p, P=P))
+        out.append(passes_c.simd(p, P))
     if any("dev" in stats for _, stats in groups):
         out.append(passes_c.std_of(p, P))
     out.append(passes_c.window_pass(p, P, groups, plan.fixed, plan.channels))
@@ -329,36 +264,7 @@ def _stream_source(plan, fixed=None) -> str:
              f"#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
     compute = _compute(plan, ints, per_input)
     quantizers = q15_c.quantizers(p, bool(ints), per_input and bool(_float_inputs(plan, ints)))
-    api = f"""\
-void {p}_stream_reset({p}_stream_t *s)
-{{
-    memset(s, 0, sizeof *s);
-    s->next_end = {P}_WINDOW;
-}}
-
-int {p}_stream_add({p}_stream_t *s, const {p}_sample_t *frame)
-{{
-    /* one row, copied whole: a constant-size copy (word moves), no per-channel loop */
-    memcpy(s->buf[s->pos], frame, sizeof s->buf[0]);
-    s->pos = {P}_NEXT(s->pos);
-    s->n_seen++;
-    if (s->n_seen != s->next_end) {{
-        return 0;
-    }}
-    s->next_end += {P}_HOP;
-    s->windows++;
-    return 1;
-}}
-
-int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
-{{
-    if (!{p}_stream_add(s, frame)) {{
-        return 0;
-    }}
-    {p}_stream_compute(s);
-    return 1;
-}}
-"""
+    api = macro(TEMPLATE, "stream_api", p, P)
     body = [_banner(plan, f"{p}_stream.c", "streaming feature extractors"),
             "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n",
             f'#include "{p}.h"\n#include "{p}_stream.h"\n',
@@ -370,6 +276,6 @@ int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame)
             "#endif\n",
             f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
             *_constants(plan, ints), *([quantizers] if quantizers else []),
-            *_pass_functions(plan), *(r.format(p=p, P=P) for r in routines),
+            *_pass_functions(plan), *(macro(TEMPLATE, r, p, P) for r in routines),
             *series_c.source_parts(plan, ints), compute, api]
     return "\n".join(body)

@@ -21,27 +21,17 @@ from sensorbudget.export.c_wrap import wrap_c
 from sensorbudget.trainer.version import package_version
 
 from . import kernel_q15
+from .ctemplate import macro
 from .errors import FirmwareGenError
 from .plan import FORMAT_VERSION
 
 KERNELS = ("auto", "loop", "unrolled")
 AUTO_UNROLL_MAX_MACS = 256   # k*t above this: the header's loop (code size)
 
-_MLA = """\
-/* acc + w * x with the product rounded to float before the sum (two roundings, no FMA). */
-#if defined(__ARM_ARCH_7EM__) && defined(__ARM_FP) && (__ARM_FP & 4)
-static inline float {p}_mla(float acc, float w, float x)
-{{
-    __asm__("vmla.f32 %0, %1, %2" : "+t"(acc) : "t"(w), "t"(x));
-    return acc;
-}}
-#else
-static inline float {p}_mla(float acc, float w, float x)
-{{
-    return acc + w * x;
-}}
-#endif
-"""
+def mla(p: str) -> str:
+    """``<p>_mla(acc, w, x)``: acc + w * x with the product rounded to float before the sum
+    (two roundings, no FMA; VMLA.F32 on a Cortex-M4F), from ``templates/stream.c.j2``."""
+    return macro("stream.c.j2", "mla", p)
 
 
 def choose_kernel(kernel: str, k: int, t: int) -> str:
@@ -61,7 +51,7 @@ def _unrolled_float(p, W, b) -> str:
         rows.append(f"    acc = {cgen.c_float(b[j])};")
         rows += [f"    acc = {p}_mla(acc, {cgen.c_float(W[i, j])}, x{i});" for i in range(k)]
         rows.append(f"    scores[{j}] = acc;")
-    return _MLA.format(p=p) + "\n" + "\n".join(rows) + "\n}\n"
+    return mla(p) + "\n" + "\n".join(rows) + "\n}\n"
 
 
 def _unrolled_fixed(p, fx) -> str:

@@ -36,6 +36,8 @@ import re
 from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.q15 import energy_shift
 
+from .ctemplate import macro
+
 #: statistic -> per-sample lines on the sample {x} (float) / {q} (int16), accumulators suffixed
 #: with the group number {g}
 _LINES = {
@@ -237,38 +239,10 @@ def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
                       f"{p}_stats_t *st)", "{", *body, "}", ""])
 
 
-SIMD = """\
-/* Cortex-M4 SIMD: the minimum / maximum of each 16-bit half of two words (SSUB16 sets the
- * per-half GE flags, SEL picks per half), and acc + h * h for the low or high half h of a word
- * (SMLALBB / SMLALTT). */
-#if defined(__ARM_FEATURE_SIMD32) && defined(__GNUC__)
-#define {P}_SIMD32 1
-static inline uint32_t {p}_min2(uint32_t m, uint32_t x)
-{{
-    uint32_t t, r;
-    __asm__("ssub16 %0, %2, %3\\n\\tsel %1, %3, %2" : "=&r"(t), "=r"(r) : "r"(x), "r"(m) : "cc");
-    return r;
-}}
-static inline uint32_t {p}_max2(uint32_t m, uint32_t x)
-{{
-    uint32_t t, r;
-    __asm__("ssub16 %0, %2, %3\\n\\tsel %1, %2, %3" : "=&r"(t), "=r"(r) : "r"(x), "r"(m) : "cc");
-    return r;
-}}
-static inline int64_t {p}_sq_lo(int64_t acc, uint32_t w)
-{{
-    __asm__("smlalbb %Q0, %R0, %1, %1" : "+r"(acc) : "r"(w));
-    return acc;
-}}
-static inline int64_t {p}_sq_hi(int64_t acc, uint32_t w)
-{{
-    __asm__("smlaltt %Q0, %R0, %1, %1" : "+r"(acc) : "r"(w));
-    return acc;
-}}
-#else
-#define {P}_SIMD32 0
-#endif
-"""
+def simd(p: str, P: str) -> str:
+    """The Cortex-M4 SIMD helpers of the Q15 passes (``<P>_SIMD32``, halfword min / max),
+    from ``templates/stream.c.j2``."""
+    return macro("stream.c.j2", "simd", p, P)
 
 
 def raw(p: str, P: str, ext, st: str = "st", mag: int = 0, window: int = 0) -> str:
@@ -311,19 +285,7 @@ def std_of(p: str, P: str) -> str:
             f"    return v > 0.0f ? sqrtf(v) : 0.0f;\n}}\n")
 
 
-UNROLL = """\
-/* Unroll the window loops by 8 where GCC has the pragma (the body repeats in order). */
-#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 8
-#define {P}_UNROLL _Pragma("GCC unroll 8")
-#else
-#define {P}_UNROLL
-#endif
-/* A Q15 sample's square as the sum of squares (int64) adds it, exact either way: a uint32 (a
- * carry, no sign extension: RV32 adds it in 3 instructions), an int32 on AVR (there the uint32
- * form cost the issue-22 set's pass 2 000 more cycles). */
-#if defined(__AVR__)
-#define {P}_SQ(q) ((int32_t)(q) * (q))
-#else
-#define {P}_SQ(q) ((uint32_t)((int32_t)(q) * (q)))
-#endif
-"""
+def unroll(P: str) -> str:
+    """``<P>_UNROLL`` (GCC's unroll-8 pragma where it has it) and ``<P>_SQ`` (a Q15 square),
+    from ``templates/stream.c.j2``."""
+    return macro("stream.c.j2", "unroll", P)
