@@ -31,6 +31,7 @@ from sensorbudget.trainer.version import package_version
 
 from . import library_build, library_decide
 from .bounds import stated_stream_bound
+from .ctemplate import render
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
@@ -180,105 +181,25 @@ def api_header(name: str, plan, header, decision: dict | None = None,
         "#ifdef __cplusplus\n}\n#endif\n", f"#endif /* {N}_H */", ""])
 
 
-_SOURCE = """\
-void {n}_init({n}_t *m)
-{{
-    if (m == NULL) {{
-        return;
-    }}
-    {p}_stream_reset(&m->stream);
-    m->ready = 0;
-}}
-
-int {n}_push_sample({n}_t *m, const {n}_sample_t *sample)
-{{
-    if (m == NULL || sample == NULL || !{p}_stream_push(&m->stream, sample)) {{
-        return 0;
-    }}
-    m->ready = 1;
-    return 1;
-}}
-
-int {n}_ready(const {n}_t *m)
-{{
-    return m != NULL && m->ready;
-}}
-
-{n}_status_t {n}_predict({n}_t *m, {n}_score_t *scores)
-{{
-    {N}_PRECONDITION(m != NULL && scores != NULL, {N}_ERR_ARGUMENT);
-    {N}_PRECONDITION(m->stream.windows > 0u, {N}_ERR_NO_WINDOW);
-    {p}_fw_predict({P}_STREAM_INPUTS(&m->stream), scores);
-    m->ready = 0;
-    return {N}_OK;
-}}
-
-uint32_t {n}_window_index(const {n}_t *m)
-{{
-    return m == NULL || m->stream.windows == 0u ? 0u : m->stream.windows - 1u;
-}}
-"""
-
-_QUANTIZE = """\
-void {n}_quantize_sample(const float *values, {n}_sample_t *sample)
-{{
-    unsigned c;
-    for (c = 0u; c < {N}_N_CHANNELS; ++c) {{
-        /* 32768 / full scale is a power of two: the product is exact */
-        float v = values[c] * {n}_per_unit[c];
-        long q;
-        if (v != v) {{
-            v = 0.0f;
-        }}
-        v = v > 40000.0f ? 40000.0f : (v < -40000.0f ? -40000.0f : v);
-        q = (long)(v < 0.0f ? -v : v);                      /* truncated |v| */
-        if ((v < 0.0f ? -v : v) - (float)q >= 0.5f) {{      /* exact difference */
-            ++q;                                            /* half away from zero */
-        }}
-        q = v < 0.0f ? -q : q;
-        sample[c] = ({n}_sample_t)(q > 32767L ? 32767L : (q < -32768L ? -32768L : q));
-    }}
-}}
-"""
-
-
 def api_source(name: str, plan, header) -> str:
     """``<name>.c``: the API on top of the firmware's stream and kernel."""
     N, p = name.upper(), model_prefix(name)
     P = p.upper()
-    bundle_id = f"UINT32_C(0x{plan.bundle_id:08x})"
-    checks = (
-        "/* Every part must come from the same generator version and bundle. */\n"
-        f"#if {P}_FORMAT_VERSION != {HEADER_FORMAT_VERSION} \\\n"
-        f"    || {P}_STREAM_FORMAT_VERSION != {FORMAT_VERSION} \\\n"
-        f"    || {P}_KERNEL_FORMAT_VERSION != {FORMAT_VERSION}\n"
-        '#error "the library\'s files are from another generator version: regenerate them"\n'
-        f"#endif\n#if {P}_BUNDLE_ID != {bundle_id} \\\n"
-        f"    || {P}_KERNEL_BUNDLE_ID != {bundle_id}\n"
-        '#error "the library\'s files come from different bundles: regenerate them"\n'
-        f"#endif\n#if {P}_N_FEATURES != {plan.k} || {P}_N_TARGETS != {plan.t} \\\n"
-        f"    || {P}_NUMERIC_CODE != {NUMERIC_CODES[plan.numeric]}\n"
-        '#error "the library\'s model header disagrees with its API: regenerate them"\n'
-        "#endif\n")
-    parts = [_banner(plan, f"{name}.c", f"the {name} library's API"), FP_CONTRACT_OFF,
-             "#include <stddef.h>\n#include <stdint.h>\n",
-             f'#include "{name}.h"\n#include "{p}.h"\n#include "{p}_kernel.h"\n', checks,
-             f"/* Return err from the calling function unless cond holds. */\n"
-             f"#define {N}_PRECONDITION(cond, err) \\\n    do {{ \\\n"
-             f"        if (!(cond)) {{ \\\n            return (err); \\\n        }} \\\n"
-             f"    }} while (0)\n"]
+    fixed = {}
     if plan.fixed:
         fs = list(plan.full_scale)
-        parts.append(cgen.array_declare("float", f"{name}_full_scale", fs,
-                                        size_macros=(f"{N}_N_CHANNELS",))
-                     .replace("static const", "const", 1))
-        parts.append(cgen.array_declare("float", f"{name}_per_unit", [32768.0 / v for v in fs],
-                                        size_macros=(f"{N}_N_CHANNELS",)))
-        parts.append(_QUANTIZE.format(n=name, N=N))
-    parts.append(_SOURCE.format(n=name, N=N, p=p, P=P))
-    if library_decide.has_decide(plan):
-        parts.append(library_decide.source(name, p, plan))
-    return "\n".join(parts)
+        fixed = {"full_scale": cgen.array_declare("float", f"{name}_full_scale", fs,
+                                                  size_macros=(f"{N}_N_CHANNELS",))
+                 .replace("static const", "const", 1),
+                 "per_unit": cgen.array_declare("float", f"{name}_per_unit",
+                                                [32768.0 / v for v in fs],
+                                                size_macros=(f"{N}_N_CHANNELS",))}
+    return render("library_api.c.j2", n=name, N=N, p=p, P=P,
+                  banner=_banner(plan, f"{name}.c", f"the {name} library's API"),
+                  fp_contract_off=FP_CONTRACT_OFF, header_format=HEADER_FORMAT_VERSION,
+                  stream_format=FORMAT_VERSION, bundle_id=f"UINT32_C(0x{plan.bundle_id:08x})",
+                  k=plan.k, t=plan.t, numeric_code=NUMERIC_CODES[plan.numeric],
+                  fixed=plan.fixed, **fixed, **library_decide.template_values(p, plan))
 
 
 def _manifest(name: str, plan, header, kernel: str, files, stream_bound=None) -> dict:

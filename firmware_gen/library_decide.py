@@ -14,19 +14,6 @@ from __future__ import annotations
 from sensorbudget.export import cgen
 from sensorbudget.export.fixed_point import FORMATS
 
-_SOURCE = """\
-{n}_status_t {n}_decide(const {n}_score_t *scores, unsigned char *decisions)
-{{
-    unsigned j;
-    {N}_PRECONDITION(scores != NULL && decisions != NULL, {N}_ERR_ARGUMENT);
-    for (j = 0u; j < {N}_N_TARGETS; ++j) {{
-        decisions[j] = (unsigned char)({cast}scores[j] > {th}[j]);
-    }}
-    return {N}_OK;
-}}
-"""
-
-
 def has_decide(plan) -> bool:
     """Multi-label libraries have ``<name>_decide``."""
     return plan.task == "multilabel"
@@ -60,9 +47,10 @@ def declarations(name: str, plan, decision: dict | None) -> list:
             f"unsigned char *decisions);"]
 
 
-def source(name: str, prefix: str, plan) -> str:
-    """The definition in ``<name>.c`` ('' unless multi-label)."""
+def template_values(prefix: str, plan) -> dict:
+    """The values of ``<name>_decide`` in ``templates/library_api.c.j2``: ``decide`` (multi-label
+    only), the score cast and the thresholds' symbol."""
     if not has_decide(plan):
-        return ""
+        return {"decide": False}
     cast = f"({FORMATS[plan.numeric].acc_ctype})" if plan.fixed else ""
-    return _SOURCE.format(n=name, N=name.upper(), cast=cast, th=thresholds_symbol(prefix, plan))
+    return {"decide": True, "cast": cast, "th": thresholds_symbol(prefix, plan)}

@@ -11,19 +11,20 @@ from pathlib import Path
 
 import pytest
 
-from sensorbudget.firmware_gen import (ctemplate, fft_c, fft_q15_c, library_arduino, series_c,
-                                        shape_c)
+from sensorbudget.firmware_gen import (ctemplate, fft_c, fft_q15_c, library_arduino,
+                                        library_decide, series_c, shape_c)
 
 #: the emitters whose C comes from templates only (the others still use the old mechanisms:
 #: extractors_c, kernel_c, kernel_q15, q15_c, passes_c, library,
 #: library_idf, library_build, firmware (main.c.in), export/c_header, export/cgen)
-CONVERTED = (ctemplate, shape_c, fft_c, fft_q15_c, series_c, library_arduino)
+CONVERTED = (ctemplate, shape_c, fft_c, fft_q15_c, series_c, library_arduino, library_decide)
 
 
 def old_mechanisms(source: str) -> list:
     """(line, kind) of each old templating mechanism in Python ``source``: placeholder
     keys ``@key@`` (literal or f-string), ``.replace("@key@", ...)``, ``re.sub``, ``str.format``
-    on a literal with doubled braces, f-strings with doubled braces (C blocks in f-strings)."""
+    on a literal with doubled braces or with named values (a text constant used as a template),
+    f-strings with doubled braces (C blocks in f-strings)."""
     out = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
@@ -37,6 +38,8 @@ def old_mechanisms(source: str) -> list:
             if (attr == "format" and isinstance(node.func.value, ast.Constant)
                     and "{{" in str(node.func.value.value)):
                 out.append((node.lineno, "str.format with doubled braces"))
+            elif attr == "format" and node.keywords:
+                out.append((node.lineno, "str.format of a named text"))
         if isinstance(node, ast.JoinedStr):
             parts = [v.value for v in node.values if isinstance(v, ast.Constant)]
             if any("{" in v or "}" in v for v in parts):
@@ -56,6 +59,7 @@ def old_mechanisms(source: str) -> list:
     ('t = re.sub("x", "y", t)', "re.sub"),
     ('t = "int {0}(void)\\n{{\\n}}\\n".format(n)', "str.format with doubled braces"),
     ('t = f"int {n}(void) {{ return 0; }}"', "f-string with doubled braces"),
+    ('t = _SOURCE.format(p=p, P=P)', "str.format of a named text"),
 ])
 def test_the_check_finds_each_old_mechanism(snippet, kind):
     assert kind in [k for _, k in old_mechanisms(snippet)]
