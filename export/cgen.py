@@ -15,8 +15,7 @@ import numpy as np
 
 from .errors import ExportError
 
-#: Numeric formats of the generated model code: float32, or the fixed-point Q15 / Q31 integers.
-NUMERICS = ("float32", "q15", "q31")
+from .numeric import NUMERICS  # noqa: F401  (re-exported: the names of numeric.Numeric)
 #: Prefix of every generated C symbol unless the user names the model.
 DEFAULT_NAME = "sbmodel"
 #: No generated line is longer than this.

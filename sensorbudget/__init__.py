@@ -21,6 +21,8 @@ if (not _os.path.isdir(_os.path.join(__path__[0], "trainer"))
 _API = {
     **dict.fromkeys(("features", "train", "evaluate", "predict", "Dataset", "Bundle",
                      "Evaluation", "Predictions", "Task"), "sensorbudget.trainer.api"),
+    "Numeric": "sensorbudget.export.numeric",
+    "Board": "sensorbudget.firmware_gen.boards",
     **dict.fromkeys(("firmware", "Firmware", "library", "CLibrary", "onnx_model", "c_header"),
                     "sensorbudget.firmware_gen.api"),
     **dict.fromkeys(("simulate", "report", "load", "compare", "calibrate", "Simulation",
