@@ -18,10 +18,12 @@ from . import cgen
 from .c_decisions import decide_part
 from .c_wrap import wrap_c
 from .cgen import DEFAULT_NAME, NUMERICS
+from .ctemplate import macro
 from .errors import ExportError
 from .fixed_point import FORMATS, FixedPointModel, float32_down, float32_up, quantize_model
 
 HEADER_FORMAT_VERSION = 1
+TEMPLATE = "header.h.j2"   # the functions' C (export/templates)
 
 
 @dataclass(frozen=True)
@@ -149,121 +151,6 @@ def _tables(bundle, name) -> str:
     return "\n".join(parts)
 
 
-_SELECT = """\
-/* Copy the selected features out of a full candidate vector ({up}_N_CANDIDATES floats). */
-static inline void {name}_select(const float *candidates, float *features)
-{{
-    size_t i;
-    for (i = 0; i < {up}_N_FEATURES; ++i) {{
-        features[i] = candidates[{name}_feature_columns[i]];
-    }}
-}}
-"""
-
-_FLOAT_PREDICT = """\
-/* scores[j] = intercepts[j] + sum_i weights[i][j] * features[i], for j = 0..{up}_N_TARGETS-1.
- * Evaluated in float (single precision) exactly in this order: acc = intercepts[j]; then for
- * i = 0, 1, ..., {up}_N_FEATURES-1: acc = acc + weights[i][j] * features[i],
- * each product and sum rounded to float separately. Compile with -ffp-contract=off (implied by
- * GCC's -std=c99) so the multiply-add is not fused into an FMA; the result then equals numpy
- * float32 computed in the same order bit for bit. */
-static inline void {name}_predict(const float *features, float *scores)
-{{
-    size_t i, j;
-    for (j = 0; j < {up}_N_TARGETS; ++j) {{
-        float acc = {name}_intercepts[j];
-        for (i = 0; i < {up}_N_FEATURES; ++i) {{
-            acc += {name}_weights[i][j] * features[i];
-        }}
-        scores[j] = acc;
-    }}
-}}
-"""
-
-_QUANTIZE = """\
-/* features_q[i] = sat(round((features[i] - input_offset[i]) * input_inv_scale[i])), computed in
- * {ft}, NaN -> 0, saturated to +-{qmax}, rounded half away from zero. */
-static inline void {name}_quantize_{q}(const float *features, {ct} *features_q)
-{{
-    size_t i;
-    for (i = 0; i < {up}_N_FEATURES; ++i) {{
-        {ft} v = ({cast}features[i] - {name}_{q}_input_offset[i])
-            * {name}_{q}_input_inv_scale[i];
-        if (v != v) {{
-            v = {zero};
-        }}
-        if (v > {qmax_lit}) {{
-            v = {qmax_lit};
-        }} else if (v < -{qmax_lit}) {{
-            v = -{qmax_lit};
-        }}
-        features_q[i] = ({ct})(v >= {zero} ? ({ct})(v + {half}) : -({ct})({half} - v));
-    }}
-}}
-
-/* Rescale an accumulator to a score: sat(round(acc / 2^{up}_{Q}_SHIFT)), half away from zero.
- * |acc| + 2^(SHIFT-1) cannot overflow {acc} for any {ct} inputs (checked at export). */
-static inline {ct} {name}_{q}_rescale({acc} acc)
-{{
-{rescale}    if (acc > {omax}) {{
-        acc = {omax};
-    }} else if (acc < {omin}) {{
-        acc = {omin};
-    }}
-    return ({ct})acc;
-}}
-
-/* scores_q[j] = rescale(intercepts_q[j] + sum_i weights_q[i][j] * features_q[i]), with the sum
- * exact in {acc}; the score is scores_q[j] * 2^-{up}_{Q}_SCORE_FRAC_BITS. */
-static inline void {name}_predict_{q}(const {ct} *features_q, {ct} *scores_q)
-{{
-    size_t i, j;
-    for (j = 0; j < {up}_N_TARGETS; ++j) {{
-        {acc} acc = {name}_{q}_intercepts[j];
-        for (i = 0; i < {up}_N_FEATURES; ++i) {{
-            acc += ({acc}){name}_{q}_weights[i][j] * ({acc})features_q[i];
-        }}
-        scores_q[j] = {name}_{q}_rescale(acc);
-    }}
-}}
-"""
-
-_RESCALE = """\
-    const {acc} half = ({acc})1 << ({up}_{Q}_SHIFT - 1);
-    const {acc} div = ({acc})1 << {up}_{Q}_SHIFT;
-    acc = acc >= 0 ? (acc + half) / div : -((-acc + half) / div);
-"""
-
-_MULTILABEL = """\
-/* labels[j] = 1 if scores[j] > 0 else 0 (multi-label). */
-static inline void {name}_labels{sfx}(const {it} *features{qs}, unsigned char *labels)
-{{
-    {st} scores[{up}_N_TARGETS];
-    size_t j;
-    {name}_predict{sfx}(features{qs}, scores);
-    for (j = 0; j < {up}_N_TARGETS; ++j) {{
-        labels[j] = (unsigned char)(scores[j] > 0);
-    }}
-}}
-"""
-
-_MULTICLASS = """\
-/* The class index with the largest score (the first one on ties), as numpy.argmax. */
-static inline int {name}_label{sfx}(const {it} *features{qs})
-{{
-    {st} scores[{up}_N_TARGETS];
-    size_t j, best = 0;
-    {name}_predict{sfx}(features{qs}, scores);
-    for (j = 1; j < {up}_N_TARGETS; ++j) {{
-        if (scores[j] > scores[best]) {{
-            best = j;
-        }}
-    }}
-    return (int)best;
-}}
-"""
-
-
 def _row_comments(meta):
     return [f"[{i}] {cgen.c_comment(f)}" for i, f in enumerate(meta["selected"])]
 
@@ -277,7 +164,7 @@ def _float_part(bundle, name) -> str:
                            size_macros=(f"{up}_N_FEATURES", f"{up}_N_TARGETS")),
         cgen.array_declare("float", f"{name}_intercepts", bundle.arrays["b"],
                            size_macros=(f"{up}_N_TARGETS",)),
-        _FLOAT_PREDICT.format(name=name, up=up)])
+        macro(TEMPLATE, "float_predict", name, up)])
 
 
 def _fixed_part(bundle, name, fx: FixedPointModel) -> str:
@@ -300,8 +187,9 @@ def _fixed_part(bundle, name, fx: FixedPointModel) -> str:
         macros += ("#if defined(__SIZEOF_DOUBLE__) && __SIZEOF_DOUBLE__ < 8\n"
                    f'#error "{Q} needs a 64-bit double (avr-gcc has 32 bits): use q15 or float32"'
                    "\n#endif\n")
-    rescale = _RESCALE.format(acc=fmt.acc_ctype, up=up, Q=Q) if fx.shift > 0 else ""
-    code = _QUANTIZE.format(
+    rescale = macro(TEMPLATE, "rescale", fmt.acc_ctype, up, Q) if fx.shift > 0 else ""
+    code = macro(
+        TEMPLATE, "quantize",
         name=name, up=up, q=q, Q=Q, ft=ft, ct=fmt.ctype, acc=fmt.acc_ctype, qmax=fmt.qmax,
         qmax_lit=lit(fmt.qmax), zero=lit(0.0), half=lit(0.5), rescale=rescale,
         cast="" if ft == "float" else "(double)",
@@ -329,8 +217,8 @@ def _labels_part(task, name, numeric) -> str:
     else:
         ct = FORMATS[numeric].ctype
         kw = dict(sfx=f"_{numeric}", it=ct, st=ct, qs="_q")
-    template = _MULTILABEL if task == "multilabel" else _MULTICLASS
-    return template.format(name=name, up=name.upper(), **kw)
+    return macro(TEMPLATE, task if task == "multilabel" else "multiclass", name=name,
+                 up=name.upper(), **kw)
 
 
 def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> CHeader:
@@ -367,7 +255,7 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
         "#include <stddef.h>\n#include <stdint.h>\n",
         _common_macros(bundle, name, numeric),
         _tables(bundle, name),
-        _SELECT.format(name=name, up=up),
+        macro(TEMPLATE, "select", name, up),
         body,
         _labels_part(meta["task"], name, numeric),
         decide_part(meta, name, numeric, fixed),

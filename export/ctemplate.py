@@ -48,7 +48,7 @@ def find_macro(package: str, template: str, name: str):
     return getattr(_module(package, template), name, None)
 
 
-def macro(template: str, name: str, *args, **kwargs) -> str:
+def macro(template: str, name: str, /, *args, **kwargs) -> str:
     """The text of macro ``name`` of ``export``'s template ``template`` called with the
     arguments."""
     routine = find_macro(PACKAGE, template, name)

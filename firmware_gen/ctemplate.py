@@ -22,7 +22,7 @@ def render(template: str, **values) -> str:
     return _base.render(template, PACKAGE, **values)
 
 
-def macro(template: str, name: str, *args, **kwargs) -> str:
+def macro(template: str, name: str, /, *args, **kwargs) -> str:
     """The text of macro ``name`` of the template file ``template`` called with the arguments."""
     routine = _base.find_macro(PACKAGE, template, name)
     if routine is None:
