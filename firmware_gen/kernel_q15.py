@@ -16,76 +16,9 @@ from __future__ import annotations
 
 from sensorbudget.export import cgen
 
-_MAC16 = """\
-/* acc + x * w exactly (int32). */
-static inline int32_t {p}_mac16(int32_t acc, int16_t x, int16_t w)
-{{
-    return acc + (int32_t)x * w;
-}}
+from .ctemplate import macro
 
-/* *a + x * wa and *b + x * wb exactly (int32): two targets per input. */
-static inline void {p}_mac16_2(int32_t *a, int32_t *b, int16_t x,
-    int16_t wa, int16_t wb)
-{{
-    *a += (int32_t)x * wa;
-    *b += (int32_t)x * wb;
-}}
-"""
-
-
-_SMLAD = """\
-/* Cortex-M4 (DSP extension): SMLAD adds two products in one instruction, acc + x.lo * w.lo +
- * x.hi * w.hi modulo 2**32 -- exact, since the header keeps the sum within int32. x holds two
- * adjacent inputs (the core reads unaligned words), w two weights of the packed table below,
- * loaded two pairs at a time by one LDRD. The rescale is the header's (round half away from zero,
- * saturate): acc + (acc < 0 ? half - 1 : half), then SSAT's arithmetic shift and 16-bit
- * saturation in one instruction. */
-#if defined(__ARM_FEATURE_DSP)
-#define {P}_KERNEL_DUAL_MAC 1
-static inline uint32_t {p}_pair(const int16_t *x)
-{{
-    uint32_t v;
-    memcpy(&v, x, sizeof v);
-    return v;
-}}
-
-static inline int16_t {p}_q15_rescale_dsp(int32_t acc)
-{{
-    int32_t r;
-{rescale}    return (int16_t)r;
-}}
-{duals}#else
-#define {P}_KERNEL_DUAL_MAC 0
-#endif
-"""
-
-
-def _dual_fn(p: str, n: int) -> str:
-    """``<p>_dual<n>`` (n = 1, 2): n weight pairs by one LDR / LDRD (post-increment), n SMLADs;
-    advances ``*w``. The compiler picks every register, so nothing is pinned or spilled."""
-    load = ('"ldr %[w0], [%[w]], #4\\n\\t"' if n == 1 else
-            '"ldrd %[w0], %[w1], [%[w]], #8\\n\\t"')
-    xs = ", ".join(f"uint32_t x{i}" for i in range(n))
-    asm = [f'"smlad %[acc], %[x{i}], %[w{i}], %[acc]' + ('\\n\\t"' if i < n - 1 else '"')
-           for i in range(n)]
-    outs = ", ".join(f'[w{i}] "=&r"(w{i})' for i in range(n))
-    ins = ", ".join(f'[x{i}] "r"(x{i})' for i in range(n))
-    lines = [f"static inline int32_t {p}_dual{n}(int32_t acc, const uint32_t **w,", f"    {xs})",
-             "{{",
-             "    const uint32_t *q = *w;", f"    uint32_t {', '.join(f'w{i}' for i in range(n))};",
-             f"    __asm__({load}"]
-    lines += [f"            {a}" for a in asm]
-    lines += [f'            : [acc] "+r"(acc), [w] "+r"(q), {outs}',
-              f'            : {ins}, "m"(*(const uint32_t (*)[{n}])*w));',
-              "    *w = q;", "    return acc;", "}}", ""]
-    return "\n".join(lines)
-
-
-def _rescale_dsp(shift: int) -> str:
-    if shift == 0:
-        return '    __asm__("ssat %0, #16, %1" : "=r"(r) : "r"(acc));\n'
-    return (f"    acc = acc + (acc >> 31) + INT32_C({1 << (shift - 1)});\n"
-            f'    __asm__("ssat %0, #16, %1, asr #{shift}" : "=r"(r) : "r"(acc));\n')
+TEMPLATE = "kernel_q15.c.j2"   # mac16, the SMLAD helpers (dual<n>), the rescales
 
 
 def _avr_ops(acc: str, w_lo: str, w_hi: str) -> list:
@@ -183,11 +116,7 @@ def _round_c(p, shift: int) -> str:
     """The header's rescale in shifts: round half away from zero is ``(acc - (acc < 0) + half)
     >> shift`` (an arithmetic shift floors); saturation to int16 (a no-op for shift >= 16, where
     any int32 shifted fits)."""
-    body = "" if shift == 0 else (f"    if (acc < 0) {{\n        --acc;\n    }}\n"
-                                  f"    acc = (acc + INT32_C({1 << (shift - 1)})) >> {shift};\n")
-    ret = "    return (int16_t)acc;\n" if shift >= 16 else \
-        "    return (int16_t)(acc > 32767 ? 32767 : (acc < -32768 ? -32768 : acc));\n"
-    return f"static inline int16_t {p}_q15_round(int32_t acc)\n{{\n{body}{ret}}}\n\n"
+    return macro(TEMPLATE, "q15_round", p, shift)
 
 
 def _generic_q15(p, fx) -> str:
@@ -219,9 +148,8 @@ def unrolled_q15(p, fx) -> str:
     k = fx.weights.shape[0]
     pairs = k // 2
     chunks = sorted({min(2, pairs - i) for i in range(0, pairs, 2)})
-    duals = "".join("\n" + _dual_fn(p, n).format() for n in chunks)
-    smlad = _SMLAD.format(p=p, P=p.upper(), rescale=_rescale_dsp(fx.shift), duals=duals)
+    smlad = macro(TEMPLATE, "smlad", p, p.upper(), fx.shift, chunks)
     avr = "#elif defined(__AVR_HAVE_MUL__)\n" + _round_c(p, fx.shift) + _avr_q15(p, fx)
-    return (_MAC16.format(p=p) + "\n" + smlad + "\n"
+    return (macro(TEMPLATE, "mac16", p) + "\n" + smlad + "\n"
             + f"#if {p.upper()}_KERNEL_DUAL_MAC\n" + _dual_q15(p, fx) + avr
             + "#else\n" + _generic_q15(p, fx) + "#endif\n")
