@@ -38,31 +38,20 @@ from sensorbudget.trainer.sensing.q15 import energy_shift
 
 from .ctemplate import macro
 
-#: statistic -> per-sample lines on the sample {x} (float) / {q} (int16), accumulators suffixed
-#: with the group number {g}
-_LINES = {
-    "sum": ("sum{g} = sum{g} + {x};",),
-    "min": ("if ({x} < lo{g}) {{", "    lo{g} = {x};", "}}"),
-    "max": ("if ({x} > hi{g}) {{", "    hi{g} = {x};", "}}"),
-    "sq": ("sq{g} = {p}_mla(sq{g}, {x}, {x});",),
-    "dev": ("s1{g} = s1{g} + ({x} - first{g});",
-            "s2{g} = {p}_mla(s2{g}, {x} - first{g}, {x} - first{g});"),
-    "qsum": ("qsum{g} += {q};",),
-    "qmin": ("if ({q} < qlo{g}) {{", "    qlo{g} = {q};", "}}"),
-    "qmax": ("if ({q} > qhi{g}) {{", "    qhi{g} = {q};", "}}"),
-    "qsq": ("qsq{g} += {P}_SQ({q});",),
-    "mmax": ("if ({x} > mhi{g}) {{", "    mhi{g} = {x};", "}}"),
-}
+#: the statistics in the order a pass computes them; the per-sample lines of each are the macro
+#: ``stat_<name>`` of ``templates/stream.c.j2`` (on the float sample x / int16 sample q,
+#: accumulators suffixed with the group number g)
+_ORDER = ("sum", "min", "max", "sq", "dev", "qsum", "qmin", "qmax", "qsq", "mmax")
 #: statistic -> (C type, initial value) of its accumulator ("dev" has two floats at 0)
-_INIT = {"sum": ("float", "0.0f"), "min": ("float", "first{g}"), "max": ("float", "first{g}"),
-         "sq": ("float", "0.0f"), "qsum": ("int32_t", "0"), "qmin": ("int_fast16_t", "qfirst{g}"),
-         "qmax": ("int_fast16_t", "qfirst{g}"), "qsq": ("int64_t", "0"), "mmax": ("uint16_t", "0u")}
+#: (the initial value "first" / "qfirst" is suffixed with the group number)
+_INIT = {"sum": ("float", "0.0f"), "min": ("float", "first"), "max": ("float", "first"),
+         "sq": ("float", "0.0f"), "qsum": ("int32_t", "0"), "qmin": ("int_fast16_t", "qfirst"),
+         "qmax": ("int_fast16_t", "qfirst"), "qsq": ("int64_t", "0"), "mmax": ("uint16_t", "0u")}
 _FLOAT = {"sum", "min", "max", "sq", "dev"}
 #: accumulator variable(s) and the stats-struct field(s) of a statistic
 _VARS = {"sum": ("sum",), "min": ("lo",), "max": ("hi",), "sq": ("sq",), "dev": ("s1", "s2"),
          "qsum": ("qsum",), "qmin": ("qlo",), "qmax": ("qhi",), "qsq": ("qsq",),
          "mmax": ("mhi",)}
-_ORDER = tuple(_LINES)
 
 #: per-channel kind -> statistics (float definition, integer definition)
 FLOAT_STATS = {"mean": ("sum",), "min": ("min",), "max": ("max",), "ptp": ("min", "max"),
@@ -147,8 +136,9 @@ def _group_parts(p: str, P: str, g: int, key, stats, names, pairs) -> tuple:
             decls.append(f"    float s1{g} = 0.0f, s2{g} = 0.0f;")
         else:
             ctype, init = _INIT[n]
-            decls.append(f"    {ctype} {_VARS[n][0]}{g} = {init.format(g=g)};")
-        body += [line.format(g=g, x=x, q=q, p=p, P=P) for line in _LINES[n]]
+            init = f"{init}{g}" if init.endswith("first") else init
+            decls.append(f"    {ctype} {_VARS[n][0]}{g} = {init};")
+        body += macro("stream.c.j2", f"stat_{n}", g, x, q, p, P).splitlines()
         stores += [f"    st[{g}].{v} = {v}{g};" for v in _VARS[n]]
     return decls, body, stores, what
 
