@@ -3,10 +3,10 @@
 An ESP-IDF project takes the library folder as a component (in ``components/`` or through
 ``EXTRA_COMPONENT_DIRS``, or from a registry with the IDF Component Manager, which reads
 ``idf_component.yml``). IDF includes the folder's ``CMakeLists.txt`` with ``ESP_PLATFORM`` set;
-its IDF branch registers the sources (``idf_component_register``), so the one CMakeLists serves
-CMake, Zephyr and IDF. Short strings are JSON strings (valid YAML double-quoted scalars), the
-description a folded block scalar (taken literally), so any text is safe and the bytes are
-deterministic.
+its IDF branch (macro ``idf_branch`` of ``templates/library_cmake.txt.j2``) registers the
+sources (``idf_component_register``), so the one CMakeLists serves CMake, Zephyr and IDF.
+Short strings are JSON strings (valid YAML double-quoted scalars), the description a folded
+block scalar (taken literally), so any text is safe and the bytes are deterministic.
 """
 
 from __future__ import annotations
@@ -36,17 +36,3 @@ def idf_component(name: str, version: str, description: str) -> str:
              "dependencies:", f"  idf: {json.dumps(IDF_MIN)}",
              "files:", "  exclude:", *(f"    - {json.dumps(p)}" for p in IDF_EXCLUDE), ""]
     return "\n".join(lines)
-
-
-def cmake_branch(name: str) -> str:
-    """The ``if(ESP_PLATFORM)`` branch of the library's CMakeLists.txt (before Zephyr's)."""
-    N = name.upper()
-    return f"""\
-if(ESP_PLATFORM)
-  # An ESP-IDF build (idf_component.yml): this folder is an IDF component.
-  idf_component_register(SRCS ${{{N}_SOURCES}} INCLUDE_DIRS src)
-  target_compile_options(${{COMPONENT_LIB}} PRIVATE -ffp-contract=off)
-  return()
-endif()
-
-"""
