@@ -53,8 +53,9 @@ DEPENDENCIES = {"spectrum": ("mean",), "bandpower": (), "bandratio": ("bandpower
 
 
 def routine(name: str, p: str) -> str:
-    """The C of routine ``name`` (``templates/spectrum.c.j2``) for the model prefix ``p``;
-    the log2 polynomial's coefficients are :data:`sensorbudget.trainer.sensing.spectral.LOG2_POLY`."""
+    """The C of routine ``name`` (``templates/spectrum.c.j2``) for the model prefix ``p``; the
+    log2 polynomial's coefficients are
+    :data:`sensorbudget.trainer.sensing.spectral.LOG2_POLY`."""
     if name == "entropy":
         return macro(TEMPLATE, name, p, cgen.c_float(spectral.LOG2_POLY[0]),
                      [cgen.c_float(c) for c in spectral.LOG2_POLY[1:]])

@@ -31,7 +31,7 @@ from sensorbudget.trainer.version import package_version
 
 from . import library_build, library_decide
 from .bounds import stated_stream_bound
-from .ctemplate import render
+from .ctemplate import macro, render
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
@@ -42,6 +42,7 @@ LIBRARY_FORMAT_VERSION = 1
 MANIFEST = "c_library.json"
 MANIFEST_FORMAT = "sensorbudget-c-library"
 _SCORE_T = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}
+API_HEADER = "library_api.h.j2"   # <name>.h (templates)
 
 #: the library's C files are compiled without contracting a * b + c into a fused multiply-add
 #: (float32 results then equal numpy's bit for bit), whatever flags the user's build passes
@@ -82,26 +83,10 @@ def _banner(plan, fname: str, what: str) -> str:
 
 
 def _usage(name: str, plan) -> list:
-    N = name.upper()
-    sample = (f"feature vector (the model inputs, order {N}_CH_*)"
-              if plan.input_kind == "features" else f"sample (one value per channel, {N}_CH_*)")
-    lines = ["Usage (no allocation; the caller owns the state):",
-             f"    static {name}_t m;",
-             f"    {name}_score_t scores[{N}_N_TARGETS];",
-             *([f"    unsigned char decisions[{N}_N_TARGETS];"]
-               if library_decide.has_decide(plan) else []),
-             f"    {name}_init(&m);",
-             f"    for each {sample}:"]
-    if plan.fixed:
-        lines += [f"        {name}_quantize_sample(values, sample);   (real values -> Q15)",
-                  f"        if ({name}_push_sample(&m, sample)) {{"]
-    else:
-        lines.append(f"        if ({name}_push_sample(&m, values)) {{")
-    lines += [f"            {name}_predict(&m, scores);   (window {name}_window_index(&m))",
-              *library_decide.usage_lines(name, plan), "        }"]
-    if plan.fixed:
-        lines.append(f"A score's real value is scores[j] * {N}_SCORE_SCALE.")
-    return lines
+    """Lines of the API header's usage comment (macro ``usage_lines``)."""
+    return macro("library_usage.txt.j2", "usage_lines", name, name.upper(),
+                 plan.input_kind == "features", plan.fixed,
+                 library_decide.has_decide(plan)).splitlines()
 
 
 def _macros(name: str, plan, header, stream_bound=None) -> list:
@@ -142,43 +127,14 @@ def api_header(name: str, plan, header, decision: dict | None = None,
     """``<name>.h``: the library's API (C and C++); ``decision``: the bundle's entry, for the
     comment of ``<name>_decide`` (multi-label)."""
     N, p = name.upper(), model_prefix(name)
-    sample = "an int16_t Q15 value" if plan.fixed else "a float"
-    decls = [
-        f"/* Status of {name}_predict. */",
-        f"typedef enum {{\n    {N}_OK = 0,\n    {N}_ERR_ARGUMENT = 1,   /* a NULL pointer */\n"
-        f"    {N}_ERR_NO_WINDOW = 2   /* no window has completed since {name}_init */\n"
-        f"}} {name}_status_t;", "",
-        f"/* One value of one channel: {sample}. */",
-        f"typedef {p}_sample_t {name}_sample_t;",
-        f"typedef {_SCORE_T[plan.numeric]} {name}_score_t;", "",
-        "/* The whole state: a ring buffer of the last window and its features. */",
-        "typedef struct {", f"    {p}_stream_t stream;",
-        f"    int ready;  /* a completed window waits for {name}_predict */", f"}} {name}_t;", "",
-        "/* Forget every sample: the next window starts with the next sample. */",
-        f"void {name}_init({name}_t *m);",
-        f"/* Add one sample ({N}_N_CHANNELS values, order {N}_CH_*); when it completes a window,",
-        " * computes that window's features and returns 1 (else 0). */",
-        f"int {name}_push_sample({name}_t *m, const {name}_sample_t *sample);",
-        f"/* 1 when a completed window's scores have not been taken by {name}_predict. */",
-        f"int {name}_ready(const {name}_t *m);",
-        f"/* Scores ({N}_N_TARGETS) of the newest completed window (again if already taken). */",
-        f"{name}_status_t {name}_predict({name}_t *m, {name}_score_t *scores);",
-        f"/* Number of that window since {name}_init (0 for the first). */",
-        f"uint32_t {name}_window_index(const {name}_t *m);",
-        *library_decide.declarations(name, plan, decision)]
-    if plan.fixed:
-        decls += [
-            "/* Q15 sample of real values: clamp(round_half_away(value * 32768 / full_scale)),",
-            " * NaN -> 0, with each channel's full scale (a power of two, below). */",
-            f"void {name}_quantize_sample(const float *values, {name}_sample_t *sample);",
-            f"extern const float {name}_full_scale[{N}_N_CHANNELS];"]
-    return "\n".join([
-        _banner(plan, f"{name}.h", f"the {name} model as a C library ({plan.numeric})"),
-        cgen.block_comment(_usage(name, plan)).rstrip("\n"),
-        f"#ifndef {N}_H\n#define {N}_H\n\n#include <stdint.h>\n",
-        "#ifdef __cplusplus\nextern \"C\" {\n#endif\n", f'#include "{p}_stream.h"\n',
-        *_macros(name, plan, header, stream_bound), "", *decls, "",
-        "#ifdef __cplusplus\n}\n#endif\n", f"#endif /* {N}_H */", ""])
+    return render(API_HEADER, n=name, N=N, p=p,
+                  banner=_banner(plan, f"{name}.h",
+                                 f"the {name} model as a C library ({plan.numeric})"),
+                  usage=cgen.block_comment(_usage(name, plan)).rstrip("\n"),
+                  macros=_macros(name, plan, header, stream_bound),
+                  sample="an int16_t Q15 value" if plan.fixed else "a float",
+                  score_t=_SCORE_T[plan.numeric], fixed=plan.fixed,
+                  decide_decls=library_decide.declarations(name, plan, decision))
 
 
 def api_source(name: str, plan, header) -> str:

@@ -24,14 +24,6 @@ def thresholds_symbol(prefix: str, plan) -> str:
     return f"{prefix}_thresholds" if not plan.fixed else f"{prefix}_{plan.numeric}_thresholds"
 
 
-def usage_lines(name: str, plan) -> list:
-    """Lines of the API header's usage comment."""
-    if not has_decide(plan):
-        return []
-    return [f"            {name}_decide(scores, decisions);   (0/1 per label, "
-            f"calibrated thresholds)"]
-
-
 def declarations(name: str, plan, decision: dict | None) -> list:
     """Prototype and comment in ``<name>.h`` ([] unless multi-label)."""
     if not has_decide(plan):
