@@ -28,10 +28,13 @@ from .plan import FORMAT_VERSION
 KERNELS = ("auto", "loop", "unrolled")
 AUTO_UNROLL_MAX_MACS = 256   # k*t above this: the header's loop (code size)
 
+TEMPLATE = "stream.c.j2"   # the kernel's functions (and the multiply-add)
+
+
 def mla(p: str) -> str:
     """``<p>_mla(acc, w, x)``: acc + w * x with the product rounded to float before the sum
     (two roundings, no FMA; VMLA.F32 on a Cortex-M4F), from ``templates/stream.c.j2``."""
-    return macro("stream.c.j2", "mla", p)
+    return macro(TEMPLATE, "mla", p)
 
 
 def choose_kernel(kernel: str, k: int, t: int) -> str:
@@ -43,32 +46,20 @@ def choose_kernel(kernel: str, k: int, t: int) -> str:
 
 
 def _unrolled_float(p, W, b) -> str:
-    k, t = W.shape
-    rows = [f"static inline void {p}_predict_unrolled(const float *x, float *scores)\n{{"]
-    rows += [f"    const float x{i} = x[{i}];" for i in range(k)]
-    rows.append("    float acc;")
-    for j in range(t):
-        rows.append(f"    acc = {cgen.c_float(b[j])};")
-        rows += [f"    acc = {p}_mla(acc, {cgen.c_float(W[i, j])}, x{i});" for i in range(k)]
-        rows.append(f"    scores[{j}] = acc;")
-    return mla(p) + "\n" + "\n".join(rows) + "\n}\n"
+    """``<p>_predict_unrolled``: acc = b[j], then acc = mla(acc, W[i][j], x[i]) for i in order
+    (the header's loop, weights as float32 literals)."""
+    return macro(TEMPLATE, "unrolled_float", p, [[cgen.c_float(v) for v in row] for row in W],
+                 [cgen.c_float(v) for v in b])
 
 
 def _unrolled_fixed(p, fx) -> str:
     fmt = fx.fmt
     if fmt.name == "q15":
         return kernel_q15.unrolled_q15(p, fx)
-    q, ct, acc_t = fmt.name, fmt.ctype, fmt.acc_ctype
-    m, B = fx.weights, fx.intercepts
-    k, t = m.shape
-    rows = [f"static inline void {p}_predict_{q}_unrolled(const {ct} *x, {ct} *scores)\n{{"]
-    rows += [f"    const {ct} x{i} = x[{i}];" for i in range(k)]
-    rows.append(f"    {acc_t} acc;")
-    for j in range(t):
-        rows.append(f"    acc = {cgen.c_int(B[j], acc_t)};")
-        rows += [f"    acc += ({acc_t})x{i} * ({ct})({int(m[i, j])});" for i in range(k)]
-        rows.append(f"    scores[{j}] = {p}_{q}_rescale(acc);")
-    return "\n".join(rows) + "\n}\n"
+    acc_t = fmt.acc_ctype
+    return macro(TEMPLATE, "unrolled_fixed", p, fmt.name, fmt.ctype, acc_t,
+                 [[int(v) for v in row] for row in fx.weights],
+                 [cgen.c_int(v, acc_t) for v in fx.intercepts])
 
 
 _FLASH_MACROS = """\
@@ -117,15 +108,8 @@ def _flash_loop(p, plan, bundle, header) -> str:
     tables = [cgen.array_declare(ct, f"{p}_flash_w", W, size_macros=dims),
               cgen.array_declare(acc_t, f"{p}_flash_b", B, size_macros=(f"{P}_N_TARGETS",))]
     tables = [t.replace("static const ", "static const SB_CONST ", 1) for t in tables]
-    reader = "" if fx is None else (
-        f"static inline {acc_t} {p}_flash_acc(const {acc_t} *src)\n{{\n    {acc_t} v;\n"
-        f"    SB_READ_BYTES(&v, src, sizeof v);\n    return v;\n}}\n\n")
-    return "".join(tables) + "\n" + reader + (
-        f"static inline void {p}_predict{sfx}_flash(const {ct} *x, {ct} *scores)\n{{\n"
-        f"    size_t i, j;\n    for (j = 0; j < {P}_N_TARGETS; ++j) {{\n"
-        f"        {acc_t} acc = {init};\n"
-        f"        for (i = 0; i < {P}_N_FEATURES; ++i) {{\n            {step}\n        }}\n"
-        f"        {done}\n    }}\n}}\n")
+    return "".join(tables) + "\n" + macro(TEMPLATE, "flash_predict", p, P, sfx, ct, acc_t,
+                                            init, step, done, fx is not None)
 
 
 def kernel_header(plan, bundle, header, kernel: str) -> str:
@@ -156,14 +140,9 @@ def _kernel_header(plan, bundle, header, kernel: str) -> str:
                                          np.asarray(bundle.b, dtype=np.float32)))
         else:
             parts.append(_unrolled_fixed(p, header.fixed))
-        call = f"    {p}_predict{sfx}_unrolled(x, scores);\n"
     else:
         parts += [_FLASH_MACROS, "#if defined(__AVR__)",
                   _flash_loop(p, plan, bundle, header).rstrip("\n"), "#endif\n"]
-        call = (f"#if defined(__AVR__)\n    {p}_predict{sfx}_flash(x, scores);\n#else\n"
-                f"    {p}_predict{sfx}(x, scores);\n#endif\n")
-    parts.append(f"/* scores = model(x): the kernel PUSH_SAMPLES, PREDICT and BENCH use. */\n"
-                 f"static inline void {p}_fw_predict(const {ct} *x, {ct} *scores)\n{{\n"
-                 f"{call}}}\n")
+    parts.append(macro(TEMPLATE, "fw_predict", p, sfx, ct, kernel == "unrolled"))
     parts.append(f"#endif /* {P}_KERNEL_H */\n")
     return "\n".join(parts)
