@@ -56,19 +56,10 @@ def _avr_q15(p, fx) -> str:
     once per pass, straight from ``x``."""
     m, B = fx.weights, fx.intercepts
     k, t = m.shape
-    n_acc = min(4, t)
-    rows = [f"static inline void {p}_predict_q15_unrolled(const int16_t *x, int16_t *scores)\n{{"]
-    rows += [f"    int32_t {', '.join(f'acc{r}' for r in range(n_acc))};", "    int16_t xv;",
-             "    const int16_t *xp;", "    uint8_t zero;"]
-    for j in range(0, t, 4):
-        n = min(4, t - j)
-        rows += [f"    acc{r} = {cgen.c_int(B[j + r], 'int32_t')};" for r in range(n)]
-        rows.append("    xp = x;")
-        for i in range(k):
-            rows += _avr_macn(m[i, j:j + n])
-        rows += [f"    scores[{j + r}] = {p}_q15_round(acc{r});" for r in range(n)]
-    rows += ["    (void)zero;", "    (void)xv;", "    (void)xp;"]
-    return "\n".join(rows) + "\n}\n"
+    blocks = [{"j": j, "inits": [cgen.c_int(B[r], "int32_t") for r in range(j, min(t, j + 4))],
+               "asm": [line for i in range(k) for line in _avr_macn(m[i, j:j + 4])]}
+              for j in range(0, t, 4)]
+    return macro(TEMPLATE, "avr_q15", p, min(4, t), blocks)
 
 
 def _pack(lo: int, hi: int) -> str:
@@ -80,36 +71,13 @@ def _dual_q15(p, fx) -> str:
     m, B = fx.weights, fx.intercepts
     k, t = m.shape
     pairs = k // 2
-    rows = []
-    if pairs:
-        table = [[_pack(int(m[2 * i, j]), int(m[2 * i + 1, j])) for i in range(pairs)]
-                 for j in range(t)]
-        rows.append(cgen.block_comment(["Weights of inputs 2i (low half) and 2i+1 (high half), "
-                                        "per target."]).rstrip("\n"))
-        rows.append(f"static const uint32_t {p}_q15_wpairs[{t}][{pairs}] = {{")
-        for j in range(t):
-            rows.append(f"    {{  /* target {j} */")
-            rows += [f"        {', '.join(table[j][i:i + 4])}," for i in range(0, pairs, 4)]
-            rows.append("    },")
-        rows.append("};\n")
-    rows.append(f"static inline void {p}_predict_q15_unrolled(const int16_t *x, int16_t *scores)"
-                f"\n{{")
-    if pairs:
-        rows.append(f"    const uint32_t *w = &{p}_q15_wpairs[0][0];")
-    rows += [f"    const uint32_t x{2 * i}_{2 * i + 1} = {p}_pair(x + {2 * i});"
-             for i in range(pairs)]
-    if k % 2:
-        rows.append(f"    const int16_t x{k - 1} = x[{k - 1}];")
-    rows.append("    int32_t acc;")
-    for j in range(t):
-        rows.append(f"    acc = {cgen.c_int(B[j], 'int32_t')};")
-        for i in range(0, pairs, 2):
-            xs = ", ".join(f"x{2 * r}_{2 * r + 1}" for r in range(i, min(pairs, i + 2)))
-            rows.append(f"    acc = {p}_dual{min(2, pairs - i)}(acc, &w, {xs});")
-        if k % 2:
-            rows.append(f"    acc = {p}_mac16(acc, x{k - 1}, (int16_t)({int(m[k - 1, j])}));")
-        rows.append(f"    scores[{j}] = {p}_q15_rescale_dsp(acc);")
-    return "\n".join(rows) + "\n}\n"
+    table = [[_pack(int(m[2 * i, j]), int(m[2 * i + 1, j])) for i in range(pairs)]
+             for j in range(t)]
+    comment = cgen.block_comment(["Weights of inputs 2i (low half) and 2i+1 (high half), "
+                                  "per target."]).rstrip("\n")
+    return macro(TEMPLATE, "dual_q15", p, k, pairs, comment, table,
+                 [cgen.c_int(B[j], "int32_t") for j in range(t)],
+                 [int(m[k - 1, j]) for j in range(t)])
 
 
 def _round_c(p, shift: int) -> str:
@@ -121,25 +89,9 @@ def _round_c(p, shift: int) -> str:
 
 def _generic_q15(p, fx) -> str:
     """Plain C / AVR: targets in pairs (one input load for both), the last one alone."""
-    m, B = fx.weights, fx.intercepts
-    k, t = m.shape
-    rows = [_round_c(p, fx.shift)
-            + f"static inline void {p}_predict_q15_unrolled(const int16_t *x, int16_t *scores)\n{{"]
-    rows += [f"    const int16_t x{i} = x[{i}];" for i in range(k)]
-    rows.append("    int32_t acc, acc2;" if t > 1 else "    int32_t acc;")
-    for j in range(0, t, 2):
-        rows.append(f"    acc = {cgen.c_int(B[j], 'int32_t')};")
-        if j + 1 < t:
-            rows.append(f"    acc2 = {cgen.c_int(B[j + 1], 'int32_t')};")
-            rows += [f"    {p}_mac16_2(&acc, &acc2, x{i}, (int16_t)({int(m[i, j])}), "
-                     f"(int16_t)({int(m[i, j + 1])}));" for i in range(k)]
-        else:
-            rows += [f"    acc = {p}_mac16(acc, x{i}, (int16_t)({int(m[i, j])}));"
-                     for i in range(k)]
-        rows.append(f"    scores[{j}] = {p}_q15_round(acc);")
-        if j + 1 < t:
-            rows.append(f"    scores[{j + 1}] = {p}_q15_round(acc2);")
-    return "\n".join(rows) + "\n}\n"
+    return macro(TEMPLATE, "generic_q15", p, fx.shift,
+                 [[int(v) for v in row] for row in fx.weights],
+                 [cgen.c_int(v, "int32_t") for v in fx.intercepts])
 
 
 def unrolled_q15(p, fx) -> str:
