@@ -17,7 +17,7 @@ from sensorbudget.trainer.sensing.q15 import energy_shift
 from sensorbudget.trainer.version import package_version
 
 from . import passes_c, q15_c, series_c
-from .ctemplate import macro
+from .ctemplate import macro, render
 from .kernel_c import mla
 from .plan import FORMAT_VERSION
 
@@ -58,45 +58,14 @@ def _stream_header(plan) -> str:
     ext = [f"  [{i}] {cgen.c_comment(e.name)} {e.full_spec.text}"
            f"{'' if not plan.fixed else (' (integer Q15)' if e.fixed else ' (float32)')}"
            f" -> model input {', '.join(map(str, e.slots))}" for i, e in enumerate(plan.extractors)]
-    inputs = "features" if not plan.fixed else "inputs"
-    inputs_field = "" if not plan.fixed else \
-        f"    {inp} inputs[{P}_N_INPUTS];    /* model inputs: features quantised by the header */\n"
-    return "\n".join([
-        _banner(plan, f"{p}_stream.h", "streaming feature extractors"),
-        f"#ifndef {P}_STREAM_H\n#define {P}_STREAM_H\n\n#include <stdint.h>\n",
-        f"#define {P}_STREAM_FORMAT_VERSION {FORMAT_VERSION}",
-        f"#define {P}_BUNDLE_ID UINT32_C(0x{plan.bundle_id:08x})",
-        f"#define {P}_WINDOW {plan.window}u  /* samples per window */",
-        f"#define {P}_HOP {plan.hop}u  /* samples between window starts */",
-        f"#define {P}_N_CHANNELS {len(plan.channels)}u",
-        f"#define {P}_N_INPUTS {plan.k}u",
-        f"#define {P}_NUMERIC_CODE {['float32', 'q15', 'q31'].index(plan.numeric)}",
-        "", "/* Channels: one sample of each, in this order, per push. */", *chan, "",
-        cgen.block_comment(["Extractors, computed when a window completes:", *ext]),
-        f"typedef {sample} {p}_sample_t;  /* one sample of one channel */",
-        f"typedef {inp} {p}_input_t;  /* one model input */", "",
-        "typedef struct {",
-        f"    {p}_sample_t buf[{P}_WINDOW][{P}_N_CHANNELS];  /* ring buffer, oldest at pos */",
-        "    unsigned pos;          /* next write index (= oldest sample once full) */",
-        "    uint32_t n_seen;       /* samples added since reset */",
-        "    uint32_t next_end;     /* n_seen at which the next window completes */",
-        "    uint32_t windows;      /* windows completed since reset */",
-        f"    float features[{P}_N_INPUTS];  /* real feature values, model input order */",
-        inputs_field + q15_c.stream_fields(plan) + f"}} {p}_stream_t;", "",
-        f"/* Model inputs of the last computed window "
-        f"({'features' if not plan.fixed else 'quantised'}). */",
-        f"#define {P}_STREAM_INPUTS(s) ((s)->{inputs})", "",
-        "/* Forget every sample: the next window starts with the next sample. */",
-        f"void {p}_stream_reset({p}_stream_t *s);",
-        "/* Store one sample per channel; returns 1 when this sample completes a window (window",
-        f" * number s->windows - 1), whose features {p}_stream_compute then computes. */",
-        f"int {p}_stream_add({p}_stream_t *s, const {p}_sample_t *frame);",
-        "/* Features (and model inputs) of the window ending at the newest sample. */",
-        f"void {p}_stream_compute({p}_stream_t *s);",
-        f"/* {p}_stream_add, then {p}_stream_compute when a window completed: returns 1 when the",
-        " * features are ready. */",
-        f"int {p}_stream_push({p}_stream_t *s, const {p}_sample_t *frame);", "",
-        f"#endif /* {P}_STREAM_H */", ""])
+    return render("stream.h.j2", p=p, P=P,
+                  banner=_banner(plan, f"{p}_stream.h", "streaming feature extractors"),
+                  format_version=FORMAT_VERSION, bundle_id=f"{plan.bundle_id:08x}",
+                  window=plan.window, hop=plan.hop, n_channels=len(plan.channels), k=plan.k,
+                  numeric_code=["float32", "q15", "q31"].index(plan.numeric), channels=chan,
+                  extractors=cgen.block_comment(["Extractors, computed when a window completes:",
+                                                 *ext]),
+                  sample=sample, inp=inp, fixed=plan.fixed, mag_fields=q15_c.stream_fields(plan))
 
 
 def _call(plan, e) -> str:
