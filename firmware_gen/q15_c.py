@@ -50,6 +50,9 @@ from sensorbudget.trainer.sensing.q15 import (
     magnitude_shifts,
 )
 
+from .ctemplate import macro
+
+TEMPLATE = "q15.c.j2"   # isqrt, the magnitude cache, the quantisers
 FIXED_MAG = ("mag_mean", "mag_max")
 #: Q15 kinds whose model input is quantised straight from their integer value (:func:`int_inputs`)
 INT_KINDS = ("mean", "min", "max", "ptp", "last", "energy", "rms", "mad", "mag_mean", "mag_max",
@@ -98,98 +101,7 @@ def _sqrt_table() -> str:
 def isqrt(p: str, P: str, rms: bool = False) -> str:
     """The ``<p>_isqrt32`` routine (see the module docstring), and with ``rms`` the Q15 rms of
     an energy (``isqrt32(energy / N)``)."""
-    tail = "" if not rms else f"""
-/* Q15 rms of a window's energy (int64 sum of squares): isqrt32(energy / N). */
-static uint32_t {p}_rms_q15(int64_t energy)
-{{
-    return {p}_isqrt32((uint32_t)((uint64_t)energy / {P}_WINDOW));
-}}
-"""
-    return f"""\
-#ifndef {P}_ISQRT_FPU
-#if defined(__ARM_FP) && (__ARM_FP & 4)
-#define {P}_ISQRT_FPU 1
-#else
-#define {P}_ISQRT_FPU 0
-#endif
-#endif
-#ifndef {P}_ISQRT_TABLE
-#if !{P}_ISQRT_FPU && (defined(__riscv_mul) || (defined(__ARM_ARCH) && __ARM_ARCH >= 7))
-#define {P}_ISQRT_TABLE 1
-#else
-#define {P}_ISQRT_TABLE 0
-#endif
-#endif
-#if {P}_ISQRT_TABLE && !{P}_ISQRT_FPU
-/* round(sqrt(j * 2^24)) - 32768 for j = 64 .. 256 (the root of a normalised argument). */
-static const uint16_t {p}_sqrt_tab[193] = {{
-{_sqrt_table()}
-}};
-#endif
-/* floor(sqrt(v)) for v <= 65535 * 65535 (trainer.sensing.q15.isqrt32). */
-static uint32_t {p}_isqrt32(uint32_t v)
-{{
-#if {P}_ISQRT_FPU
-    /* the integer part of sqrtf((float)v) is the root r or r + 1 */
-    const uint32_t r = (uint32_t)sqrtf((float)v);
-    return r * r > v ? r - 1u : r;
-#elif {P}_ISQRT_TABLE
-    /* x = v * 4^k in [2^30, 2^32); sqrt(x) by linear interpolation in the table (within 3 of
-     * the root), shifted back by k, then corrected to the floor root (a multiply per step) */
-    uint32_t x = v, r, i, f;
-    unsigned k = 0u;
-    if (v == 0u) {{
-        return 0u;
-    }}
-    if (x < UINT32_C(1) << 16) {{
-        x <<= 16;
-        k += 8u;
-    }}
-    if (x < UINT32_C(1) << 24) {{
-        x <<= 8;
-        k += 4u;
-    }}
-    if (x < UINT32_C(1) << 28) {{
-        x <<= 4;
-        k += 2u;
-    }}
-    if (x < UINT32_C(1) << 30) {{
-        x <<= 2;
-        k += 1u;
-    }}
-    i = (x >> 24) - 64u;
-    f = x & UINT32_C(0xFFFFFF);
-    r = 32768u + {p}_sqrt_tab[i]
-        + ((f * (uint32_t)({p}_sqrt_tab[i + 1u] - {p}_sqrt_tab[i])) >> 24);
-    r >>= k;
-    if (r > 65535u) {{
-        r = 65535u;
-    }}
-    while (r * r > v) {{
-        --r;
-    }}
-    while (r < 65535u && (r + 1u) * (r + 1u) <= v) {{
-        ++r;
-    }}
-    return r;
-#else
-    uint32_t rest = v, root = 0u, bit = UINT32_C(1) << 30;
-    while (bit > rest) {{
-        bit >>= 2;
-    }}
-    while (bit != 0u) {{
-        if (rest >= root + bit) {{
-            rest -= root + bit;
-            root = (root >> 1) + bit;
-        }} else {{
-            root >>= 1;
-        }}
-        bit >>= 2;
-    }}
-    return root;
-#endif
-}}
-""" + tail
+    return macro(TEMPLATE, "isqrt", p, P, rms, _sqrt_table())
 
 
 def _square(c: int, shift: int) -> str:
@@ -202,38 +114,12 @@ def mag_update(plan) -> str:
     sets = mag_sets(plan)
     if not sets:
         return ""
-    p, P = plan.name, plan.name.upper()
-    body = []
-    for m, chans in enumerate(sets):
+    out = []
+    for chans in sets:
         shifts = magnitude_shifts([plan.full_scale[c] for c in chans])[0]
-        names = ", ".join(cgen.c_comment(plan.channels[c]) for c in chans)
-        terms = [_square(c, s) for c, s in zip(chans, shifts)]
-        body += [f"        {{   /* |{names}| */",
-                 f"            const uint32_t a = {p}_isqrt32({terms[0]}",
-                 *(f"                + {t}" for t in terms[1:])]
-        body[-1] += ");"
-        body += [f"            s->mag_sum[{m}] += a - s->mag[i][{m}];",
-                 f"            s->mag[i][{m}] = (uint16_t)a;", "        }"]
-    return "\n".join([
-        "/* Q15 magnitudes of the buffered samples at ring positions lo .. hi-1 into the cache;",
-        " * each set's sum changes by new - old (exact). */",
-        f"static void {p}_mag_rows({p}_stream_t *s, unsigned lo, unsigned hi)", "{",
-        "    unsigned i;", "    for (i = lo; i < hi; ++i) {",
-        f"        const {p}_sample_t *row = s->buf[i];", *body, "    }", "}", "",
-        "/* Bring the cache up to date: the samples added since the last update, and at least",
-        f" * the newest {P}_HOP (recomputing a cached one changes nothing, so a repeated compute",
-        f" * costs what a window's first does), at most {P}_WINDOW; oldest first, in the ring",
-        " * buffer's one or two segments. */",
-        f"static void {p}_mag_update({p}_stream_t *s)", "{",
-        "    uint32_t fresh = s->n_seen - s->mag_upto;", "    unsigned first;",
-        "    s->mag_upto = s->n_seen;",
-        f"    if (fresh < {P}_HOP) {{", f"        fresh = {P}_HOP;", "    }",
-        f"    if (fresh > {P}_WINDOW) {{", f"        fresh = {P}_WINDOW;", "    }",
-        "    first = s->pos >= fresh ? s->pos - (unsigned)fresh",
-        f"                            : s->pos + {P}_WINDOW - (unsigned)fresh;",
-        "    if (first < s->pos) {", f"        {p}_mag_rows(s, first, s->pos);",
-        "    } else {", f"        {p}_mag_rows(s, first, {P}_WINDOW);",
-        f"        {p}_mag_rows(s, 0u, s->pos);", "    }", "}", ""])
+        out.append({"names": ", ".join(cgen.c_comment(plan.channels[c]) for c in chans),
+                    "terms": [_square(c, s) for c, s in zip(chans, shifts)]})
+    return macro(TEMPLATE, "mag_update", plan.name, plan.name.upper(), out)
 
 
 def raw_unit(plan, ext) -> float:
@@ -278,59 +164,5 @@ def qin_call(p: str, slot: int, raw: str, q) -> str:
 def quantizers(p: str, integer: bool, one: bool, P: str | None = None) -> str:
     """``<p>_qin`` (with ``integer``) and ``<p>_quantize_span`` (with ``one``)."""
     P = P or p.upper()
-    out = ""
-    if integer:
-        out += f"""\
-/* A Q15 model input from an integer feature r (trainer.sensing.q15.IntQuantizer): d =
- * clamp(r, lo, hi) - mid; w = floor(d * 2^pre * mult / 2^32), the high word of one 32 x 32
- * multiply of the pre-shifted d (mulh on RV32IM, smull on Cortex-M), or, the same integer where
- * a multiply is a library call (AVR, RV32E) and its cost grows with the operand,
- * (d * mult) >> (32 - pre); then sat((w + add) >> frac): within 1/2 + 2^-7 of the header's
- * (r * unit - offset) * inv_scale. */
-#ifndef {P}_QIN_HIGH_WORD
-#if defined(__AVR__) || (defined(__riscv) && !defined(__riscv_mul))
-#define {P}_QIN_HIGH_WORD 0
-#else
-#define {P}_QIN_HIGH_WORD 1
-#endif
-#endif
-static inline int16_t {p}_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, unsigned pre,
-    int32_t mult, int32_t add, unsigned frac)
-{{
-    int32_t w, q;
-    if (r < lo) {{
-        r = lo;
-    }} else if (r > hi) {{
-        r = hi;
-    }}
-#if {P}_QIN_HIGH_WORD
-    w = (int32_t)(((int64_t)((r - mid) * (INT32_C(1) << pre)) * mult) >> 32);
-#else
-    w = (int32_t)(((int64_t)(r - mid) * mult) >> (32u - pre));
-#endif
-    q = (w + add) >> frac;
-    return (int16_t)(q > 32767 ? 32767 : (q < -32767 ? -32767 : q));
-}}
-"""
-    if one:
-        out += f"""\
-/* The header's {p}_quantize_q15 for the model inputs first .. end-1 alone (from their float
- * features). */
-static void {p}_quantize_span({p}_stream_t *s, unsigned first, unsigned end)
-{{
-    unsigned i;
-    for (i = first; i < end; ++i) {{
-        float v = (s->features[i] - {p}_q15_input_offset[i]) * {p}_q15_input_inv_scale[i];
-        if (v != v) {{
-            v = 0.0f;
-        }}
-        if (v > 32767.0f) {{
-            v = 32767.0f;
-        }} else if (v < -32767.0f) {{
-            v = -32767.0f;
-        }}
-        s->inputs[i] = (int16_t)(v >= 0.0f ? (int16_t)(v + 0.5f) : -(int16_t)(0.5f - v));
-    }}
-}}
-"""
-    return out
+    return ((macro(TEMPLATE, "qin", p, P) if integer else "")
+            + (macro(TEMPLATE, "quantize_span", p) if one else ""))

@@ -15,17 +15,17 @@ import pytest
 from sensorbudget.export import ctemplate as export_ctemplate
 from sensorbudget.firmware_gen import (ctemplate, extractors_c, fft_c, fft_q15_c, kernel_c,
                                         kernel_q15, library, library_arduino, library_build,
-                                        library_decide, library_idf, series_c, shape_c)
+                                        library_decide, library_idf, q15_c, series_c, shape_c)
 
 c_header_module = importlib.import_module("sensorbudget.export.c_header")
 
 #: the emitters that use none of the old mechanisms below (their fixed C is in templates; the
 #: C header and the series code still assemble generated lines in plain f-strings). Still on
-#: the old mechanisms: q15_c, passes_c (the pass skeleton's
+#: the old mechanisms: passes_c (the pass skeleton's
 #: f-strings), firmware (main.c.in's @key@ loop: the link engineer's file), export/cgen
 #: (array_declare), export/c_decisions)
 CONVERTED = (ctemplate, shape_c, fft_c, fft_q15_c, series_c, library_arduino, library_decide,
-             library, library_build, library_idf, kernel_c, kernel_q15, extractors_c,
+             library, library_build, library_idf, kernel_c, kernel_q15, extractors_c, q15_c,
              export_ctemplate, c_header_module)
 
 
