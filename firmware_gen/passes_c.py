@@ -75,8 +75,7 @@ def pass_stats(ext) -> tuple:
 
 def stats_struct(p: str) -> str:
     """The struct every pass fills (only the fields of its statistics)."""
-    return (f"typedef struct {{\n    float sum, lo, hi, sq, s1, s2;\n    int32_t qsum;\n"
-            f"    int_fast16_t qlo, qhi;\n    int64_t qsq;\n    uint16_t mhi;\n}} {p}_stats_t;\n")
+    return macro("stream.c.j2", "stats_struct", p)
 
 
 def _magnitude(p: str, xs, m2: str) -> list:
@@ -194,15 +193,11 @@ def _parts(p: str, P: str, groups, fixed_plan: bool, names, packed: bool) -> tup
     return decls, fetch + body, stores, what
 
 
-def _loops(p: str, P: str, lines) -> list:
-    out = []
-    # a pass over cached magnitudes only reads no row of the ring buffer
-    row = [f"        const {p}_sample_t *row = s->buf[i];"] * any(
-        re.search(r"\brow\b", x) for x in lines)
-    for lo, hi in (("start", f"{P}_WINDOW"), ("0u", "start")):
-        out += [f"    {P}_UNROLL", f"    for (i = {lo}; i < {hi}; ++i) {{", *row,
-                *("        " + line for line in lines), "    }"]
-    return out
+def _part(decls, lines, stores) -> dict:
+    """A pass's parts for the macro ``pass_body``: a pass over cached magnitudes only reads no
+    row of the ring buffer."""
+    return {"decls": decls, "lines": lines, "stores": stores,
+            "row": any(re.search(r"\brow\b", x) for x in lines)}
 
 
 def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
@@ -216,17 +211,14 @@ def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
     channels of a pair are kept in one word (``SSUB16`` + ``SEL``: two instructions for two
     compares). The integer results are the same."""
     decls, lines, stores, what = _parts(p, P, groups, fixed_plan, names, False)
-    body = [*decls, "    unsigned i;", *_loops(p, P, lines), *stores]
+    packed = None
     if fixed_plan and _pairs(groups, len(names)):
-        d2, l2, s2, _ = _parts(p, P, groups, fixed_plan, names, True)
-        body = [f"#if {P}_SIMD32", *d2, "    unsigned i;", *_loops(p, P, l2), *s2, "#else",
-                *body, "#endif"]
+        packed = _part(*_parts(p, P, groups, fixed_plan, names, True)[:3])
     comment = cgen.block_comment(["One pass over the window, oldest sample first; per group "
                                   "(a channel or a |magnitude|), its statistics:",
                                   *what])
-    return "\n".join([comment.rstrip("\n"),
-                      f"static void {p}_window_pass(const {p}_stream_t *s, unsigned start, "
-                      f"{p}_stats_t *st)", "{", *body, "}", ""])
+    return macro("stream.c.j2", "window_pass", p, P, comment.rstrip("\n"),
+                 _part(decls, lines, stores), packed)
 
 
 def simd(p: str, P: str) -> str:
@@ -268,11 +260,7 @@ def value(p: str, P: str, ext, scale: str, st: str = "st", mag: int = 0,
 
 def std_of(p: str, P: str) -> str:
     """The std epilogue of the ``dev`` sums (``m = s1 / N; v = s2 / N - m * m``)."""
-    return (f"/* std from the dev sums: m = s1 / N; v = s2 / N - m * m; sqrt(v) or 0. */\n"
-            f"static float {p}_std_of(const {p}_stats_t *st)\n{{\n"
-            f"    const float m = st->s1 / (float){P}_WINDOW;\n"
-            f"    const float v = st->s2 / (float){P}_WINDOW - m * m;\n"
-            f"    return v > 0.0f ? sqrtf(v) : 0.0f;\n}}\n")
+    return macro("stream.c.j2", "std_of", p, P)
 
 
 def unroll(P: str) -> str:
