@@ -5,11 +5,13 @@ nucleo-f4, arduino-uno and hifive1 (generated, not built).
 
 :func:`emit` returns ``{relative path: text}`` of everything; ``files/`` holds the committed
 copy (``make golden`` rewrites it: ``python -m tests.golden.cases``) and
-``tests/golden/test_golden.py`` diffs the two, so an emitter change shows up as a C diff.
+``tests/golden/test_golden.py`` diffs the two, so an emitter change shows up as a C diff
+(files close to the host firmware's are stored as their diff from it: :func:`_reduce`).
 """
 
 from __future__ import annotations
 
+import difflib
 import shutil
 import sys
 import tempfile
@@ -131,19 +133,52 @@ def _verbatim() -> dict:
             for p in paths if p.is_file()}
 
 
+def _base_of(rel: str) -> tuple:
+    """(path, renamed) of the file another output's ``rel`` is closest to: a board's file of
+    the same name in the host firmware, or for the library's ``src/sbmodel_model_X`` /
+    ``src/sbmodel_model.h`` the host firmware's ``sbmodel_X`` / the C header with the symbol
+    prefix renamed to the library's (``renamed``); ("", False) for none."""
+    case, folder, name = rel.split("/", 2)
+    if folder.startswith("firmware-") and folder != "firmware-host":
+        return f"{case}/firmware-host/{name}", False
+    if folder == "c-library" and name == "src/sbmodel_model.h":
+        return f"{case}/c-header/sbmodel.h", True
+    if folder == "c-library" and name.startswith("src/sbmodel_model_"):
+        return f"{case}/firmware-host/sbmodel_{name[len('src/sbmodel_model_'):]}", True
+    return "", False
+
+
+def _renamed(text: str) -> str:
+    """``text`` with the firmware's symbol prefix sbmodel_ as the library's sbmodel_model_."""
+    return text.replace("sbmodel", "sbmodel_model").replace("SBMODEL", "SBMODEL_MODEL")
+
+
 def _reduce(emitted: dict) -> dict:
     """``emitted`` without repeats: a verbatim template copy, or a file equal to one stored
     before it in the same case (the firmware's header is the C header, most targets share
-    the host's stream code), is named in its folder's ``_copies.txt`` instead."""
+    the host's stream code), is named in its folder's ``_copies.txt`` instead; a file close to
+    its host-firmware counterpart (:func:`_base_of`: a board's main.c, the library's stream
+    code with its prefix renamed) is stored as ``<file>.diff``, the unified diff from that
+    counterpart. Either way a
+    change of any emitted byte changes the stored set."""
     verbatim, out, copies, seen = _verbatim(), {}, {}, {}
     for rel, text in emitted.items():
         case, folder = rel.split("/")[0], rel.rsplit("/", 1)[0]
         source = verbatim.get(text) or seen.get((case, text))
-        if source is None:
-            out[rel] = text
-            seen[(case, text)] = rel
-        else:
+        if source is not None:
             copies.setdefault(folder, []).append(f"{rel[len(folder) + 1:]} = {source}")
+            continue
+        seen[(case, text)] = rel
+        path, renamed = _base_of(rel)
+        base = emitted.get(path)
+        if base is not None:
+            base, path = (_renamed(base), f"{path} (prefix renamed)") if renamed else (base, path)
+            diff = "".join(difflib.unified_diff(base.splitlines(True), text.splitlines(True),
+                                                path, rel, n=1))
+            if len(diff) < len(text) // 2:
+                out[rel + ".diff"] = diff
+                continue
+        out[rel] = text
     for folder, lines in copies.items():
         out[f"{folder}/_copies.txt"] = "\n".join(lines) + "\n"
     return out

@@ -44,4 +44,4 @@ def test_the_golden_set_covers_the_outputs(emitted):
         assert any(f.startswith(f"{case.name}/c-library") for f in folders)
         for target in C.TARGETS:
             assert f"{case.name}/firmware-{target}" in folders
-    assert sum(len(t) for t in emitted.values()) < 800_000
+    assert sum(len(t) for t in emitted.values()) < 500_000
