@@ -45,3 +45,21 @@ def test_the_golden_set_covers_the_outputs(emitted):
         for target in C.TARGETS:
             assert f"{case.name}/firmware-{target}" in folders
     assert sum(len(t) for t in emitted.values()) < 500_000
+
+
+def test_the_stored_bundles_are_what_the_trainer_makes(tmp_path):
+    """The golden bundles are stored (a retrained weight may differ in its last bit on another
+    machine's BLAS, which would show as a C diff); retrained here they select the same
+    features, in the same order, with the same weights to rounding."""
+    import numpy as np
+
+    from sensorbudget.trainer.bundle.model import load_bundle
+
+    C.retrain(C.CASES, tmp_path)
+    for case in C.CASES:
+        fresh, stored = load_bundle(tmp_path / case.name), load_bundle(C.BUNDLES / case.name)
+        assert fresh.meta["selected"] == stored.meta["selected"], case.name
+        assert fresh.meta["targets"] == stored.meta["targets"], case.name
+        for key in stored.arrays:
+            np.testing.assert_allclose(fresh.arrays[key], stored.arrays[key], rtol=1e-9,
+                                       atol=1e-12, err_msg=f"{case.name}: {key}")
