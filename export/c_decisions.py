@@ -19,20 +19,8 @@ import math
 import numpy as np
 
 from . import cgen
+from .ctemplate import macro
 from .fixed_point import FORMATS, FixedPointModel
-
-_DECIDE = """\
-/* Calibrated decisions: decisions[j] = 1 if scores[j] > {th}[j] else 0. */
-static inline void {name}_decide{sfx}(const {it} *features{qs}, unsigned char *decisions)
-{{
-    {st} scores[{up}_N_TARGETS];
-    size_t j;
-    {name}_predict{sfx}(features{qs}, scores);
-    for (j = 0; j < {up}_N_TARGETS; ++j) {{
-        decisions[j] = (unsigned char)({cast}scores[j] > {th}[j]);
-    }}
-}}
-"""
 
 
 def thresholds(meta: dict) -> np.ndarray:
@@ -84,13 +72,12 @@ def decide_part(meta: dict, name: str, numeric: str, fixed: FixedPointModel | No
     if fixed is None:
         th = f"{name}_thresholds"
         table = cgen.array_declare("float", th, values.astype(np.float32), size_macros=dims)
-        code = _DECIDE.format(name=name, up=up, sfx="", it="float", st="float", qs="", th=th,
-                              cast="")
+        code = macro("header.h.j2", "decide", name, up, "", "float", "float", "", th, "")
     else:
         fmt = FORMATS[numeric]
         th = f"{name}_{numeric}_thresholds"
         table = cgen.array_declare(fmt.acc_ctype, th, integer_thresholds(values, fixed),
                                    size_macros=dims, per_line=3)
-        code = _DECIDE.format(name=name, up=up, sfx=f"_{numeric}", it=fmt.ctype, st=fmt.ctype,
-                              qs="_q", th=th, cast=f"({fmt.acc_ctype})")
+        code = macro("header.h.j2", "decide", name, up, f"_{numeric}", fmt.ctype, fmt.ctype,
+                     "_q", th, f"({fmt.acc_ctype})")
     return "\n".join([_describe(meta), table, _platt(meta, name, up), code])

@@ -20,6 +20,7 @@ from sensorbudget.export.cgen import DEFAULT_NAME
 from sensorbudget.export.errors import ExportError
 from sensorbudget.trainer.version import package_version
 
+from . import ctemplate
 from .bounds import stated_stream_bound
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
@@ -83,12 +84,7 @@ def _main_source(plan, target) -> str:
         "numeric_code": str(NUMERIC_CODES[plan.numeric]), "sample_bytes": str(sb),
         "input_bytes": str(ib), "score_bytes": str(scb), "score_t": score_t,
         "get_sample": get_sample, "get_input": get_input, "put_score": put_score}
-    text = template("main.c.in")
-    for key in sorted(values, key=len, reverse=True):
-        text = text.replace(f"@{key}@", values[key])
-    if "@" in text.replace("@ ", ""):
-        raise FirmwareGenError("main.c template has an unfilled placeholder")  # pragma: no cover
-    return text
+    return ctemplate.render("main.c.j2", **values)
 
 
 def _manifest(plan, target, header, kernel, stream_bound=None) -> dict:

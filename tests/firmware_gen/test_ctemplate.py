@@ -13,22 +13,22 @@ from pathlib import Path
 import pytest
 
 from sensorbudget.export import ctemplate as export_ctemplate
-from sensorbudget.firmware_gen import (ctemplate, extractors_c, fft_c, fft_q15_c, kernel_c,
-                                        kernel_q15, library, library_arduino, library_build,
+from sensorbudget.firmware_gen import (ctemplate, extractors_c, fft_c, fft_q15_c, firmware,
+                                        kernel_c, kernel_q15, library, library_arduino, library_build,
                                         library_decide, library_idf, passes_c, q15_c, series_c,
                                         shape_c)
 
 c_header_module = importlib.import_module("sensorbudget.export.c_header")
+c_decisions_module = importlib.import_module("sensorbudget.export.c_decisions")
 
 #: the emitters that use none of the old mechanisms below: their fixed C is in templates
 #: (templates/*.j2 of firmware_gen and export); some still assemble generated lines (a value's
-#: C expression, a table row) in plain f-strings that hold no C block. Still on the old
-#: mechanisms: firmware.py (main.c.in's @key@ loop: the link engineer's file), export/cgen
-#: (array_declare's braces; sanitize_identifier's re.sub is not templating) and
-#: export/c_decisions (not this work's file)
+#: C expression, a table row) in plain f-strings that hold no C block. Still on an old
+#: mechanism: export/cgen only (array_declare's braces; sanitize_identifier's re.sub is not
+#: templating)
 CONVERTED = (ctemplate, shape_c, fft_c, fft_q15_c, series_c, library_arduino, library_decide,
              library, library_build, library_idf, kernel_c, kernel_q15, extractors_c, q15_c,
-             passes_c, export_ctemplate, c_header_module)
+             passes_c, export_ctemplate, c_header_module, firmware, c_decisions_module)
 
 
 def old_mechanisms(source: str) -> list:
