@@ -1,0 +1,364 @@
+"""Per-prediction extractor cost where it is paid, beside a per-core lower bound (issue 28, item 5).
+
+Usage: python benchmarks/bench_issue28.py [--recordings N] [--runs simavr:q15,...] [--profile]
+
+The bundle is the issue's: six features (``leg_acc.mag_mean``, ``leg_horiz_fwd.mean``,
+``ankle_vert.min``, ``leg_horiz_lateral.ptp``, ``ankle_horiz_lateral.rms``,
+``leg_horiz_fwd.last``) of the synthetic 9-channel 64 Hz stream (window 64, hop 32;
+``tests/firmware_gen/generative.py``: the stream writer and ``issue_case``), fitted by greedy RLS.
+Each run is ``simulate`` itself (the Python API) on simavr (Uno, Q15: cycles) or
+qemu-m4f / unicorn-m4f (Cortex-M4F, float32 and Q15: instructions), with a report folder. Then
+the ELF that ``simulate`` built is loaded again, function by function (``avr_fncycles.c`` on
+libsimavr for the AVR, :class:`~sensorbudget.device_sim.backends.unicorn.CortexM4` for the M4F),
+and the same recordings are pushed sample by sample: ``<name>_stream_add`` once per sample
+(the *push*) and ``<name>_stream_compute`` when a window completed (the *pass*). A prediction
+pays the pushes since the previous window plus the pass; the first window after a reset pays
+``window`` pushes and the pass (with the Q15 magnitude cache filled), so it is shown apart.
+The pass column is the number ``simulate``'s report.json gives (``cost.extractors``, the
+median over the predictions after the first of each recording); the function-by-function pass
+is checked against it (equal on unicorn; on simavr and QEMU a constant offset: the firmware's
+timer read and indirect call, printed).
+
+Lower bound, per core, per prediction: per-sample loads and arithmetic of each extractor over
+the window (or over the ``hop`` new samples where the firmware keeps a running cache), plus a
+per-window epilogue, plus the push: each used channel's sample stored into its ring buffer per
+new sample. Branches, loop control, call overhead and the window bookkeeping are left out.
+
+- Cortex-M4F (instructions): :mod:`device_costs`'s counts (float32 mean 2, min 4, ptp 7, rms 2,
+  magnitude 8 per sample of the window, last 1 per window; Q15 mean 2, min 3, ptp 5, rms 2 +
+  10 per window, magnitude 17 per new sample + 2 per window, last 4 per window); push 2 (ldr,
+  str) per used channel per new sample.
+- ATmega328P (cycles; 2-cycle loads and stores, 1-cycle 8-bit ALU ops, 2-cycle multiplies,
+  3-cycle ``lpm``), Q15, from these building blocks: load of an int16 (2 ``ld``) 4, store 4;
+  add of a sign-extended int16 to an int32 7 (4 add/adc + 3 for the sign byte); 16-bit compare
+  2, 16-bit move (``movw``) 1; signed 16x16->32 multiply 16 (4 ``mul``/``muls``/``mulsu`` = 8,
+  6 add/adc of the cross products, 2 ``movw``); add of an int32 to an int64 11 (8 add/adc + 3);
+  32-bit add 4; integer square root of a 32-bit value 68 (the firmware's table method without
+  normalising: 2 table words by ``lpm`` 12, the interpolation multiply 16, the two floor checks
+  ``r*r > v`` and ``(r+1)^2 <= v`` 2 x (16 + 4)). Per sample of the window: ``mean`` 11 (load +
+  add), ``min`` 7 (load, compare, move), ``ptp`` 10 (load, two compares and moves), ``rms`` 31
+  (load, square, int64 add); per window: ``rms`` 132 (the int64 sum shifted by 6: 6 x 8 shifts
+  48, the root 68, the scale multiply 16), ``last`` 8 (load, store), ``mag_mean`` 24 (the int32
+  running sum shifted by 6); per new sample: ``mag_mean`` 144 (3 loads 12, 3 squares 48, 2 int32
+  adds 8, the root 68, the cache update: old value loaded, subtracted, new added and stored
+  16); push 8 per used channel.
+
+``--profile`` adds, per run, where the time of one steady prediction goes: per function, the
+cycles (simavr) or instructions (unicorn) of the pushes and the pass.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
+RUNS = (("simavr", "q15"), ("qemu-m4f", "float32"), ("unicorn-m4f", "float32"),
+        ("qemu-m4f", "q15"), ("unicorn-m4f", "q15"))
+#: the issue's targets: steady prediction / lower bound
+TARGET_RATIO = {("avr", "q15"): 1.5, ("m4f", "float32"): 1.25}
+CORE = {"simavr": "avr", "qemu-m4f": "m4f", "unicorn-m4f": "m4f"}
+#: ATmega328P building blocks (cycles), see the module docstring
+LOAD16, STORE16, ADD32_16, CMP16, MOV16, MUL16, ADD64_32, ADD32, SQRT = 4, 4, 7, 2, 1, 16, 11, 4, 68
+AVR_Q15 = {
+    "per_sample": {"mean": LOAD16 + ADD32_16, "min": LOAD16 + CMP16 + MOV16,
+                   "ptp": LOAD16 + 2 * (CMP16 + MOV16), "rms": LOAD16 + MUL16 + ADD64_32,
+                   "last": 0, "mag_mean": 0},
+    "per_new": {"mag_mean": 3 * LOAD16 + 3 * MUL16 + 2 * ADD32 + SQRT + 16},
+    "per_window": {"rms": 6 * 8 + SQRT + MUL16, "last": LOAD16 + STORE16, "mag_mean": 6 * 4},
+    "push": LOAD16 + STORE16,
+}
+
+
+def bound_table(core: str, numeric: str) -> dict:
+    """{"per_sample", "per_new", "per_window", "push"} of ``core`` and ``numeric``."""
+    if core == "avr":
+        if numeric != "q15":
+            raise ValueError(f"no AVR lower bound for {numeric} (only q15)")
+        return AVR_Q15
+    import device_costs
+
+    return {"per_sample": device_costs.PER_SAMPLE[numeric],
+            "per_new": device_costs.PER_NEW[numeric],
+            "per_window": device_costs.PER_WINDOW[numeric], "push": 2}
+
+
+def lower_bound(core: str, numeric: str, kinds, n_channels: int, window: int, new: int) -> int:
+    """Loads + arithmetic of one prediction whose window has ``new`` samples not seen by the
+    previous one (``hop``; ``window`` for the first): sum over the extractor kinds of per-sample
+    x window + per-new x new + per-window, plus the push of ``n_channels`` used channels x new."""
+    t = bound_table(core, numeric)
+    return int(sum(t["per_sample"][k] * window + t["per_new"].get(k, 0) * new
+                   + t["per_window"].get(k, 0) for k in kinds) + t["push"] * n_channels * new)
+
+
+# -- the bundle and its stream --------------------------------------------------------------
+def issue_bundle(work: Path, n_recordings: int):
+    """(bundle folder, recordings folder, channel arrays, full scales) of the issue's bundle."""
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from tests.firmware_gen import gen_runner, generative
+
+    rec = generative.write_recordings(work / "recordings", 2026, n_recordings=n_recordings)
+    case = generative.issue_case()
+    generative.case_bundle(case, generative.feature_set(case, rec, work), work / "bundle")
+    data = gen_runner.recordings_arrays(rec)
+    from sensorbudget.trainer.bundle.model import load_bundle
+
+    plan = ReferenceModel(load_bundle(work / "bundle"), "float32").plan
+    return work / "bundle", rec, data, gen_runner.full_scale(case, plan.channels, data)
+
+
+# -- function-by-function callers ------------------------------------------------------------
+def _symbols(elf_path: Path) -> dict:
+    from elftools.elf.elffile import ELFFile
+
+    with open(elf_path, "rb") as fh:
+        tab = ELFFile(fh).get_section_by_name(".symtab")
+        return {s.name: (s["st_value"], s["st_size"], s["st_info"]["type"])
+                for s in tab.iter_symbols() if s.name}
+
+
+class AvrCaller:
+    """Calls of one AVR ELF's functions in libsimavr (``avr_fncycles``), cycles per call."""
+
+    def __init__(self, elf: Path, exe: Path):
+        self.sym = _symbols(elf)
+        self.proc = subprocess.Popen([str(exe), str(elf), f"{self.sym['main'][0]:x}"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def data(self, name: str) -> int:
+        return self.sym[name][0] & 0xFFFF           # data space is 0x800000 in the ELF
+
+    def write(self, addr: int, raw: bytes) -> None:
+        self.proc.stdin.write(f"w {addr:x} {raw.hex()}\n")
+
+    def call(self, fn: str, a0: int = 0, a1: int = 0) -> tuple:
+        self.proc.stdin.write(f"c {self.sym[fn][0]:x} {a0:x} {a1:x}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        while not line[:1].isdigit():                # simavr's own messages ("Loaded ...")
+            if not line:
+                raise RuntimeError("avr_fncycles ended")
+            line = self.proc.stdout.readline()
+        r, cycles = line.split()
+        return int(r), int(cycles)
+
+    def profile(self) -> Counter:
+        """Cycles per function since the last call of this method."""
+        self.proc.stdin.write("p\n")
+        self.proc.stdin.flush()
+        funcs = sorted((v, s, n) for n, (v, s, t) in self.sym.items()
+                       if t in ("STT_FUNC", "STT_NOTYPE") and v < 0x800000)
+        out = Counter()
+        for line in iter(self.proc.stdout.readline, ".\n"):
+            pc, cycles = (int(x, 16) if i == 0 else int(x) for i, x in enumerate(line.split()))
+            out[_owner(funcs, pc)] += cycles
+        return out
+
+    def close(self) -> None:
+        self.proc.stdin.close()
+        self.proc.wait()
+
+
+class M4Caller:
+    """Calls of one Cortex-M4F ELF's functions in unicorn, instructions per call."""
+
+    def __init__(self, elf: Path):
+        from sensorbudget.device_sim.backends.unicorn import CortexM4, block_instructions
+
+        self.cpu = CortexM4(elf)
+        self.sym = {n: (v, s, t) for n, (v, s, t) in _symbols(elf).items()}
+        self._per_block = Counter()
+        self._size = block_instructions
+        self.cpu.uc.hook_add(__import__("unicorn").UC_HOOK_BLOCK, self._on_block)
+
+    def _on_block(self, uc, address, size, data):
+        self._per_block[address] += self.cpu._blocks.get((address, size), 0)
+
+    def data(self, name: str) -> int:
+        return self.sym[name][0]
+
+    def write(self, addr: int, raw: bytes) -> None:
+        self.cpu.uc.mem_write(addr, raw)
+
+    def call(self, fn: str, a0: int = 0, a1: int = 0) -> tuple:
+        return self.cpu.call(self.sym[fn][0] & ~1, a0, a1)
+
+    def profile(self) -> Counter:
+        funcs = sorted(((v & ~1), s, n) for n, (v, s, t) in self.sym.items()
+                       if t == "STT_FUNC")
+        out = Counter()
+        for addr, n in self._per_block.items():
+            out[_owner(funcs, addr)] += n
+        self._per_block.clear()
+        return out
+
+    def close(self) -> None:
+        pass
+
+
+def _owner(funcs, addr: int) -> str:
+    """The function holding ``addr``; else the nearest function symbol below it (libgcc's
+    helpers have no size), marked with a ``?``."""
+    below = None
+    for start, size, name in funcs:
+        if start <= addr < start + max(size, 1):
+            return name
+        if start <= addr:
+            below = name
+    return f"{below}?" if below else f"0x{addr:x}"
+
+
+def paid(caller, prefix: str, samples: list, profile: bool) -> tuple:
+    """Per recording, per prediction: (pushes since the previous window, pass); and the
+    per-function profile of the second prediction of the first recording."""
+    add, compute, reset = (f"{prefix}_stream_{s}" for s in ("add", "compute", "reset"))
+    stream, scratch = caller.data("fw_stream"), caller.data("fw_rx")
+    out, prof = [], None
+    for rec_i, rec in enumerate(samples):
+        caller.call(reset, stream)
+        rows, pushes = [], 0
+        for row in rec:
+            caller.write(scratch, np.ascontiguousarray(row).tobytes())
+            done, n = caller.call(add, stream, scratch)
+            pushes += n
+            if done:
+                rows.append((pushes, caller.call(compute, stream)[1]))
+                pushes = 0
+                if profile and rec_i == 0 and len(rows) == 2:
+                    prof = caller.profile()
+                elif profile and rec_i == 0 and len(rows) == 1:
+                    caller.profile()                     # drop the first window's
+        out.append(rows)
+    return out, prof
+
+
+# -- one run -----------------------------------------------------------------------------------
+def one_run(backend: str, numeric: str, bundle: Path, rec: Path, data, scales, work: Path,
+            harness, profile: bool) -> dict:
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.simulate import simulate
+    from sensorbudget.firmware_gen import reference
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from tests.firmware_gen import generative
+
+    fs = None if numeric == "float32" else scales
+    run_dir = work / f"{backend}-{numeric}"
+    _, result = simulate(bundle, rec, backend=backend, numeric=numeric, full_scale=fs,
+                         workdir=run_dir / "sim", report_dir=run_dir / "report", bench=False)
+    rep = json.loads((run_dir / "report" / "report.json").read_text())
+    elf = next((run_dir / "sim").rglob("firmware.elf"))
+    model = ReferenceModel(load_bundle(bundle), numeric, full_scale=fs)
+    plan = model.plan
+    cols = [[d[:, generative.CHANNELS.index(c)] for c in plan.channels] for d in data]
+    samples = [reference.quantize_samples(plan, np.column_stack(c)) if plan.fixed
+               else np.column_stack(c).astype("<f4") for c in cols]
+    caller = AvrCaller(elf, harness) if CORE[backend] == "avr" else M4Caller(elf)
+    try:
+        per_rec, prof = paid(caller, plan.name, samples, profile)
+    finally:
+        caller.close()
+    # the report's passes, per prediction in replay order (one recording after another)
+    recs = [r for r in result.records if r.extractors is not None]
+    assert len(recs) == sum(len(r) for r in per_rec), (len(recs), [len(r) for r in per_rec])
+    rep_ext = rep["cost"]["extractors"]
+    got = np.array([r.extractors for r in recs])
+    assert rep_ext["median"] == float(np.median(got)) and rep_ext["min"] == got.min() \
+        and rep_ext["max"] == got.max(), (rep_ext, got.min(), got.max())
+    ours = np.array([c for rows in per_rec for _, c in rows], dtype=float)
+    offset = got - ours
+    first_idx = np.cumsum([0] + [len(r) for r in per_rec[:-1]])
+    steady_idx = np.setdiff1d(np.arange(len(got)), first_idx)
+    pushes = np.array([p for rows in per_rec for p, _ in rows], dtype=float)
+    kinds = sorted({e.kind for e in plan.extractors})
+    core = CORE[backend]
+    return {"backend": backend, "numeric": numeric, "unit": rep["cost"]["unit"],
+            "pass_report": float(np.median(got[steady_idx])),
+            "pass_first_report": float(np.median(got[first_idx])),
+            "push_steady": float(np.median(pushes[steady_idx])),
+            "push_first": float(np.median(pushes[first_idx])),
+            "offset": (float(offset.min()), float(offset.max())),
+            "bound": lower_bound(core, numeric, kinds, len(plan.channels), plan.window, plan.hop),
+            "bound_first": lower_bound(core, numeric, kinds, len(plan.channels), plan.window,
+                                       plan.window),
+            "target": TARGET_RATIO.get((core, numeric)), "profile": prof, "kinds": kinds,
+            "channels": len(plan.channels), "report_median": rep_ext["median"]}
+
+
+def print_rows(rows) -> None:
+    print("\nissue-28 bundle, per prediction: pushes (hop samples) + window pass; the pass is "
+          "simulate's report.json cost.extractors (median over the windows after each "
+          "recording's first); first = the first window after a reset (window pushes + pass); "
+          "bound = per-core loads + arithmetic (bench_issue28.py docstring)")
+    head = ("backend", "numeric", "unit", "pushes", "pass (report)", "steady total", "bound",
+            "ratio", "target", "first: pushes + pass", "first bound", "first ratio",
+            "report - calls")
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    for r in rows:
+        steady = r["push_steady"] + r["pass_report"]
+        first = r["push_first"] + r["pass_first_report"]
+        tgt = "-" if r["target"] is None else (
+            f"<= {r['target']} " + ("held" if steady / r["bound"] <= r["target"] else "MISSED"))
+        print(f"| {r['backend']} | {r['numeric']} | {r['unit']} | {r['push_steady']:.0f} | "
+              f"{r['pass_report']:.0f} | {steady:.0f} | {r['bound']} | "
+              f"{steady / r['bound']:.2f} | {tgt} | {r['push_first']:.0f} + "
+              f"{r['pass_first_report']:.0f} = {first:.0f} | {r['bound_first']} | "
+              f"{first / r['bound_first']:.2f} | {r['offset'][0]:.0f}..{r['offset'][1]:.0f} |")
+    for r in rows:
+        if r["profile"]:
+            total = sum(r["profile"].values())
+            print(f"\nwhere one steady prediction's {total} {r['unit']} go ({r['backend']} "
+                  f"{r['numeric']}, pushes + pass by function calls):")
+            for name, n in r["profile"].most_common(12):
+                print(f"  {name:40s} {n:8d}  {100 * n / total:5.1f}%")
+
+
+def main(argv=None) -> list:
+    from sensorbudget.device_sim.backends import available_backends
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--recordings", type=int, default=2, help="synthetic recordings (420 "
+                    "samples, 12 predictions each)")
+    ap.add_argument("--runs", default="", help="comma-separated backend:numeric (default all)")
+    ap.add_argument("--profile", action="store_true", help="per-function counts per run")
+    ap.add_argument("--json", type=Path, help="also write the rows here")
+    args = ap.parse_args(argv)
+    wanted = [tuple(r.split(":")) for r in args.runs.split(",") if r] or list(RUNS)
+    usable = available_backends()
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="bench-issue28-") as tmp:
+        work = Path(tmp)
+        bundle, rec, data, scales = issue_bundle(work, args.recordings)
+        harness = None
+        for backend, numeric in wanted:
+            if usable.get(backend) is not None:
+                print(f"skip {backend}: {usable[backend]}", file=sys.stderr)
+                continue
+            if CORE[backend] == "avr" and harness is None:
+                cc = shutil.which("gcc")
+                harness = work / "avr_fncycles"
+                subprocess.run([cc, "-std=gnu99", "-O2", "-Wall", "-Wextra", "-Werror",
+                                str(HERE / "avr_fncycles.c"), "-o", str(harness), "-lsimavr"],
+                               check=True)
+            rows.append(one_run(backend, numeric, bundle, rec, data, scales, work, harness,
+                                args.profile))
+    print_rows(rows)
+    if args.json:
+        args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"}
+                                         for r in rows], indent=1, sort_keys=True))
+    return rows
+
+
+if __name__ == "__main__":
+    main()
