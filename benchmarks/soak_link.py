@@ -6,7 +6,9 @@ Usage: python benchmarks/soak_link.py [--predictions N] [--seed S] [--depth D ..
 
 Prints one line per numeric format and depth (requests in flight: 1 = one at a time, 8 = the
 pipelined replay's link, issue 29): predictions, correct, wrong (must be 0), lost, requests,
-requests lost, the injected faults and the wall time; exits 1 if any prediction was wrong or
+requests lost (the link's count, overtaken ones included), refused, overtaken (refused as stale
+because a later one ran first; resent after a mid-segment RESET, not lost), the injected faults
+and the wall time; exits 1 if any prediction was wrong or
 unaccounted for. tests/device_sim/test_soak.py runs 10^5 of these in the test suite.
 """
 
@@ -62,7 +64,8 @@ def main() -> int:
         print(f"depth {depth} {numeric}: {r.predictions} predictions, {r.correct} correct, "
               f"{r.wrong} wrong, "
               f"{r.lost} lost (reported); {r.requests} requests, {r.requests_lost} lost, "
-              f"{r.requests_refused} refused; faults {r.faults}; "
+              f"{r.requests_refused} refused, {r.overtaken} overtaken (sent again after "
+              f"{r.resyncs} RESETs); faults {r.faults}; "
               f"{r.link['dropped_frames']} frames dropped, {r.link['stale_frames']} stale, "
               f"{r.link['abandoned']} requests abandoned; "
               f"{wall:.0f} s", flush=True)

@@ -50,8 +50,9 @@ RAW_TAIL = 4096           # received bytes kept to recognise a protocol v1 devic
 
 class Overtaken(DeviceTimeout):
     """A pipelined request refused as ``STALE`` because a later request of the same link ran
-    first (its frame was lost or garbled on the way): not executed, and the device may have
-    run the later ones without it. Not a sign of a dead device: the caller resynchronises."""
+    first: its frame was lost or garbled on the way (not executed), or its answer was (executed,
+    and the retry meets a device that caches only its last answer); the device may have run
+    the later ones without it. Not a sign of a dead device: the caller resynchronises."""
 
 
 @dataclass
@@ -259,7 +260,7 @@ class Link:
             if fcmd == Cmd.ERROR:
                 last = _stale_last(data)
                 if last is not None and any(p[0] == last for p in pending):
-                    self.stats.lost += 1    # a later request of ours ran first: not executed
+                    self.stats.lost += 1    # a later request of ours ran first
                     raise Overtaken(f"{_command_name(cmd)} (seq {seq}) was refused as "
                                         f"stale: the device ran seq {last} before it")
                 self.stats.delivered += 1

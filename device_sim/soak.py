@@ -8,9 +8,17 @@ random sample streams, with small (one window, ``hop`` samples) and large (``big
 
 - ``correct``: the window index and scores equal the reference's, bit for bit;
 - ``wrong``: anything else that the host accepted (must stay 0);
-- ``lost``: its request raised :class:`~sensorbudget.device_sim.errors.DeviceTimeout` (reported lost) or was
-  refused with a :class:`~sensorbudget.device_sim.protocol.ProtocolError` (reported); the rest of its segment
-  is skipped (the next segment starts with RESET, so nothing drifts).
+- ``lost``: its request raised :class:`~sensorbudget.device_sim.errors.DeviceTimeout` (no answer
+  after every retry: reported lost) or was refused with a
+  :class:`~sensorbudget.device_sim.protocol.ProtocolError` (reported).
+
+After a failed request the host resynchronises as the replay does: RESET, then the samples from
+the start of the first unresolved window up to where the segment resumes (no window completes in
+them), then the rest of the plan, the device's window ``j`` being the segment's window
+``m0 + j``. With requests in flight, a request whose frame (or whose answer, then its retry) was
+lost while later ones ran is refused as stale (:class:`~sensorbudget.device_sim.link.Overtaken`):
+it was not lost by the link's retries, so it and the requests in flight after it are sent again
+after the resynchronisation (counted in ``overtaken``), not reported lost.
 
 Used by ``tests/device_sim/test_soak.py`` (10^5 predictions) and ``benchmarks/soak_link.py``
 (10^6 and more).
@@ -25,7 +33,7 @@ import numpy as np
 from .client import DeviceClient
 from .errors import DeviceTimeout
 from .fake import FakeDevice
-from .link import Link
+from .link import Link, Overtaken
 from .protocol import ProtocolError
 from .transports import FakeClock, FaultyTransport, MemoryTransport
 
@@ -44,6 +52,8 @@ class SoakResult:
     requests: int = 0
     requests_lost: int = 0
     requests_refused: int = 0
+    overtaken: int = 0          # requests refused as overtaken, then resent after a RESET
+    resyncs: int = 0            # mid-segment RESETs
     faults: dict = field(default_factory=dict)
     link: dict = field(default_factory=dict)
     fake_seconds: float = 0.0
@@ -80,10 +90,10 @@ def run_soak(model, predictions: int, *, seed: int = 0, faults=None, big: int = 
              depth: int = 1) -> SoakResult:
     """Push until ``predictions`` predictions were requested; returns the :class:`SoakResult`.
 
-    ``depth``: requests in flight (:meth:`~sensorbudget.device_sim.link.Link.pipeline`, as the replay sends
-    them). With more than one, a request whose frame is lost while later ones run is refused
-    (``Overtaken``): it counts as lost with the rest of its segment, and the requests sent after
-    it are ``abandoned`` (their answers unused)."""
+    ``depth``: requests in flight (:meth:`~sensorbudget.device_sim.link.Link.pipeline`, as the
+    replay sends them). After a failure the segment resumes after a RESET (module docstring);
+    the requests sent after the failed one are ``abandoned`` by the link (their answers unused)
+    and sent again."""
     faults = dict(DEFAULT_FAULTS if faults is None else faults)
     values = big * model.hop * len(model.channels)
     if values < 44:
@@ -103,13 +113,8 @@ def run_soak(model, predictions: int, *, seed: int = 0, faults=None, big: int = 
         segment += 1
         if _call(res, lambda: client.reset() or True) is None:
             continue
-        plan, pos = [], 0          # (kind, data, windows it completes)
-        for i, size in enumerate(schedule):
-            plan.append(("push", wire[pos:pos + size], _windows_ending(model, pos, size)))
-            pos += size
-            if predict_every and i % predict_every == predict_every - 1:
-                plan.append(("predict", x0, [0]))
-        _segment(res, client, plan, expected, depth, predictions)
+        _segment(res, client, model, _plan(model, schedule, wire, x0, predict_every), wire,
+                 expected, depth, predictions, big * model.hop)
     res.faults = {"corrupted_bytes": port.corrupted, "dropped_bytes": port.dropped,
                   **port.counts}
     res.link = link.stats.as_dict()
@@ -117,32 +122,79 @@ def run_soak(model, predictions: int, *, seed: int = 0, faults=None, big: int = 
     return res
 
 
-def _segment(res: SoakResult, client, plan: list, expected, depth: int, target: int) -> None:
-    """Run one segment's requests (``depth`` in flight); stop at its first failure."""
-    answers = client.exchange(((kind, data) for kind, data, _ in plan), depth)
-    for kind, _, want in plan:
-        res.requests += 1
-        res.predictions += len(want)
+def _plan(model, schedule: list, wire, x0, predict_every: int) -> list:
+    """[(kind, data, windows it completes, first sample)] of one segment."""
+    plan, pos = [], 0
+    for i, size in enumerate(schedule):
+        plan.append(("push", wire[pos:pos + size], _windows_ending(model, pos, size), pos))
+        pos += size
+        if predict_every and i % predict_every == predict_every - 1:
+            plan.append(("predict", x0, [0], pos))
+    return plan
+
+
+def _resume(model, plan: list, i: int, wire, chunk: int) -> tuple:
+    """(prefix requests, m0): after a RESET, the pushes of samples [m0 * hop, plan[i]'s first
+    sample) in pieces of at most ``chunk`` samples (they complete no window), where m0 is the
+    first window that ends at or after that sample."""
+    pos = plan[i][3]
+    m0 = max(0, -(-(pos + 1 - model.window) // model.hop))
+    prefix = [("push", wire[a:min(a + chunk, pos)], [], a)
+              for a in range(m0 * model.hop, pos, chunk)]
+    return prefix, m0
+
+
+def _segment(res: SoakResult, client, model, plan: list, wire, expected, depth: int,
+             target: int, chunk: int) -> None:
+    """Run one segment's requests (``depth`` in flight); resynchronise after a failure."""
+    i, todo, m0 = 0, plan, 0        # next plan item, requests of this pass, window offset
+    while i < len(plan):
+        answers = client.exchange(((kind, data) for kind, data, _, _ in todo), depth)
+        done = 0                    # requests of this pass answered
         try:
-            got = next(answers)
-        except DeviceTimeout:
-            res.requests_lost += 1
-            got = None
-        except ProtocolError:
-            res.requests_refused += 1
-            got = None
-        if got is None:
-            res.lost += len(want)
+            for kind, _, want, _ in todo:
+                got = next(answers, None)
+                if got is None:     # pragma: no cover - the pipeline yields one per request
+                    break
+                done += 1
+                res.requests += 1
+                res.predictions += len(want)
+                if kind == "push":
+                    _check(res, [(w + m0, s) for w, s in got], want, expected)
+                else:
+                    ok = got.tobytes() == np.asarray(expected[0], got.dtype).tobytes()
+                    res.correct += ok
+                    res.wrong += not ok
+                if res.predictions >= target:
+                    answers.close()
+                    return
             return
-        if kind == "push":
-            _check(res, got, want, expected)
+        except (DeviceTimeout, ProtocolError) as exc:
+            failed = todo[done]
+            step = 0 if isinstance(exc, Overtaken) else 1     # overtaken: sent again
+            res.requests += 1
+            if step:
+                res.predictions += len(failed[2])
+                res.lost += len(failed[2])
+                if isinstance(exc, DeviceTimeout):
+                    res.requests_lost += 1
+                else:
+                    res.requests_refused += 1
+            else:
+                res.requests_lost += 1      # the link counts an overtaken request as lost
+                res.overtaken += 1
+        n_prefix = len(todo) - (len(plan) - i)
+        i += max(0, done - n_prefix) + (step if done >= n_prefix else 0)
+        if i >= len(plan):
+            return
+        for _ in range(3):
+            res.resyncs += 1
+            if _call(res, lambda: client.reset() or True) is not None:
+                break
         else:
-            ok = got.tobytes() == np.asarray(expected[0], got.dtype).tobytes()
-            res.correct += ok
-            res.wrong += not ok
-        if res.predictions >= target:
-            answers.close()
-            return
+            return                  # the device stopped answering RESET: next segment
+        prefix, m0 = _resume(model, plan, i, wire, chunk)
+        todo = prefix + plan[i:]
 
 
 def _windows_ending(model, pos: int, size: int) -> list:
@@ -166,7 +218,7 @@ def _call(res: SoakResult, fn, *args):
 def _check(res: SoakResult, got: list, want: list, expected) -> None:
     indices = [w for w, _ in got]
     if indices != want:
-        res.wrong += len(want)
+        res.wrong += max(len(want), 1)      # a prefix push (want []) must complete none
         return
     for w, scores in got:
         ok = scores.tobytes() == np.asarray(expected[w], scores.dtype).tobytes()
