@@ -15,7 +15,6 @@ from importlib import resources
 
 from sensorbudget.export import cgen
 from sensorbudget.export.c_header import HEADER_FORMAT_VERSION, c_header
-from sensorbudget.export.c_wrap import wrap_c
 from sensorbudget.export.cgen import DEFAULT_NAME
 from sensorbudget.export.errors import ExportError
 from sensorbudget.trainer.version import package_version
@@ -65,12 +64,8 @@ def template(name: str) -> str:
 
 
 def main_source(plan, target) -> str:
-    """:func:`_main_source`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
-    return wrap_c(_main_source(plan, target))
-
-
-def _main_source(plan, target) -> str:
-    """``main.c``: the protocol loop for the plan's numeric format."""
+    """``main.c``: the protocol loop for the plan's numeric format (templates/main.c.j2; its
+    lines are short by construction: :func:`sensorbudget.export.ctemplate.fit`)."""
     sb, ib, scb, get_sample, get_input, put_score = _WIRE[plan.numeric]
     score_t = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]
     channels = ", ".join(plan.channels)

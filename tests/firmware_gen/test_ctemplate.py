@@ -110,3 +110,33 @@ def test_every_routine_is_prefixed_and_short(name):
     assert names and all(n.startswith("zq_") for n in names)
     for dep in series_c.ROUTINES[name][0]:
         assert dep in series_c.ROUTINES
+
+
+def test_fit_breaks_only_at_the_marks_and_keeps_the_text():
+    """ctemplate.fit on seeded random lines: every line within the width (a piece never longer
+    than the room), the breaks only at marks, the text with the marks as blanks unchanged;
+    a line that fits is one line; a preprocessor line continues with backslashes."""
+    import random
+
+    from sensorbudget.export.cgen import MAX_LINE
+    from sensorbudget.export.ctemplate import BREAK, fit
+
+    rng = random.Random(28)
+    for _ in range(500):
+        lead = " " * rng.choice([0, 4, 8, 12])
+        pieces = ["".join(rng.choice("abc_(*),=") for _ in range(rng.randint(1, 40)))
+                  for _ in range(rng.randint(1, 8))]
+        macro = rng.random() < 0.3
+        if macro:
+            pieces[0] = "#if " + pieces[0]
+        text = fit(lead + BREAK.join(pieces))
+        assert text.endswith("\n")
+        lines = text[:-1].split("\n")
+        assert all(len(line) <= MAX_LINE for line in lines)
+        flat = " ".join(line.rstrip("\\").strip() for line in lines)
+        assert flat == " ".join(pieces)
+        one = lead + " ".join(pieces)
+        assert (lines == [one]) == (len(one) <= MAX_LINE)
+        if len(lines) > 1:
+            assert all(line.endswith(" \\") == macro for line in lines[:-1])
+            assert all(line.startswith(lead + "    ") for line in lines[1:])

@@ -90,3 +90,40 @@ def test_library_shared_parts(aq_bundle, kinds_bundle, tmp_path, name):
             for fname, text in files.items() if fname.endswith(SHARED_PARTS)
             for n in long_lines(fname, text)]
     assert long == []
+
+
+def c_tokens(text: str) -> list:
+    """The tokens the compiler sees (comments, blanks and backslash-newlines dropped)."""
+    import re
+
+    text = re.sub(r"/\*.*?\*/", " ", text.replace("\\\n", " "), flags=re.S)
+    return re.findall(r'"(?:\\.|[^"\\])*"|\w+|[^\w\s]', text)
+
+
+@pytest.mark.parametrize("numeric", NUMERICS)
+def test_main_c_is_short_by_construction_for_the_longest_name(aq_bundle, numeric):
+    """main.c (templates/main.c.j2, breaks marked for ctemplate.fit, no rewrap pass) for a
+    name of the longest allowed length has no long line, and is the program of the short
+    name's main.c with the name replaced (same tokens: only the layout differs)."""
+    from sensorbudget.export.cgen import MAX_NAME
+
+    long_name = "n" * MAX_NAME
+    target = "hifive1" if numeric == "q31" else "arduino-uno" if numeric == "q15" else "host"
+    full_scale = None if numeric == "float32" else {"*": 64.0}
+    short = generate_firmware(aq_bundle, target=target, numeric=numeric, full_scale=full_scale)
+    long = generate_firmware(aq_bundle, target=target, numeric=numeric, full_scale=full_scale,
+                             name=long_name)
+    assert long_lines("main.c", long.files["main.c"]) == []
+    renamed = [t.replace(long_name, "sbmodel").replace(long_name.upper(), "SBMODEL")
+               for t in c_tokens(long.files["main.c"])]
+    assert renamed == c_tokens(short.files["main.c"])
+    assert max(len(line) for line in short.files["main.c"].splitlines()) <= MAX_LINE
+
+
+def test_the_longest_name_main_c_compiles(firmware, aq_bundle):
+    """The broken lines of main.c are valid C (host build, -Werror -pedantic)."""
+    from sensorbudget.export.cgen import MAX_NAME
+
+    built = firmware(aq_bundle, "host", "q15", full_scale={"*": 64.0}, name="n" * MAX_NAME)
+    assert "#if !defined(NNNN" in built.firmware.files["main.c"]
+    assert long_lines("main.c", built.firmware.files["main.c"]) == []
