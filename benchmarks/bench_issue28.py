@@ -35,7 +35,8 @@ new sample. Branches, loop control, call overhead and the window bookkeeping are
   6 add/adc of the cross products, 2 ``movw``); add of an int32 to an int64 11 (8 add/adc + 3);
   32-bit add 4; integer square root of a 32-bit value 68 (the firmware's table method without
   normalising: 2 table words by ``lpm`` 12, the interpolation multiply 16, the two floor checks
-  ``r*r > v`` and ``(r+1)^2 <= v`` 2 x (16 + 4)). Per sample of the window: ``mean`` 11 (load +
+  ``r*r > v`` and ``(r+1)^2 <= v`` 2 x (16 + 4); the AVR build itself uses the bit-by-bit root,
+  ``<P>_ISQRT_TABLE`` is 0 on a core without a 32-bit multiply). Per sample of the window: ``mean`` 11 (load +
   add), ``min`` 7 (load, compare, move), ``ptp`` 10 (load, two compares and moves), ``rms`` 31
   (load, square, int64 add); per window: ``rms`` 132 (the int64 sum shifted by 6: 6 x 8 shifts
   48, the root 68, the scale multiply 16), ``last`` 8 (load, store), ``mag_mean`` 24 (the int32
@@ -296,6 +297,67 @@ def one_run(backend: str, numeric: str, bundle: Path, rec: Path, data, scales, w
             "channels": len(plan.channels), "report_median": rep_ext["median"]}
 
 
+PER_EXTRACTOR = (("avr", "avr", "q15"), ("m4f", "cortex-m4f", "float32"),
+                 ("m4f", "cortex-m4f", "q15"))
+
+
+def per_extractor(work: Path, bundle_dir: Path, data, scales, harness) -> list:
+    """Per core and numeric format, the firmware built with one extractor of the plan at a time
+    (``dataclasses.replace`` on the plan, as ``device_costs.py`` does), with none and with all:
+    the steady pushes and pass per prediction, by function calls; rows (core, numeric, label,
+    kind, pushes, pass, bound of the kind's pass)."""
+    import dataclasses
+
+    from sensorbudget.firmware_gen import generate_firmware, reference
+    from sensorbudget.firmware_gen.build import build, write_firmware
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from tests.firmware_gen import generative
+
+    bundle = load_bundle(bundle_dir)
+    rows = []
+    for core, target, numeric in PER_EXTRACTOR:
+        if core == "avr" and harness is None:
+            continue
+        plan = make_plan(bundle, name="sbmodel", numeric=numeric,
+                         full_scale=None if numeric == "float32" else scales)
+        cols = [np.column_stack([d[:, generative.CHANNELS.index(c)] for c in plan.channels])
+                for d in data]
+        samples = [reference.quantize_samples(plan, c) if plan.fixed else c.astype("<f4")
+                   for c in cols]
+        subsets = [("all six", None, plan.extractors), ("(empty)", None, ())]
+        subsets += [(f"{e.kind}({','.join(plan.channels[c] for c in e.channels)})", e.kind,
+                     (e,)) for e in plan.extractors]
+        for i, (label, kind, exts) in enumerate(subsets):
+            sub = dataclasses.replace(plan, extractors=tuple(exts))
+            fw = generate_firmware(bundle, target=target, numeric=numeric, name="sbmodel",
+                                   plan=sub)
+            out = write_firmware(fw, work / f"pe-{core}-{numeric}-{i}")
+            build(out)
+            elf = out / "firmware.elf"
+            caller = AvrCaller(elf, harness) if core == "avr" else M4Caller(elf)
+            try:
+                per_rec, _ = paid(caller, "sbmodel", samples, False)
+            finally:
+                caller.close()
+            steady = [r for rows_ in per_rec for r in rows_[1:]]
+            bound = (lower_bound(core, numeric, [kind], 0, plan.window, plan.hop)
+                     if kind else None)
+            rows.append((core, numeric, label, kind, float(np.median([p for p, _ in steady])),
+                         float(np.median([c for _, c in steady])), bound))
+    print("\nper extractor (steady prediction; each firmware built with that extractor only, "
+          "the empty firmware's pass taken off; bound = that kind's loads + arithmetic)")
+    print("| core | numeric | extractor | pushes | pass | pass - empty | bound | ratio |\n"
+          "|---|---|---|---|---|---|---|---|")
+    empty = {(c, n): ps for c, n, lab, _, _, ps, _ in rows if lab == "(empty)"}
+    for core, numeric, label, kind, push, ps, bound in rows:
+        net = ps - empty[(core, numeric)]
+        ratio = f"{net / bound:.2f}" if bound else "-"
+        print(f"| {core} | {numeric} | {label} | {push:.0f} | {ps:.0f} | "
+              f"{net:.0f} | {bound if bound else '-'} | {ratio} |")
+    return rows
+
+
 def print_rows(rows) -> None:
     print("\nissue-28 bundle, per prediction: pushes (hop samples) + window pass; the pass is "
           "simulate's report.json cost.extractors (median over the windows after each "
@@ -332,6 +394,8 @@ def main(argv=None) -> list:
                     "samples, 12 predictions each)")
     ap.add_argument("--runs", default="", help="comma-separated backend:numeric (default all)")
     ap.add_argument("--profile", action="store_true", help="per-function counts per run")
+    ap.add_argument("--per-extractor", action="store_true",
+                    help="also each extractor alone, per core (function calls, no simulate)")
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
     wanted = [tuple(r.split(":")) for r in args.runs.split(",") if r] or list(RUNS)
@@ -353,7 +417,9 @@ def main(argv=None) -> list:
                                check=True)
             rows.append(one_run(backend, numeric, bundle, rec, data, scales, work, harness,
                                 args.profile))
-    print_rows(rows)
+        print_rows(rows)
+        if args.per_extractor:
+            per_extractor(work, bundle, data, scales, harness)
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"}
                                          for r in rows], indent=1, sort_keys=True))
