@@ -92,75 +92,13 @@ def table(args, bundle, recordings, work):
         print("| " + " | ".join(f"{x:.6g}" if isinstance(x, float) else str(x) for x in r) + " |")
 
 
-def paid_where(work: Path) -> list:
-    """Per-prediction extractor cost where it is paid (issue 28), on the issue's 6-feature
-    bundle (synthetic 9-channel 64 Hz stream, window 64, hop 32): on unicorn-m4f, every
-    ``<name>_stream_add`` (one per pushed sample) and ``<name>_stream_compute`` (the window
-    pass) counted per call. A prediction pays the ``hop`` pushes since the previous window plus
-    the window pass (the first window: ``window`` pushes and the pass, with the Q15 magnitude
-    cache filled); ``simulate``'s extractor cost is the pass alone. Beside them, the per-sample
-    lower bound of ``device_costs.py`` (loads + arithmetic) for the same kinds at this window
-    and hop. Prints and returns the rows."""
-    from sensorbudget.device_sim.backends import available_backends
+def paid_where() -> list:
+    """Per-prediction extractor cost where it is paid (issue 28): ``bench_issue28.py`` on the
+    issue's bundle (pushes over the hop + the window pass as simulate reports it, the first
+    window apart, beside a per-core lower bound). Prints and returns its rows."""
+    import bench_issue28  # benchmarks/ (this script's directory) is on sys.path
 
-    reason = available_backends().get("unicorn-m4f")
-    if reason is not None:
-        print(f"per-prediction costs skipped: unicorn-m4f: {reason}")
-        return []
-    sys.path.insert(0, str(ROOT))
-    import device_costs
-    from sensorbudget.device_sim.backends.unicorn import UnicornBackend
-    from sensorbudget.device_sim.reference import ReferenceModel
-    from sensorbudget.firmware_gen import reference
-    from tests.firmware_gen import gen_runner, generative
-
-    rec = generative.write_recordings(work / "recordings", 2026)
-    case = generative.issue_case()
-    bundle, _ = generative.case_bundle(case, generative.feature_set(case, rec, work),
-                                       work / "bundle")
-    data = gen_runner.recordings_arrays(rec)
-    rows = []
-    for numeric in ("float32", "q15"):
-        scales = None if numeric == "float32" else gen_runner.full_scale(
-            case, ReferenceModel(bundle, "float32").plan.channels, data)
-        model = ReferenceModel(bundle, numeric, full_scale=scales)
-        be = UnicornBackend(model=model, workdir=work / f"u-{numeric}")
-        be.open()
-        be.reset()
-        samples = reference.quantize_samples(model.plan, np.column_stack(
-            [data[0][:, generative.CHANNELS.index(c)] for c in model.plan.channels])) \
-            if numeric != "float32" else np.column_stack(
-            [data[0][:, generative.CHANNELS.index(c)] for c in model.plan.channels]).astype(
-                np.float32)
-        pushes, per_window = 0, []
-        for row in samples:
-            be.uc.mem_write(be.scratch, np.ascontiguousarray(row).tobytes())
-            done, n = be._call(be.fn["add"], be.stream, be.scratch)
-            pushes += n
-            if done:
-                _, compute = be._call(be.fn["compute"], be.stream)
-                per_window.append((pushes, compute))
-                pushes = 0
-        be.close()
-        kinds = {"mean", "min", "ptp", "rms", "last", "mag_mean"}
-        old = device_costs.HOP
-        device_costs.HOP = case.hop
-        bound = sum(device_costs.PER_SAMPLE[numeric][k] * case.window
-                    + device_costs.PER_NEW[numeric].get(k, 0) * case.hop
-                    + device_costs.PER_WINDOW[numeric].get(k, 0) for k in kinds)
-        device_costs.HOP = old
-        first = sum(per_window[0])
-        steady = float(np.median([p + c for p, c in per_window[1:]]))
-        passes = float(np.median([c for _, c in per_window[1:]]))
-        rows.append((numeric, first, steady, passes, steady - passes, bound, steady / bound))
-    print("\nper prediction where it is paid (issue-28 bundle, unicorn-m4f instructions; "
-          "steady = median over the windows after the first)")
-    print("| numeric | first window (pushes + pass) | steady: pushes + pass | pass alone "
-          "(simulate) | pushes | lower bound | steady / bound |\n|---|---|---|---|---|---|---|")
-    for r in rows:
-        print("| " + " | ".join(f"{x:.4g}" if isinstance(x, float) else str(x) for x in r)
-              + " |")
-    return rows
+    return bench_issue28.main([])
 
 
 def soak(args, bundle, recordings, work):
@@ -192,7 +130,8 @@ def main():
     ap.add_argument("--extractors-only", action="store_true",
                     help="only the per-extractor cost table of the issue-22 set")
     ap.add_argument("--paid-only", action="store_true",
-                    help="only the per-prediction (pushes + window pass) table, issue 28")
+                    help="only the per-prediction (pushes + window pass) table, issue 28 "
+                         "(bench_issue28.py)")
     ap.add_argument("--cost-runs", default="",
                     help="comma-separated target:numeric runs of that table (default: all)")
     args = ap.parse_args()
@@ -208,11 +147,11 @@ def main():
             device_costs.run(work / "costs", quick=args.quick, only=runs)
             return
         if args.paid_only:
-            paid_where(work / "paid")
+            paid_where()
             return
         bundle = args.bundle or train_bundle(work / "bundle")
         table(args, bundle, args.recordings, work)
-        paid_where(work / "paid")
+        paid_where()
         soak(args, bundle, args.recordings, work)
         device_costs.run(work / "costs", quick=args.quick, only=runs)
 

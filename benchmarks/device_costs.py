@@ -8,8 +8,8 @@ Cortex-M: instructions; simavr Timer1: AVR cycles) and the recording is pushed w
 the extractor cost of a window is the device's own count of that window's
 ``<name>_stream_compute`` (STATS after the PUSH that completed it: conversion and quantisation
 included), the model's is BENCH over many runs. (Q15 magnitudes are computed once per sample
-and cached, :mod:`sensorbudget.firmware_gen.q15_c`: the first window after a reset computes all of them, so
-single windows show that difference; BENCH repeats a steady-state window.)
+and cached, :mod:`sensorbudget.firmware_gen.q15_c`: the first window after a reset computes all
+of them, so single windows show that difference; BENCH repeats a steady-state window.)
 
 The windows start at 0, 12, 24, 36 (a 100-sample recording); the first window after a reset
 computes every cached magnitude, the next ones only the ``hop`` new samples', so a row is the
@@ -30,10 +30,12 @@ shift of the 64-bit sum, vmov, vcvt, vsqrt, vcvt, mul, cmp, sub, the scale), the
 per *new* sample (3 ldrsh, mul, 2 mla, vmov, vcvt, vsqrt, vcvt, vmov, mul, cmp, sub; the cached
 old value: ldrh, sub, add, strh) plus 2 per window, ``last`` 4 per window. (Before the integer
 rms and magnitude, the Q15 bounds were rms 5 and magnitude 17 per sample of the window, on
-``(float)q * scale``: 2 052 for the set.) M3 and AVR are shown
-against the same bounds (their ratios say how far a core without an FPU / a 32-bit ALU is from
-them). The issue's own estimate (mean 2, min 4, ptp 8, rms 3, magnitude 10) is within one of
-these float32 counts.
+``(float)q * scale``: 2 052 for the set.) M3 and RISC-V are shown
+against the same bounds (their ratios say how far a core without an FPU is from them). The AVR
+Q15 rows have their own bound, :data:`AVR_Q15` (ATmega328P cycles: 2-cycle loads and stores,
+1-cycle 8-bit ALU ops, 2-cycle multiplies; the building blocks are in ``bench_issue28.py``'s
+docstring); AVR float32 has none (``-``). The issue's own estimate (mean 2, min 4, ptp 8,
+rms 3, magnitude 10) is within one of these float32 counts.
 """
 
 from __future__ import annotations
@@ -52,6 +54,20 @@ PER_SAMPLE = {"float32": {"mean": 2, "min": 4, "ptp": 7, "rms": 2, "last": 0, "m
               "q15": {"mean": 2, "min": 3, "ptp": 5, "rms": 2, "last": 0, "mag_mean": 0}}
 PER_NEW = {"float32": {}, "q15": {"mag_mean": 17}}   # per sample new since the last window
 PER_WINDOW = {"float32": {"last": 1}, "q15": {"last": 4, "rms": 10, "mag_mean": 2}}
+#: ATmega328P building blocks (cycles), see ``bench_issue28.py``: int16 load, store; int16 added
+#: to an int32; 16-bit compare, move; signed 16x16->32 multiply; int32 added to an int64; int32
+#: add; 32-bit integer square root (table method)
+LOAD16, STORE16, ADD32_16, CMP16, MOV16, MUL16, ADD64_32, ADD32, SQRT = 4, 4, 7, 2, 1, 16, 11, 4, 68
+#: AVR Q15 loads + arithmetic: per sample of the window, per new sample, per window, and the
+#: push (one used channel's sample stored into its ring buffer, per new sample)
+AVR_Q15 = {
+    "per_sample": {"mean": LOAD16 + ADD32_16, "min": LOAD16 + CMP16 + MOV16,
+                   "ptp": LOAD16 + 2 * (CMP16 + MOV16), "rms": LOAD16 + MUL16 + ADD64_32,
+                   "last": 0, "mag_mean": 0},
+    "per_new": {"mag_mean": 3 * LOAD16 + 3 * MUL16 + 2 * ADD32 + SQRT + 16},
+    "per_window": {"rms": 6 * 8 + SQRT + MUL16, "last": LOAD16 + STORE16, "mag_mean": 6 * 4},
+    "push": LOAD16 + STORE16,
+}
 STEPS = 4                   # window starts measured: 0, HOP, 2 HOP, 3 HOP
 RUNS = (("cortex-m4f", "float32"), ("cortex-m4f", "q15"), ("cortex-m3", "float32"),
         ("cortex-m3", "q15"), ("avr", "q15"), ("avr", "float32"), ("hifive1", "q15"),
@@ -61,9 +77,24 @@ UNIT = {"cortex-m4f": "instr", "cortex-m3": "instr", "avr": "cycles", "hifive1":
 TOOLS = {"avr": "avr-gcc", "hifive1": "riscv64-unknown-elf-gcc"}     # else arm-none-eabi-gcc
 
 
-def lower_bound(kind: str, numeric: str) -> int:
-    return (PER_SAMPLE[numeric][kind] * WINDOW + PER_NEW[numeric].get(kind, 0) * HOP
-            + PER_WINDOW[numeric].get(kind, 0))
+def bound_table(core: str, numeric: str):
+    """{"per_sample", "per_new", "per_window", "push"} of ``core`` ("avr" or "m4f": the
+    Cortex-M4F's, also used for M3 and RISC-V) and ``numeric``; None for AVR float32."""
+    if core == "avr":
+        return AVR_Q15 if numeric == "q15" else None
+    return {"per_sample": PER_SAMPLE[numeric], "per_new": PER_NEW[numeric],
+            "per_window": PER_WINDOW[numeric], "push": 2}
+
+
+def lower_bound(kind: str, numeric: str, core: str = "m4f", window: int = WINDOW,
+                hop: int = HOP):
+    """Loads + arithmetic of ``kind`` per prediction (the pass; no push); None without a
+    bound."""
+    t = bound_table(core, numeric)
+    if t is None:
+        return None
+    return (t["per_sample"][kind] * window + t["per_new"].get(kind, 0) * hop
+            + t["per_window"].get(kind, 0))
 
 
 def spec() -> dict:
@@ -153,6 +184,11 @@ def measure(bundle, recording, target, numeric, work: Path, harness, per_extract
     return out
 
 
+def _ratio(cost: float, bound) -> str:
+    """The "bound | ratio" cells."""
+    return "- | -" if bound is None else f"{bound} | {cost / bound:.2f}"
+
+
 def report(rows) -> None:
     """Print one table: per target and numeric format, each extractor's cost beside its bound."""
     head = ("target", "numeric", "extractor", "measured", "bound", "ratio", "unit")
@@ -161,19 +197,20 @@ def report(rows) -> None:
         unit = UNIT[target]
         empty = r.get("empty", (0.0,))[0]
         fmt = "q15" if numeric == "q15" else "float32"
+        core = "avr" if target == "avr" else "m4f"
         for kind, _ in SET:
             if kind in r:
                 cost = r[kind][0] - empty
-                bound = lower_bound(kind, fmt)
-                print(f"| {target} | {numeric} | {kind} | {cost:.0f} | {bound} | "
-                      f"{cost / bound:.2f} | {unit} |")
+                bound = lower_bound(kind, fmt, core)
+                print(f"| {target} | {numeric} | {kind} | {cost:.0f} | {_ratio(cost, bound)} | "
+                      f"{unit} |")
         if "empty" in r:
             print(f"| {target} | {numeric} | (empty frame) | {empty:.0f} | - | - | {unit} |")
-        bound = sum(lower_bound(k, fmt) for k, _ in SET)
+        bounds = [lower_bound(k, fmt, core) for k, _ in SET]
+        bound = None if None in bounds else sum(bounds)
         ext, worst, model, first = r["full"]
         print(f"| {target} | {numeric} | **all six** (first window {first:.0f}, max "
-              f"{worst:.0f}) | {ext:.0f} | {bound} | "
-              f"{ext / bound:.2f} | {unit} |")
+              f"{worst:.0f}) | {ext:.0f} | {_ratio(ext, bound)} | {unit} |")
         print(f"| {target} | {numeric} | model ({r['k']}x{r['t']} MACs) | {model:.1f} "
               f"({model / (r['k'] * r['t']):.2f}/MAC) | - | - | {unit} |")
 
@@ -208,7 +245,8 @@ def run(work: Path, quick: bool = False, only=None) -> list:
             print(f"{target} {numeric}: skipped ({exc})")
             continue
         rows.append(((target, numeric), r))
-    print(f"\nextractor cost per prediction: {WINDOW}-sample windows, the issue-22 set "
-          f"(bound = Cortex-M4F loads + arithmetic per sample x {WINDOW}; see device_costs.py)")
+    print(f"\nextractor cost per prediction (the window pass): {WINDOW}-sample windows, the "
+          f"issue-22 set (bound = loads + arithmetic per sample x {WINDOW}: the Cortex-M4F's, "
+          f"the ATmega328P's for avr q15; see device_costs.py)")
     report(rows)
     return rows
