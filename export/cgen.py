@@ -179,11 +179,48 @@ def wrap_literal(literal_text: str, indent: str, width: int = MAX_LINE) -> list:
     return lines
 
 
+#: the mark of a blank where :func:`fit` may break a line (``{{ br }}`` in a template), and of
+#: a place between two tokens where it may break (``{{ join }}``: nothing when not broken)
+BREAK, JOIN = "\x01", "\x02"
+
+
+def fit(text: str, width: int = MAX_LINE) -> str:
+    """``text`` (one line of C, the places where it may break marked :data:`BREAK` or
+    :data:`JOIN`) as lines of at most ``width`` characters, ending in a newline.
+
+    When the line fits, each BREAK is a blank and each JOIN nothing; otherwise the pieces
+    between marks are packed greedily, continuation lines indented 8 columns deeper than the
+    first (4 and ending in a backslash on a preprocessor line). A piece longer than the room
+    stays whole (the emitters put the marks; test_line_length checks the longest names). The
+    one way generated lines are kept short (no rewrap pass afterwards).
+    """
+    parts = re.split(f"({BREAK}|{JOIN})", text.rstrip("\n"))
+    lead = parts[0][:len(parts[0]) - len(parts[0].lstrip(" "))]
+    pieces = [parts[0][len(lead):]] + parts[2::2]
+    glue = [" " if mark == BREAK else "" for mark in parts[1::2]]
+    macro = pieces[0].startswith("#")
+    joined = lead + pieces[0] + "".join(g + p for g, p in zip(glue, pieces[1:]))
+    if len(joined) <= width:
+        return joined + "\n"
+    room = width - (2 if macro else 0)
+    indent = lead + " " * (4 if macro else 8)
+    lines, line = [], lead + pieces[0]
+    for g, piece in zip(glue, pieces[1:]):
+        if len(line) + len(g) + len(piece) <= room:
+            line += g + piece
+        else:
+            lines.append(line)
+            line = indent + piece
+    lines.append(line)
+    return (" \\\n" if macro else "\n").join(lines) + "\n"
+
+
 def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
-                  row_comments=None, size_macros=None) -> str:
+                  row_comments=None, size_macros=None, storage: str = "") -> str:
     """``static const`` 1-D or 2-D array declaration, rows optionally followed by a comment.
 
-    ``size_macros`` (a tuple of macro names, one per dimension) replaces the numeric sizes.
+    ``size_macros`` (a tuple of macro names, one per dimension) replaces the numeric sizes;
+    ``storage`` (e.g. ``"SB_CONST"``) goes between ``static const`` and the type.
     An empty 1-D array is written with one zero element (C99 has no zero-length arrays). No
     line is longer than :data:`MAX_LINE`: at most ``per_line`` items a line, fewer when they
     are wide; a long string is split into adjacent literals; a row comment that does not fit
@@ -191,9 +228,10 @@ def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
     """
     arr = np.asarray(values, dtype=object)
     qual = "static const char *const" if ctype == "const char *" else f"static const {ctype}"
+    qual = qual.replace("static const ", f"static const {storage} ", 1) if storage else qual
     shape = arr.shape if arr.size else (1,)
     dims = size_macros or shape
-    decl = f"{qual} {name}" + "".join(f"[{d}]" for d in dims) + " = {"
+    decl = fit(f"{qual}{BREAK}{name}" + "".join(f"{JOIN}[{d}]" for d in dims) + " = {")[:-1]
     if arr.size == 0:
         return decl + " 0 };  /* empty */\n"
     lines = [decl]

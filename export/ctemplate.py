@@ -11,8 +11,9 @@ autoescaping: the values are C text already made safe by :mod:`sensorbudget.expo
 
 Lines are short by construction (no rewrap pass afterwards): where a line holds a user's name
 and may pass :data:`~sensorbudget.export.cgen.MAX_LINE`, the template marks the blanks where it
-may break with ``{{ br }}`` and passes the line through the ``fit`` filter (:func:`fit`), which
-keeps it on one line when it fits and otherwise breaks it at those marks only.
+may break with ``{{ br }}`` (a blank when the line is not broken; ``{{ join }}``: nothing) and
+passes the line through the ``fit`` filter (:func:`sensorbudget.export.cgen.fit`), which keeps
+it on one line when it fits and otherwise breaks it at those marks only.
 
 Jinja2 (a well-kept engine, also the HTML report's) replaces the ad hoc substitutions
 (``str.replace`` of at-sign keys, ``re.sub``, ``str.format`` with doubled braces), which failed
@@ -23,42 +24,10 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .cgen import MAX_LINE
+from .cgen import BREAK, JOIN, fit
 from .errors import ExportError
 
 PACKAGE = "sensorbudget.export"
-
-#: the mark of a blank where :func:`fit` may break a line (``{{ br }}`` in a template)
-BREAK = "\x01"
-
-
-def fit(text: str, width: int = MAX_LINE) -> str:
-    """``text`` (one line of C, its blanks that may break marked :data:`BREAK`) as lines of at
-    most ``width`` characters, ending in a newline.
-
-    Each mark is a blank when the line fits; otherwise the pieces between marks are packed
-    greedily, continuation lines indented 8 columns deeper than the first (4 and ending in a
-    backslash on a preprocessor line). A piece longer than the room stays whole (the template
-    puts the marks; test_line_length checks the result for the longest names).
-    """
-    text = text.rstrip("\n")
-    lead = text[:len(text) - len(text.lstrip())]
-    pieces = text.strip().split(BREAK)
-    macro = pieces[0].startswith("#")
-    joined = lead + " ".join(pieces)
-    if len(joined) <= width:
-        return joined + "\n"
-    room = width - (2 if macro else 0)
-    indent = lead + " " * (4 if macro else 8)
-    lines, line = [], lead + pieces[0]
-    for piece in pieces[1:]:
-        if len(line) + 1 + len(piece) <= room:
-            line += " " + piece
-        else:
-            lines.append(line)
-            line = indent + piece
-    lines.append(line)
-    return (" \\\n" if macro else "\n").join(lines) + "\n"
 
 
 @lru_cache(maxsize=None)
@@ -71,6 +40,7 @@ def environment(package: str = PACKAGE):
                       trim_blocks=True, lstrip_blocks=True, autoescape=False)
     env.filters["fit"] = fit
     env.globals["br"] = BREAK
+    env.globals["join"] = JOIN
     return env
 
 

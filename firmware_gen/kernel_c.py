@@ -17,7 +17,6 @@ define them itself.
 from __future__ import annotations
 
 from sensorbudget.export import cgen
-from sensorbudget.export.c_wrap import wrap_c
 from sensorbudget.trainer.version import package_version
 
 from . import kernel_q15
@@ -95,26 +94,26 @@ def _flash_loop(p, plan, bundle, header) -> str:
     if fx is None:
         ct, acc_t, read_w, sfx = "float", "float", "SB_READ_F32", ""
         W, B = np.asarray(bundle.W, dtype=np.float32), np.asarray(bundle.b, dtype=np.float32)
-        init = f"SB_READ_F32(&{p}_flash_b[j])"
-        step = f"acc = acc + SB_READ_F32(&{p}_flash_w[i][j]) * x[i];"
+        init = f"SB_READ_F32({cgen.JOIN}&{p}_flash_b[j])"
+        step = f"acc = acc + SB_READ_F32(&{p}_flash_w[i][j]){cgen.BREAK}* x[i];"
         done = "scores[j] = acc;"
     else:
         q, ct, acc_t = fx.fmt.name, fx.fmt.ctype, fx.fmt.acc_ctype
         read_w, sfx = {"int16_t": "SB_READ_I16", "int32_t": "SB_READ_I32"}[ct], f"_{q}"
         W, B = fx.weights, list(fx.intercepts)
-        init = f"{p}_flash_acc(&{p}_flash_b[j])"
-        step = f"acc += ({acc_t}){read_w}(&{p}_flash_w[i][j]) * ({acc_t})x[i];"
+        init = f"{p}_flash_acc({cgen.JOIN}&{p}_flash_b[j])"
+        step = f"acc += ({acc_t}){read_w}(&{p}_flash_w[i][j]){cgen.BREAK}* ({acc_t})x[i];"
         done = f"scores[j] = {p}_{q}_rescale(acc);"
-    tables = [cgen.array_declare(ct, f"{p}_flash_w", W, size_macros=dims),
-              cgen.array_declare(acc_t, f"{p}_flash_b", B, size_macros=(f"{P}_N_TARGETS",))]
-    tables = [t.replace("static const ", "static const SB_CONST ", 1) for t in tables]
+    tables = [cgen.array_declare(ct, f"{p}_flash_w", W, size_macros=dims, storage="SB_CONST"),
+              cgen.array_declare(acc_t, f"{p}_flash_b", B, size_macros=(f"{P}_N_TARGETS",),
+                                 storage="SB_CONST")]
     return "".join(tables) + "\n" + macro(TEMPLATE, "flash_predict", p, P, sfx, ct, acc_t,
                                             init, step, done, fx is not None)
 
 
 def kernel_header(plan, bundle, header, kernel: str) -> str:
-    """:func:`_kernel_header`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
-    return wrap_c(_kernel_header(plan, bundle, header, kernel))
+    """:func:`_kernel_header` (lines short by construction: cgen.fit)."""
+    return _kernel_header(plan, bundle, header, kernel)
 
 
 def _kernel_header(plan, bundle, header, kernel: str) -> str:

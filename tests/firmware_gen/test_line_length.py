@@ -127,3 +127,23 @@ def test_the_longest_name_main_c_compiles(firmware, aq_bundle):
     built = firmware(aq_bundle, "host", "q15", full_scale={"*": 64.0}, name="n" * MAX_NAME)
     assert "#if !defined(NNNN" in built.firmware.files["main.c"]
     assert long_lines("main.c", built.firmware.files["main.c"]) == []
+
+
+@pytest.mark.parametrize("numeric", NUMERICS)
+def test_kernel_and_main_are_short_for_every_name_length(aq_bundle, numeric):
+    """The files no rewrap pass touches (main.c, the kernel header: lines short by
+    construction, ctemplate.fit) stay within MAX_LINE for every name length 1..MAX_NAME
+    (a greedy packing that fits one length and not the next would show here), unrolled and
+    loop kernels, on the AVR (flash tables) and the M4 (SMLAD) where they apply."""
+    from sensorbudget.export.cgen import MAX_NAME
+
+    full_scale = None if numeric == "float32" else {"*": 64.0}
+    targets = ("hifive1", "nucleo-f4") if numeric == "q31" else ("arduino-uno", "nucleo-f4")
+    for length in range(1, MAX_NAME + 1):
+        name = ("k" + "abcdefghij" * 4)[:length]
+        for target in targets:
+            for kernel in ("loop", "unrolled"):
+                fw = generate_firmware(aq_bundle, target=target, numeric=numeric,
+                                       full_scale=full_scale, name=name, kernel=kernel)
+                for fname in ("main.c", f"{name}_kernel.h"):
+                    assert long_lines(fname, fw.files[fname]) == []
