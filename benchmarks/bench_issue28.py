@@ -126,8 +126,8 @@ class AvrCaller:
     def write(self, addr: int, raw: bytes) -> None:
         self.proc.stdin.write(f"w {addr:x} {raw.hex()}\n")
 
-    def call(self, fn: str, a0: int = 0, a1: int = 0) -> tuple:
-        self.proc.stdin.write(f"c {self.sym[fn][0]:x} {a0:x} {a1:x}\n")
+    def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0) -> tuple:
+        self.proc.stdin.write(f"c {self.sym[fn][0]:x} {a0:x} {a1:x} {a2:x}\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         while not line[:1].isdigit():                # simavr's own messages ("Loaded ...")
@@ -175,8 +175,8 @@ class M4Caller:
     def write(self, addr: int, raw: bytes) -> None:
         self.cpu.uc.mem_write(addr, raw)
 
-    def call(self, fn: str, a0: int = 0, a1: int = 0) -> tuple:
-        return self.cpu.call(self.sym[fn][0] & ~1, a0, a1)
+    def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0) -> tuple:
+        return self.cpu.call(self.sym[fn][0] & ~1, a0, a1, a2)
 
     def profile(self) -> Counter:
         funcs = sorted(((v & ~1), s, n) for n, (v, s, t) in self.sym.items()
