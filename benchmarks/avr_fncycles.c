@@ -5,9 +5,11 @@
  *
  *   w ADDR HEX        write bytes HEX at data address ADDR (hex, without 0x800000)
  *   c FN A0 A1 [A2]   call the function at byte address FN (hex) with up to three 16-bit
- *                     arguments (r25:r24, r23:r22, r21:r20) on a fresh stack whose return address is 0; prints
+ *                     arguments (r25:r24, r23:r22, r21:r20) on a fresh stack whose return
+ *                     address is 0; prints
  *                     "R CYCLES": r25:r24 at the return, cycles from the first instruction of
  *                     FN through its RET (the caller's CALL, 4 cycles, is not counted)
+ *   r ADDR N          print N bytes from data address ADDR as hex
  *   p                 dump and clear the profile: "PC CYCLES" per instruction address (bytes)
  *                     executed by the calls since the last p, then "."
  *
@@ -109,6 +111,14 @@ int main(int argc, char **argv)
             }
             printf("%u %llu\n", (unsigned)(avr->data[24] | (avr->data[25] << 8)),
                    (unsigned long long)(avr->cycle - c0));
+            fflush(stdout);
+        } else if (line[0] == 'r') {
+            char *p = line + 1;
+            unsigned long addr = strtoul(p, &p, 16), n = strtoul(p, &p, 16), i;
+            for (i = 0; i < n; ++i) {
+                printf("%02x", avr->data[addr + i]);
+            }
+            printf("\n");
             fflush(stdout);
         } else if (line[0] == 'p') {
             unsigned i;

@@ -137,6 +137,14 @@ class AvrCaller:
         r, cycles = line.split()
         return int(r), int(cycles)
 
+    def read(self, addr: int, n: int) -> bytes:
+        self.proc.stdin.write(f"r {addr:x} {n:x}\n")
+        self.proc.stdin.flush()
+        line = self.proc.stdout.readline()
+        while line.startswith("Loaded") or not line.strip() and n:
+            line = self.proc.stdout.readline()
+        return bytes.fromhex(line.strip())
+
     def profile(self) -> Counter:
         """Cycles per function since the last call of this method."""
         self.proc.stdin.write("p\n")
@@ -177,6 +185,9 @@ class M4Caller:
 
     def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0) -> tuple:
         return self.cpu.call(self.sym[fn][0] & ~1, a0, a1, a2)
+
+    def read(self, addr: int, n: int) -> bytes:
+        return bytes(self.cpu.uc.mem_read(addr, n))
 
     def profile(self) -> Counter:
         funcs = sorted(((v & ~1), s, n) for n, (v, s, t) in self.sym.items()
@@ -343,6 +354,105 @@ def per_extractor(work: Path, bundle_dir: Path, data, scales, harness) -> list:
     return rows
 
 
+#: The experiment of ``--batched-push`` (not emitted by firmware_gen): the rows up to the next
+#: window end stored in one call, the ring position and counters kept in registers.
+ADD_ROWS_C = """
+/* bench_issue28 --batched-push: rows until the next window end in one call */
+unsigned @p@_stream_add_rows(@p@_stream_t *s, const @p@_sample_t *rows, unsigned n);
+unsigned @p@_stream_add_rows(@p@_stream_t *s, const @p@_sample_t *rows, unsigned n)
+{
+    const uint32_t left = s->next_end - s->n_seen;
+    const unsigned take = n < left ? n : (unsigned)left;
+    unsigned done = 0u, pos = s->pos;
+    while (done < take) {
+        unsigned seg = @P@_WINDOW - pos, i;
+        @p@_sample_t *dst = s->buf[pos];
+        const @p@_sample_t *src = rows + done * @P@_N_CHANNELS;
+        if (seg > take - done) {
+            seg = take - done;
+        }
+        for (i = 0u; i < seg; ++i, dst += @P@_N_CHANNELS, src += @P@_N_CHANNELS) {
+            memcpy(dst, src, sizeof s->buf[0]);     /* constant size: word moves */
+        }
+        pos = pos + seg == @P@_WINDOW ? 0u : pos + seg;
+        done += seg;
+    }
+    s->pos = pos;
+    s->n_seen += take;
+    if (s->n_seen == s->next_end) {
+        s->next_end += @P@_HOP;
+        s->windows++;
+    }
+    return take;
+}
+"""
+
+
+def batched_push(work: Path, bundle_dir: Path, data, scales, harness) -> list:
+    """The firmware of the full plan per core with :data:`ADD_ROWS_C` appended: the stream
+    state after the batched pushes must equal the one after per-sample adds (checked), and the
+    steady cost of a hop's rows (in chunks the scratch buffer holds) is printed beside the
+    per-sample adds'. Rows (core, numeric, per-sample pushes, batched pushes, chunk)."""
+    from sensorbudget.firmware_gen import generate_firmware, reference
+    from sensorbudget.firmware_gen.build import build, write_firmware
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from tests.firmware_gen import generative
+
+    bundle = load_bundle(bundle_dir)
+    rows = []
+    for core, target, numeric in PER_EXTRACTOR:
+        if core == "avr" and harness is None:
+            continue
+        plan = make_plan(bundle, name="sbmodel", numeric=numeric,
+                         full_scale=None if numeric == "float32" else scales)
+        x = np.column_stack([data[0][:, generative.CHANNELS.index(c)] for c in plan.channels])
+        x = np.ascontiguousarray(reference.quantize_samples(plan, x) if plan.fixed
+                                 else x.astype("<f4"))
+        out = write_firmware(generate_firmware(bundle, target=target, numeric=numeric,
+                                               name="sbmodel", plan=plan),
+                             work / f"batched-{core}-{numeric}")
+        with open(out / "sbmodel_stream.c", "a", encoding="utf-8") as fh:
+            fh.write(ADD_ROWS_C.replace("@p@", "sbmodel").replace("@P@", "SBMODEL"))
+        ld = next(line.split("=", 1)[1].strip() for line in
+                  (out / "Makefile").read_text().splitlines() if line.startswith("LDFLAGS ="))
+        build(out, make_vars={"LDFLAGS": f"{ld} -Wl,--undefined=sbmodel_stream_add_rows"})
+        caller = (AvrCaller(out / "firmware.elf", harness) if core == "avr"
+                  else M4Caller(out / "firmware.elf"))
+        try:
+            stream, size = caller.data("fw_stream"), caller.sym["fw_stream"][1]
+            scratch = caller.data("fw_rx")
+            chunk = min(plan.hop, caller.sym["fw_rx"][1] // x[0].nbytes)
+            caller.call("sbmodel_stream_reset", stream)
+            per_window, cost, pos = [], 0, 0
+            while pos < len(x):
+                n = min(chunk, len(x) - pos)
+                caller.write(scratch, x[pos:pos + n].tobytes())
+                took, c = caller.call("sbmodel_stream_add_rows", stream, scratch, n)
+                pos, cost = pos + took, cost + c
+                if (pos - plan.window) % plan.hop == 0 and pos >= plan.window:
+                    per_window.append(cost)
+                    cost = 0
+            batched = caller.read(stream, size)
+            caller.call("sbmodel_stream_reset", stream)
+            for row in x:                      # per-sample adds, no window pass between
+                caller.write(scratch, row.tobytes())
+                caller.call("sbmodel_stream_add", stream, scratch)
+            assert batched == caller.read(stream, size), (core, numeric)
+            single, _ = paid(caller, "sbmodel", [x], False)
+        finally:
+            caller.close()
+        rows.append((core, numeric, float(np.median([p for p, _ in single[0][1:]])),
+                     float(np.median(per_window[1:])), chunk))
+    print("\nexperiment --batched-push (the stream's rows up to the window end in one call, "
+          "ADD_ROWS_C; stream state checked equal to per-sample adds): pushes per steady "
+          "prediction")
+    print("| core | numeric | per-sample adds | batched | rows per call |\n|---|---|---|---|---|")
+    for core, numeric, single, batched, chunk in rows:
+        print(f"| {core} | {numeric} | {single:.0f} | {batched:.0f} | {chunk} |")
+    return rows
+
+
 def print_rows(rows) -> None:
     print("\nissue-28 bundle, per prediction: pushes (hop samples) + window pass; the pass is "
           "simulate's report.json cost.extractors (median over the windows after each "
@@ -381,6 +491,8 @@ def main(argv=None) -> list:
     ap.add_argument("--profile", action="store_true", help="per-function counts per run")
     ap.add_argument("--per-extractor", action="store_true",
                     help="also each extractor alone, per core (function calls, no simulate)")
+    ap.add_argument("--batched-push", action="store_true",
+                    help="also the experiment of a batched push (ADD_ROWS_C), per core")
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
     wanted = [tuple(r.split(":")) for r in args.runs.split(",") if r] or list(RUNS)
@@ -405,6 +517,8 @@ def main(argv=None) -> list:
         print_rows(rows)
         if args.per_extractor:
             per_extractor(work, bundle, data, scales, harness)
+        if args.batched_push:
+            batched_push(work, bundle, data, scales, harness)
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"}
                                          for r in rows], indent=1, sort_keys=True))
