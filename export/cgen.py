@@ -180,8 +180,10 @@ def wrap_literal(literal_text: str, indent: str, width: int = MAX_LINE) -> list:
 
 
 #: the mark of a blank where :func:`fit` may break a line (``{{ br }}`` in a template), and of
-#: a place between two tokens where it may break (``{{ join }}``: nothing when not broken)
-BREAK, JOIN = "\x01", "\x02"
+#: a place between two tokens where it may break (``{{ join }}``: nothing when not broken), and
+#: of the start of a trailing comment (``{{ note }}``: its own line above the code when the line
+#: does not fit)
+BREAK, JOIN, NOTE = "\x01", "\x02", "\x03"
 
 
 def fit(text: str, width: int = MAX_LINE) -> str:
@@ -192,8 +194,17 @@ def fit(text: str, width: int = MAX_LINE) -> str:
     between marks are packed greedily, continuation lines indented 8 columns deeper than the
     first (4 and ending in a backslash on a preprocessor line). A piece longer than the room
     stays whole (the emitters put the marks; test_line_length checks the longest names). The
-    one way generated lines are kept short (no rewrap pass afterwards).
+    one way generated lines are kept short (no rewrap pass afterwards). A trailing comment
+    after :data:`NOTE` (with the blanks before it) stays where it is when the whole line fits,
+    else goes on its own line above the code.
     """
+    if NOTE in text:
+        code, note = text.rstrip("\n").split(NOTE, 1)
+        lead = code[:len(code) - len(code.lstrip(" "))]
+        whole = fit(code + note, width)       # the note keeps its blanks when it stays
+        if whole.count("\n") == 1 and len(whole) - 1 <= width:
+            return whole
+        return lead + note.strip() + "\n" + fit(code, width)
     parts = re.split(f"({BREAK}|{JOIN})", text.rstrip("\n"))
     lead = parts[0][:len(parts[0]) - len(parts[0].lstrip(" "))]
     pieces = [parts[0][len(lead):]] + parts[2::2]

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from .cgen import BREAK, JOIN, fit
+from .cgen import BREAK, JOIN, NOTE, fit
 from .errors import ExportError
 
 PACKAGE = "sensorbudget.export"
@@ -41,6 +41,7 @@ def environment(package: str = PACKAGE):
     env.filters["fit"] = fit
     env.globals["br"] = BREAK
     env.globals["join"] = JOIN
+    env.globals["note"] = NOTE
     return env
 
 

@@ -43,18 +43,14 @@ def _banner(plan, fname, what) -> str:
 
 
 def stream_header(plan) -> str:
-    """:func:`_stream_header`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
-    return wrap_c(_stream_header(plan))
-
-
-def _stream_header(plan) -> str:
-    """``<name>_stream.h``: configuration, the context struct and the streaming API."""
+    """``<name>_stream.h``: configuration, the context struct and the streaming API (lines
+    short by construction: :func:`sensorbudget.export.cgen.fit`)."""
     p, P = plan.name, plan.name.upper()
     sample, inp = _types(plan)
     chan = []
     for i, (c, m) in enumerate(zip(plan.channels, cgen.macro_names(f"{P}_CH", plan.channels))):
         scale = "" if not plan.fixed else f"  /* full scale {plan.full_scale[i]:g} */"
-        chan.append(f"#define {m} {i}u  /* {cgen.c_comment(c)} */{scale}")
+        chan.append(cgen.fit(f"#define {m} {i}u{cgen.NOTE}  /* {cgen.c_comment(c)} */{scale}")[:-1])
     ext = [f"  [{i}] {cgen.c_comment(e.name)} {e.full_spec.text}"
            f"{'' if not plan.fixed else (' (integer Q15)' if e.fixed else ' (float32)')}"
            f" -> model input {', '.join(map(str, e.slots))}" for i, e in enumerate(plan.extractors)]

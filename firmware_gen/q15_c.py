@@ -81,8 +81,8 @@ def stream_fields(plan) -> str:
     P = plan.name.upper()
     return (f"    uint32_t mag_upto;     /* n_seen when the magnitude cache was last updated */\n"
             f"    uint32_t mag_sum[{len(sets)}];    /* sum of the cached magnitudes, per set */\n"
-            f"    uint16_t mag[{P}_WINDOW][{len(sets)}];  /* Q15 magnitude of each buffered "
-            f"sample */\n")
+            + cgen.fit(f"    uint16_t mag[{P}_WINDOW][{len(sets)}];{cgen.NOTE}"
+                       f"  /* Q15 magnitude of each buffered sample */"))
 
 
 def cache_bytes(plan) -> int:

@@ -24,7 +24,7 @@ def tokens(text: str, tmp_path) -> str:
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc is not installed")
 def test_wrapped_generated_c_has_the_same_tokens(tmp_path):
-    from sensorbudget.firmware_gen.extractors_c import _stream_header, _stream_source
+    from sensorbudget.firmware_gen.extractors_c import _stream_source, stream_header
     from sensorbudget.firmware_gen.firmware import main_source
     from sensorbudget.firmware_gen.plan import make_plan
     from sensorbudget.firmware_gen.targets import get_target
@@ -35,7 +35,7 @@ def test_wrapped_generated_c_has_the_same_tokens(tmp_path):
              f"#define {LONG.upper()}_M(a, b) ((a) + (b) + {LONG.upper()}_OFFSET_THAT_IS_LONG "
              f"+ {LONG.upper()}_OTHER_LONG_OFFSET)\n"]
     plan = make_plan(bundle, name=LONG, numeric="float32")     # a feature-vector plan
-    texts += [_stream_header(plan), _stream_source(plan), main_source(plan, get_target("host"))]
+    texts += [stream_header(plan), _stream_source(plan), main_source(plan, get_target("host"))]
     assert any(max(map(len, t.splitlines())) > MAX_LINE for t in texts[1:])  # wrapping is needed
     for text in texts:
         wrapped = wrap_c(text)

@@ -140,3 +140,15 @@ def test_fit_breaks_only_at_the_marks_and_keeps_the_text():
         if len(lines) > 1:
             assert all(line.endswith(" \\") == macro for line in lines[:-1])
             assert all(line.startswith(lead + "    ") for line in lines[1:])
+
+
+def test_fit_moves_a_trailing_comment_above_only_when_the_line_is_too_long():
+    from sensorbudget.export.cgen import BREAK, MAX_LINE, NOTE, fit
+
+    short = fit(f"    int x[N];{NOTE}  /* a note */")
+    assert short == "    int x[N];  /* a note */\n"
+    name = "v" * 60
+    text = fit(f"    int {name}_values{BREAK}[{name.upper()}_N];{NOTE}  /* the values */")
+    lines = text.splitlines()
+    assert lines[0] == "    /* the values */" and all(len(line) <= MAX_LINE for line in lines)
+    assert " ".join(line.strip() for line in lines[1:]) == f"int {name}_values [{name.upper()}_N];"

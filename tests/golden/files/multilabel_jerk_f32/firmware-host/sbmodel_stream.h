@@ -56,12 +56,14 @@ typedef struct {
 /* Forget every sample: the next window starts with the next sample. */
 void sbmodel_stream_reset(sbmodel_stream_t *s);
 /* Store one sample per channel; returns 1 when this sample completes a window (window
- * number s->windows - 1), whose features sbmodel_stream_compute then computes. */
+ * number s->windows - 1), whose features
+ * sbmodel_stream_compute then computes. */
 int sbmodel_stream_add(sbmodel_stream_t *s, const sbmodel_sample_t *frame);
 /* Features (and model inputs) of the window ending at the newest sample. */
 void sbmodel_stream_compute(sbmodel_stream_t *s);
-/* sbmodel_stream_add, then sbmodel_stream_compute when a window completed: returns 1 when the
- * features are ready. */
+/* sbmodel_stream_add, then
+ * sbmodel_stream_compute when a window completed:
+ * returns 1 when the features are ready. */
 int sbmodel_stream_push(sbmodel_stream_t *s, const sbmodel_sample_t *frame);
 
 #endif /* SBMODEL_STREAM_H */
