@@ -453,6 +453,23 @@ def batched_push(work: Path, bundle_dir: Path, data, scales, harness) -> list:
     return rows
 
 
+def with_batched(rows, batched) -> None:
+    """Per run: the steady prediction with the batched push (its pushes + the report's pass)
+    against the same bound."""
+    push = {(core, numeric): b for core, numeric, _, b, _ in batched}
+    print("\nsteady prediction if the push were batched (batched pushes + simulate's pass)")
+    print("| backend | numeric | total | bound | ratio | target |\n|---|---|---|---|---|---|")
+    for r in rows:
+        key = (CORE[r["backend"]], r["numeric"])
+        if key not in push:
+            continue
+        total = push[key] + r["pass_report"]
+        tgt = "-" if r["target"] is None else (
+            f"<= {r['target']} " + ("held" if total / r["bound"] <= r["target"] else "MISSED"))
+        print(f"| {r['backend']} | {r['numeric']} | {total:.0f} | {r['bound']} | "
+              f"{total / r['bound']:.2f} | {tgt} |")
+
+
 def print_rows(rows) -> None:
     print("\nissue-28 bundle, per prediction: pushes (hop samples) + window pass; the pass is "
           "simulate's report.json cost.extractors (median over the windows after each "
@@ -518,7 +535,7 @@ def main(argv=None) -> list:
         if args.per_extractor:
             per_extractor(work, bundle, data, scales, harness)
         if args.batched_push:
-            batched_push(work, bundle, data, scales, harness)
+            with_batched(rows, batched_push(work, bundle, data, scales, harness))
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"}
                                          for r in rows], indent=1, sort_keys=True))
