@@ -11,14 +11,18 @@
   pyserial code path (``serial_for_url(path)``) can be exercised without hardware; optionally
   like a board that has just been reset (an Arduino Uno when its port opens): deaf for a while,
   then it sends its READY banner.
+- :class:`PipePort`: a child process's stdin and stdout pipes as a pyserial-like port (QEMU's
+  semihosting console: no tty line discipline, 64 KiB pipe buffers instead of a pty's 4 KiB).
 """
 
 from __future__ import annotations
 
+import fcntl
 import math
 import os
 import random
 import select
+import termios
 import threading
 import time
 
@@ -241,3 +245,47 @@ class PtyDevice:
 
     def __exit__(self, *exc):
         self.close()
+
+
+class PipePort:
+    """The pyserial subset a :class:`~sensorbudget.device_sim.link.Link` uses (``write``,
+    ``read`` returning after at most ``timeout`` s, ``in_waiting``, ``close``) over two pipe
+    ends: ``rx`` (the child's stdout) and ``tx`` (its stdin). After the child has exited, what it
+    wrote stays readable; then a read waits ``timeout`` and returns b"" like an idle port."""
+
+    def __init__(self, rx: int, tx: int, *, timeout: float = 0.01):
+        self.rx, self.tx, self.timeout = rx, tx, timeout
+        self._eof = False
+
+    @property
+    def in_waiting(self) -> int:
+        buf = bytearray(4)
+        fcntl.ioctl(self.rx, termios.FIONREAD, buf)
+        return int.from_bytes(buf, "little")
+
+    def read(self, n: int = 1) -> bytes:
+        if not self._eof:
+            ready, _, _ = select.select([self.rx], [], [], self.timeout)
+            if ready:
+                data = os.read(self.rx, max(1, n))
+                if data:
+                    return data
+                self._eof = True
+                return b""
+            return b""
+        time.sleep(self.timeout or 0)
+        return b""
+
+    def write(self, data) -> int:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self.tx, view):]
+        return len(data)
+
+    def close(self) -> None:
+        for fd in (self.rx, self.tx):
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.rx = self.tx = -1

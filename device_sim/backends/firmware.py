@@ -5,8 +5,8 @@
 - ``qemu-m4f`` / ``qemu-m3``: the emulation-only ``mps2-an386`` / ``mps2-an385`` images on
   ``qemu-system-arm -icount shift=8``; ``qemu-nucleo-f4``: the ``nucleo-f4`` board image on QEMU
   ``netduinoplus2`` (``-icount shift=5``). Exact instruction counts. Built with
-  :data:`SEMIHOST_LINK`: the protocol runs on QEMU's semihosting console (its stdin/stdout on a
-  pty), 2 KiB per call, not on the modelled UART, which QEMU feeds one byte per main-loop round
+  :data:`SEMIHOST_LINK`: the protocol runs on QEMU's semihosting console (its stdin/stdout on
+  pipes), 2 KiB per call, not on the modelled UART, which QEMU feeds one byte per main-loop round
   (PROTOCOL.md, *Emulation links*). :func:`launch` without ``semihost`` runs an image built
   without it on its UART: a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
   ``qemu-hifive1``: the ``hifive1`` board image (FE310-G002) on ``qemu-system-riscv32 -M
@@ -44,6 +44,7 @@ from sensorbudget.firmware_gen.firmware import generate_firmware
 from sensorbudget.firmware_gen.targets import get_target, run_command
 
 from ..errors import DeviceError
+from ..transports import PipePort
 from .base import ProtocolBackend, wait_ready
 
 #: backend -> (firmware target, emulator, cost method, default answer timeout in s): the
@@ -154,6 +155,21 @@ def _on_pty(argv, log: Path, name: str, poll: float) -> FirmwareProcess:
     return FirmwareProcess(proc, port, name, keep_fd=master)
 
 
+def _on_pipes(argv, log: Path, name: str, poll: float) -> FirmwareProcess:
+    """Run ``argv`` with pipes as stdin/stdout (:class:`~sensorbudget.device_sim.transports.
+    PipePort` is the other side)."""
+    to_child, from_child = os.pipe(), os.pipe()
+    try:
+        proc = _spawn(argv, log, stdin=to_child[0], stdout=from_child[1], close_fds=True)
+    except BaseException:
+        for fd in (*to_child, *from_child):
+            os.close(fd)
+        raise
+    os.close(to_child[0])
+    os.close(from_child[1])
+    return FirmwareProcess(proc, PipePort(from_child[0], to_child[1], timeout=poll), name)
+
+
 def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProcess:
     """Run QEMU with its UART on loopback TCP port ``tcp`` and connect once it listens."""
     proc = _spawn(argv, log, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -185,7 +201,7 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
     READY banner (so nothing is sent before its receiver is on).
 
     ``semihost``: the image was built with :data:`SEMIHOST_LINK` (Cortex-M on QEMU): QEMU runs
-    with its stdin/stdout on a pty, where the firmware's link is, and no UART server. QEMU moves
+    with its stdin/stdout on pipes, where the firmware's link is, and no UART server. QEMU moves
     a modelled UART's bytes one per round trip of its main loop (about 30-60 us each, whatever
     the host sends at once); a semihosting read moves up to 2 KiB per call.
 
@@ -202,8 +218,8 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
     emulator = emulator or target.emulators[0]
     log = Path(log) if log is not None else out / f"{target.name}.stderr.log"
     if emulator == "qemu" and semihost:
-        process = _on_pty(_semihost_argv(run_command(target, out, 1, emulator)), log,
-                          f"qemu {target.qemu_machine} (semihosting link)", poll)
+        process = _on_pipes(_semihost_argv(run_command(target, out, 1, emulator)), log,
+                            f"qemu {target.qemu_machine} (semihosting link)", poll)
     elif emulator == "qemu":
         tcp = free_port()
         process = _on_qemu(run_command(target, out, tcp, emulator), tcp, log,
