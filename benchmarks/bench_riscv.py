@@ -17,8 +17,8 @@ The second table is the lower-bound method used for Cortex-M (``device_costs.py`
 hop 12, BasicMotions) built for hifive1 (QEMU ``minstret``), the Cortex-M4F and Cortex-M3 (QEMU
 MPS2, instructions; the nucleo-f4's core is the M4F) and the Uno's ATmega328P (simavr, cycles),
 the extractor cost per prediction (median of the windows after the first) against the same
-bound (Cortex-M4F loads + arithmetic per sample), and the model per multiply-add; with
-``--per-extractor`` each extractor alone too.
+bound (loads + arithmetic per sample: the Cortex-M4F's; the ATmega328P's for Uno Q15), and the
+model per multiply-add; with ``--per-extractor`` each extractor alone too.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ def main(argv=None) -> None:
                       f"| | | | | | |")
                 continue
             res, ext, mod, macs = r
-            bound = bound_of(bundle, numeric)
+            bound = bound_of(bundle, numeric, "avr" if spec == "simavr" else "m4f")
             ratio = "-" if bound is None else f"{bound} ({ext / bound:.2f})"
             print(f"| {target} | {spec} | {numeric} | {mem[0]} | {mem[1]} | {len(res.records)} "
                   f"| {res.mismatches} | {ext:.0f} | {ratio} | {mod:.0f} | {mod / macs:.1f} "
@@ -130,9 +130,10 @@ def main(argv=None) -> None:
         bounds_table(work / "costs", args.per_extractor)
 
 
-def bound_of(bundle, numeric: str):
-    """The Cortex-M4F lower bound of ``device_costs.py`` (loads + arithmetic per sample, per new
-    sample and per window) summed over the bundle's extractors at its window and hop ('max'
+def bound_of(bundle, numeric: str, core: str = "m4f"):
+    """The lower bound of ``device_costs.py`` for ``core`` ("m4f": the Cortex-M4F's, also shown
+    for the RISC-V rows; "avr": the ATmega328P's, Q15 only) (loads + arithmetic per sample, per
+    new sample and per window) summed over the bundle's extractors at its window and hop ('max'
     counts as 'min'); None when a kind has no bound there."""
     sys.path.insert(0, str(ROOT / "benchmarks"))
     import device_costs
@@ -141,12 +142,15 @@ def bound_of(bundle, numeric: str):
 
     fmt = "float32" if numeric == "float32" else "q15"
     plan = make_plan(load_bundle(bundle), name="b", numeric="float32")
-    per = {**device_costs.PER_SAMPLE[fmt], "max": device_costs.PER_SAMPLE[fmt]["min"]}
+    table = device_costs.bound_table(core, fmt)
+    if table is None:
+        return None
+    per = {**table["per_sample"], "max": table["per_sample"]["min"]}
     kinds = [e.kind for e in plan.extractors]
     if any(k not in per for k in kinds):
         return None
-    return sum(per[k] * plan.window + device_costs.PER_NEW[fmt].get(k, 0) * plan.hop
-               + device_costs.PER_WINDOW[fmt].get(k, 0) for k in kinds)
+    return sum(per[k] * plan.window + table["per_new"].get(k, 0) * plan.hop
+               + table["per_window"].get(k, 0) for k in kinds)
 
 
 def bounds_table(work: Path, per_extractor: bool) -> None:
