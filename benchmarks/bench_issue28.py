@@ -453,6 +453,43 @@ def batched_push(work: Path, bundle_dir: Path, data, scales, harness) -> list:
     return rows
 
 
+def table_sqrt(work: Path, bundle_dir: Path, data, scales, harness):
+    """AVR Q15 built as simulate builds it and again with ``-DSBMODEL_ISQRT_TABLE=1`` (the
+    table root the 32-bit cores use; the AVR default is the bit-by-bit root): the stream state
+    after every recording (features included) must be equal; prints the steady pass of both."""
+    from sensorbudget.firmware_gen import generate_firmware, reference
+    from sensorbudget.firmware_gen.build import build, write_firmware
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from tests.firmware_gen import generative
+
+    if harness is None:
+        return None
+    bundle = load_bundle(bundle_dir)
+    plan = make_plan(bundle, name="sbmodel", numeric="q15", full_scale=scales)
+    samples = [reference.quantize_samples(plan, np.column_stack(
+        [d[:, generative.CHANNELS.index(c)] for c in plan.channels])) for d in data]
+    out = {}
+    for label, flags in (("bit-by-bit (default)", ""), ("table", "-DSBMODEL_ISQRT_TABLE=1")):
+        fw_dir = write_firmware(generate_firmware(bundle, target="avr", numeric="q15",
+                                                  name="sbmodel", plan=plan),
+                                work / f"sqrt-{len(out)}")
+        build(fw_dir, make_vars={"EXTRA_CFLAGS": flags} if flags else None)
+        caller = AvrCaller(fw_dir / "firmware.elf", harness)
+        try:
+            per_rec, _ = paid(caller, "sbmodel", samples, False)
+            state = caller.read(caller.data("fw_stream"), caller.sym["fw_stream"][1])
+        finally:
+            caller.close()
+        out[label] = (float(np.median([c for rows in per_rec for _, c in rows[1:]])), state)
+    states = {v[1] for v in out.values()}
+    assert len(states) == 1, "the table root changed the stream state"
+    print("\nexperiment: AVR Q15 integer square root (steady pass, cycles; same stream state)")
+    for label, (cost, _) in out.items():
+        print(f"  {label:22s} {cost:.0f}")
+    return out
+
+
 def with_batched(rows, batched) -> None:
     """Per run: the steady prediction with the batched push (its pushes + the report's pass)
     against the same bound."""
@@ -509,7 +546,8 @@ def main(argv=None) -> list:
     ap.add_argument("--per-extractor", action="store_true",
                     help="also each extractor alone, per core (function calls, no simulate)")
     ap.add_argument("--batched-push", action="store_true",
-                    help="also the experiment of a batched push (ADD_ROWS_C), per core")
+                    help="also the experiments: a batched push (ADD_ROWS_C) per core, the AVR "
+                         "table square root")
     ap.add_argument("--json", type=Path, help="also write the rows here")
     args = ap.parse_args(argv)
     wanted = [tuple(r.split(":")) for r in args.runs.split(",") if r] or list(RUNS)
@@ -536,6 +574,7 @@ def main(argv=None) -> list:
             per_extractor(work, bundle, data, scales, harness)
         if args.batched_push:
             with_batched(rows, batched_push(work, bundle, data, scales, harness))
+            table_sqrt(work, bundle, data, scales, harness)
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"}
                                          for r in rows], indent=1, sort_keys=True))
