@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 from sensorbudget.export import cgen
 from sensorbudget.export.c_header import HEADER_FORMAT_VERSION, c_header
-from sensorbudget.export.c_wrap import wrap_c
 from sensorbudget.export.cgen import DEFAULT_NAME
 from sensorbudget.export.errors import ExportError
 from sensorbudget.trainer.version import package_version
@@ -92,34 +91,34 @@ def _usage(name: str, plan) -> list:
 def _macros(name: str, plan, header, stream_bound=None) -> list:
     N, P = name.upper(), model_prefix(name).upper()
     rows = [f"#define {N}_LIBRARY_FORMAT_VERSION {LIBRARY_FORMAT_VERSION}",
-            f"#define {N}_N_CHANNELS {P}_N_CHANNELS  /* values per sample */",
-            f"#define {N}_N_TARGETS {len(plan.targets)}u  /* scores per prediction */",
-            f"#define {N}_WINDOW {P}_WINDOW  /* samples per window */",
-            f"#define {N}_HOP {P}_HOP  /* samples between windows */",
+            f"#define {N}_N_CHANNELS{cgen.BREAK}{P}_N_CHANNELS{cgen.NOTE}  /* values per sample */",
+            f"#define {N}_N_TARGETS {len(plan.targets)}u{cgen.NOTE}  /* scores per prediction */",
+            f"#define {N}_WINDOW{cgen.BREAK}{P}_WINDOW{cgen.NOTE}  /* samples per window */",
+            f"#define {N}_HOP{cgen.BREAK}{P}_HOP{cgen.NOTE}  /* samples between windows */",
             f"#define {N}_NUMERIC_{plan.numeric.upper()} 1",
             f"#define {N}_INPUT_{plan.input_kind.upper()} 1", "",
             "/* Index of each channel in a sample, and of each target in scores[]. */"]
-    rows += [f"#define {m} {i}u  /* {cgen.c_comment(c)} */"
+    rows += [f"#define {m} {i}u{cgen.NOTE}  /* {cgen.c_comment(c)} */"
              for i, (m, c) in enumerate(zip(cgen.macro_names(f"{N}_CH", plan.channels),
                                             plan.channels))]
-    rows += [f"#define {m} {j}u  /* {cgen.c_comment(t)} */"
+    rows += [f"#define {m} {j}u{cgen.NOTE}  /* {cgen.c_comment(t)} */"
              for j, (m, t) in enumerate(zip(cgen.macro_names(f"{N}_T", plan.targets),
                                             plan.targets))]
     if header.fixed is None:
-        rows += ["", f"#define {N}_SCORE_SCALE 1.0f  /* scores are real values */"]
+        rows += ["", f"#define {N}_SCORE_SCALE 1.0f{cgen.NOTE}  /* scores are real values */"]
     else:
         fx = header.fixed
         rows += ["", f"/* Real score = score * {N}_SCORE_SCALE (2^-{fx.score_frac_bits});",
-                 f" * |real score - float64 model| <= {N}_ERROR_BOUND for features within",
-                 " * the training ranges. */",
+                 f" * |real score - float64 model| <= {N}_ERROR_BOUND",
+                 " * for features within the training ranges. */",
                  f"#define {N}_SCORE_SCALE {cgen.c_float(2.0 ** -fx.score_frac_bits)}",
-                 f"#define {N}_ERROR_BOUND {P}_{plan.numeric.upper()}_ERROR_BOUND"]
+                 f"#define {N}_ERROR_BOUND{cgen.BREAK}{P}_{plan.numeric.upper()}_ERROR_BOUND"]
     if stream_bound is not None:
         rows += ["/* From samples (within +-full scale) whose float32 features lie in the",
                  " * training ranges: |real score - float64 model| <= STREAM_ERROR_BOUND",
                  " * (Q15 samples and integer extractors included; firmware_gen.bounds). */",
-                 f"#define {N}_STREAM_ERROR_BOUND {stream_bound:.1e}f"]
-    return rows
+                 f"#define {N}_STREAM_ERROR_BOUND{cgen.BREAK}{stream_bound:.1e}f"]
+    return [cgen.fit(row)[:-1] if row else row for row in rows]   # marked: cgen.fit
 
 
 def api_header(name: str, plan, header, decision: dict | None = None,
@@ -219,9 +218,8 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
         raise FirmwareGenError(f"cannot export the model: {exc}") from None
     kernel = choose_kernel(kernel, plan.k, plan.t)
     bound = stated_stream_bound(plan, header, bundle.W)
-    src = {f"{name}.h": wrap_c(api_header(name, plan, header, bundle.meta.get("decision"),
-                                          bound)),
-           f"{name}.c": wrap_c(api_source(name, plan, header)),
+    src = {f"{name}.h": api_header(name, plan, header, bundle.meta.get("decision"), bound),
+           f"{name}.c": api_source(name, plan, header),
            f"{prefix}.h": header.text, f"{prefix}_stream.h": stream_header(plan),
            f"{prefix}_stream.c": FP_CONTRACT_OFF + "\n" + stream_source(plan, header.fixed),
            f"{prefix}_kernel.h": kernel_header(plan, bundle, header, kernel)}

@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from sensorbudget.export import cgen
-from sensorbudget.export.c_wrap import wrap_c
 from sensorbudget.export.cgen import MAX_LINE
 from sensorbudget.trainer.version import package_version
 
@@ -69,7 +68,7 @@ def example(name: str, plan, header) -> str:
                   line_chars=min(1024, 24 * len(plan.channels) + 16), digits=SCORE_DIGITS,
                   baud=BAUD, hello=hello, fixed=plan.fixed, decide=bool(on),
                   max_decimals=MAX_DECIMALS)
-    return cgen.block_comment(head) + wrap_c(text)
+    return cgen.block_comment(head) + text
 
 
 def _decisions(plan) -> list:

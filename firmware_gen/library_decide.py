@@ -35,8 +35,9 @@ def declarations(name: str, plan, decision: dict | None) -> list:
     return [f"/* Label decisions of scores from {name}_predict: decisions[j] = 1 when",
             f" * scores[j] > the threshold of label j ({N}_N_TARGETS values), with",
             f" * {source}. */",
-            f"{name}_status_t {name}_decide(const {name}_score_t *scores, "
-            f"unsigned char *decisions);"]
+            cgen.fit(f"{name}_status_t {name}_decide({cgen.JOIN}const {name}_score_t *scores,"
+                     f"{cgen.BREAK}"
+                     f"unsigned char *decisions);")[:-1]]
 
 
 def template_values(prefix: str, plan) -> dict:

@@ -1,5 +1,6 @@
 """Lines of the C library's build files (CMake, make, Kconfig, Zephyr, README) kept within
-:data:`sensorbudget.export.cgen.MAX_LINE` for any name; its C files go through :func:`sensorbudget.export.c_wrap.wrap_c`.
+:data:`sensorbudget.export.cgen.MAX_LINE` for any name (its C files' lines are short by
+construction: :func:`sensorbudget.export.cgen.fit`).
 """
 
 from __future__ import annotations

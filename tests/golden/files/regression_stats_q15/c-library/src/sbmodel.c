@@ -29,8 +29,7 @@
     || SBMODEL_MODEL_KERNEL_BUNDLE_ID != UINT32_C(0xd0526174)
 #error "the library's files come from different bundles: regenerate them"
 #endif
-#if SBMODEL_MODEL_N_FEATURES != 6 || SBMODEL_MODEL_N_TARGETS != 2 \
-    || SBMODEL_MODEL_NUMERIC_CODE != 1
+#if SBMODEL_MODEL_N_FEATURES != 6 || SBMODEL_MODEL_N_TARGETS != 2 || SBMODEL_MODEL_NUMERIC_CODE != 1
 #error "the library's model header disagrees with its API: regenerate them"
 #endif
 

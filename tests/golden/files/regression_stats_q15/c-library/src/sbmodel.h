@@ -46,8 +46,8 @@ extern "C" {
 #define SBMODEL_T_LOAD 1u  /* "load" */
 
 /* Real score = score * SBMODEL_SCORE_SCALE (2^-12);
- * |real score - float64 model| <= SBMODEL_ERROR_BOUND for features within
- * the training ranges. */
+ * |real score - float64 model| <= SBMODEL_ERROR_BOUND
+ * for features within the training ranges. */
 #define SBMODEL_SCORE_SCALE 0.000244140625f
 #define SBMODEL_ERROR_BOUND SBMODEL_MODEL_Q15_ERROR_BOUND
 /* From samples (within +-full scale) whose float32 features lie in the
@@ -74,12 +74,15 @@ typedef struct {
 
 /* Forget every sample: the next window starts with the next sample. */
 void sbmodel_init(sbmodel_t *m);
-/* Add one sample (SBMODEL_N_CHANNELS values, order SBMODEL_CH_*); when it completes a window,
+/* Add one sample (SBMODEL_N_CHANNELS values,
+ * order SBMODEL_CH_*); when it completes a window,
  * computes that window's features and returns 1 (else 0). */
 int sbmodel_push_sample(sbmodel_t *m, const sbmodel_sample_t *sample);
-/* 1 when a completed window's scores have not been taken by sbmodel_predict. */
+/* 1 when a completed window's scores have not been taken by
+ * sbmodel_predict. */
 int sbmodel_ready(const sbmodel_t *m);
-/* Scores (SBMODEL_N_TARGETS) of the newest completed window (again if already taken). */
+/* Scores (SBMODEL_N_TARGETS) of the newest completed window
+ * (again if already taken). */
 sbmodel_status_t sbmodel_predict(sbmodel_t *m, sbmodel_score_t *scores);
 /* Number of that window since sbmodel_init (0 for the first). */
 uint32_t sbmodel_window_index(const sbmodel_t *m);

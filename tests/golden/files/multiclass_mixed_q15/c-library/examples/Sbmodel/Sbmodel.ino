@@ -64,7 +64,8 @@ static int is_separator(char c)
     return c == ' ' || c == '\t' || c == ',' || c == ';';
 }
 
-/* The values of one line (SBMODEL_N_CHANNELS of them), or 0 with an error line. */
+/* The values of one line (SBMODEL_N_CHANNELS of them),
+ * or 0 with an error line. */
 static int parse_line(float *values)
 {
     const char *p = line;
