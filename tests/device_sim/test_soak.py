@@ -1,11 +1,13 @@
 """Link soak (protocol v2): 10^5 predictions over a channel with bit flips, byte drops, late
 duplicates, reordering and garbage bursts; small and >= 44-value frames.
 
-Every prediction goes through :class:`~sensorbudget.device_sim.link.Link` (retries, timeouts on a fake
-clock) and :class:`~sensorbudget.device_sim.client.DeviceClient` to the Python device, and ends as exactly one
-of: correct (window index and scores bit for bit equal to the reference model's) or reported
-lost (its request raised DeviceTimeout / ProtocolError); never silently wrong. The 10^6 run is
-``benchmarks/soak_link.py`` (about 2 min); figures in SECURITY.md.
+Every prediction goes through :class:`~sensorbudget.device_sim.link.Link` (retries, timeouts
+on a fake clock) and :class:`~sensorbudget.device_sim.client.DeviceClient` to the Python device,
+and ends as exactly one of: correct (window index and scores bit for bit equal to the reference
+model's) or reported lost (its request raised DeviceTimeout / ProtocolError); never silently
+wrong. The 10^6 run is ``benchmarks/soak_link.py`` (depths 8 and 1: about 10 min on a busy
+2-core machine, most of it at depth 8, whose resends repeat much of the traffic); figures in
+SECURITY.md.
 """
 
 import numpy as np
