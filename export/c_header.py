@@ -16,7 +16,6 @@ from sensorbudget.trainer.version import package_version
 
 from . import cgen
 from .c_decisions import decide_part
-from .c_wrap import wrap_c
 from .cgen import DEFAULT_NAME, NUMERICS
 from .ctemplate import macro
 from .errors import ExportError
@@ -180,8 +179,8 @@ def _fixed_part(bundle, name, fx: FixedPointModel) -> str:
         f"#define {up}_{Q}_WEIGHT_FRAC_BITS {fx.weight_frac_bits}",
         f"#define {up}_{Q}_SCORE_FRAC_BITS {fx.score_frac_bits}",
         f"#define {up}_{Q}_SHIFT {fx.shift}",
-        f"/* |score - float64 model score| <= {up}_{Q}_ERROR_BOUND for inputs in [x_min, x_max]\n"
-        f" * (largest reachable |score| {_g(fx.score_max)}). */",
+        f"/* |score - float64 model score| <= {up}_{Q}_ERROR_BOUND\n"
+        f" * for inputs in [x_min, x_max] (largest reachable |score| {_g(fx.score_max)}). */",
         f"#define {up}_{Q}_ERROR_BOUND {bound}f", ""])
     if ft == "double":       # avr-gcc's double is a float: the quantiser would round otherwise
         macros += ("#if defined(__SIZEOF_DOUBLE__) && __SIZEOF_DOUBLE__ < 8\n"
@@ -260,5 +259,5 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
         _labels_part(meta["task"], name, numeric),
         decide_part(meta, name, numeric, fixed),
         f"#endif /* {up}_H */\n"])
-    return CHeader(text=wrap_c(text.replace("\n\n\n", "\n\n")), name=name, numeric=numeric,
+    return CHeader(text=text.replace("\n\n\n", "\n\n"), name=name, numeric=numeric,
                    fixed=fixed)

@@ -242,9 +242,10 @@ def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
     qual = qual.replace("static const ", f"static const {storage} ", 1) if storage else qual
     shape = arr.shape if arr.size else (1,)
     dims = size_macros or shape
-    decl = fit(f"{qual}{BREAK}{name}" + "".join(f"{JOIN}[{d}]" for d in dims) + " = {")[:-1]
+    marked = f"{qual}{BREAK}{name}" + "".join(f"{JOIN}[{d}]" for d in dims) + " = {"
     if arr.size == 0:
-        return decl + " 0 };  /* empty */\n"
+        return fit(f"{marked}{BREAK}0 }};{NOTE}  /* empty */")
+    decl = fit(marked)[:-1]
     lines = [decl]
     if arr.ndim == 1 and row_comments is None:
         items = [literal(v, ctype) for v in arr]

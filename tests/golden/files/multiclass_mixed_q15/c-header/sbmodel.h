@@ -178,7 +178,8 @@ static const float sbmodel_x_max[SBMODEL_N_FEATURES] = {
     1651.375f, 21.035759f, 0.600000024f, 116.849998f
 };
 
-/* Copy the selected features out of a full candidate vector (SBMODEL_N_CANDIDATES floats). */
+/* Copy the selected features out of a full candidate vector
+ * (SBMODEL_N_CANDIDATES floats). */
 static inline void sbmodel_select(const float *candidates, float *features)
 {
     size_t i;
@@ -192,8 +193,8 @@ static inline void sbmodel_select(const float *candidates, float *features)
 #define SBMODEL_Q15_WEIGHT_FRAC_BITS 27
 #define SBMODEL_Q15_SCORE_FRAC_BITS 11
 #define SBMODEL_Q15_SHIFT 16
-/* |score - float64 model score| <= SBMODEL_Q15_ERROR_BOUND for inputs in [x_min, x_max]
- * (largest reachable |score| 11.5177). */
+/* |score - float64 model score| <= SBMODEL_Q15_ERROR_BOUND
+ * for inputs in [x_min, x_max] (largest reachable |score| 11.5177). */
 #define SBMODEL_Q15_ERROR_BOUND 9.8e-4f
 
 /* Input quantisation: centre and QMAX / half-width of each training range. */
@@ -248,7 +249,8 @@ static inline void sbmodel_quantize_q15(const float *features, int16_t *features
     }
 }
 
-/* Rescale an accumulator to a score: sat(round(acc / 2^SBMODEL_Q15_SHIFT)), half away from zero.
+/* Rescale an accumulator to a score, half away from zero:
+ * sat(round(acc / 2^SBMODEL_Q15_SHIFT)).
  * |acc| + 2^(SHIFT-1) cannot overflow int32_t for any int16_t inputs (checked at export). */
 static inline int16_t sbmodel_q15_rescale(int32_t acc)
 {
@@ -264,7 +266,8 @@ static inline int16_t sbmodel_q15_rescale(int32_t acc)
 }
 
 /* scores_q[j] = rescale(intercepts_q[j] + sum_i weights_q[i][j] * features_q[i]), with the sum
- * exact in int32_t; the score is scores_q[j] * 2^-SBMODEL_Q15_SCORE_FRAC_BITS. */
+ * exact in int32_t; the score is
+ * scores_q[j] * 2^-SBMODEL_Q15_SCORE_FRAC_BITS. */
 static inline void sbmodel_predict_q15(const int16_t *features_q, int16_t *scores_q)
 {
     size_t i, j;

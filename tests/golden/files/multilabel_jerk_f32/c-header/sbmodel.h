@@ -203,7 +203,8 @@ static const float sbmodel_x_max[SBMODEL_N_FEATURES] = {
     904.964661f, 444.727264f, 914.272705f, 40766740.0f, 1974.0f, 0.0f
 };
 
-/* Copy the selected features out of a full candidate vector (SBMODEL_N_CANDIDATES floats). */
+/* Copy the selected features out of a full candidate vector
+ * (SBMODEL_N_CANDIDATES floats). */
 static inline void sbmodel_select(const float *candidates, float *features)
 {
     size_t i;
@@ -245,9 +246,11 @@ static const float sbmodel_intercepts[SBMODEL_N_TARGETS] = {
     -1.03206193f, -0.756334066f, 0.788396001f, 1.23625255f, -1.23625255f
 };
 
-/* scores[j] = intercepts[j] + sum_i weights[i][j] * features[i], for j = 0..SBMODEL_N_TARGETS-1.
+/* scores[j] = intercepts[j] + sum_i weights[i][j] * features[i],
+ * for j = 0..SBMODEL_N_TARGETS-1.
  * Evaluated in float (single precision) exactly in this order: acc = intercepts[j]; then for
- * i = 0, 1, ..., SBMODEL_N_FEATURES-1: acc = acc + weights[i][j] * features[i],
+ * i = 0, 1, ..., SBMODEL_N_FEATURES-1:
+ * acc = acc + weights[i][j] * features[i],
  * each product and sum rounded to float separately. Compile with -ffp-contract=off (implied by
  * GCC's -std=c99) so the multiply-add is not fused into an FMA; the result then equals numpy
  * float32 computed in the same order bit for bit. */
@@ -280,7 +283,8 @@ static const float sbmodel_thresholds[SBMODEL_N_TARGETS] = {
     0.0f, 0.0f, 0.0f, 0.0f, 0.0f
 };
 
-/* Calibrated decisions: decisions[j] = 1 if scores[j] > sbmodel_thresholds[j] else 0. */
+/* Calibrated decisions: decisions[j] = 1
+ * if scores[j] > sbmodel_thresholds[j] else 0. */
 static inline void sbmodel_decide(const float *features, unsigned char *decisions)
 {
     float scores[SBMODEL_N_TARGETS];

@@ -194,7 +194,8 @@ static const float sbmodel_x_max[SBMODEL_N_FEATURES] = {
     2.0f, 6.0f, 12.5548801f, 0.995751739f, 0.822502851f
 };
 
-/* Copy the selected features out of a full candidate vector (SBMODEL_N_CANDIDATES floats). */
+/* Copy the selected features out of a full candidate vector
+ * (SBMODEL_N_CANDIDATES floats). */
 static inline void sbmodel_select(const float *candidates, float *features)
 {
     size_t i;
@@ -208,8 +209,8 @@ static inline void sbmodel_select(const float *candidates, float *features)
 #define SBMODEL_Q31_WEIGHT_FRAC_BITS 58
 #define SBMODEL_Q31_SCORE_FRAC_BITS 26
 #define SBMODEL_Q31_SHIFT 32
-/* |score - float64 model score| <= SBMODEL_Q31_ERROR_BOUND for inputs in [x_min, x_max]
- * (largest reachable |score| 18.2468). */
+/* |score - float64 model score| <= SBMODEL_Q31_ERROR_BOUND
+ * for inputs in [x_min, x_max] (largest reachable |score| 18.2468). */
 #define SBMODEL_Q31_ERROR_BOUND 2.6e-8f
 #if defined(__SIZEOF_DOUBLE__) && __SIZEOF_DOUBLE__ < 8
 #error "Q31 needs a 64-bit double (avr-gcc has 32 bits): use q15 or float32"
@@ -270,7 +271,8 @@ static inline void sbmodel_quantize_q31(const float *features, int32_t *features
     }
 }
 
-/* Rescale an accumulator to a score: sat(round(acc / 2^SBMODEL_Q31_SHIFT)), half away from zero.
+/* Rescale an accumulator to a score, half away from zero:
+ * sat(round(acc / 2^SBMODEL_Q31_SHIFT)).
  * |acc| + 2^(SHIFT-1) cannot overflow int64_t for any int32_t inputs (checked at export). */
 static inline int32_t sbmodel_q31_rescale(int64_t acc)
 {
@@ -286,7 +288,8 @@ static inline int32_t sbmodel_q31_rescale(int64_t acc)
 }
 
 /* scores_q[j] = rescale(intercepts_q[j] + sum_i weights_q[i][j] * features_q[i]), with the sum
- * exact in int64_t; the score is scores_q[j] * 2^-SBMODEL_Q31_SCORE_FRAC_BITS. */
+ * exact in int64_t; the score is
+ * scores_q[j] * 2^-SBMODEL_Q31_SCORE_FRAC_BITS. */
 static inline void sbmodel_predict_q31(const int32_t *features_q, int32_t *scores_q)
 {
     size_t i, j;

@@ -131,7 +131,8 @@ static const float sbmodel_x_max[SBMODEL_N_FEATURES] = {
     787.0f, 1321.25684f, 118.640625f, 630.0f, 5064.0f, 1333.89551f
 };
 
-/* Copy the selected features out of a full candidate vector (SBMODEL_N_CANDIDATES floats). */
+/* Copy the selected features out of a full candidate vector
+ * (SBMODEL_N_CANDIDATES floats). */
 static inline void sbmodel_select(const float *candidates, float *features)
 {
     size_t i;
@@ -145,8 +146,8 @@ static inline void sbmodel_select(const float *candidates, float *features)
 #define SBMODEL_Q15_WEIGHT_FRAC_BITS 28
 #define SBMODEL_Q15_SCORE_FRAC_BITS 12
 #define SBMODEL_Q15_SHIFT 16
-/* |score - float64 model score| <= SBMODEL_Q15_ERROR_BOUND for inputs in [x_min, x_max]
- * (largest reachable |score| 7.27775). */
+/* |score - float64 model score| <= SBMODEL_Q15_ERROR_BOUND
+ * for inputs in [x_min, x_max] (largest reachable |score| 7.27775). */
 #define SBMODEL_Q15_ERROR_BOUND 4.1e-4f
 
 /* Input quantisation: centre and QMAX / half-width of each training range. */
@@ -195,7 +196,8 @@ static inline void sbmodel_quantize_q15(const float *features, int16_t *features
     }
 }
 
-/* Rescale an accumulator to a score: sat(round(acc / 2^SBMODEL_Q15_SHIFT)), half away from zero.
+/* Rescale an accumulator to a score, half away from zero:
+ * sat(round(acc / 2^SBMODEL_Q15_SHIFT)).
  * |acc| + 2^(SHIFT-1) cannot overflow int32_t for any int16_t inputs (checked at export). */
 static inline int16_t sbmodel_q15_rescale(int32_t acc)
 {
@@ -211,7 +213,8 @@ static inline int16_t sbmodel_q15_rescale(int32_t acc)
 }
 
 /* scores_q[j] = rescale(intercepts_q[j] + sum_i weights_q[i][j] * features_q[i]), with the sum
- * exact in int32_t; the score is scores_q[j] * 2^-SBMODEL_Q15_SCORE_FRAC_BITS. */
+ * exact in int32_t; the score is
+ * scores_q[j] * 2^-SBMODEL_Q15_SCORE_FRAC_BITS. */
 static inline void sbmodel_predict_q15(const int16_t *features_q, int16_t *scores_q)
 {
     size_t i, j;
