@@ -13,10 +13,9 @@ are too long, without changing what the compiler sees:
   (the generators split their literals themselves: :func:`sensorbudget.export.cgen.wrap_literal`).
 
 Being replaced by lines short by construction (issue 28 item 6: marks where a line may break,
-:func:`sensorbudget.export.cgen.fit`): main.c, the kernel and stream headers, the C library's API
-and Arduino example no longer go through it; still rewrapped here: the model header
-(:func:`sensorbudget.export.c_header.c_header`) and the stream source
-(:func:`sensorbudget.firmware_gen.extractors_c.stream_source`).
+:func:`sensorbudget.export.cgen.fit`): the model header, main.c, the kernel and stream headers,
+the C library's API and Arduino example no longer go through it; still rewrapped here: the
+stream source only (:func:`sensorbudget.firmware_gen.extractors_c.stream_source`).
 """
 
 from __future__ import annotations
