@@ -33,11 +33,15 @@ PACKAGE = "sensorbudget.export"
 @lru_cache(maxsize=None)
 def environment(package: str = PACKAGE):
     """The Jinja2 environment of the C templates in ``package``'s ``templates`` folder."""
-    from jinja2 import Environment, PackageLoader, StrictUndefined
+    from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
+    # C, not HTML: nothing is escaped (HTML-escaping would corrupt `&`, `<` in the code); an
+    # .html template here would be escaped, which no C template is
     env = Environment(loader=PackageLoader(package, "templates"),
                       undefined=StrictUndefined, keep_trailing_newline=True,
-                      trim_blocks=True, lstrip_blocks=True, autoescape=False)
+                      trim_blocks=True, lstrip_blocks=True,
+                      autoescape=select_autoescape(("html", "htm", "xml"), default=False,
+                                                   default_for_string=False))
     env.filters["fit"] = fit
     env.globals["br"] = BREAK
     env.globals["join"] = JOIN

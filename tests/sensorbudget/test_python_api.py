@@ -137,7 +137,8 @@ def test_the_api_loads_on_first_use():
     assert {"sensorbudget.trainer.api", "sensorbudget.firmware_gen.api",
             "sensorbudget.device_sim.api"} <= set(names.values())
     assert all(m.startswith(("sensorbudget.trainer.", "sensorbudget.firmware_gen.api",
-                             "sensorbudget.device_sim.api")) for m in names.values())
+                             "sensorbudget.device_sim.api", "sensorbudget.export.numeric",
+                             "sensorbudget.firmware_gen.boards")) for m in names.values())
 
 
 def test_simulate_reads_recordings_as_features_did(tmp_path):
