@@ -230,7 +230,7 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
             argv[0] = str(harness)
         if not Path(argv[0]).is_file():
             raise DeviceError(f"{argv[0]!r} is missing: build it with "
-                              f"firmware_gen.build.build_simavr_harness or 'make sim'")
+                              f"sensorbudget.firmware_gen.build.build_simavr_harness or 'make sim'")
         process = _on_pty(argv, log, "simavr atmega328p", poll)
     else:
         return _on_pty(run_command(target, out, emulator=emulator), log, "host", poll)

@@ -19,8 +19,9 @@ from sensorbudget.trainer.sensing.q15 import ISQRT_MAX, isqrt32
 f32 = np.float32
 # the window statistics of extractors.py; the shape and spectral kinds are tested in test_shape.py
 PER_CHANNEL = [k for k, e in KINDS.items() if e.per_channel
-               and e.compute.__module__ == "trainer.sensing.extractors"]
+               and e.compute.__module__ == "sensorbudget.trainer.sensing.extractors"]
 MULTI = [k for k, e in KINDS.items() if not e.per_channel]
+assert len(PER_CHANNEL) >= 8 and MULTI, "the kinds under test were not found"
 
 
 # --- the docstrings transcribed literally: one window, scalar float32 operations ----------------
