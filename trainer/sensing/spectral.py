@@ -86,27 +86,34 @@ def twiddles(m: int) -> tuple:
     return wr, wi
 
 
-def _butterflies(re, im, m):
-    """Step 4's stages on bit-reversed ``re``, ``im`` (H x windows), in place."""
+def butterfly_groups(m):
+    """The radix-2 stages of the H = m/2-point complex FFT on bit-reversed data, in order (the
+    float and the Q15 transform share them): for each stage length L = 2, 4, ..., H and each
+    k < L/2, ``(i, j, t)``: the pairs' index arrays ``i = k, k + L, ...``, ``j = i + L/2`` and the
+    twiddle index ``t = k m / L`` (w = exp(-2 pi i t / m))."""
     h = m // 2
-    cos, sin = twiddles(m)
     length = 2
     while length <= h:
         half = length // 2
         for k in range(half):
-            t = k * m // length
             i = np.arange(k, h, length)
-            j = i + half
-            if t == 0:
-                tr, ti = re[j], im[j]
-            elif 4 * t == m:
-                tr, ti = im[j], -re[j]
-            else:
-                tr = cos[t] * re[j] - sin[t] * im[j]
-                ti = cos[t] * im[j] + sin[t] * re[j]
-            re[j], im[j] = re[i] - tr, im[i] - ti
-            re[i], im[i] = re[i] + tr, im[i] + ti
+            yield i, i + half, k * m // length
         length *= 2
+
+
+def _butterflies(re, im, m):
+    """Step 4's stages on bit-reversed ``re``, ``im`` (H x windows), in place."""
+    cos, sin = twiddles(m)
+    for i, j, t in butterfly_groups(m):
+        if t == 0:
+            tr, ti = re[j], im[j]
+        elif 4 * t == m:
+            tr, ti = im[j], -re[j]
+        else:
+            tr = cos[t] * re[j] - sin[t] * im[j]
+            ti = cos[t] * im[j] + sin[t] * re[j]
+        re[j], im[j] = re[i] - tr, im[i] - ti
+        re[i], im[i] = re[i] + tr, im[i] + ti
 
 
 def _split_power(re, im, m) -> np.ndarray:

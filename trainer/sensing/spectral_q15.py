@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .spectral import bit_reverse, fft_size
+from .spectral import bit_reverse, butterfly_groups, fft_size
 
 
 def hann_q15(n: int) -> np.ndarray:
@@ -72,26 +72,20 @@ def _prepare(q: np.ndarray, window: str) -> np.ndarray:
 
 
 def _butterflies(re, im, m):
-    """Step 3's stages on bit-reversed ``re``, ``im`` (H x windows, int64), in place."""
-    h = m // 2
+    """Step 3's stages on bit-reversed ``re``, ``im`` (H x windows, int64), in place: the float
+    transform's stages (:func:`~sensorbudget.trainer.sensing.spectral.butterfly_groups`), each
+    product rounded down to Q15 and each output halved."""
     cos, sin = twiddles_q15(m)
-    length = 2
-    while length <= h:
-        half = length // 2
-        for k in range(half):
-            t = k * m // length
-            i = np.arange(k, h, length)
-            j = i + half
-            if t == 0:
-                tr, ti = re[j], im[j]
-            elif 4 * t == m:
-                tr, ti = im[j], -re[j]
-            else:
-                tr = (cos[t] * re[j] - sin[t] * im[j]) >> 15
-                ti = (cos[t] * im[j] + sin[t] * re[j]) >> 15
-            re[j], im[j] = (re[i] - tr) >> 1, (im[i] - ti) >> 1
-            re[i], im[i] = (re[i] + tr) >> 1, (im[i] + ti) >> 1
-        length *= 2
+    for i, j, t in butterfly_groups(m):
+        if t == 0:
+            tr, ti = re[j], im[j]
+        elif 4 * t == m:
+            tr, ti = im[j], -re[j]
+        else:
+            tr = (cos[t] * re[j] - sin[t] * im[j]) >> 15
+            ti = (cos[t] * im[j] + sin[t] * re[j]) >> 15
+        re[j], im[j] = (re[i] - tr) >> 1, (im[i] - ti) >> 1
+        re[i], im[i] = (re[i] + tr) >> 1, (im[i] + ti) >> 1
 
 
 def _split_power(re, im, m) -> np.ndarray:
