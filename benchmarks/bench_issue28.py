@@ -297,6 +297,18 @@ PER_EXTRACTOR = (("avr", "avr", "q15"), ("m4f", "cortex-m4f", "float32"),
                  ("m4f", "cortex-m4f", "q15"))
 
 
+def _plans(bundle, scales, harness):
+    """(core, target, numeric, plan) of the bundle per :data:`PER_EXTRACTOR` row (AVR only with
+    the simavr harness)."""
+    from sensorbudget.firmware_gen.plan import make_plan
+
+    for core, target, numeric in PER_EXTRACTOR:
+        if core != "avr" or harness is not None:
+            yield core, target, numeric, make_plan(
+                bundle, name="sbmodel", numeric=numeric,
+                full_scale=None if numeric == "float32" else scales)
+
+
 def per_extractor(work: Path, bundle_dir: Path, data, scales, harness) -> list:
     """Per core and numeric format, the firmware built with one extractor of the plan at a time
     (``dataclasses.replace`` on the plan, as ``device_costs.py`` does), with none and with all:
@@ -306,17 +318,12 @@ def per_extractor(work: Path, bundle_dir: Path, data, scales, harness) -> list:
 
     from sensorbudget.firmware_gen import generate_firmware, reference
     from sensorbudget.firmware_gen.build import build, write_firmware
-    from sensorbudget.firmware_gen.plan import make_plan
     from sensorbudget.trainer.bundle.model import load_bundle
     from tests.firmware_gen import generative
 
     bundle = load_bundle(bundle_dir)
     rows = []
-    for core, target, numeric in PER_EXTRACTOR:
-        if core == "avr" and harness is None:
-            continue
-        plan = make_plan(bundle, name="sbmodel", numeric=numeric,
-                         full_scale=None if numeric == "float32" else scales)
+    for core, target, numeric, plan in _plans(bundle, scales, harness):
         cols = [np.column_stack([d[:, generative.CHANNELS.index(c)] for c in plan.channels])
                 for d in data]
         samples = [reference.quantize_samples(plan, c) if plan.fixed else c.astype("<f4")
@@ -395,17 +402,12 @@ def batched_push(work: Path, bundle_dir: Path, data, scales, harness) -> list:
     per-sample adds'. Rows (core, numeric, per-sample pushes, batched pushes, chunk)."""
     from sensorbudget.firmware_gen import generate_firmware, reference
     from sensorbudget.firmware_gen.build import build, write_firmware
-    from sensorbudget.firmware_gen.plan import make_plan
     from sensorbudget.trainer.bundle.model import load_bundle
     from tests.firmware_gen import generative
 
     bundle = load_bundle(bundle_dir)
     rows = []
-    for core, target, numeric in PER_EXTRACTOR:
-        if core == "avr" and harness is None:
-            continue
-        plan = make_plan(bundle, name="sbmodel", numeric=numeric,
-                         full_scale=None if numeric == "float32" else scales)
+    for core, target, numeric, plan in _plans(bundle, scales, harness):
         x = np.column_stack([data[0][:, generative.CHANNELS.index(c)] for c in plan.channels])
         x = np.ascontiguousarray(reference.quantize_samples(plan, x) if plan.fixed
                                  else x.astype("<f4"))
