@@ -138,12 +138,15 @@ def _verbatim() -> dict:
 
 def _base_of(rel: str) -> tuple:
     """(path, renamed) of the file another output's ``rel`` is closest to: a board's file of
-    the same name in the host firmware, or for the library's ``src/sbmodel_model_X`` /
-    ``src/sbmodel_model.h`` the host firmware's ``sbmodel_X`` / the C header with the symbol
-    prefix renamed to the library's (``renamed``); ("", False) for none."""
+    the same name in the host firmware; a later case's host file, the first case's; for the
+    library's ``src/sbmodel_model_X`` / ``src/sbmodel_model.h`` the host firmware's
+    ``sbmodel_X`` / the C header with the symbol prefix renamed to the library's
+    (``renamed``); ("", False) for none."""
     case, folder, name = rel.split("/", 2)
     if folder.startswith("firmware-") and folder != "firmware-host":
         return f"{case}/firmware-host/{name}", False
+    if folder == "firmware-host" and case != CASES[0].name:     # main.c is mostly the same
+        return f"{CASES[0].name}/firmware-host/{name}", False
     if folder == "c-library" and name == "src/sbmodel_model.h":
         return f"{case}/c-header/sbmodel.h", True
     if folder == "c-library" and name.startswith("src/sbmodel_model_"):
