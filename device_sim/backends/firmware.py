@@ -170,6 +170,17 @@ def _on_pipes(argv, log: Path, name: str, poll: float) -> FirmwareProcess:
     return FirmwareProcess(proc, PipePort(from_child[0], to_child[1], timeout=poll), name)
 
 
+def self_connected(sock) -> bool:
+    """``sock`` is a TCP connection to itself: a connect to a loopback port in the ephemeral
+    range that nobody listens on yet can pick that same port as its source and succeed
+    (simultaneous open); it then reads nothing, and QEMU, still waiting for its client, never
+    starts the guest (a rare 'no READY banner' in CI)."""
+    try:
+        return sock is not None and sock.getsockname() == sock.getpeername()
+    except OSError:
+        return False
+
+
 def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProcess:
     """Run QEMU with its UART on loopback TCP port ``tcp`` and connect once it listens."""
     proc = _spawn(argv, log, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
@@ -177,7 +188,10 @@ def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProce
     while True:
         try:
             port = serial.serial_for_url(f"socket://127.0.0.1:{tcp}", timeout=poll)
-            return FirmwareProcess(proc, port, name)
+            if not self_connected(getattr(port, "_socket", None)):
+                return FirmwareProcess(proc, port, name)
+            port.close()                    # connected to itself, not to QEMU: try again
+            raise serial.SerialException("a TCP self-connection")
         except serial.SerialException as exc:
             if proc.poll() is not None or time.monotonic() > deadline:
                 proc.kill()

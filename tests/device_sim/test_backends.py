@@ -236,3 +236,22 @@ def test_ports_that_reset_their_board_are_recognised(monkeypatch):
     assert base.resets_on_open("/dev/ttyACM0") and base.resets_on_open("/dev/ttyUSB0")
     assert not base.resets_on_open("/dev/ttyACM1")
     assert not base.resets_on_open("socket://127.0.0.1:9")
+
+
+def test_a_tcp_self_connection_is_recognised():
+    """A socket bound to a loopback port and connected to that same port talks to itself (what a
+    connect to QEMU's not-yet-listening UART port can do); launch must not take it for QEMU."""
+    import socket
+
+    from sensorbudget.device_sim.backends.firmware import self_connected
+
+    with socket.socket() as own:
+        own.bind(("127.0.0.1", 0))
+        own.connect(own.getsockname())
+        assert self_connected(own)
+    with socket.socket() as server, socket.socket() as client:
+        server.bind(("127.0.0.1", 0))
+        server.listen(1)
+        client.connect(server.getsockname())
+        assert not self_connected(client)
+    assert not self_connected(None)
