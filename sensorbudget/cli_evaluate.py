@@ -49,7 +49,8 @@ def _budgets(ctx, param, value):
               show_default=True, help="Selection unit with sensor information.")
 @click.option("--budgets", default=None, callback=_budgets,
               help="Comma list: counts (3), fractions (0.1, 10%), low/med/high (10/45/80% of "
-                   "the units) or cost limits (price:5, energy:0.2, time:1, sensors:2) "
+                   "the units), cost limits (price:5, energy:0.2, time:1, sensors:2) or at "
+                   "most N units under one (8@energy:0.2) "
                    "[default: 1,2,4,... up to min(units, half the rows of the smallest "
                    "training fold)].")
 @click.option("--folds", type=click.IntRange(min=2), default=10, show_default=True,

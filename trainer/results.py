@@ -167,6 +167,8 @@ def evaluate(data, *, budgets=None, folds=10, methods=None, task="auto", groups=
     if bad:
         raise TrainerError(f"--fold {bad[0]} is outside 0..{folds - 1}")
     budgets = parse_budgets(budgets) if isinstance(budgets, str) else budgets
+    if isinstance(methods, str):            # "greedy-joint,mtlasso", as the command takes it
+        methods = [m.strip() for m in methods.split(",") if m.strip()]
     if any(b.kind not in ("count", "fraction") for b in budgets or ()) and not costs:
         raise TrainerError("cost budgets need sensor information: give --sensors sensors.toml "
                            "(or a feature table built from one)")

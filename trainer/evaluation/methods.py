@@ -33,11 +33,14 @@ COST_KEYS = ("extractors", "extractor_costs", "extractor_sensors", "sensor_costs
 
 @dataclass(frozen=True)
 class Budget:
-    """One budget: ``kind`` is "count", "fraction" or a cost kind of :data:`LIMIT_PARAMS`."""
+    """One budget: ``kind`` is "count", "fraction" or a cost kind of :data:`LIMIT_PARAMS`;
+    ``cap``: at most that many units under a cost budget (``"8@energy:6e-3"``, train's
+    ``--budget 8 --max-energy 6e-3``), None for no count limit."""
 
     kind: str
     value: float
     label: str
+    cap: int | None = None
 
     def count(self, n_units: int):
         """Number of units for count/fraction budgets (at least 1), None for cost budgets."""
@@ -49,11 +52,15 @@ class Budget:
 
 
 def parse_budgets(spec: str) -> list:
-    """Budgets from "low,med,high", "3,5,10" (counts), "0.1,0.5" or "10%" (fractions) or
-    "price:5,energy:0.2" (cost limits); raises :class:`TrainerError` for anything else."""
+    """Budgets from "low,med,high", "3,5,10" (counts), "0.1,0.5" or "10%" (fractions),
+    "price:5,energy:0.2" (cost limits) or "8@energy:0.2" (at most 8 units under a cost limit);
+    raises :class:`TrainerError` for anything else."""
     out = []
     for item in (s.strip() for s in str(spec).split(",")):
         if not item:
+            continue
+        if "@" in item:
+            out.append(_capped(item))
             continue
         if item in PRESETS:
             out.append(Budget("fraction", PRESETS[item], item))
@@ -80,6 +87,20 @@ def parse_budgets(spec: str) -> list:
     if not out:
         raise TrainerError(f"no budgets in {spec!r}")
     return out
+
+
+def _capped(item: str) -> Budget:
+    """``COUNT@KIND:VALUE``: a cost budget of at most COUNT units."""
+    count, _, limit = (t.strip() for t in item.partition("@"))
+    try:
+        inner = parse_budgets(limit) if "@" not in limit and ":" in limit else []
+    except TrainerError:
+        inner = []
+    if not (count.isdigit() and int(count) >= 1) or len(inner) != 1 or inner[0].kind not in \
+            LIMIT_PARAMS:
+        raise TrainerError(f"budget {item!r} must be COUNT@KIND:VALUE: a whole number of units "
+                           f">= 1, then a cost limit with KIND in {sorted(LIMIT_PARAMS)}")
+    return Budget(inner[0].kind, inner[0].value, item, cap=int(count))
 
 
 @dataclass
@@ -147,7 +168,7 @@ def prefix_models(X, Y_sel, Y_fit, counts, setup: Setup) -> dict:
 
 
 def _cost_models(X, Y_sel, Y_fit, budget: Budget, setup: Setup, mode="joint") -> Model:
-    est = GreedyRLS(budget=None, lam=setup.lam, mode=mode, **setup.estimator_kwargs(),
+    est = GreedyRLS(budget=budget.cap, lam=setup.lam, mode=mode, **setup.estimator_kwargs(),
                     **{LIMIT_PARAMS[budget.kind]: budget.value}).fit(X, Y_sel)
     if mode == "separate":
         model = Model(list(map(int, est.selected_)), est.coef_, est.intercept_,
@@ -257,7 +278,8 @@ class GreedyRankMethod:
         for b in budgets:
             k = b.count(n_units)
             limit = {} if k is not None else {LIMIT_PARAMS[b.kind]: b.value}
-            est = GreedyRankRLS(budget=k, lam=setup.lam, **kwargs, **limit).fit(X, Y, groups)
+            est = GreedyRankRLS(budget=k if k is not None else b.cap, lam=setup.lam, **kwargs,
+                                **limit).fit(X, Y, groups)
             out.append(Model(list(map(int, est.selected_)), est.coef_, est.intercept_,
                              lam=float(est.lam_)))
         return out
