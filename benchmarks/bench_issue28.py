@@ -537,6 +537,48 @@ def print_rows(rows) -> None:
                 print(f"  {name:40s} {n:8d}  {100 * n / total:5.1f}%")
 
 
+def before_rows(rev: str, args) -> list:
+    """The rows of this benchmark at git revision ``rev``: its tree (``git archive``) in a
+    temporary folder, run there with the same runs and recordings (its own ``sensorbudget``
+    first on the path, so the generator of ``rev`` emits the C)."""
+    with tempfile.TemporaryDirectory(prefix="bench-issue28-before-") as tmp:
+        tree = Path(tmp) / "tree"
+        tree.mkdir()
+        archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], check=True,
+                                 capture_output=True).stdout
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+        out = Path(tmp) / "rows.json"
+        cmd = [sys.executable, str(tree / "benchmarks" / "bench_issue28.py"), "--recordings",
+               str(args.recordings), "--json", str(out)]
+        if args.runs:
+            cmd += ["--runs", args.runs]
+        subprocess.run(cmd, cwd=tree, check=True, stdout=subprocess.DEVNULL)
+        return json.loads(out.read_text())
+
+
+def print_before_after(rev: str, before: list, after: list) -> None:
+    """Per run, the steady prediction (pushes + pass) and its ratio to the bound at ``rev``
+    and now, side by side (same bundle, recordings and bound)."""
+    print(f"\nbefore ({rev}) / after (this tree), one run: steady prediction = pushes + pass "
+          "(simulate's report), ratio to the same bound")
+    head = ("backend", "numeric", "unit", "bound", "pushes before", "pushes after",
+            "pass before", "pass after", "total before", "total after", "ratio before",
+            "ratio after", "target")
+    print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
+    old = {(r["backend"], r["numeric"]): r for r in before}
+    for r in after:
+        b = old.get((r["backend"], r["numeric"]))
+        if b is None:
+            continue
+        tb, ta = b["push_steady"] + b["pass_report"], r["push_steady"] + r["pass_report"]
+        tgt = "-" if r["target"] is None else (
+            f"<= {r['target']} " + ("held" if ta / r["bound"] <= r["target"] else "MISSED"))
+        print(f"| {r['backend']} | {r['numeric']} | {r['unit']} | {r['bound']} | "
+              f"{b['push_steady']:.0f} | {r['push_steady']:.0f} | {b['pass_report']:.0f} | "
+              f"{r['pass_report']:.0f} | {tb:.0f} | {ta:.0f} | {tb / b['bound']:.2f} | "
+              f"{ta / r['bound']:.2f} | {tgt} |")
+
+
 def main(argv=None) -> list:
     from sensorbudget.device_sim.backends import available_backends
 
@@ -551,6 +593,9 @@ def main(argv=None) -> list:
                     help="also the experiments: a batched push (ADD_ROWS_C) per core, the AVR "
                          "table square root")
     ap.add_argument("--json", type=Path, help="also write the rows here")
+    ap.add_argument("--before", metavar="REV", help="also run this benchmark as it was at git "
+                    "revision REV (its tree from git archive; same runs and recordings) and "
+                    "print its ratios beside these")
     args = ap.parse_args(argv)
     wanted = [tuple(r.split(":")) for r in args.runs.split(",") if r] or list(RUNS)
     usable = available_backends()
@@ -577,6 +622,8 @@ def main(argv=None) -> list:
         if args.batched_push:
             with_batched(rows, batched_push(work, bundle, data, scales, harness))
             table_sqrt(work, bundle, data, scales, harness)
+    if args.before:
+        print_before_after(args.before, before_rows(args.before, args), rows)
     if args.json:
         args.json.write_text(json.dumps([{k: v for k, v in r.items() if k != "profile"}
                                          for r in rows], indent=1, sort_keys=True))
