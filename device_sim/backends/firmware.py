@@ -8,10 +8,10 @@
   :data:`SEMIHOST_LINK`: the protocol runs on QEMU's semihosting console (its stdin/stdout on
   pipes), 2 KiB per call, not on the modelled UART, which QEMU feeds one byte per main-loop round
   (PROTOCOL.md, *Emulation links*). :func:`launch` without ``semihost`` runs an image built
-  without it on its UART: a loopback TCP server (``nodelay=on``), pyserial ``socket://``.
+  without it on its UART: a loopback TCP socket it listens on (``nodelay=on``), pyserial ``socket://``.
   ``qemu-hifive1``: the ``hifive1`` board image (FE310-G002) on ``qemu-system-riscv32 -M
   sifive_e,revb=true -icount shift=0`` (minstret: exact instruction counts); the UART on a
-  loopback TCP server (``nodelay=on``), pyserial ``socket://``. Exact instruction counts.
+  loopback TCP socket, pyserial ``socket://``. Exact instruction counts.
 - ``simavr``: the ``arduino-uno`` image in the libsimavr harness (``sbfw_simavr``) bridging
   USART0 to a pty; cycle counts; built with the UART at 2 Mbaud (:data:`SIMAVR_FAST_UART`).
   (:func:`launch` with ``emulator="qemu"`` runs the same image on qemu-system-avr: a functional
@@ -43,7 +43,7 @@ from sensorbudget.firmware_gen.boards import measurers
 from sensorbudget.firmware_gen.firmware import generate_firmware
 from sensorbudget.firmware_gen.targets import get_target, run_command
 
-from ..errors import DeviceError
+from ..errors import DeviceError, DeviceTimeout
 from ..transports import PipePort
 from .base import ProtocolBackend, wait_ready
 
@@ -51,7 +51,6 @@ from .base import ProtocolBackend, wait_ready
 #: registry's measuring backends that run a whole image (firmware_gen.boards)
 SPECS = {name: (board.name, how.emulator, how.method, how.timeout_s)
          for name, (board, how) in measurers().items() if how.kind == "firmware"}
-QEMU_START_S = 20.0       # QEMU's UART server must accept a connection within this time
 READY_S = 20.0            # an emulated board must send its READY banner within this time
 STOP_S = 5.0              # a terminated firmware process must exit within this time
 
@@ -79,13 +78,6 @@ def build_firmware(model, target: str, out_dir, *, make_vars=None) -> dict:
     if get_target(target).arch == "avr":
         build_simavr_harness(out_dir)
     return fw.manifest
-
-
-def free_port() -> int:
-    """A loopback TCP port nobody listens on (for QEMU's UART server)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 class FirmwareProcess:
@@ -170,36 +162,27 @@ def _on_pipes(argv, log: Path, name: str, poll: float) -> FirmwareProcess:
     return FirmwareProcess(proc, PipePort(from_child[0], to_child[1], timeout=poll), name)
 
 
-def self_connected(sock) -> bool:
-    """``sock`` is a TCP connection to itself: a connect to a loopback port in the ephemeral
-    range that nobody listens on yet can pick that same port as its source and succeed
-    (simultaneous open); it then reads nothing, and QEMU, still waiting for its client, never
-    starts the guest (a rare 'no READY banner' in CI)."""
-    try:
-        return sock is not None and sock.getsockname() == sock.getpeername()
-    except OSError:
-        return False
-
-
-def _on_qemu(argv, tcp: int, log: Path, name: str, poll: float) -> FirmwareProcess:
-    """Run QEMU with its UART on loopback TCP port ``tcp`` and connect once it listens."""
-    proc = _spawn(argv, log, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    deadline = time.monotonic() + QEMU_START_S
-    while True:
+def _on_qemu(argv, log: Path, name: str, poll: float) -> FirmwareProcess:
+    """Run QEMU with its UART on a loopback TCP socket that this process binds and listens on
+    before QEMU starts (QEMU inherits it: ``-chardev socket,fd=N,server=on``), then connect.
+    Nothing is left to chance: no port picked free and bound later (another QEMU started in
+    between could take it, and this one then waited for its client forever: a rare 'no READY
+    banner within 20 s' when images ran two at a time), no connect before anyone listens (which
+    can end in a connection to itself)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        fd, tcp = listener.fileno(), listener.getsockname()[1]
+        uart = f"socket,id=sbfw_uart,fd={fd},server=on,wait=on,nodelay=on"
+        proc = _spawn(argv[:-2] + ["-chardev", uart, "-serial", "chardev:sbfw_uart"], log,
+                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, pass_fds=(fd,))
         try:
             port = serial.serial_for_url(f"socket://127.0.0.1:{tcp}", timeout=poll)
-            if not self_connected(getattr(port, "_socket", None)):
-                return FirmwareProcess(proc, port, name)
-            port.close()                    # connected to itself, not to QEMU: try again
-            raise serial.SerialException("a TCP self-connection")
         except serial.SerialException as exc:
-            if proc.poll() is not None or time.monotonic() > deadline:
-                proc.kill()
-                proc.wait()
-                err = log.read_text(errors="replace").strip()[-400:]
-                raise DeviceError(f"QEMU did not open its UART on port {tcp}: {exc} "
-                                  f"(stderr in {log}: {err or 'empty'})") from None
-            time.sleep(0.05)
+            proc.kill()
+            proc.wait()
+            raise DeviceError(f"cannot connect to QEMU's UART on port {tcp}: {exc}") from None
+    return FirmwareProcess(proc, port, name)
 
 
 def _semihost_argv(argv: list) -> list:
@@ -235,8 +218,7 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
         process = _on_pipes(_semihost_argv(run_command(target, out, 1, emulator)), log,
                             f"qemu {target.qemu_machine} (semihosting link)", poll)
     elif emulator == "qemu":
-        tcp = free_port()
-        process = _on_qemu(run_command(target, out, tcp, emulator), tcp, log,
+        process = _on_qemu(run_command(target, out, None, emulator), log,
                            f"qemu {target.qemu_machine}", poll)
     elif emulator == "simavr":
         argv = run_command(target, out, emulator=emulator)
@@ -250,6 +232,14 @@ def launch(out_dir, *, harness=None, log=None, poll: float = 0.01,
         return _on_pty(run_command(target, out, emulator=emulator), log, "host", poll)
     try:
         wait_ready(process.port, READY_S, process.name)
+    except DeviceTimeout:
+        code = process.proc.poll()
+        process.close()
+        if code is not None:
+            err = log.read_text(errors="replace").strip()[-400:] if log.is_file() else ""
+            raise DeviceError(f"{process.name} exited with status {code} before its READY "
+                              f"banner (stderr in {log}: {err or 'empty'})") from None
+        raise
     except BaseException:
         process.close()
         raise

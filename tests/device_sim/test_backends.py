@@ -238,20 +238,30 @@ def test_ports_that_reset_their_board_are_recognised(monkeypatch):
     assert not base.resets_on_open("socket://127.0.0.1:9")
 
 
-def test_a_tcp_self_connection_is_recognised():
-    """A socket bound to a loopback port and connected to that same port talks to itself (what a
-    connect to QEMU's not-yet-listening UART port can do); launch must not take it for QEMU."""
-    import socket
+def test_images_started_together_each_get_their_own_uart(tiny, tmp_path):
+    """QEMU's UART is a loopback TCP socket that launch binds and listens on before QEMU starts
+    (QEMU inherits it): four images launched at once (what the generative test's two threads and
+    a user's parallel replays do) each answer on their own link. (With a port picked free and
+    bound later by QEMU, one QEMU could take the port another was about to use, and that one
+    waited for its client forever: a rare 'no READY banner within 20 s' in CI.)"""
+    from concurrent.futures import ThreadPoolExecutor
 
-    from sensorbudget.device_sim.backends.firmware import self_connected
+    from sensorbudget.device_sim.protocol import Cmd
+    from tests.firmware_gen.helpers import Session
 
-    with socket.socket() as own:
-        own.bind(("127.0.0.1", 0))
-        own.connect(own.getsockname())
-        assert self_connected(own)
-    with socket.socket() as server, socket.socket() as client:
-        server.bind(("127.0.0.1", 0))
-        server.listen(1)
-        client.connect(server.getsockname())
-        assert not self_connected(client)
-    assert not self_connected(None)
+    need("qemu-hifive1")
+    from sensorbudget.firmware_gen.build import build
+
+    model = model_of(tiny[0], "q15", full_scale=FS)
+    fw = generate_firmware(model.bundle, target="hifive1", numeric="q15", plan=model.plan)
+    out = write_firmware(fw, tmp_path / "fw")
+    build(out)
+
+    def hello(_):
+        with Session(out) as session:
+            cmd, _payload = session.request(Cmd.HELLO, timeout=20)
+            return cmd & 0x7F, session.name
+
+    with ThreadPoolExecutor(4) as pool:
+        answers = list(pool.map(hello, range(4)))
+    assert answers == [(int(Cmd.HELLO), "qemu sifive_e,revb=true")] * 4
