@@ -12,10 +12,14 @@ Payload layouts (little-endian) follow :class:`~sensorbudget.device_sim.protocol
 - ``BENCH``: reps u32, part u8 (0 model, 1 extractors) -> unit u8, total u64.
 - ``STATS`` -> unit u8, extractors u32, model u32 (the last window / prediction).
 - ``RESET`` -> empty; ``QUIT``: exit code u8 -> empty.
+- multi-rate devices (HELLO's window = hop = 0): ``SENSORS`` -> n u8, per sensor channels u8,
+  window u16, hop u16, rate f32; ``PUSH_EVENTS``: count u16, then count x (sensor u8, that
+  sensor's values), in time order -> as ``PUSH_SAMPLES``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from collections import deque
 from dataclasses import dataclass
@@ -30,6 +34,7 @@ INPUT_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i4"}
 SCORE_DTYPES = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
 SAMPLE_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i2"}
 _HELLO = struct.Struct("<BBHHHHH")
+_SENSOR = struct.Struct("<BHHf")
 
 
 @dataclass(frozen=True)
@@ -44,6 +49,12 @@ class DeviceInfo:
     window: int
     hop: int
     name: str
+    sensors: tuple = ()      # multi-rate: SensorInfo per sensor (SENSORS); window = hop = 0
+
+    @property
+    def multi_rate(self) -> bool:
+        """The device takes PUSH_EVENTS (its HELLO says window = hop = 0; SENSORS lists them)."""
+        return self.window == 0 and self.hop == 0
 
     @property
     def score_dtype(self) -> np.dtype:
@@ -54,8 +65,39 @@ class DeviceInfo:
         return np.dtype(SAMPLE_DTYPES[self.numeric])
 
     def max_push(self, max_request: int = MAX_PAYLOAD) -> int:
-        """Most samples one PUSH_SAMPLES request of at most ``max_request`` bytes can carry."""
+        """Most samples one PUSH_SAMPLES request of at most ``max_request`` bytes can carry (of
+        a multi-rate device: events of its widest sensor in one PUSH_EVENTS request)."""
+        if self.sensors:
+            widest = 1 + self.sample_dtype.itemsize * max(s.channels for s in self.sensors)
+            return max(1, (max_request - 2) // widest)
         return max(1, (max_request - 2) // (self.sample_dtype.itemsize * max(1, self.channels)))
+
+
+@dataclass(frozen=True)
+class SensorInfo:
+    """One sensor of a multi-rate device (its SENSORS answer): channels, window and hop in its
+    own samples, the rate (Hz) it is pushed at."""
+
+    channels: int
+    window: int
+    hop: int
+    rate_hz: float
+
+
+def parse_sensors(data: bytes) -> tuple:
+    """The SensorInfo of each sensor of a SENSORS answer (n u8, n x (channels u8, window u16,
+    hop u16, rate_hz f32))."""
+    if len(data) < 1 or len(data) != 1 + data[0] * _SENSOR.size:
+        raise ProtocolError(f"SENSORS answer of {len(data)} bytes does not hold "
+                            f"{data[0] if data else 0} sensor(s) of {_SENSOR.size} bytes")
+    return tuple(SensorInfo(*_SENSOR.unpack_from(data, 1 + i * _SENSOR.size))
+                 for i in range(data[0]))
+
+
+def encode_sensors(sensors) -> bytes:
+    """The SENSORS answer of ``sensors`` (SensorInfo, in sensor index order)."""
+    return bytes([len(sensors)]) + b"".join(
+        _SENSOR.pack(s.channels, s.window, s.hop, s.rate_hz) for s in sensors)
 
 
 def parse_hello(data: bytes) -> DeviceInfo:
@@ -132,6 +174,8 @@ class DeviceClient:
         if info.version != VERSION:
             raise ProtocolError(f"the device speaks protocol v{info.version}; this host speaks "
                                 f"v{VERSION}: use matching sensorbudget and firmware versions")
+        if info.multi_rate:
+            info = dataclasses.replace(info, sensors=parse_sensors(self._call(Cmd.SENSORS)))
         self.info = info
         return self.info
 
@@ -149,6 +193,15 @@ class DeviceClient:
             raise DeviceError(f"{len(samples)} samples exceed one request "
                               f"({info.max_push(self.max_request)})")
         return struct.pack("<H", len(samples)) + samples.tobytes()
+
+    def events_payload(self, events) -> bytes:
+        """The PUSH_EVENTS payload of ``events`` = (count, the events' bytes: per event its
+        sensor index u8 and that sensor's values in the wire format, in time order)."""
+        count, body = events
+        if 2 + len(body) > self.max_request:
+            raise DeviceError(f"{count} events ({2 + len(body)} bytes) exceed one request "
+                              f"({self.max_request} bytes)")
+        return struct.pack("<H", count) + bytes(body)
 
     def decode_push(self, data: bytes) -> list:
         """[(window, scores)] of a PUSH_SAMPLES answer."""
@@ -168,9 +221,10 @@ class DeviceClient:
         needed retransmissions."""
         kinds = deque()
         encode = {"push": lambda x: (Cmd.PUSH_SAMPLES, self.push_payload(x)),
+                  "events": lambda x: (Cmd.PUSH_EVENTS, self.events_payload(x)),
                   "stats": lambda x: (Cmd.STATS, b""),
                   "predict": lambda x: (Cmd.PREDICT, self.predict_payload(x))}
-        decode = {"push": self.decode_push, "stats": decode_stats,
+        decode = {"push": self.decode_push, "events": self.decode_push, "stats": decode_stats,
                   "predict": self.decode_scores}
 
         def frames():

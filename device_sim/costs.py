@@ -210,7 +210,13 @@ def estimate_costs(model, profile: TargetProfile) -> dict:
     ReferenceModel (a transform, such as a channel's FFT, is counted once however many
     extractors read it)."""
     plan = getattr(model, "plan", None)
-    if plan is not None:
+    if plan is not None and hasattr(plan, "groups"):     # multi-rate: each (sensor, rate) group
+        ext, transforms = {}, {}
+        for g in plan.groups:
+            e, t = _plan_costs(g.plan, profile)
+            ext.update(e)
+            transforms.update((f"{k}@{g.rate_hz:g}", v) for k, v in t.items())
+    elif plan is not None:
         ext, transforms = _plan_costs(plan, profile)
     else:
         ext = {f.name: estimate_extractor(f.kind, model.window, len(f.channels), profile)
@@ -236,17 +242,36 @@ def sensor_costs(meta: dict) -> dict:
     per_sensor, energy, time, read_time = {}, 0.0, 0.0, 0.0
     for name in meta.get("required_sensors", []):
         s = by_name.get(name, {})
-        cost = per_prediction(s, window, meta.get("hop", window))
+        rate = None
+        if meta.get("multi_rate"):      # each sensor at its own (chosen) rate
+            s, rate, n, h = _at_own_rate(s, meta)
+            cost = per_prediction(s, n, h)
+        else:
+            cost = per_prediction(s, window, meta.get("hop", window))
         rt = s.get("read_time_s")
         per_sensor[name] = {"energy_j": cost["energy"], "time_s": cost["time"],
                             "readings": cost["readings"],
                             "read_time_s": None if rt is None else float(rt)}
+        if rate is not None:
+            per_sensor[name]["rate_hz"] = rate
         energy += cost["energy"]
         time += cost["time"]
         if rt is not None:
             read_time = max(read_time, float(rt))
     return {"energy_j": energy, "time_s": time, "read_time_s": read_time,
             "per_sensor": per_sensor}
+
+
+def _at_own_rate(sensor: dict, meta: dict) -> tuple:
+    """(sensor with its energy per reading at its rate, the rate, window and hop in its
+    readings) of a multi-rate bundle's sensor: the rate its chosen features need
+    (``chosen_rate_hz``, else its recorded rate), the energy per reading of ``rates_hz`` there
+    (issue 30 item 4: readings per prediction = rate x min(window_s, hop_s))."""
+    rate = float(sensor.get("chosen_rate_hz") or sensor["sample_rate_hz"])
+    if sensor.get("rates_hz"):
+        table = dict(zip(map(float, sensor["rates_hz"]), sensor["energy_per_reading_j_by_rate"]))
+        sensor = {**sensor, "energy_per_reading_j": table[rate]}
+    return sensor, rate, round(meta["window_s"] * rate), round(meta["hop_s"] * rate)
 
 
 def stats3(values) -> dict | None:

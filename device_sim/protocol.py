@@ -54,6 +54,8 @@ class Cmd(enum.IntEnum):
     BENCH = 0x04          # reps u32, part u8 (0 model, 1 extractors) -> unit u8, total u64
     STATS = 0x05          # -> unit u8, extractors u32, model u32 (cost of the last window / prediction)
     RESET = 0x06          # clear the streaming extractor state (new recording) -> empty
+    PUSH_EVENTS = 0x07    # multi-rate: count u16, count x (sensor u8, values) -> as PUSH_SAMPLES
+    SENSORS = 0x08        # multi-rate: -> n u8, n x (channels u8, window u16, hop u16, rate f32)
     QUIT = 0x7E           # exit code u8 -> empty response, then the device exits with that code
     ERROR = 0x7F          # payload: request cmd u8, error code u8 (STALE: + last seq u16)
 

@@ -53,6 +53,7 @@ class PredictionRecord:
     extractors: float | None = None
     model: float | None = None
     round_trip_s: float | None = None
+    end_time_s: float | None = None     # multi-rate: the window's end in its recording (s)
 
     @property
     def match(self) -> bool | None:
@@ -202,6 +203,8 @@ class _Pacer:
 class Replayer:
     """Drive one backend through recordings (see the module docstring)."""
 
+    push_kind = "push"           # the request that carries samples (PUSH_SAMPLES)
+
     def __init__(self, backend, model, *, rate=None, stats=True, resend=True, max_losses=3,
                  clock=time.monotonic, sleep=time.sleep, progress=None):
         self.backend, self.model = backend, model
@@ -225,6 +228,19 @@ class Replayer:
         except DeviceTimeout as exc:
             raise DeviceTimeout(f"the device does not answer (is it running the firmware?): "
                                 f"{exc}") from None
+        self._check_device(info)
+        self.chunk = self.max_push = info.max_push(self.backend.max_request)
+        segments = self._segments(recordings)
+        self._total = sum(len(segment[-1]) for segment in segments)
+        for segment in segments:
+            self._segment(*segment)
+        res = self.result
+        res.late_samples = self.pacer.late
+        res.link = self.backend.link_stats()
+        return res
+
+    def _check_device(self, info) -> None:
+        """DeviceError unless the device's HELLO describes the model."""
         m = self.model
         if (info.k, info.t, info.channels, info.window, info.hop, info.numeric) != (
                 m.k, m.t, len(m.channels), m.window, m.hop, m.numeric):
@@ -232,16 +248,12 @@ class Replayer:
                               f"{info.channels} window={info.window} hop={info.hop} "
                               f"{info.numeric}; the bundle needs k={m.k} t={m.t} channels="
                               f"{len(m.channels)} window={m.window} hop={m.hop} {m.numeric}")
-        self.chunk = self.max_push = info.max_push(self.backend.max_request)
-        segments = [(rec.name, first, samples) for rec in recordings.recordings
-                    for first, samples in segments_of(rec, m.channels, m.sample_rate, m.window)]
-        self._total = sum(len(samples) for _, _, samples in segments)
-        for name, first, samples in segments:
-            self._segment(name, first, samples)
-        res = self.result
-        res.late_samples = self.pacer.late
-        res.link = self.backend.link_stats()
-        return res
+
+    def _segments(self, recordings) -> list:
+        """[(recording name, first sample, samples)] of every segment (module notes)."""
+        m = self.model
+        return [(rec.name, first, samples) for rec in recordings.recordings
+                for first, samples in segments_of(rec, m.channels, m.sample_rate, m.window)]
 
     def _lost(self, what: str) -> None:
         self._losses += 1
@@ -337,7 +349,7 @@ class Replayer:
             stop = min(stop, pos + (1 if paced else self.chunk))
             self.pacer.wait(g)
             sent.append(("push", pos, stop, self.clock()))
-            yield "push", samples[pos:stop]
+            yield self.push_kind, samples[pos:stop]
             if self.stats and nxt < len(ends) and stop == int(ends[nxt]) + 1:
                 sent.append(("stats", pos, stop, self.clock()))
                 yield "stats", None

@@ -146,7 +146,8 @@ def series(result, model, recordings) -> dict:
             truth[j][i] = _exact(y[j])
     return {"outputs": outputs, "recordings": names,
             "recording": [index[r.recording] for r in recs],
-            "time_s": [_exact(r.end_sample / model.sample_rate) for r in recs],
+            "time_s": [_exact(r.end_sample / model.sample_rate if r.end_time_s is None
+                              else r.end_time_s) for r in recs],
             "device": device, "truth": truth,
             "cost": [None if r.extractors is None else _g9(r.extractors + r.model)
                      for r in recs]}
@@ -231,6 +232,9 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
         "series": series(result, model, recordings),
         "stack": stack_section(stack, result.backend),
     }
+    if getattr(model, "multi_rate", False):        # single-rate reports keep their keys
+        from .multirate import rates_section
+        report["rates"] = rates_section(model, sensors)
     return report
 
 

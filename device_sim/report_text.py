@@ -20,6 +20,17 @@ def _fmt(x, digits=4) -> str:
     return str(x)
 
 
+def _rates_text(rates: dict) -> str:
+    """A multi-rate replay's windows and each sensor's rates, said for what they are."""
+    parts = [f"{s['name']} pushed at {s['pushed_hz']:g} Hz (window {s['window']}, hop "
+             f"{s['hop']} samples; features at "
+             f"{', '.join(f'{r:g}' for r in s['feature_rates_hz'])} Hz; paid at "
+             f"{_fmt(s['rate_hz'])} Hz: {s['readings']} readings, {_fmt(s['energy_j'])} J per "
+             f"prediction)" for s in rates["sensors"]]
+    return (f"window {rates['window_s']:g} s, hop {rates['hop_s']:g} s; sensors at their own "
+            f"rates: " + "; ".join(parts) + ".")
+
+
 def summary_markdown(report: dict) -> str:
     """A short Markdown summary of a report dictionary."""
     c, e, b = report["cost"], report["energy"], report["bundle"]
@@ -28,7 +39,9 @@ def summary_markdown(report: dict) -> str:
              ("A bundle not read from a folder" if b["path"] is None else f"Bundle `{b['path']}`")
              + f": {len(b['selected'])} features "
              f"({', '.join(b['selected'])}); sensors {', '.join(b['required_sensors'])}; "
-             f"window {b['window']}, hop {b['hop']} samples at {b['sample_rate_hz']:g} Hz.", "",
+             + (_rates_text(report["rates"]) if report.get("rates") else
+                f"window {b['window']}, hop {b['hop']} samples at {b['sample_rate_hz']:g} Hz.")
+             + "", "",
              "| predictions | delivered | retried | lost | mismatches |", "|---|---|---|---|---|",
              f"| {report['predictions']} | {report['delivered']} | {report['retried']} | "
              f"{report['lost']} | {report['mismatches']} |", "",

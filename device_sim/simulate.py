@@ -13,6 +13,7 @@ from sensorbudget.trainer.sensing.streams import StreamFormat
 
 from .backends import best_backend, make_backend
 from .errors import DeviceError
+from .multirate import MultiRateModel, MultiRateReplayer
 from .reference import ReferenceModel
 from .replay import Replayer
 from .report import build_report, write_report
@@ -94,21 +95,23 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     bundle (the report then names its folder only when the object knows it).
     """
     bundle, bundle_path = as_bundle(bundle_dir)
-    model = ReferenceModel(bundle, numeric, full_scale=full_scale)
+    multi = bool(bundle.meta.get("multi_rate"))
+    model = (MultiRateModel if multi else ReferenceModel)(bundle, numeric, full_scale=full_scale)
     recordings = load_recordings(recordings_path, model.sample_rate,      # as features read them
                                  StreamFormat.from_options(bundle.meta.get("recording_options")))
     if backend == "best":
         backend = best_backend()
     _check_costed(backend, board if board is not None else profile)
-    if rate == "recorded":
-        rate = model.sample_rate
+    if rate == "recorded":     # samples (multi-rate: events of every sensor) per second
+        rate = sum(s.rate_hz for s in model.sensors) if multi else model.sample_rate
     with tempfile.TemporaryDirectory(prefix="sensorbudget-sim-") as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
         dev = make_backend(backend, model=model, workdir=work, profile=profile, board=board,
                            timeout=timeout, retries=retries, clock=clock)
         try:
-            result = Replayer(dev, model, rate=rate, clock=clock, sleep=sleep,
-                              progress=progress).run(recordings)
+            result = (MultiRateReplayer if multi else Replayer)(
+                dev, model, rate=rate, clock=clock, sleep=sleep, progress=progress
+            ).run(recordings)
             if bench:
                 result.bench = run_bench(dev)
             dev.quit()

@@ -12,6 +12,7 @@ from sensorbudget.firmware_gen.boards import DEFAULT_BOARD
 from ..costs import estimate_costs, get_cost_profile
 from ..errors import DeviceError
 from ..fake import FakeDevice
+from ..fake_multirate import FakeMultiRateDevice
 from ..protocol import Unit
 from ..transports import MemoryTransport
 from .base import ProtocolBackend
@@ -36,8 +37,8 @@ class PythonBackend(ProtocolBackend):
         costs = (round(sum(est["extractors"].values()) + sum(est["transforms"].values())),
                  round(est["model"]))
         unit = Unit[prof.unit.upper()]
-        self.device = (device if device is not None
-                       else FakeDevice(model, costs=costs, unit=unit))
+        fake = FakeMultiRateDevice if getattr(model, "multi_rate", False) else FakeDevice
+        self.device = device if device is not None else fake(model, costs=costs, unit=unit)
         self.sleep = sleep
 
     def connect(self):
