@@ -7,8 +7,7 @@
 - :mod:`~sensorbudget.export.onnx_bundle`: a bundle as an ONNX model, its metadata;
 - :mod:`~sensorbudget.export.c_header`, :mod:`~sensorbudget.export.cgen`: the C99 header and its code-writing helpers;
   :mod:`~sensorbudget.export.c_decisions`: its calibrated label decisions (``<name>_decide``);
-  :mod:`~sensorbudget.export.c_wrap`: the stream source rewrapped within 100 columns (the
-  other generated C is short by construction: ``cgen.fit``);
+  every generated C line is short by construction (breaks marked for ``cgen.fit``);
 - :mod:`~sensorbudget.export.fixed_point`: Q15/Q31 quantization and the integer reference;
 - :mod:`~sensorbudget.export.errors`: :class:`ExportError`.
 """

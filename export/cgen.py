@@ -187,6 +187,15 @@ BREAK, JOIN, NOTE = "\x01", "\x02", "\x03"
 
 
 def fit(text: str, width: int = MAX_LINE) -> str:
+    """``text`` (lines of C, the places where each may break marked :data:`BREAK` or
+    :data:`JOIN`) as lines of at most ``width`` characters, ending in a newline: each line
+    by :func:`fit_line` (a line without marks stays as it is), so a template may pass a whole
+    routine through the filter and mark only the lines a long name can push past the limit."""
+    body = text[:-1] if text.endswith("\n") else text
+    return "".join(fit_line(line, width) for line in body.split("\n"))
+
+
+def fit_line(text: str, width: int = MAX_LINE) -> str:
     """``text`` (one line of C, the places where it may break marked :data:`BREAK` or
     :data:`JOIN`) as lines of at most ``width`` characters, ending in a newline.
 
@@ -201,10 +210,10 @@ def fit(text: str, width: int = MAX_LINE) -> str:
     if NOTE in text:
         code, note = text.rstrip("\n").split(NOTE, 1)
         lead = code[:len(code) - len(code.lstrip(" "))]
-        whole = fit(code + note, width)       # the note keeps its blanks when it stays
+        whole = fit_line(code + note, width)       # the note keeps its blanks when it stays
         if whole.count("\n") == 1 and len(whole) - 1 <= width:
             return whole
-        return lead + note.strip() + "\n" + fit(code, width)
+        return lead + note.strip() + "\n" + fit_line(code, width)
     parts = re.split(f"({BREAK}|{JOIN})", text.rstrip("\n"))
     lead = parts[0][:len(parts[0]) - len(parts[0].lstrip(" "))]
     pieces = [parts[0][len(lead):]] + parts[2::2]

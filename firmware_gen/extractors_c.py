@@ -12,7 +12,6 @@ buffer of the last ``window`` samples of every channel); nothing is allocated.
 from __future__ import annotations
 
 from sensorbudget.export import cgen
-from sensorbudget.export.c_wrap import wrap_c
 from sensorbudget.trainer.sensing.q15 import energy_shift
 from sensorbudget.trainer.version import package_version
 
@@ -27,6 +26,8 @@ TEMPLATE = "stream.c.j2"
 _FLOAT = {"mean": ((), "f_mean"), "mad": ((), "f_mad"), "zcr": (("mean",), "f_zcr"),
           "corr": ((), "f_corr")}
 _FIXED = {"sum": ((), "q_sum"), "mad": ((), "q_mad"), "zcr": (("sum",), "q_zcr")}
+#: where a generated line may break (:func:`sensorbudget.export.cgen.fit`)
+BR, JOIN = cgen.BREAK, cgen.JOIN
 
 
 def _types(plan) -> tuple:
@@ -65,17 +66,18 @@ def stream_header(plan) -> str:
 
 
 def _call(plan, e) -> str:
-    """C expression of extractor ``e`` (float real value) computed by its own routine."""
+    """C expression of extractor ``e`` (float real value) computed by its own routine (breaks
+    marked)."""
     p = plan.name
     (c, *_) = e.channels
     if e.kind == "corr":
-        return f"{p}_f_corr(s, start, {e.channels[0]}u, {e.channels[1]}u)"
+        return f"{p}_f_corr(s, start,{BR}{e.channels[0]}u,{BR}{e.channels[1]}u)"
     if not e.fixed:
-        return f"{p}_f_{e.kind}(s, start, {c}u)"
-    raw = f"(float){p}_q_{e.kind}(s, start, {c}u)"
+        return f"{p}_f_{e.kind}(s, start,{BR}{c}u)"
+    raw = f"(float){p}_q_{e.kind}(s, start,{BR}{c}u)"
     if e.kind == "zcr":
-        return f"{raw} / (float)({p.upper()}_WINDOW - 1u)"
-    return f"{raw} * {p}_sample_scale[{c}]"
+        return f"{raw} /{BR}(float)({p.upper()}_WINDOW - 1u)"
+    return f"{raw} *{BR}{p}_sample_scale[{c}]"
 
 
 def _groups(plan) -> list:
@@ -100,13 +102,15 @@ def _groups(plan) -> list:
 def _compute(plan, ints: dict, per_input: bool) -> str:
     """``<name>_stream_compute``: each pass, then the features it yields; the model inputs of
     ``ints`` (:func:`sensorbudget.firmware_gen.q15_c.int_inputs`) from their integer values,
-    the others quantised from their float features (one by one with ``per_input``)."""
+    the others quantised from their float features (one by one with ``per_input``); lines
+    short by construction (:func:`sensorbudget.export.cgen.fit`)."""
     p, P = plan.name, plan.name.upper()
     groups = _groups(plan)
-    head = [f"void {p}_stream_compute({p}_stream_t *s)", "{",
+    head = [f"void {p}_stream_compute({JOIN}{p}_stream_t *s)", "{",
             "    const unsigned start = s->pos;  /* oldest sample of the window */"]
     if any(e.kind == "last" and not e.on_series for e in plan.extractors):
-        head.append(f"    const unsigned newest = start == 0u ? {P}_WINDOW - 1u : start - 1u;")
+        head.append(f"    const unsigned newest = start == 0u ?{BR}{P}_WINDOW - 1u{BR}"
+                    ": start - 1u;")
     n_pass = sum(1 for _, stats, _ in groups if stats)
     if n_pass:
         head.append(f"    {p}_stats_t st[{n_pass}];")
@@ -122,7 +126,7 @@ def _compute(plan, ints: dict, per_input: bool) -> str:
             (e,) = members
             lines += [q15_c.qin_call(p, slot, f"{p}_q_mad(s, start, {e.channels[0]}u)",
                                      ints[slot][1]) if slot in ints else
-                      f"    s->features[{slot}] = {_call(plan, e)};" for slot in e.slots]
+                      f"    s->features[{slot}] ={BR}{_call(plan, e)};" for slot in e.slots]
             continue
         chans = ", ".join(plan.channels[c] for c in key[1])
         kinds = ", ".join(e.kind for e in members)
@@ -136,14 +140,14 @@ def _compute(plan, ints: dict, per_input: bool) -> str:
             if any(slot in ints for slot in e.slots):
                 raw = passes_c.raw(p, P, e, f"st[{g}]", mag=key[-1], window=plan.window)
             lines += [q15_c.qin_call(p, slot, raw, ints[slot][1]) if slot in ints else
-                      f"    s->features[{slot}] = {expr};" for slot in e.slots]
+                      f"    s->features[{slot}] ={BR}{expr};" for slot in e.slots]
     lines += series_c.compute_calls(plan)
     if per_input:
         lines += [f"    {p}_quantize_span(s, {lo}u, {hi}u);"
                   for lo, hi in _spans(_float_inputs(plan, ints))]
     elif plan.fixed:
         lines.append(f"    {p}_quantize_{plan.numeric}(s->features, s->inputs);")
-    return "\n".join(head + lines + ["}", ""])
+    return cgen.fit("\n".join(head + lines + ["}"]))
 
 
 def _float_inputs(plan, ints: dict) -> list:
@@ -207,15 +211,12 @@ def _constants(plan, ints: dict) -> list:
 
 
 def stream_source(plan, fixed=None) -> str:
-    """:func:`_stream_source`, its long lines rewrapped (:func:`sensorbudget.export.c_wrap.wrap_c`)."""
-    return wrap_c(_stream_source(plan, fixed))
-
-
-def _stream_source(plan, fixed=None) -> str:
     """``<name>_stream.c``: the extractors the plan needs, and the streaming API. ``fixed``
     (the header's FixedPointModel) lets a Q15 plan quantise its integer features without float
     arithmetic (:func:`sensorbudget.firmware_gen.q15_c.int_inputs`); without it every feature
-    goes through the header's float quantiser."""
+    goes through the header's float quantiser. Lines short by construction: every part marks
+    where its lines may break (:func:`sensorbudget.export.cgen.fit`, the templates' ``fit``
+    filter); no rewrap pass afterwards."""
     p, P = plan.name, plan.name.upper()
     ints = q15_c.int_inputs(plan, fixed)
     per_input = fixed is not None and plan.numeric == "q15"
@@ -225,21 +226,22 @@ def _stream_source(plan, fixed=None) -> str:
     routines = [_FLOAT[k][1] for k in series_c.needed(_FLOAT, float_kinds)]
     routines += [_FIXED[k][1] for k in series_c.needed(_FIXED, fixed_kinds)]
     fetch = (f"#define {P}_X(s, j, c) ((s)->buf[(j)][(c)])" if not plan.fixed else
-             f"#define {P}_X(s, j, c) ((float)(s)->buf[(j)][(c)] * {p}_sample_scale[(c)])\n"
-             f"#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
+             f"#define {P}_X(s, j, c){BR}((float)(s)->buf[(j)][(c)] *{BR}"
+             f"{p}_sample_scale[(c)])\n#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
     compute = _compute(plan, ints, per_input)
     quantizers = q15_c.quantizers(p, bool(ints), per_input and bool(_float_inputs(plan, ints)))
     api = macro(TEMPLATE, "stream_api", p, P)
     body = [_banner(plan, f"{p}_stream.c", "streaming feature extractors"),
             "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n",
             f'#include "{p}.h"\n#include "{p}_stream.h"\n',
-            f"#if {P}_STREAM_FORMAT_VERSION != {FORMAT_VERSION}\n"
-            '#error "this stream header is from another firmware_gen version: regenerate"\n'
-            "#endif\n"
-            f"#if {P}_N_INPUTS != {P}_N_FEATURES\n"
-            '#error "the stream and the model header disagree on the number of inputs: regenerate"\n'
-            "#endif\n",
-            f"#define {P}_NEXT(j) ((j) + 1u == {P}_WINDOW ? 0u : (j) + 1u)\n{fetch}\n",
+            cgen.fit(f"#if {P}_STREAM_FORMAT_VERSION != {FORMAT_VERSION}\n"
+                     '#error "this stream header is from another firmware_gen version: '
+                     'regenerate"\n#endif\n'
+                     f"#if {P}_N_INPUTS !={BR}{P}_N_FEATURES\n"
+                     '#error "the stream and the model header disagree on the number of '
+                     'inputs: regenerate"\n#endif\n'),
+            cgen.fit(f"#define {P}_NEXT(j){BR}((j) + 1u == {P}_WINDOW ?{BR}0u : (j) + 1u)\n"
+                     f"{fetch}"),
             *_constants(plan, ints), *([quantizers] if quantizers else []),
             *_pass_functions(plan), *(macro(TEMPLATE, r, p, P) for r in routines),
             *series_c.source_parts(plan, ints), compute, api]

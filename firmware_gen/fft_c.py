@@ -66,10 +66,6 @@ def routine(name: str, p: str) -> str:
 ROUTINES = {name: (deps, partial(routine, name)) for name, deps in DEPENDENCIES.items()}
 
 
-def _flash(text: str) -> str:
-    return text.replace("static const ", "static const SB_CONST ", 1)
-
-
 def tables(plan, exts, series_length) -> str:
     """The ``SB_CONST`` tables of the spectra of ``exts``: per FFT size the bit-reversal and
     twiddles (and bin frequencies when domfreq / centroid read them), per length the Hann."""
@@ -78,16 +74,17 @@ def tables(plan, exts, series_length) -> str:
     sizes = sorted({spectral.fft_size(series_length(plan, e)) for e in exts})
     for m in sizes:
         wr, wi = spectral.twiddles(m)
-        out.append(_flash(cgen.array_declare("uint16_t", f"{p}_rev_{m}",
-                                             spectral.bit_reverse(m // 2), per_line=12)))
-        out.append(_flash(cgen.array_declare("float", f"{p}_twr_{m}", wr)))
-        out.append(_flash(cgen.array_declare("float", f"{p}_twi_{m}", wi)))
+        out.append(cgen.array_declare("uint16_t", f"{p}_rev_{m}", spectral.bit_reverse(m // 2),
+                                      per_line=12, storage="SB_CONST"))
+        out.append(cgen.array_declare("float", f"{p}_twr_{m}", wr, storage="SB_CONST"))
+        out.append(cgen.array_declare("float", f"{p}_twi_{m}", wi, storage="SB_CONST"))
         if any(e.kind in ("domfreq", "centroid") and
                spectral.fft_size(series_length(plan, e)) == m for e in exts):
             freq = (np.arange(m // 2 + 1) * (plan.sample_rate_hz / m)).astype(np.float32)
-            out.append(_flash(cgen.array_declare("float", f"{p}_freq_{m}", freq)))
+            out.append(cgen.array_declare("float", f"{p}_freq_{m}", freq, storage="SB_CONST"))
     for n in sorted({series_length(plan, e) for e in exts if not e.full_spec.rect}):
-        out.append(_flash(cgen.array_declare("float", f"{p}_hann_{n}", spectral.hann(n))))
+        out.append(cgen.array_declare("float", f"{p}_hann_{n}", spectral.hann(n),
+                                      storage="SB_CONST"))
     return "/* Spectrum tables (trainer.sensing.spectral), in flash on AVR. */\n" + "\n".join(out)
 
 
@@ -101,22 +98,24 @@ def spectrum_lines(plan, exts, length: int, n: str, rect: bool) -> list:
     p, rate = plan.name, plan.sample_rate_hz
     m = spectral.fft_size(length)
     hann = "0" if rect else f"{p}_hann_{length}"
-    lines = [f"    {p}_power_spectrum({p}_x, {n}, {hann}, {m}u, {p}_rev_{m}, {p}_twr_{m}, "
-             f"{p}_twi_{m}, {p}_re, {p}_im);"]
+    br, j = cgen.BREAK, cgen.JOIN
+    args = [f"{p}_x", n, hann, f"{m}u", f"{p}_rev_{m}", f"{p}_twr_{m}", f"{p}_twi_{m}",
+            f"{p}_re", f"{p}_im"]
+    lines = [f"    {p}_power_spectrum({cgen.JOIN}" + f",{br}".join(args) + ");"]
     for e in exts:
         arg = e.full_spec.arg
         if e.kind == "bandpower":
             a, b = _bins(arg, length, rate)
-            expr = f"{p}_band_power({p}_re, {a}u, {b}u)"
+            expr = f"{p}_band_power({j}{p}_re,{br}{a}u,{br}{b}u)"
         elif e.kind == "bandratio":
             (a0, a1), (b0, b1) = _bins(arg[:2], length, rate), _bins(arg[2:], length, rate)
-            expr = f"{p}_band_ratio({p}_re, {a0}u, {a1}u, {b0}u, {b1}u)"
+            expr = f"{p}_band_ratio({j}{p}_re,{br}{a0}u,{br}{a1}u,{br}{b0}u,{br}{b1}u)"
         elif e.kind == "domfreq":
-            expr = f"{p}_dominant_frequency({p}_re, {m}u, {p}_freq_{m})"
+            expr = f"{p}_dominant_frequency({j}{p}_re,{br}{m}u,{br}{p}_freq_{m})"
         elif e.kind == "centroid":
-            expr = f"{p}_spectral_centroid({p}_re, {m}u, {p}_freq_{m})"
+            expr = f"{p}_spectral_centroid({j}{p}_re,{br}{m}u,{br}{p}_freq_{m})"
         else:
             norm = math.log2(m // 2) if m // 2 > 1 else 1.0
-            expr = f"{p}_spectral_entropy({p}_re, {m}u, {cgen.c_float(norm)})"
-        lines += [f"    s->features[{slot}] = {expr};" for slot in e.slots]
+            expr = f"{p}_spectral_entropy({j}{p}_re,{br}{m}u,{br}{cgen.c_float(norm)})"
+        lines += [f"    s->features[{slot}] ={br}{expr};" for slot in e.slots]
     return lines

@@ -40,11 +40,11 @@ def tables(prefix: str, m: int, hann_lengths=()) -> list:
     ``<prefix>_qrev_<m>``, ``<prefix>_qtwr_<m>``, ``<prefix>_qtwi_<m>`` and a
     ``<prefix>_qhann_<n>`` per window length ``n``."""
     wr, wi = spectral_q15.twiddles_q15(m)
+    flash = {"per_line": 12, "storage": "SB_CONST"}
     out = [cgen.array_declare("uint16_t", f"{prefix}_qrev_{m}", spectral.bit_reverse(m // 2),
-                              per_line=12),
-           cgen.array_declare("int16_t", f"{prefix}_qtwr_{m}", wr.tolist(), per_line=12),
-           cgen.array_declare("int16_t", f"{prefix}_qtwi_{m}", wi.tolist(), per_line=12)]
-    out += [cgen.array_declare("uint16_t", f"{prefix}_qhann_{n}",
-                               spectral_q15.hann_q15(n).tolist(), per_line=12)
-            for n in hann_lengths]
-    return [t.replace("static const ", "static const SB_CONST ", 1) for t in out]
+                              **flash),
+           cgen.array_declare("int16_t", f"{prefix}_qtwr_{m}", wr.tolist(), **flash),
+           cgen.array_declare("int16_t", f"{prefix}_qtwi_{m}", wi.tolist(), **flash)]
+    return out + [cgen.array_declare("uint16_t", f"{prefix}_qhann_{n}",
+                                     spectral_q15.hann_q15(n).tolist(), **flash)
+                  for n in hann_lengths]

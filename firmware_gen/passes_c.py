@@ -184,7 +184,8 @@ def _parts(p: str, P: str, groups, fixed_plan: bool, names, packed: bool) -> tup
             else:
                 fetch.append(f"const int16_t q{c} = row[{c}u];")
             if c in need_f:
-                fetch.append(f"const float x{c} = (float)q{c} * {p}_sample_scale[{c}];")
+                fetch.append(f"const float x{c} = (float)q{c} *{cgen.BREAK}"
+                             f"{p}_sample_scale[{c}];")
         else:
             fetch.append(f"const float x{c} = row[{c}u];")
     for g, (key, stats) in enumerate(groups):
@@ -232,16 +233,17 @@ def raw(p: str, P: str, ext, st: str = "st", mag: int = 0, window: int = 0) -> s
     ``st`` (or the newest sample); ``mag`` is the index of a Q15 magnitude set in the cache;
     energy is shifted right by :func:`sensorbudget.trainer.sensing.q15.energy_shift` of the
     ``window``."""
+    br = cgen.BREAK
     if ext.kind == "mag_mean":
-        return f"(int32_t)(s->mag_sum[{mag}u] / {P}_WINDOW)"
+        return f"(int32_t)(s->mag_sum[{mag}u] /{br}{P}_WINDOW)"
     if ext.kind == "mag_max":
         return f"(int32_t){st}.mhi"
     if ext.kind == "rms":
         return f"(int32_t){p}_rms_q15({st}.qsq)"
     if ext.kind == "energy":
         return f"(int32_t)({st}.qsq >> {energy_shift(window)})"
-    return {"mean": f"{st}.qsum / (int32_t){P}_WINDOW", "min": f"(int32_t){st}.qlo",
-            "max": f"(int32_t){st}.qhi", "ptp": f"(int32_t){st}.qhi - (int32_t){st}.qlo",
+    return {"mean": f"{st}.qsum /{br}(int32_t){P}_WINDOW", "min": f"(int32_t){st}.qlo",
+            "max": f"(int32_t){st}.qhi", "ptp": f"(int32_t){st}.qhi -{br}(int32_t){st}.qlo",
             "last": f"(int32_t){P}_Q(s, newest, {ext.channels[0]}u)"}[ext.kind]
 
 
@@ -252,7 +254,7 @@ def value(p: str, P: str, ext, scale: str, st: str = "st", mag: int = 0,
     n = f"(float){P}_WINDOW"
     kind = ext.kind.removeprefix("mag_") if ext.kind in MAG_KINDS else ext.kind
     if ext.fixed:
-        return f"(float)({raw(p, P, ext, st, mag, window)}) * {scale}"
+        return f"(float)({raw(p, P, ext, st, mag, window)}) *{cgen.BREAK}{scale}"
     return {"mean": f"{st}.sum / {n}", "min": f"{st}.lo", "max": f"{st}.hi",
             "ptp": f"{st}.hi - {st}.lo", "energy": f"{st}.sq", "rms": f"sqrtf({st}.sq / {n})",
             "std": f"{p}_std_of(&{st})", "last": f"{P}_X(s, newest, {ext.channels[0]}u)"}[kind]

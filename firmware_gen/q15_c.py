@@ -156,9 +156,11 @@ def int_inputs(plan, fixed) -> dict:
 
 
 def qin_call(p: str, slot: int, raw: str, q) -> str:
-    """The statement setting model input ``slot`` from the integer C expression ``raw``."""
-    return (f"    s->inputs[{slot}] = {p}_qin({raw}, {q.lo}, {q.hi}, {q.mid}, {q.pre}u, "
-            f"{q.mult}, {q.add}, {q.frac}u);")
+    """The statement setting model input ``slot`` from the integer C expression ``raw`` (its
+    breaks marked for :func:`sensorbudget.export.cgen.fit`, as are the statement's)."""
+    args = [raw, q.lo, q.hi, q.mid, f"{q.pre}u", q.mult, q.add, f"{q.frac}u"]
+    return (f"    s->inputs[{slot}] ={cgen.BREAK}{p}_qin({cgen.JOIN}"
+            + f",{cgen.BREAK}".join(map(str, args)) + ");")
 
 
 def quantizers(p: str, integer: bool, one: bool, P: str | None = None) -> str:

@@ -27,7 +27,6 @@ before the next fills them); nothing is allocated.
 from __future__ import annotations
 
 import math
-import re
 
 from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.spectral import fft_size
@@ -37,6 +36,8 @@ from .ctemplate import macro
 from .kernel_c import _FLASH_MACROS
 
 ROUTINES = {**shape_c.ROUTINES, **fft_c.ROUTINES}
+#: where a generated line may break (:func:`sensorbudget.export.cgen.fit`)
+BR, JOIN = cgen.BREAK, cgen.JOIN
 
 #: preprocessing -> the macro of ``templates/series.c.j2`` that fills the scratch array
 _FILL = {"": "fill_copy", "jerk": "fill_jerk", "highpass": "fill_highpass", "qcopy": "fill_qcopy"}
@@ -81,9 +82,10 @@ def _percentile_rank(p: float, n: int) -> int:
 
 
 def _qpercentile(plan, e, n: str, length: int) -> str:
-    """C expression (int32) of a Q15 percentile: the order statistic of ``<p>_q``."""
+    """C expression (int32) of a Q15 percentile: the order statistic of ``<p>_q`` (breaks
+    marked for :func:`sensorbudget.export.cgen.fit`, as in every expression here)."""
     r = _percentile_rank(float(e.full_spec.arg), length) - 1
-    return f"(int32_t){plan.name}_q_select({plan.name}_q, {n}, {r}u)"
+    return f"(int32_t){plan.name}_q_select({JOIN}{plan.name}_q,{BR}{n},{BR}{r}u)"
 
 
 def _value(plan, e, n: str, length: int) -> str:
@@ -92,16 +94,16 @@ def _value(plan, e, n: str, length: int) -> str:
     if e.kind == "percentile":
         r = _percentile_rank(float(s.arg), length) - 1
         if e.fixed:
-            return (f"(float)({_qpercentile(plan, e, n, length)}) * "
+            return (f"(float)({_qpercentile(plan, e, n, length)}) *{BR}"
                     f"{p}_sample_scale[{e.channels[0]}]")
-        return f"{p}_s_select({p}_x, {n}, {r}u) + 0.0f"
+        return f"{p}_s_select({JOIN}{p}_x,{BR}{n},{BR}{r}u) + 0.0f"
     if e.kind == "peaks":
-        return f"{p}_s_peaks({p}_x, {n}, {cgen.c_float(s.arg)})"
+        return f"{p}_s_peaks({JOIN}{p}_x,{BR}{n},{BR}{cgen.c_float(s.arg)})"
     if e.kind == "autocorr":
-        return f"{p}_s_autocorr({p}_x, {n}, {int(s.arg)}u)"
+        return f"{p}_s_autocorr({JOIN}{p}_x,{BR}{n},{BR}{int(s.arg)}u)"
     if e.kind == "cadence":
-        return f"{p}_s_cadence({p}_x, {n}, {int(s.arg[0])}u, {int(s.arg[1])}u)"
-    return f"{p}_s_{e.kind}({p}_x, {n})"
+        return f"{p}_s_cadence({JOIN}{p}_x,{BR}{n},{BR}{int(s.arg[0])}u,{BR}{int(s.arg[1])}u)"
+    return f"{p}_s_{e.kind}({JOIN}{p}_x,{BR}{n})"
 
 
 def _function_names(plan) -> list:
@@ -117,23 +119,6 @@ def _function_names(plan) -> list:
     return names
 
 
-def wrap_call(line: str, p: str) -> list:
-    """``line`` (a statement calling a ``<p>_`` routine), its arguments packed onto indented
-    lines when it is longer than :data:`sensorbudget.export.cgen.MAX_LINE`."""
-    found = re.search(rf"\b{re.escape(p)}_\w+\(", line)
-    if len(line) <= cgen.MAX_LINE or found is None:
-        return [line]
-    head, rest = line[:found.end()], line[found.end():]
-    close = rest.index(")")
-    args, tail = rest[:close].split(", "), rest[close:]
-    lines = cgen.pack(args, " " * 8)
-    if len(lines[-1] + tail) > cgen.MAX_LINE:
-        lines, tail = lines + [" " * 8 + tail[1:].strip()], ")"
-        lines[-2], lines[-1] = lines[-2] + tail, lines[-1]
-        return [head, *lines]
-    return [head, *lines[:-1], lines[-1] + tail]
-
-
 def _group_function(plan, fname, key, members, ints) -> str:
     p, P = plan.name, plan.name.upper()
     c, pre, pre_arg = key
@@ -143,31 +128,30 @@ def _group_function(plan, fname, key, members, ints) -> str:
     lines = []
     if floats:
         fill = {"": "copy", "jerk": "jerk", "highpass": "highpass"}[pre]
-        alpha = f"{cgen.c_float(pre_arg)}, " if pre == "highpass" else ""
-        lines.append(f"    {p}_series_{fill}(s, start, {c}u, {alpha}{p}_x);")
+        alpha = f"{cgen.c_float(pre_arg)},{BR}" if pre == "highpass" else ""
+        lines.append(f"    {p}_series_{fill}(s, start, {c}u,{BR}{alpha}{p}_x);")
     plain = [e for e in floats if e.kind != "percentile" and not fft_c.is_spectral(e)]
-    lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
+    lines += [f"    s->features[{slot}] ={BR}{_value(plan, e, n, length)};"
               for e in plain for slot in e.slots]
     for rect in (False, True):
         spectral = [e for e in floats if fft_c.is_spectral(e) and e.full_spec.rect == rect]
         if spectral:
             lines += fft_c.spectrum_lines(plan, spectral, length, n, rect)
-    lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
+    lines += [f"    s->features[{slot}] ={BR}{_value(plan, e, n, length)};"
               for e in floats if e.kind == "percentile" for slot in e.slots]
     fixed = [e for e in members if e.fixed]
     if fixed:
-        lines.append(f"    {p}_series_qcopy(s, start, {c}u, {p}_q);")
-        lines += [f"    s->features[{slot}] = {_value(plan, e, n, length)};"
+        lines.append(f"    {p}_series_qcopy(s, start, {c}u,{BR}{p}_q);")
+        lines += [f"    s->features[{slot}] ={BR}{_value(plan, e, n, length)};"
                   for e in fixed for slot in e.slots if slot not in ints]
     what = cgen.c_comment(plan.channels[c]) + (f" {pre}" if pre else "")
     kinds = ", ".join(e.full_spec.text for e in members)
-    body = [out for line in lines for out in wrap_call(line, p)]
-    # Q15 inputs straight from the integer order statistic (q15_c.int_inputs; wrap_c wraps)
-    body += [q15_c.qin_call(p, slot, _qpercentile(plan, e, n, length), ints[slot][1])
-             for e in fixed for slot in e.slots if slot in ints]
-    return "\n".join([cgen.block_comment([f"{what}: {kinds}"]).rstrip("\n"),
-                      f"static void {fname}({p}_stream_t *s,", "    unsigned start)", "{",
-                      *body, "}", ""])
+    # Q15 inputs straight from the integer order statistic (q15_c.int_inputs)
+    lines += [q15_c.qin_call(p, slot, _qpercentile(plan, e, n, length), ints[slot][1])
+              for e in fixed for slot in e.slots if slot in ints]
+    return cgen.block_comment([f"{what}: {kinds}"]) + cgen.fit("\n".join([
+        f"static void {fname}({JOIN}{p}_stream_t *s,", "    unsigned start)", "{",
+        *lines, "}"]))
 
 
 def compute_calls(plan) -> list:
@@ -192,13 +176,13 @@ def source_parts(plan, ints=None) -> list:
     spectral = [e for e in exts if fft_c.is_spectral(e)]
     out = ["/* Scratch of the series extractors (one window, refilled by every group). */"]
     if not all(e.fixed for e in exts):
-        out.append(f"static float {p}_x[{P}_WINDOW];")
+        out.append(f"static float {p}_x{JOIN}[{P}_WINDOW];")
     if any(e.fixed for e in exts):
-        out.append(f"static int16_t {p}_q[{P}_WINDOW];")
+        out.append(f"static int16_t {p}_q{JOIN}[{P}_WINDOW];")
     if spectral:
         m = max(fft_size(series_length(plan, e)) for e in spectral)
-        out += [f"/* FFT buffer, {m} points */", f"static float {p}_re[{m}], {p}_im[{m}];"]
-    out = ["\n".join(out) + "\n"]
+        out += [f"/* FFT buffer, {m} points */", f"static float {p}_re[{m}],{BR}{p}_im[{m}];"]
+    out = [cgen.fit("\n".join(out))]
     if spectral:
         out += [_FLASH_MACROS, fft_c.tables(plan, spectral, series_length)]
     for key in ("", "jerk", "highpass", "qcopy"):

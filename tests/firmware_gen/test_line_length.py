@@ -84,8 +84,8 @@ def test_library_files(aq_bundle, kinds_bundle, tmp_path, numeric, name):
 
 @pytest.mark.parametrize("name", ["sbmodel", "n" * 34])
 def test_library_shared_parts(aq_bundle, kinds_bundle, tmp_path, name):
-    """The model header, stream and kernel under the library's '<name>_model' prefix (every
-    generated C text goes through export.c_wrap.wrap_c)."""
+    """The model header, stream and kernel under the library's '<name>_model' prefix (short
+    by construction: cgen.fit)."""
     long = [n for files in library_texts(tmp_path, (aq_bundle, kinds_bundle), "q15", name)
             for fname, text in files.items() if fname.endswith(SHARED_PARTS)
             for n in long_lines(fname, text)]

@@ -41,7 +41,7 @@ static const float sbmodel_sample_scale[SBMODEL_N_CHANNELS] = {
 #endif
 #endif
 static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, unsigned pre,
-    int32_t mult, int32_t add, unsigned frac)
+        int32_t mult, int32_t add, unsigned frac)
 {
     int32_t w, q;
     if (r < lo) {
@@ -57,8 +57,8 @@ static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid
     q = (w + add) >> frac;
     return (int16_t)(q > 32767 ? 32767 : (q < -32767 ? -32767 : q));
 }
-/* The header's sbmodel_quantize_q15 for the model inputs first .. end-1 alone (from their float
- * features). */
+/* The header's sbmodel_quantize_q15 for the model inputs
+ * first .. end-1 alone (from their float features). */
 static void sbmodel_quantize_span(sbmodel_stream_t *s, unsigned first, unsigned end)
 {
     unsigned i;
@@ -199,10 +199,11 @@ static void sbmodel_mag_rows(sbmodel_stream_t *s, unsigned lo, unsigned hi)
     }
 }
 
-/* Bring the cache up to date: the samples added since the last update, and at least
- * the newest SBMODEL_HOP (recomputing a cached one changes nothing, so a repeated compute
- * costs what a window's first does), at most SBMODEL_WINDOW; oldest first, in the ring
- * buffer's one or two segments. */
+/* Bring the cache up to date: the samples added since the last update, and at least the
+ * newest SBMODEL_HOP (recomputing a cached one changes nothing,
+ * so a repeated compute costs what a window's first does), at most
+ * SBMODEL_WINDOW; oldest first, in the ring buffer's one or two
+ * segments. */
 static void sbmodel_mag_update(sbmodel_stream_t *s)
 {
     uint32_t fresh = s->n_seen - s->mag_upto;
@@ -214,8 +215,7 @@ static void sbmodel_mag_update(sbmodel_stream_t *s)
     if (fresh > SBMODEL_WINDOW) {
         fresh = SBMODEL_WINDOW;
     }
-    first = s->pos >= fresh ? s->pos - (unsigned)fresh
-                            : s->pos + SBMODEL_WINDOW - (unsigned)fresh;
+    first = s->pos >= fresh ? s->pos - (unsigned)fresh : s->pos + SBMODEL_WINDOW - (unsigned)fresh;
     if (first < s->pos) {
         sbmodel_mag_rows(s, first, s->pos);
     } else {
@@ -814,9 +814,8 @@ static void sbmodel_series_ankle_vert(sbmodel_stream_t *s,
     unsigned start)
 {
     sbmodel_series_copy(s, start, 0u, sbmodel_x);
-    sbmodel_power_spectrum(
-        sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_16, 16u, sbmodel_rev_16, sbmodel_twr_16,
-        sbmodel_twi_16, sbmodel_re, sbmodel_im);
+    sbmodel_power_spectrum(sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_16, 16u, sbmodel_rev_16,
+            sbmodel_twr_16, sbmodel_twi_16, sbmodel_re, sbmodel_im);
     s->features[7] = sbmodel_spectral_centroid(sbmodel_re, 16u, sbmodel_freq_16);
 }
 

@@ -577,13 +577,12 @@ static void sbmodel_series_leg_vert(sbmodel_stream_t *s,
     sbmodel_series_copy(s, start, 0u, sbmodel_x);
     s->features[6] = sbmodel_s_cadence(sbmodel_x, SBMODEL_WINDOW, 2u, 9u);
     s->features[10] = sbmodel_s_autocorr(sbmodel_x, SBMODEL_WINDOW, 3u);
-    sbmodel_power_spectrum(
-        sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_32, 32u, sbmodel_rev_32, sbmodel_twr_32,
-        sbmodel_twi_32, sbmodel_re, sbmodel_im);
+    sbmodel_power_spectrum(sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_32, 32u, sbmodel_rev_32,
+            sbmodel_twr_32, sbmodel_twi_32, sbmodel_re, sbmodel_im);
     s->features[0] = sbmodel_band_power(sbmodel_re, 1u, 1u);
     sbmodel_series_qcopy(s, start, 0u, sbmodel_q);
-    s->features[4] = (float)((int32_t)sbmodel_q_select(
-        sbmodel_q, SBMODEL_WINDOW, 28u)) * sbmodel_sample_scale[0];
+    s->features[4] = (float)((int32_t)sbmodel_q_select(sbmodel_q, SBMODEL_WINDOW, 28u)) *
+            sbmodel_sample_scale[0];
 }
 
 /*
@@ -595,9 +594,8 @@ static void sbmodel_series_trunk_vert(sbmodel_stream_t *s,
     sbmodel_series_copy(s, start, 2u, sbmodel_x);
     s->features[2] = sbmodel_s_skew(sbmodel_x, SBMODEL_WINDOW);
     s->features[7] = sbmodel_s_peaks(sbmodel_x, SBMODEL_WINDOW, 0.5f);
-    sbmodel_power_spectrum(
-        sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_32, 32u, sbmodel_rev_32, sbmodel_twr_32,
-        sbmodel_twi_32, sbmodel_re, sbmodel_im);
+    sbmodel_power_spectrum(sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_32, 32u, sbmodel_rev_32,
+            sbmodel_twr_32, sbmodel_twi_32, sbmodel_re, sbmodel_im);
     s->features[8] = sbmodel_band_ratio(sbmodel_re, 1u, 1u, 2u, 3u);
 }
 
@@ -609,9 +607,8 @@ static void sbmodel_series_leg_horiz_fwd(sbmodel_stream_t *s,
 {
     sbmodel_series_copy(s, start, 1u, sbmodel_x);
     s->features[3] = sbmodel_s_kurtosis(sbmodel_x, SBMODEL_WINDOW);
-    sbmodel_power_spectrum(
-        sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_32, 32u, sbmodel_rev_32, sbmodel_twr_32,
-        sbmodel_twi_32, sbmodel_re, sbmodel_im);
+    sbmodel_power_spectrum(sbmodel_x, SBMODEL_WINDOW, sbmodel_hann_32, 32u, sbmodel_rev_32,
+            sbmodel_twr_32, sbmodel_twi_32, sbmodel_re, sbmodel_im);
     s->features[5] = sbmodel_dominant_frequency(sbmodel_re, 32u, sbmodel_freq_32);
     s->features[9] = sbmodel_spectral_entropy(sbmodel_re, 32u, 4.0f);
 }

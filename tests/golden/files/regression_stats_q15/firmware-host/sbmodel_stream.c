@@ -37,7 +37,7 @@
 #endif
 #endif
 static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, unsigned pre,
-    int32_t mult, int32_t add, unsigned frac)
+        int32_t mult, int32_t add, unsigned frac)
 {
     int32_t w, q;
     if (r < lo) {
@@ -177,10 +177,11 @@ static void sbmodel_mag_rows(sbmodel_stream_t *s, unsigned lo, unsigned hi)
     }
 }
 
-/* Bring the cache up to date: the samples added since the last update, and at least
- * the newest SBMODEL_HOP (recomputing a cached one changes nothing, so a repeated compute
- * costs what a window's first does), at most SBMODEL_WINDOW; oldest first, in the ring
- * buffer's one or two segments. */
+/* Bring the cache up to date: the samples added since the last update, and at least the
+ * newest SBMODEL_HOP (recomputing a cached one changes nothing,
+ * so a repeated compute costs what a window's first does), at most
+ * SBMODEL_WINDOW; oldest first, in the ring buffer's one or two
+ * segments. */
 static void sbmodel_mag_update(sbmodel_stream_t *s)
 {
     uint32_t fresh = s->n_seen - s->mag_upto;
@@ -192,8 +193,7 @@ static void sbmodel_mag_update(sbmodel_stream_t *s)
     if (fresh > SBMODEL_WINDOW) {
         fresh = SBMODEL_WINDOW;
     }
-    first = s->pos >= fresh ? s->pos - (unsigned)fresh
-                            : s->pos + SBMODEL_WINDOW - (unsigned)fresh;
+    first = s->pos >= fresh ? s->pos - (unsigned)fresh : s->pos + SBMODEL_WINDOW - (unsigned)fresh;
     if (first < s->pos) {
         sbmodel_mag_rows(s, first, s->pos);
     } else {
