@@ -11,7 +11,6 @@ import json
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
 
-from sensorbudget.trainer.sensing.rates import multi_rate_refusal
 from sensorbudget.trainer.version import package_version
 
 from . import cgen
@@ -237,9 +236,6 @@ def c_header(bundle, *, name: str = DEFAULT_NAME, numeric: str = "float32") -> C
     if numeric not in NUMERICS:
         raise ExportError(f"numeric={numeric!r} is not one of {NUMERICS}")
     meta, arrays = bundle.meta, bundle.arrays
-    refusal = multi_rate_refusal(meta, "a C header")
-    if refusal:
-        raise ExportError(refusal)
     if not meta["selected"] or not meta["targets"]:
         raise ExportError(f"the bundle has {len(meta['selected'])} selected features and "
                           f"{len(meta['targets'])} targets; at least 1 of each is needed")

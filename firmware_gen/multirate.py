@@ -1,0 +1,244 @@
+"""What a multi-rate firmware computes: the bundle's features as single-rate groups (issue 30).
+
+A multi-rate bundle (sensors at their own rates, features ``<channel>@<rate>.<kind>``:
+:mod:`sensorbudget.trainer.sensing.rates`) becomes a list of single-rate *groups*, one per
+(sensor, rate) a selected feature uses. A sensor runs (is pushed) at ``r``, the highest rate of
+its selected features, the rate it is paid at (the host keeps every ``recorded / r``-th recorded
+sample: :attr:`SensorPlan.decimation`). Group ``g`` of sensor ``s`` at rate ``q`` (``m = r /
+q`` whole) reads the sensor's channels its features need,
+keeps sample ``i`` of the sensor when ``i % m == 0`` (plain decimation, as rates.py), and is a
+whole single-rate :class:`~.plan.FirmwarePlan` named ``<group_prefix><g>``: window
+``window_s q`` and hop ``hop_s q`` samples, its features in model-input order (``slots``: the
+model input of each). Its window ``k`` is the sensor's samples ``[k hop_s r, k hop_s r +
+window_s r)`` decimated, so the windows of every group end at the same instant (rates.py's
+module notes), and window ``k`` of the model is ready when every group has completed its
+window ``k``.
+
+Every group reads the one set of full scales (:func:`~.plan.resolve_full_scale` over every
+channel, as a single-rate plan), so a channel quantises alike in all its groups. The C
+(:mod:`.multirate_c`) and the Python reference (:mod:`.multirate_reference`) are generated from
+this plan. A device pushes each sensor's samples from its grid index 0 on, without gaps.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sensorbudget.export import cgen
+from sensorbudget.export.cgen import NUMERICS
+
+from .errors import FirmwareGenError
+from .plan import (
+    FirmwarePlan,
+    _channel_bounds,
+    _extractor_entries,
+    make_plan,
+    resolve_full_scale,
+)
+
+#: a rate that is a whole fraction of another: |r / q - round(r / q)| below this
+RATIO_TOLERANCE = 1e-9
+
+
+@dataclass(frozen=True)
+class SensorPlan:
+    """One sensor the device pushes: its name, C identifier, rate and used channels."""
+
+    name: str
+    ident: str                 # lower-case C identifier part (<name>_push_<ident>)
+    rate_hz: float             # the rate it is pushed at: the highest rate of its features
+    channels: tuple            # its channels a selected feature reads, sensors.toml order
+    full_scale: tuple | None   # per channel (q15/q31), else None
+    recorded_hz: float = 0.0   # its rate in the recordings (sensors.toml sample_rate_hz)
+
+    @property
+    def decimation(self) -> int:
+        """Recorded samples per pushed one: the host keeps recorded sample i when
+        i % decimation == 0 (plain decimation, as the trainer)."""
+        return round(self.recorded_hz / self.rate_hz)
+
+
+@dataclass(frozen=True)
+class GroupPlan:
+    """One (sensor, rate): which sensor, the decimation, the sensor's channels it reads
+    (indices into ``SensorPlan.channels``), its single-rate plan and its model inputs."""
+
+    sensor: int
+    rate_hz: float
+    factor: int                # keep sensor sample i when i % factor == 0
+    channels: tuple
+    plan: FirmwarePlan
+    slots: tuple               # model input of each of plan.features
+
+
+@dataclass(frozen=True)
+class MultiRatePlan:
+    """Everything the multi-rate C and its Python reference agree on."""
+
+    name: str
+    numeric: str
+    sensors: tuple
+    groups: tuple
+    window_s: float
+    hop_s: float
+    features: tuple            # model inputs (selected features, selection order)
+    targets: tuple
+    task: str
+    bundle_sha256: str
+    input_kind: str = "samples"
+
+    @property
+    def k(self) -> int:
+        return len(self.features)
+
+    @property
+    def t(self) -> int:
+        return len(self.targets)
+
+    @property
+    def fixed(self) -> bool:
+        return self.numeric != "float32"
+
+    @property
+    def bundle_id(self) -> int:
+        return int(self.bundle_sha256[:8], 16)
+
+    @property
+    def channels(self) -> tuple:
+        """Every pushed channel, sensor by sensor."""
+        return tuple(c for s in self.sensors for c in s.channels)
+
+    @property
+    def full_scale(self) -> tuple | None:
+        return None if not self.fixed else tuple(v for s in self.sensors for v in s.full_scale)
+
+    @property
+    def max_sensor_channels(self) -> int:
+        return max(len(s.channels) for s in self.sensors)
+
+
+@dataclass(frozen=True)
+class _SubBundle:
+    """The part of a bundle one group reads, in the shape :func:`~.plan.make_plan` takes."""
+
+    meta: dict
+    arrays: dict
+    sha256: str
+
+    def bundle_sha256(self) -> str:
+        return self.sha256
+
+
+def is_multi_rate(bundle) -> bool:
+    """The bundle was trained on a multi-rate sensors.toml (rates.py)."""
+    return bool(bundle.meta.get("multi_rate"))
+
+
+def _sensor_of(entry: dict, by_sensor: dict) -> str:
+    sensors = entry.get("sensors") or []
+    if len(sensors) != 1 or sensors[0] not in by_sensor:
+        raise FirmwareGenError(f"extractor {entry['name']!r} reads sensors {sensors!r}; a "
+                               f"multi-rate firmware needs each extractor on one declared sensor")
+    return sensors[0]
+
+
+def _factor(sensor: str, r: float, rate: float, what: str) -> int:
+    """``r / rate``, checked whole."""
+    factor = round(r / rate) if rate > 0 else 0
+    if factor < 1 or abs(r / rate - factor) > RATIO_TOLERANCE * factor:
+        raise FirmwareGenError(f"{what} runs at {rate:g} Hz; sensor {sensor!r} is sampled at "
+                               f"{r:g} Hz, not a whole multiple of it")
+    return factor
+
+
+def _group_meta(meta: dict, sensor: dict, rate: float, entries: list, channels: list) -> dict:
+    """The meta of one group: its extractors and features, windows at its rate."""
+    selected = [f for e in entries for f in e["features"] if f in meta["selected"]]
+    selected.sort(key=meta["selected"].index)
+    window, hop = round(meta["window_s"] * rate), round(meta["hop_s"] * rate)
+    return {"required_extractors": [e["name"] for e in entries], "extractors": entries,
+            "selected": selected, "window": window, "hop": hop, "sample_rate_hz": rate,
+            "sensors": [{**sensor, "channels": channels}], "targets": meta["targets"],
+            "classes": meta.get("classes"), "task": meta["task"]}
+
+
+def _groups_of(meta: dict) -> dict:
+    """{(sensor name, rate): [extractor entries]} in order of first use."""
+    by_sensor = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
+    groups = {}
+    for e in _extractor_entries(meta):
+        sensor = _sensor_of(e, by_sensor)
+        rate = float(e["params"].get("sample_rate_hz") or by_sensor[sensor]["sample_rate_hz"])
+        groups.setdefault((sensor, rate), []).append(e)
+    return groups
+
+
+def sensor_idents(names) -> list:
+    """Unique lower-case C identifier parts of sensor names (user text): ``<name>_push_<id>``."""
+    return [m[2:].lower() for m in cgen.macro_names("S", names)]
+
+
+def make_multirate_plan(bundle, *, name: str, numeric: str, full_scale=None,
+                        group_prefix: str | None = None) -> MultiRatePlan:
+    """The :class:`MultiRatePlan` of a multi-rate ``bundle`` (raises FirmwareGenError).
+
+    ``group_prefix`` (default ``<name>_g``) prefixes each group's generated part
+    (``<group_prefix><g>_stream.c``); with the group number it stays within cgen.MAX_NAME."""
+    if numeric not in NUMERICS:
+        raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
+    meta, arrays = bundle.meta, bundle.arrays
+    if not is_multi_rate(bundle):
+        raise FirmwareGenError("the bundle is single-rate: use make_plan")
+    groups = _groups_of(meta)
+    prefix = f"{name}_g" if group_prefix is None else group_prefix
+    longest = f"{prefix}{len(groups) - 1}"
+    if len(longest) > cgen.MAX_NAME:
+        raise FirmwareGenError(f"name={name!r}: its group prefix {longest!r} has {len(longest)} "
+                               f"characters; the limit is {cgen.MAX_NAME} (use a shorter name)")
+    declared = [s for s in meta["sensors"] if any(g[0] == s["name"] for g in groups)]
+    used = {c for es in groups.values() for e in es for c in e["params"]["channels"]}
+    sensor_channels = [[c for c in s["channels"] if c in used] for s in declared]
+    strays = used - {c for cs in sensor_channels for c in cs}
+    if strays:
+        raise FirmwareGenError(f"channel {sorted(strays)[0]!r} is read by an extractor but is "
+                               f"no channel of its sensor in the bundle")
+    all_channels = [c for cs in sensor_channels for c in cs]
+    scales = None
+    if numeric != "float32":
+        scales = resolve_full_scale(all_channels, full_scale,
+                                    _channel_bounds(meta, arrays, _extractor_entries(meta)))
+    scale_of = dict(zip(all_channels, scales or ()))
+    idents = sensor_idents([s["name"] for s in declared])
+    chosen = {s["name"]: max(r for n, r in groups if n == s["name"]) for s in declared}
+    for s in declared:
+        _factor(s["name"], float(s["sample_rate_hz"]), chosen[s["name"]], "its fastest feature")
+    sensors = tuple(SensorPlan(s["name"], ident, chosen[s["name"]], tuple(cs),
+                               None if scales is None else tuple(scale_of[c] for c in cs),
+                               float(s["sample_rate_hz"]))
+                    for s, ident, cs in zip(declared, idents, sensor_channels))
+    index = {s.name: i for i, s in enumerate(sensors)}
+    out = []
+    for g, ((sname, rate), entries) in enumerate(groups.items()):
+        sensor = declared[index[sname]]
+        factor = _factor(sname, sensors[index[sname]].rate_hz, rate,
+                         f"extractor {entries[0]['name']!r}")
+        gmeta = _group_meta(meta, sensor, rate, entries, list(sensors[index[sname]].channels))
+        rows = [meta["selected"].index(f) for f in gmeta["selected"]]
+        sub = _SubBundle(gmeta, {k: arrays[k][rows] for k in ("x_min", "x_max")},
+                         bundle.bundle_sha256())
+        reads = {c for e in entries for c in e["params"]["channels"]}
+        plan = make_plan(sub, name=f"{prefix}{g}", numeric=numeric,
+                         full_scale=None if scales is None else
+                         {c: scale_of[c] for c in reads})
+        chans = tuple(sensors[index[sname]].channels.index(c) for c in plan.channels)
+        slots = tuple(meta["selected"].index(f) for f in plan.features)
+        out.append(GroupPlan(index[sname], rate, factor, chans, plan, slots))
+    fed = sorted(s for g in out for s in g.slots)
+    if fed != list(range(len(meta["selected"]))):
+        raise FirmwareGenError("the bundle's selected features and its extractors disagree")
+    return MultiRatePlan(
+        name=name, numeric=numeric, sensors=sensors, groups=tuple(out),
+        window_s=float(meta["window_s"]), hop_s=float(meta["hop_s"]),
+        features=tuple(meta["selected"]),
+        targets=tuple(str(t) for t in (meta.get("classes") or meta["targets"])),
+        task=meta["task"], bundle_sha256=bundle.bundle_sha256())
