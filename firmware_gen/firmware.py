@@ -26,6 +26,7 @@ from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
 from .memory import check_ram, ram_estimate
 from .memory_flash import check_flash, flash_estimate
+from .multirate_c import MULTIRATE_FORMAT_VERSION
 from .plan import FORMAT_VERSION, NUMERIC_CODES, PROTOCOL_VERSION, make_plan
 from .targets import get_target, makefile, run_command, runtime_files
 
@@ -63,13 +64,38 @@ def template(name: str) -> str:
 
 
 
+def _multirate_values(mplan) -> dict:
+    """main.c's values of a multi-rate plan: the sensors comment and the tables of
+    templates/main_multirate.c.j2 (window and hop per sensor, sensor, decimation, window and
+    hop per group)."""
+    P = mplan.name.upper()
+    sizes = [(round(mplan.window_s * s.rate_hz), round(mplan.hop_s * s.rate_hz))
+             for s in mplan.sensors]
+    groups = mplan.groups
+    tables = [cgen.array_declare(ctype, name, values, size_macros=(size,))
+              for ctype, name, values, size in (
+                  ("uint16_t", "fw_sensor_window", [w for w, _ in sizes], f"{P}_N_SENSORS"),
+                  ("uint16_t", "fw_sensor_hop", [h for _, h in sizes], f"{P}_N_SENSORS"),
+                  ("uint8_t", "fw_group_sensor", [g.sensor for g in groups], f"{P}_N_GROUPS"),
+                  ("uint16_t", "fw_group_factor", [g.factor for g in groups], f"{P}_N_GROUPS"),
+                  ("uint16_t", "fw_group_window", [g.plan.window for g in groups],
+                   f"{P}_N_GROUPS"),
+                  ("uint16_t", "fw_group_hop", [g.plan.hop for g in groups], f"{P}_N_GROUPS"))]
+    listing = "; ".join(f"{i} {s.name} ({s.rate_hz:g} Hz): {', '.join(s.channels)}"
+                        for i, s in enumerate(mplan.sensors))
+    return {"mr": True, "tables": tables, "n_channels": str(len(mplan.channels)),
+            "mr_fmt": str(MULTIRATE_FORMAT_VERSION), "channels_text": listing}
+
+
 def main_source(plan, target) -> str:
     """``main.c``: the protocol loop for the plan's numeric format (templates/main.c.j2; its
-    lines are short by construction: :func:`sensorbudget.export.ctemplate.fit`)."""
+    lines are short by construction: :func:`sensorbudget.export.ctemplate.fit`); of a
+    :class:`~.multirate.MultiRatePlan`, the multi-rate loop (PUSH_EVENTS, SENSORS)."""
     sb, ib, scb, get_sample, get_input, put_score = _WIRE[plan.numeric]
     score_t = {"float32": "float", "q15": "int16_t", "q31": "int32_t"}[plan.numeric]
-    channels = ", ".join(plan.channels)
-    values = {
+    extra = _multirate_values(plan) if hasattr(plan, "groups") else {"mr": False}
+    channels = extra.pop("channels_text", None) or ", ".join(plan.channels)
+    values = {**extra,
         "name": plan.name, "NAME": plan.name.upper(), "target": target.name,
         "numeric": plan.numeric, "NUMERIC": plan.numeric.upper(), "version": package_version(),
         "fmt": str(FORMAT_VERSION), "header_fmt": str(HEADER_FORMAT_VERSION),
@@ -157,6 +183,15 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
     if name.lower().startswith("sbfw") or name.lower() == "fw":
         raise FirmwareGenError(f"name={name!r} collides with the firmware runtime's 'sbfw_' / "
                                f"'fw_' symbols; choose another prefix")
+    if numeric == "q31" and tgt.arch == "avr":
+        raise FirmwareGenError(f"numeric q31 needs a 64-bit double for its quantiser; "
+                               f"{tgt.name}'s avr-gcc has a 32-bit double (the scores would "
+                               f"differ from the reference): use --numeric q15 or float32")
+    if bundle.meta.get("multi_rate"):     # sensors at their own rates: .firmware_multirate
+        from .firmware_multirate import generate_multirate_firmware
+
+        return generate_multirate_firmware(bundle, tgt, numeric=numeric, name=name,
+                                           full_scale=full_scale, kernel=kernel, plan=plan)
     if plan is None:
         plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
     elif (plan.name, plan.numeric, plan.bundle_sha256) != (name, numeric, bundle.bundle_sha256()):
@@ -164,10 +199,6 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
                                f"this bundle for name={name!r}, numeric={numeric!r}")
     elif full_scale is not None:
         raise FirmwareGenError("give full_scale to make_plan, not with a plan")
-    if numeric == "q31" and tgt.arch == "avr":
-        raise FirmwareGenError(f"numeric q31 needs a 64-bit double for its quantiser; "
-                               f"{tgt.name}'s avr-gcc has a 32-bit double (the scores would "
-                               f"differ from the reference): use --numeric q15 or float32")
     check_buffers(plan, tgt)
     try:
         header = c_header(bundle, name=name, numeric=numeric)
