@@ -91,16 +91,22 @@ class Backend:
     def push(self, samples) -> list:
         raise NotImplementedError
 
+    def push_events(self, events) -> list:
+        """[(window, scores)] of a multi-rate device's events ((count, encoded events))."""
+        raise NotImplementedError
+
     def stats(self):
         """(unit, extractors, model) of the last window, or None."""
         return None
 
     def exchange(self, requests):
-        """Answers of ``requests`` (``("push", samples)`` or ``("stats", None)``) in order:
+        """Answers of ``requests`` (``("push", samples)``, ``("events", events)`` or
+        ``("stats", None)``) in order:
         [(window, scores)] of a push, (unit, extractors, model) or None of a STATS. Here one at
         a time; :class:`ProtocolBackend` keeps ``in_flight`` requests on the link at once."""
         for kind, samples in requests:
-            yield self.push(samples) if kind == "push" else self.stats()
+            yield (self.push(samples) if kind == "push" else
+                   self.push_events(samples) if kind == "events" else self.stats())
 
     def bench(self, reps: int, part: str):
         """(unit, total) of ``reps`` runs of ``part`` ("model"/"extractors"), or None."""

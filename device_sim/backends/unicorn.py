@@ -149,19 +149,66 @@ class UnicornBackend(Backend):
         self._load(self.out_dir / "firmware.elf")
         m = self.model
         return DeviceInfo(VERSION, m.numeric, m.k, m.t, len(m.channels), m.window, m.hop,
-                          fw["name"])
+                          fw["name"], tuple(getattr(m, "sensors", ())))
 
     def _load(self, elf_path) -> None:
         self.cpu = self.make_cpu(elf_path)
         self.uc, self.symbols = self.cpu.uc, self.cpu.symbols
         symbols = self.symbols
         p = self.fw_name
+        if getattr(self.model, "multi_rate", False):
+            self._load_multirate(p)
+            return
         self.fn = {"reset": self._sym(f"{p}_stream_reset"), "add": self._sym(f"{p}_stream_add"),
                    "compute": self._sym(f"{p}_stream_compute"), "model": self._model_fn()}
         self.stream = self._sym("fw_stream")
         self._layout(symbols["fw_stream"]["st_size"], symbols["fw_scores"]["st_size"])
 
     make_vars = None             # Makefile variables of the build (build_firmware)
+
+    def _load_multirate(self, p: str) -> None:
+        """A multi-rate image: main.c's ``fw_event`` (through ``fw_event_ptr``: one event into
+        ``<p>_mr_push``; on a ready window its count, the model inputs in ``fw_inputs``) and the
+        model kernel on ``fw_inputs``."""
+        m = self.model
+        self.fn = {"reset": self._sym(f"{p}_mr_reset"), "event": self._pointer("fw_event_ptr"),
+                   "model": self._model_fn()}
+        self.stream = self._sym("fw_stream")
+        self.inputs = self._sym("fw_inputs")
+        self.input_dtype = np.dtype({"float32": "<f4", "q15": "<i2", "q31": "<i4"}[m.numeric])
+        self.score_dtype = np.dtype(SCORE_DTYPES[m.numeric] if m.numeric == "float32" else
+                                    {"q15": "<i2", "q31": "<i4"}[m.numeric])
+        size = self.symbols["fw_scores"]["st_size"]
+        if size != self.score_dtype.itemsize * m.t:
+            raise DeviceError(f"fw_scores has {size} bytes; expected {m.t} scores of "
+                              f"{self.score_dtype.itemsize} (firmware_gen changed?)")
+
+    def _pointer(self, name: str) -> int:
+        return struct.unpack("<I", self.uc.mem_read(self._sym(name), 4))[0]
+
+    def push_events(self, events) -> list:
+        """Answers of a PUSH_EVENTS request's events ((count, bytes): sensor u8 and its values
+        each), one ``fw_event`` call per event; the call that completes a window is its
+        extractor cost (as main.c times it), the kernel call its model cost."""
+        m = self.model
+        count, data = events
+        size = m.sample_dtype.itemsize
+        out, pos = [], 0
+        for _ in range(count):
+            sensor = data[pos]
+            n = 1 + m.sensors[sensor].channels * size
+            self.uc.mem_write(self.scratch, bytes(data[pos + 1:pos + n]))
+            pos += n
+            ready, ext = self._call(self.fn["event"], sensor, self.scratch)
+            ready = ready - (1 << 32) if ready >= 1 << 31 else ready
+            if ready <= 0:
+                continue
+            _, model = self._call(self.fn["model"], self.inputs, self.scratch + 0x400)
+            raw = bytes(self.uc.mem_read(self.scratch + 0x400, self.score_dtype.itemsize * m.t))
+            scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
+            out.append((ready - 1, scores))
+            self.last = (ext, model)
+        return out
 
     @staticmethod
     def make_cpu(elf_path):
