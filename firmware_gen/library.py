@@ -28,13 +28,15 @@ from sensorbudget.export.cgen import DEFAULT_NAME
 from sensorbudget.export.errors import ExportError
 from sensorbudget.trainer.version import package_version
 
-from . import library_build, library_decide
+from . import library_build, library_decide, multirate_library
 from .bounds import stated_stream_bound
 from .ctemplate import macro, render
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
 from .library_arduino import arduino_name
+from .multirate import is_multi_rate, make_multirate_plan
+from .multirate_c import model_header, multirate_sources
 from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
 
 LIBRARY_FORMAT_VERSION = 1
@@ -157,6 +159,36 @@ def api_source(name: str, plan, header) -> str:
                   fixed=plan.fixed, **fixed, **library_decide.template_values(p, plan))
 
 
+def _multirate_library(bundle, *, numeric: str, name: str, full_scale, kernel: str) -> Library:
+    """:func:`generate_library` of a multi-rate bundle: the unit of :mod:`.multirate_c` (groups
+    prefixed ``<name>_g``) and the API of :mod:`.multirate_library`."""
+    prefix = model_prefix(name)
+    mplan = make_multirate_plan(bundle, name=prefix, numeric=numeric, full_scale=full_scale,
+                                group_prefix=f"{name}_g")
+    header = model_header(bundle, mplan)
+    kernel = choose_kernel(kernel, mplan.k, mplan.t)
+    what = f"the {name} model as a C library ({mplan.numeric}, multi-rate)"
+    src = {f"{name}.h": multirate_library.api_header(
+               name, prefix, mplan, header, _banner(mplan, f"{name}.h", what),
+               bundle.meta.get("decision")),
+           f"{name}.c": multirate_library.api_source(
+               name, prefix, mplan, _banner(mplan, f"{name}.c", f"the {name} library's API"),
+               FP_CONTRACT_OFF),
+           **multirate_sources(mplan, bundle, header, kernel, FP_CONTRACT_OFF + "\n")}
+    files = {f"src/{fname}": text for fname, text in src.items()}
+    files.update(library_build.build_files(name, mplan, header))
+    manifest = _manifest(name, mplan, header, kernel, [*files, MANIFEST])
+    manifest.update(multi_rate=True, window_s=mplan.window_s, hop_s=mplan.hop_s,
+                    window=None, hop=None,
+                    sensors=[{"name": s.name, "c_name": ident, "rate_hz": s.rate_hz,
+                              "recorded_hz": s.recorded_hz, "channels": list(s.channels)}
+                             for s, (_, ident) in zip(mplan.sensors,
+                                                      multirate_library.library_idents(
+                                                          name, mplan))])
+    files[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
+    return Library(files=files, plan=mplan, manifest=manifest, header=header)
+
+
 def _manifest(name: str, plan, header, kernel: str, files, stream_bound=None) -> dict:
     fx = header.fixed
     return {
@@ -166,12 +198,13 @@ def _manifest(name: str, plan, header, kernel: str, files, stream_bound=None) ->
         "numeric": plan.numeric, "kernel": kernel, "bundle_sha256": plan.bundle_sha256,
         "task": plan.task, "input_kind": plan.input_kind, "channels": list(plan.channels),
         "full_scale": None if plan.full_scale is None else list(plan.full_scale),
-        "window": plan.window, "hop": plan.hop, "k": plan.k, "t": plan.t,
+        "window": getattr(plan, "window", None), "hop": getattr(plan, "hop", None),
+        "k": plan.k, "t": plan.t,
         "features": list(plan.features), "targets": list(plan.targets),
         "score_frac_bits": None if fx is None else fx.score_frac_bits,
         "error_bound": None if fx is None else header.error_bound,
         "stream_error_bound": stream_bound,
-        "sources": list(library_build.sources(name)), "files": sorted(files),
+        "sources": list(library_build.sources(name, plan)), "files": sorted(files),
     }
 
 
@@ -211,6 +244,9 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
     """
     _check_name(name)
     prefix = model_prefix(name)
+    if is_multi_rate(bundle):
+        return _multirate_library(bundle, numeric=numeric, name=name, full_scale=full_scale,
+                                  kernel=kernel)
     plan = make_plan(bundle, name=prefix, numeric=numeric, full_scale=full_scale)
     try:
         header = c_header(bundle, name=prefix, numeric=numeric)

@@ -113,6 +113,15 @@ class MultiRatePlan:
         return None if not self.fixed else tuple(v for s in self.sensors for v in s.full_scale)
 
     @property
+    def summary(self) -> str:
+        """One line: the sensors at their rates, the groups, the window and hop."""
+        sensors = ", ".join(f"{s.name} at {s.rate_hz:g} Hz ({', '.join(s.channels)})"
+                            for s in self.sensors)
+        n = sum(len(g.plan.extractors) for g in self.groups)
+        return (f"{n} extractors in {len(self.groups)} (sensor, rate) groups on {sensors}, "
+                f"window {self.window_s:g} s, hop {self.hop_s:g} s")
+
+    @property
     def max_sensor_channels(self) -> int:
         return max(len(s.channels) for s in self.sensors)
 

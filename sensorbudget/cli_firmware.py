@@ -172,6 +172,8 @@ def input_summary(plan) -> str:
     """What the generated code reads: the feature vector, or the extractors over channels."""
     if plan.input_kind == "features":
         return f"input: the {plan.k} selected features (one prediction per feature vector)"
+    if getattr(plan, "groups", None):       # multi-rate (firmware_gen.multirate)
+        return plan.summary
     return (f"{len(plan.extractors)} extractors on {len(plan.channels)} channels "
             f"({', '.join(plan.channels)}), window {plan.window}, hop {plan.hop}")
 

@@ -82,8 +82,7 @@ def test_predict_on_recordings_equals_the_table_and_onnx(run):
     np.testing.assert_allclose(np.ravel(scores), predicted, rtol=1e-12)
 
 
-@pytest.mark.parametrize("args", [("export", "c-library", "b", "-o", "lib", "--name", "g"),
-                                  ("firmware", "b", "--target", "host", "-o", "fw"),
+@pytest.mark.parametrize("args", [("firmware", "b", "--target", "host", "-o", "fw"),
                                   ("simulate", "b", "--recordings", "r.csv", "--backend",
                                    "python", "--report", "sim")])
 def test_what_is_not_built_for_several_rates_refuses_with_one_line(run, args):

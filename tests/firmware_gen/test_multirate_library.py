@@ -1,0 +1,244 @@
+"""The multi-rate C library (``export c-library`` of a multi-rate bundle): built with CMake
+(``add_subdirectory``, gcc -Werror) on the host and for a Cortex-M4F under QEMU, a replay
+program pushes each sensor's real samples through ``<name>_push_<sensor>`` (Q15 through
+``<name>_quantize_<sensor>``) in time order and prints every window's scores, which equal the
+multi-rate Python reference bit for bit; the CLI writes the same files as the Python API."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from sensorbudget.export import cgen
+from sensorbudget.firmware_gen import multirate_reference as mr
+from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.multirate_library import library_idents
+from tests.firmware_gen import library_helpers as L
+from tests.firmware_gen.test_multirate_c import bundle, recordings, spec  # noqa: F401
+
+MAIN_C = r"""
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "@name@.h"
+#include "replay_data.h"
+
+void replay_puts(const char *s);
+
+static char out[32 + 12 * @NAME@_N_TARGETS];
+static @name@_t model;
+
+static char *put_text(char *p, const char *s)
+{
+    while (*s != '\0') {
+        *p++ = *s++;
+    }
+    return p;
+}
+
+static char *put_int(char *p, int32_t v)
+{
+    char digits[12];
+    int n = 0;
+    uint32_t u = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
+    if (v < 0) {
+        *p++ = '-';
+    }
+    do {
+        digits[n++] = (char)('0' + (int)(u % 10u));
+        u /= 10u;
+    } while (u != 0u);
+    while (n > 0) {
+        *p++ = digits[--n];
+    }
+    return p;
+}
+
+static char *put_score(char *p, @name@_score_t s)
+{
+#if defined(@NAME@_NUMERIC_FLOAT32)
+    uint32_t bits;
+    int i;
+    memcpy(&bits, &s, sizeof bits);
+    for (i = 7; i >= 0; --i) {
+        *p++ = "0123456789abcdef"[(bits >> (unsigned)(4 * i)) & 0xFu];
+    }
+    return p;
+#else
+    return put_int(p, (int32_t)s);
+#endif
+}
+
+static int push(unsigned sensor, const float *values)
+{
+    @name@_sample_t sample[@NAME@_MODEL_MAX_SENSOR_CHANNELS];
+    switch (sensor) {
+@cases@
+    default:
+        return -1;
+    }
+}
+
+int main(void)
+{
+    @name@_score_t scores[@NAME@_N_TARGETS];
+    static const float none[@NAME@_MODEL_MAX_SENSOR_CHANNELS];
+    unsigned i, j;
+    char *p = out;
+    @name@_init(&model);
+    p = put_text(p, "pre ");
+    p = put_int(p, (int32_t)@name@_predict(&model, scores));
+    p = put_text(p, " ");
+    p = put_int(p, (int32_t)@name@_predict(NULL, scores));
+    p = put_text(p, " ");
+    p = put_int(p, (int32_t)@name@_push(&model, @NAME@_N_SENSORS, (const @name@_sample_t *)none));
+    p = put_text(p, "\n");
+    *p = '\0';
+    replay_puts(out);
+    for (i = 0u; i < REPLAY_N; ++i) {
+        int done = push(replay_sensor[i], replay_values[i]);
+        if (done < 0 || done != @name@_ready(&model)) {
+            replay_puts("contract broken\n");
+            return 3;
+        }
+        if (!done) {
+            continue;
+        }
+        if (@name@_predict(&model, scores) != @NAME@_OK || @name@_ready(&model)) {
+            replay_puts("contract broken\n");
+            return 3;
+        }
+        p = put_text(out, "w ");
+        p = put_int(p, (int32_t)@name@_window_index(&model));
+        for (j = 0u; j < @NAME@_N_TARGETS; ++j) {
+            p = put_text(p, " ");
+            p = put_score(p, scores[j]);
+        }
+        p = put_text(p, "\n");
+        *p = '\0';
+        replay_puts(out);
+    }
+    return 0;
+}
+"""
+
+
+def _program(lib, streams: dict, order, io: str) -> dict:
+    """main.c, replay_data.h (float32 values per push, padded) and the I/O file."""
+    name, mplan = lib.name, lib.plan
+    width = mplan.max_sensor_channels
+    names = [s.name for s in mplan.sensors]
+    rows = []
+    for s, i in order:
+        row = list(np.asarray(streams[names[s]][i], dtype=np.float32)) + [0.0] * width
+        rows.append("    {" + ", ".join(cgen.c_float(v) for v in row[:width]) + "}")
+    data = (f"#define REPLAY_N {len(order)}u\nstatic const unsigned char replay_sensor[REPLAY_N]"
+            f" = {{{', '.join(str(s) for s, _ in order)}}};\n"
+            f"static const float replay_values[REPLAY_N][{width}] = {{\n" + ",\n".join(rows)
+            + "\n};\n")
+    cases = []
+    for macro, ident in library_idents(name, mplan):
+        if mplan.fixed:
+            body = (f"        {name}_quantize_{ident}(values, sample);\n"
+                    f"        return {name}_push_{ident}(&model, sample);")
+        else:
+            body = (f"        memcpy(sample, values, {macro}_N_CHANNELS * sizeof sample[0]);\n"
+                    f"        return {name}_push_{ident}(&model, sample);")
+        cases.append(f"    case {macro}:\n{body}")
+    main = MAIN_C.replace("@cases@", "\n".join(cases)).replace("@name@", name)
+    return {"main.c": main.replace("@NAME@", name.upper()), "replay_data.h": data, "io.c": io}
+
+
+def _build(lib, streams, order, work, cpu=None):
+    lib_dir = L.write_tree(lib.files, work / "lib")
+    project = work / "project"
+    files = _program(lib, streams, order, L.HOST_IO if cpu is None else L.ARM_IO)
+    files["CMakeLists.txt"] = L.PROJECT.format(
+        name=lib.name, io="io.c", warnings=" ".join(w for w in L.WARNINGS if w != "-std=c99"))
+    toolchain = None
+    if cpu is not None:
+        files["link.ld"] = L.LINKER_SCRIPT
+        files["toolchain.cmake"] = L.TOOLCHAIN.format(cpu=L.ARM_CPUS[cpu][0],
+                                                      ld=project / "link.ld")
+        toolchain = project / "toolchain.cmake"
+    L.write_tree(files, project)
+    return L.cmake_build(project, lib_dir, work / "build", toolchain=toolchain,
+                         build_type="Release" if cpu is None else "MinSizeRel")
+
+
+def _expected(lib, bundle, real):   # noqa: F811
+    mplan = lib.plan
+    streams = mr.quantize_streams(mplan, real) if mplan.fixed else real
+    order = mr.push_order(mplan, {s: len(x) for s, x in streams.items()})
+    return order, mr.stream(mplan, bundle, streams, order)[2]
+
+
+def _check(text, lib, scores):
+    lines = text.splitlines()
+    assert lines[0] == f"pre 2 1 0", lines[:2]       # no window, NULL, unknown sensor
+    windows = [int(line.split()[1]) for line in lines[1:]]
+    assert windows == list(range(len(scores)))
+    values = [line.split()[2:] for line in lines[1:]]
+    if lib.plan.fixed:
+        assert np.array_equal(np.array(values, dtype=np.int64), np.asarray(scores))
+    else:
+        bits = np.array([[int(v, 16) for v in row] for row in values], dtype=np.uint32)
+        assert np.array_equal(bits, np.asarray(scores, dtype=np.float32).view(np.uint32))
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_library_on_the_host_equals_the_reference(bundle, recordings, numeric,  # noqa: F811
+                                                   tmp_path):
+    L.need("cmake", "gcc")
+    lib = generate_library(bundle, numeric=numeric, name="gait")
+    real = mr.trainer_streams(lib.plan, recordings[1][0])
+    order, scores = _expected(lib, bundle, real)
+    exe = _build(lib, real, order, tmp_path)
+    _check(L.run_host(exe), lib, scores)
+    assert len(scores) >= 5
+
+
+def test_library_on_a_cortex_m4f_under_qemu_equals_the_reference(bundle, recordings,  # noqa: F811
+                                                                  tmp_path):
+    L.need("cmake", "arm-none-eabi-gcc", "qemu-system-arm")
+    lib = generate_library(bundle, numeric="q15", name="gait")
+    real = mr.trainer_streams(lib.plan, recordings[2][0])
+    order, scores = _expected(lib, bundle, real)
+    exe = _build(lib, real, order, tmp_path, cpu="cortex-m4f")
+    _check(L.run_qemu(exe, "cortex-m4f"), lib, scores)
+
+
+def test_library_files_name_each_sensor_and_list_their_sources(bundle):  # noqa: F811
+    name = "g" * (cgen.MAX_NAME - len("_model"))
+    for numeric in ("float32", "q31"):
+        lib = generate_library(bundle, numeric=numeric, name=name)
+        assert lib.files == generate_library(bundle, numeric=numeric, name=name).files
+        for fname, text in lib.files.items():
+            if fname not in ("library.properties", "library.json", "c_library.json"):
+                assert all(len(line) <= cgen.MAX_LINE for line in text.splitlines()), fname
+        api = lib.files[f"src/{name}.h"].replace("\n", " ")
+        for ident in ("accel_lis3dh", "gyro"):
+            assert f"int {name}_push_{ident}(" in " ".join(api.split())
+        manifest = json.loads(lib.files["c_library.json"])
+        assert manifest["multi_rate"] and [s["c_name"] for s in manifest["sensors"]] == [
+            "accel_lis3dh", "gyro"]
+        assert set(manifest["sources"]) <= set(lib.files)
+        assert len(manifest["sources"]) == 2 + len(lib.plan.groups)
+        assert f"{name}_push_sample" not in api
+
+
+def test_cli_writes_the_library_of_the_python_api(bundle, tmp_path):  # noqa: F811
+    from click.testing import CliRunner
+
+    from sensorbudget.cli import main
+
+    done = CliRunner().invoke(main, ["export", "c-library", str(bundle.path), "-o",
+                                     str(tmp_path / "lib"), "--name", "gait", "--numeric",
+                                     "q15"])
+    assert done.exit_code == 0, done.output
+    lib = generate_library(bundle, numeric="q15", name="gait")
+    for fname, text in lib.files.items():
+        assert (tmp_path / "lib" / fname).read_text() == text, fname
