@@ -185,7 +185,7 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
     """
     from sensorbudget.firmware_gen.api import as_bundle
 
-    from .reference import ReferenceModel
+    from .multirate import make_model
     from .simulate import DEFAULT_BATTERY_WH
     from .simulate import simulate as run
 
@@ -208,7 +208,7 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
                          battery_wh=DEFAULT_BATTERY_WH if battery_wh is None else battery_wh,
                          workdir=workdir, bench=bench, timeout=timeout, retries=retries,
                          full_scale=full_scale, profile=profile, progress=progress, **options)
-    model = ReferenceModel(loaded, numeric, full_scale=full_scale)     # for the timeline plot
+    model = make_model(loaded, numeric, full_scale=full_scale)     # for the timeline plot
     return Simulation(report=report, result=result, model=model)
 
 

@@ -116,6 +116,13 @@ class MultiRateModel(ReferenceModel):
         return ends
 
 
+def make_model(bundle, numeric: str = "float32", *, full_scale=None) -> ReferenceModel:
+    """The reference of ``bundle``: a :class:`MultiRateModel` for a multi-rate bundle, else a
+    :class:`ReferenceModel`."""
+    kind = MultiRateModel if bundle.meta.get("multi_rate") else ReferenceModel
+    return kind(bundle, numeric, full_scale=full_scale)
+
+
 class EventStream:
     """A segment's events in push order, encoded once: ``len()`` events, ``[a:b]`` the
     (count, bytes) of a PUSH_EVENTS request; ``starts[m]`` / ``ends[m]`` the first event of

@@ -13,8 +13,7 @@ from sensorbudget.trainer.sensing.streams import StreamFormat
 
 from .backends import best_backend, make_backend
 from .errors import DeviceError
-from .multirate import MultiRateModel, MultiRateReplayer
-from .reference import ReferenceModel
+from .multirate import MultiRateReplayer, make_model
 from .replay import Replayer
 from .report import build_report, write_report
 
@@ -96,7 +95,7 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     """
     bundle, bundle_path = as_bundle(bundle_dir)
     multi = bool(bundle.meta.get("multi_rate"))
-    model = (MultiRateModel if multi else ReferenceModel)(bundle, numeric, full_scale=full_scale)
+    model = make_model(bundle, numeric, full_scale=full_scale)
     recordings = load_recordings(recordings_path, model.sample_rate,      # as features read them
                                  StreamFormat.from_options(bundle.meta.get("recording_options")))
     if backend == "best":

@@ -15,6 +15,7 @@ import json
 from sensorbudget.trainer.version import package_version
 
 from .errors import FirmwareGenError
+from .firmware_main import _WIRE, Firmware, main_source, template
 from .kernel_c import choose_kernel
 from .multirate import make_multirate_plan
 from .multirate_c import model_header, multirate_sources
@@ -88,8 +89,6 @@ def generate_multirate_firmware(bundle, tgt, *, numeric: str, name: str, full_sc
                                 kernel: str = "auto", plan=None):
     """The :class:`~.firmware.Firmware` of a multi-rate ``bundle`` for target ``tgt``
     (arguments as :func:`.firmware.generate_firmware`; ``plan``: its MultiRatePlan)."""
-    from .firmware import _WIRE, Firmware, main_source, template
-
     if plan is None:
         plan = make_multirate_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
     elif (plan.name, plan.numeric, plan.bundle_sha256) != (name, numeric, bundle.bundle_sha256()):

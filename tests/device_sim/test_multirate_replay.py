@@ -1,0 +1,259 @@
+"""Multi-rate replay (issue 30 item 3) on the python backend: the event order and window
+completions against slow definitions, the device's predictions against the trainer's features,
+the protocol's multi-rate commands, the report's rates and energy, CLI against the Python API,
+a faulty link, missing samples and bad recordings."""
+
+from __future__ import annotations
+
+import json
+import struct
+from fractions import Fraction
+from functools import partial
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import sensorbudget as sb
+from sensorbudget.device_sim.client import DeviceInfo, parse_hello, parse_sensors
+from sensorbudget.device_sim.fake_multirate import FakeMultiRateDevice
+from sensorbudget.device_sim.backends import PythonBackend
+from sensorbudget.device_sim.multirate import (
+    EventStream,
+    MultiRateModel,
+    MultiRateReplayer,
+    multirate_segments,
+)
+from sensorbudget.device_sim.protocol import Cmd, Err, FrameDecoder, encode_frame
+from sensorbudget.device_sim.simulate import simulate
+from sensorbudget.device_sim.transports import FakeClock, FaultyTransport
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.recordings import load_recordings
+
+from .multirate_data import SENSORS_TOML, train_multirate, write_multirate_set
+
+
+@pytest.fixture(scope="session")
+def watch(tmp_path_factory):
+    """(bundle dir, TRAIN set, TEST set) of the two-sensor multi-rate BasicMotions set."""
+    return train_multirate(tmp_path_factory.mktemp("watch"))
+
+
+def model_of(bundle, numeric="float32"):
+    return MultiRateModel(load_bundle(bundle), numeric)
+
+
+def first_segment(watch, numeric="float32"):
+    bundle, train, _ = watch
+    model = model_of(bundle, numeric)
+    rec = load_recordings(train, model.sample_rate).recordings[0]
+    k0, streams, _, _ = multirate_segments(rec, model)[0]
+    return model, k0, streams
+
+
+def test_the_bundle_has_sensors_and_groups_at_several_rates(watch):
+    """The set exercises interleaving: two sensors pushed at different rates, one of them
+    also decimated in the device."""
+    model = model_of(watch[0])
+    rates = {s.name: s.rate_hz for s in model.plan.sensors}
+    assert rates == {"accel": 10.0, "gyro": 5.0}
+    assert {(model.plan.sensors[g.sensor].name, g.factor) for g in model.plan.groups} == {
+        ("accel", 1), ("accel", 4), ("gyro", 1)}
+
+
+def test_events_go_in_time_order_and_windows_complete_where_a_slow_loop_says(watch):
+    model, _, streams = first_segment(watch)
+    wire = model.wire_streams(streams)
+    events = EventStream(model, wire)
+    p = model.plan
+    # slow order: exact times i / rate as fractions, ties to the lower sensor index
+    slow = sorted(((Fraction(i) / Fraction(s.rate_hz), si, i) for si, s in enumerate(p.sensors)
+                   for i in range(len(wire[s.name]))))
+    got, pos = [], 0
+    for _ in range(len(events)):
+        s = events.data[pos]
+        n = 1 + len(p.sensors[s].channels) * wire[p.sensors[s].name].dtype.itemsize
+        got.append((s, bytes(events.data[pos + 1:pos + n])))
+        pos += n
+    count = {si: 0 for si in range(len(p.sensors))}
+    for (s, values), (_, si, i) in zip(got, slow):
+        assert s == si and values == wire[p.sensors[si].name][i].tobytes()
+        count[si] += 1
+    assert len(got) == len(slow) and pos == len(events.data)
+    # slow completion: the first prefix of events holding every sample each group reads in m
+    have = [[] for _ in p.sensors]
+    ends = []
+    for e, (_, si, i) in enumerate(slow):
+        have[si].append(i)
+        while all(all(idx in set(have[g.sensor]) for idx in
+                      (np.arange(g.plan.window) + len(ends) * g.plan.hop) * g.factor)
+                  for g in p.groups):
+            ends.append(e)
+    assert list(events.ends) == ends and len(ends) == 11
+    # each window's first event: the first with a time at or after m * hop_s
+    for m, start in enumerate(events.starts):
+        assert start == next(e for e, (t, _, _) in enumerate(slow) if t >= m * Fraction(
+            str(p.hop_s)))
+
+
+def test_device_predictions_equal_the_model_on_the_trainers_features(watch, tmp_path):
+    """Independent reference: the features the trainer computed for the bundle
+    (``sensorbudget features``, rates.py) through the float32 model give bit for bit the
+    scores the device answered for each window."""
+    bundle, train, _ = watch
+    (tmp_path / "s.toml").write_text(SENSORS_TOML)
+    data = sb.features(str(train), sensors=str(tmp_path / "s.toml"))
+    b = load_bundle(bundle)
+    cols = [list(data.feature_names).index(f) for f in b.meta["selected"]]
+    X = np.asarray(data.X, dtype=np.float32)[:, cols]
+    W, bias = np.asarray(b.W, dtype=np.float32), np.asarray(b.b, dtype=np.float32)
+    expect = np.repeat(bias[None, :], len(X), axis=0)
+    for i in range(W.shape[0]):                 # the C header's sequential float32 sums
+        expect = expect + X[:, i:i + 1] * W[i]
+    report, result = simulate(bundle, train, backend="python")
+    got = np.array([r.scores for r in result.records])
+    assert report["predictions"] == len(X) == 440 and report["mismatches"] == 0
+    assert np.array_equal(got.view(np.uint32), expect.astype(np.float32).view(np.uint32))
+
+
+def frames(device, *requests, first=1):
+    """Answers (seq, cmd, payload) of ``device`` to requests (cmd, payload), seq first, ..."""
+    dec, out = FrameDecoder(), []
+    for seq, (cmd, payload) in enumerate(requests, first):
+        out += dec.feed(device.feed(encode_frame(seq, cmd, payload)))
+    return out
+
+
+def test_hello_sensors_and_refusals_of_the_fake_device(watch):
+    model, _, streams = first_segment(watch, "q15")
+    dev = FakeMultiRateDevice(model)
+    wire = model.wire_streams(streams)
+    events = EventStream(model, wire)
+    (_, _, hello), (_, _, sensors), (_, cmd, err) = frames(
+        dev, (Cmd.HELLO, b""), (Cmd.SENSORS, b""), (Cmd.PUSH_SAMPLES, b"\x00\x00"))
+    info = parse_hello(hello)
+    assert (info.window, info.hop, info.channels, info.numeric) == (0, 0, 4, "q15")
+    assert list(parse_sensors(sensors)) == model.sensors
+    assert [(s.channels, s.window, s.hop, s.rate_hz) for s in model.sensors] == [
+        (3, 20, 8, 10.0), (1, 10, 4, 5.0)]
+    assert (cmd, err) == (Cmd.ERROR, bytes([Cmd.PUSH_SAMPLES, Err.UNKNOWN_COMMAND]))
+    count, body = events[0:int(events.ends[1]) + 1]
+    good = struct.pack("<H", count) + body
+    bad_sensor = struct.pack("<H", 1) + bytes([2]) + body[1:7]
+    answers = frames(dev, (Cmd.PUSH_EVENTS, bad_sensor), (Cmd.PUSH_EVENTS, good[:-1]),
+                     (Cmd.PUSH_EVENTS, good), first=4)
+    assert [a[2] for a in answers[:2]] == [bytes([Cmd.PUSH_EVENTS, Err.BAD_VALUE]),
+                                           bytes([Cmd.PUSH_EVENTS, Err.BAD_LENGTH])]
+    # the refused requests consumed nothing: windows 0 and 1, with the reference's scores
+    (n,) = struct.unpack_from("<H", answers[2][2])
+    assert answers[2][1] == Cmd.PUSH_EVENTS | 0x80 and n == 2
+    ref = model.stream_scores({k: v[:len(v)] for k, v in wire.items()})
+    for j in range(2):
+        off = 2 + j * (4 + 4 * model.t)
+        assert struct.unpack_from("<I", answers[2][2], off)[0] == j
+        assert np.array_equal(np.frombuffer(answers[2][2], "<i4", model.t, off + 4), ref[j])
+
+
+def test_an_answer_too_long_for_the_device_is_refused_before_any_sample(watch):
+    model, _, streams = first_segment(watch)
+    events = EventStream(model, model.wire_streams(streams))
+    dev = FakeMultiRateDevice(model, max_response=2 + 4 + 4 * model.t)   # one window at most
+    count, body = events[0:int(events.ends[1]) + 1]
+    (_, _, err), (_, _, one) = frames(dev, (Cmd.PUSH_EVENTS, struct.pack("<H", count) + body),
+                                      (Cmd.PUSH_EVENTS, struct.pack("<H", events.ends[0] + 1)
+                                       + events[0:int(events.ends[0]) + 1][1]), first=1)
+    assert err == bytes([Cmd.PUSH_EVENTS, Err.BAD_LENGTH])
+    assert struct.unpack_from("<HI", one) == (1, 0)
+
+
+def test_report_rates_and_energy_at_each_sensors_own_rate(watch, tmp_path):
+    """Energy per prediction = rate x min(window_s, hop_s) readings x energy per reading at
+    that rate (datasheet current x supply / rate), per sensor, the same as the bundle's."""
+    bundle, _, test = watch
+    report, _ = simulate(bundle, test, backend="python", report_dir=tmp_path / "rep")
+    meta = load_bundle(bundle).meta
+    acc_e = 5e-6 * 2.5 / 10                 # the toml: 5 uA at 10 Hz, 2.5 V
+    expect = {"accel": (10.0, 10 * min(2.0, 0.8) * acc_e), "gyro": (5.0, 5 * 0.8 * 1.05e-3)}
+    rates = {s["name"]: s for s in report["rates"]["sensors"]}
+    by_bundle = {s["name"]: s for s in meta["sensors"]}
+    for name, (rate, energy) in expect.items():
+        assert rates[name]["rate_hz"] == rate == by_bundle[name]["chosen_rate_hz"]
+        assert rates[name]["energy_j"] == pytest.approx(energy, rel=1e-12)
+        assert by_bundle[name]["energy_per_prediction_j"] == pytest.approx(energy, rel=1e-12)
+        assert rates[name]["readings"] == round(rate * 0.8)
+    assert report["energy"]["energy_per_prediction_j"]["sensors"] == pytest.approx(
+        sum(e for _, e in expect.values()), rel=1e-12)
+    assert rates["accel"]["feature_rates_hz"] == [10.0, 2.5]
+    summary = (tmp_path / "rep" / "summary.md").read_text()
+    assert "accel pushed at 10 Hz" in summary and "gyro pushed at 5 Hz" in summary
+    assert report["energy"]["deadline_s"] == 0.8
+
+
+def test_cli_and_python_api_write_the_same_report(watch, tmp_path):
+    from sensorbudget.cli import main
+
+    bundle, _, test = watch
+    run = partial(CliRunner().invoke, main, catch_exceptions=False)
+    result = run(["simulate", str(bundle), "--recordings", str(test), "--numeric", "q15",
+                  "--report", str(tmp_path / "cli")])
+    assert result.exit_code == 0, result.output
+    assert "0 mismatches" in result.output
+    sb.simulate(str(bundle), str(test), numeric="q15").save(tmp_path / "api")
+    assert (tmp_path / "cli" / "summary.md").read_bytes() == (
+        tmp_path / "api" / "summary.md").read_bytes()
+    report, again = (json.loads((tmp_path / d / "report.json").read_text())
+                     for d in ("cli", "api"))
+    for r in (report, again):
+        r.pop("round_trip_s")         # the link's wall-clock round trips, set aside
+    assert report == again
+    assert report["predictions"] == report["delivered"] == 88 and report["rates"]
+
+
+def test_a_faulty_link_loses_and_corrupts_nothing(watch, tmp_path):
+    bundle, _, test = watch
+
+    def wrap(port):
+        return FaultyTransport(port, seed=5, corrupt=0.002, drop=0.002)
+
+    model, clock = model_of(bundle), FakeClock()       # timeouts pass on the fake clock
+    dev = PythonBackend(model, wrap=wrap, clock=clock, sleep=clock.advance, timeout=0.05)
+    res = MultiRateReplayer(dev, model, clock=clock, sleep=clock.advance).run(
+        load_recordings(test, model.sample_rate))
+    assert res.mismatches == 0 and res.count("lost") == 0 and len(res.records) == 88
+    assert res.link["retransmissions"] > 0 or res.recoveries > 0
+
+
+def test_a_missing_sample_skips_the_windows_the_trainer_skips(watch, tmp_path):
+    """An empty accelerometer cell (sample 35 of recording 0) drops the windows holding it;
+    the replay predicts the windows the trainer's feature set has, with no mismatch."""
+    rec_dir = write_multirate_set(tmp_path / "gap", "TEST", per_class=1, missing_at=(0, 35))
+    (tmp_path / "s.toml").write_text(SENSORS_TOML)
+    data = sb.features(str(rec_dir), sensors=str(tmp_path / "s.toml"))
+    report, result = simulate(watch[0], rec_dir, backend="python")
+    first = [r for r in result.records if r.recording == result.records[0].recording]
+    assert report["mismatches"] == 0 and report["predictions"] == len(data.X) == 4 * 11 - 3
+    assert len(first) == 8 and {r.segment for r in first} == {0, 1}
+    ends = sorted(r.end_time_s for r in first)
+    assert 2.0 + 0.8 * 2 not in ends and 2.0 + 0.8 * 5 in ends     # windows 2-4 skipped
+
+
+def test_recordings_a_sensor_contradicts_give_one_clear_error(watch, tmp_path):
+    from sensorbudget.cli import main
+
+    rec_dir = write_multirate_set(tmp_path / "jit", "TEST", per_class=1)
+    path = rec_dir / "rec00.csv"
+    lines = path.read_text().splitlines()
+    assert lines[4].startswith("0.20,") and lines[4].endswith(",,,")
+    lines[4] = "0.17" + lines[4][4:]       # an accelerometer row 0.03 s (0.3 period) early
+    path.write_text("\n".join(lines) + "\n")
+    result = CliRunner().invoke(main, ["simulate", str(watch[0]), "--recordings", str(rec_dir),
+                                       "--report", str(tmp_path / "rep")])
+    assert result.exit_code == 2, result.output
+    out = result.output.strip().splitlines()
+    assert len(out) == 1 and out[0].startswith("Error: ") and "'accel'" in out[0]
+    assert "jitter tolerance" in out[0] and not (tmp_path / "rep").exists()
+
+
+def test_device_info_of_a_single_rate_device_is_unchanged():
+    info = DeviceInfo(2, "float32", 3, 1, 2, 8, 4, "m")
+    assert not info.multi_rate and info.sensors == () and info.max_push(1024) == 127
