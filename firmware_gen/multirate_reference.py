@@ -124,3 +124,24 @@ def trainer_streams(mplan, aligned: dict) -> dict:
     ``decimation``-th sample (the sensor's rate on the device)."""
     return {s.name: np.column_stack([aligned[s.name].columns[c][::s.decimation]
                                      for c in s.channels]) for s in mplan.sensors}
+
+
+def stream_error_bounds(mplan, fixed, W) -> np.ndarray:
+    """Per target, how far a fixed-point multi-rate firmware's real scores may be from the
+    float64 model on the float32 features of the same samples (samples within the full
+    scales, features in the training ranges): :func:`.bounds.stream_error_bounds` with each
+    group's extractor errors (:func:`.bounds.feature_error` of the group's plan: its window and
+    full scales) put on the model inputs they feed; every input goes through the header's
+    quantiser (the model's bound)."""
+    from .bounds import RANGE_SLACK, feature_error
+
+    W = np.abs(np.asarray(W, dtype=np.float64).reshape(mplan.k, -1))
+    width = (fixed.x_hi.astype(np.float64) - fixed.x_lo.astype(np.float64)) * (1 + RANGE_SLACK)
+    err = width.copy()
+    for g in mplan.groups:
+        for ext in g.plan.extractors:
+            e = feature_error(g.plan, ext)
+            for slot in ext.slots:
+                model_slot = g.slots[slot]
+                err[model_slot] = width[model_slot] if e is None else min(e, width[model_slot])
+    return fixed.error_bounds + err @ W
