@@ -64,7 +64,9 @@ class MultiRateModel(ReferenceModel):
             raise DeviceError(f"cannot simulate this bundle: {exc}") from None
         self.bundle, self.meta, self.numeric = bundle, bundle.meta, numeric
         p = self.plan
-        self.sample_rate = max(s.rate_hz for s in p.sensors)
+        # the recordings' highest rate (as 'features' read them: .ts samples at i / rate)
+        self.sample_rate = float(bundle.meta.get("sample_rate_hz") or
+                                 max(s.recorded_hz for s in p.sensors))
         self.window_s, self.hop_s = p.window_s, p.hop_s
         self.window, self.hop = 0, 0          # as the device's HELLO: no single window
         self.channels = list(p.channels)

@@ -85,14 +85,19 @@ def test_predict_on_recordings_equals_the_table_and_onnx(run):
 @pytest.mark.parametrize("args", [("firmware", "b", "--target", "host", "-o", "fw"),
                                   ("simulate", "b", "--recordings", "r.csv", "--backend",
                                    "python", "--report", "sim")])
-def test_what_is_not_built_for_several_rates_refuses_with_one_line(run, args):
+def test_firmware_and_simulate_take_sensors_at_several_rates(run, args):
+    """Issue 30 item 3: firmware is generated and simulate replays the interleaved streams,
+    every prediction equal to the reference (tests/device_sim/test_multirate_replay.py)."""
     tmp, _ = run
     done = _cli(*args, cwd=tmp)
-    assert done.returncode == 2
-    lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: ")
-    assert "run at their own rates (" in lines[0] and "not supported yet" in lines[0]
-    assert not (tmp / args[args.index("-o" if "-o" in args else "--report") + 1]).exists()
+    assert done.returncode == 0, done.stderr
+    if args[0] == "firmware":
+        assert "PUSH_EVENTS" in (tmp / "fw" / "main.c").read_text()
+    else:
+        report = json.loads((tmp / "sim" / "report.json").read_text())
+        assert report["predictions"] == report["delivered"] > 0 and report["mismatches"] == 0
+        assert {s["name"] for s in report["rates"]["sensors"]} == set(
+            report["bundle"]["required_sensors"])
 
 
 def _write(path, time, columns):
