@@ -37,6 +37,7 @@ from .kernel_c import choose_kernel, kernel_header
 from .library_arduino import arduino_name
 from .multirate import is_multi_rate, make_multirate_plan
 from .multirate_c import model_header, multirate_sources
+from .multirate_reference import stated_stream_bound
 from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
 
 LIBRARY_FORMAT_VERSION = 1
@@ -168,16 +169,17 @@ def _multirate_library(bundle, *, numeric: str, name: str, full_scale, kernel: s
     header = model_header(bundle, mplan)
     kernel = choose_kernel(kernel, mplan.k, mplan.t)
     what = f"the {name} model as a C library ({mplan.numeric}, multi-rate)"
+    bound = stated_stream_bound(mplan, header, bundle.W)
     src = {f"{name}.h": multirate_library.api_header(
                name, prefix, mplan, header, _banner(mplan, f"{name}.h", what),
-               bundle.meta.get("decision")),
+               bundle.meta.get("decision"), bound),
            f"{name}.c": multirate_library.api_source(
                name, prefix, mplan, _banner(mplan, f"{name}.c", f"the {name} library's API"),
                FP_CONTRACT_OFF),
            **multirate_sources(mplan, bundle, header, kernel, FP_CONTRACT_OFF + "\n")}
     files = {f"src/{fname}": text for fname, text in src.items()}
     files.update(library_build.build_files(name, mplan, header))
-    manifest = _manifest(name, mplan, header, kernel, [*files, MANIFEST])
+    manifest = _manifest(name, mplan, header, kernel, [*files, MANIFEST], bound)
     manifest.update(multi_rate=True, window_s=mplan.window_s, hop_s=mplan.hop_s,
                     window=None, hop=None,
                     sensors=[{"name": s.name, "c_name": ident, "rate_hz": s.rate_hz,

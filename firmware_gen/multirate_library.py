@@ -56,7 +56,7 @@ def _usage(name: str, mplan) -> list:
     return lines
 
 
-def _macros(name: str, p: str, mplan, header) -> list:
+def _macros(name: str, p: str, mplan, header, stream_bound=None) -> list:
     N, P = name.upper(), p.upper()
     rows = [f"#define {N}_LIBRARY_FORMAT_VERSION 1", f"#define {N}_MULTI_RATE 1",
             f"#define {N}_N_SENSORS{cgen.BREAK}{P}_N_SENSORS",
@@ -85,17 +85,22 @@ def _macros(name: str, p: str, mplan, header) -> list:
                  " * for features within the training ranges. */",
                  f"#define {N}_SCORE_SCALE {cgen.c_float(2.0 ** -fx.score_frac_bits)}",
                  f"#define {N}_ERROR_BOUND{cgen.BREAK}{P}_{mplan.numeric.upper()}_ERROR_BOUND"]
+    if stream_bound is not None:
+        rows += ["/* From samples (within +-full scale) whose float32 features lie in the",
+                 " * training ranges: |real score - float64 model| <= STREAM_ERROR_BOUND",
+                 " * (Q15 samples, every sensor's rates; firmware_gen.multirate_reference). */",
+                 f"#define {N}_STREAM_ERROR_BOUND{cgen.BREAK}{stream_bound:.1e}f"]
     return [cgen.fit(row)[:-1] if row else row for row in rows]
 
 
 def api_header(name: str, p: str, mplan, header, banner: str,
-               decision: dict | None = None) -> str:
+               decision: dict | None = None, stream_bound=None) -> str:
     """``<name>.h`` of a multi-rate library."""
     sensors = [(macro, ident, cgen.c_comment(s.name))
                for (macro, ident), s in zip(library_idents(name, mplan), mplan.sensors)]
     return render("multirate_api.h.j2", n=name, N=name.upper(), p=p, banner=banner,
                   usage=cgen.block_comment(_usage(name, mplan)).rstrip("\n"),
-                  macros=_macros(name, p, mplan, header), sensors=sensors,
+                  macros=_macros(name, p, mplan, header, stream_bound), sensors=sensors,
                   sample="an int16_t Q15 value" if mplan.fixed else "a float",
                   score_t=_SCORE_T[mplan.numeric], fixed=mplan.fixed,
                   decide_decls=library_decide.declarations(name, mplan, decision))

@@ -121,9 +121,27 @@ def stream(mplan, bundle, streams: dict, order=None):
 def trainer_streams(mplan, aligned: dict) -> dict:
     """{sensor: samples} a device pushes for one recording's aligned sensors
     (:func:`sensorbudget.trainer.sensing.rates.align`): the grid from index 0 on, every
-    ``decimation``-th sample (the sensor's rate on the device)."""
-    return {s.name: np.column_stack([aligned[s.name].columns[c][::s.decimation]
-                                     for c in s.channels]) for s in mplan.sensors}
+    ``decimation``-th sample (the sensor's rate on the device). A device counts samples, so
+    a grid point without a sample (a gap, or an empty cell of a pushed channel) is refused
+    with its sensor and time: the trainer skips the windows around it, a device cannot."""
+    out = {}
+    for s in mplan.sensors:
+        a = aligned[s.name]
+        x = np.column_stack([a.columns[c] for c in s.channels])
+        bad = np.flatnonzero(~a.present | np.isnan(x).any(axis=1))
+        if bad.size:
+            raise FirmwareGenError(
+                f"sensor {s.name!r} has no sample at t={(bad[0] + a.phase) / a.rate:.9g} s (grid "
+                f"point {int(bad[0])} at {a.rate:g} Hz): a device stream has no gaps; cut the "
+                f"recording there (--split-gaps)")
+        out[s.name] = x[::s.decimation]
+    return out
+
+
+def trainer_phases(mplan, aligned: dict) -> dict:
+    """{sensor: phase in its pushed periods} of aligned sensors: where its grid index 0 lies
+    after the recording's first time stamp (``push_order``'s ``phases``)."""
+    return {s.name: aligned[s.name].phase / s.decimation for s in mplan.sensors}
 
 
 def stream_error_bounds(mplan, fixed, W) -> np.ndarray:
@@ -145,3 +163,13 @@ def stream_error_bounds(mplan, fixed, W) -> np.ndarray:
                 model_slot = g.slots[slot]
                 err[model_slot] = width[model_slot] if e is None else min(e, width[model_slot])
     return fixed.error_bounds + err @ W
+
+
+def stated_stream_bound(mplan, header, W) -> float | None:
+    """The largest per-target bound of :func:`stream_error_bounds`, rounded up to two digits
+    as the header states its own (None for float32)."""
+    from sensorbudget.export.c_header import stated_bound
+
+    if header.fixed is None:
+        return None
+    return float(stated_bound(float(np.max(stream_error_bounds(mplan, header.fixed, W)))))

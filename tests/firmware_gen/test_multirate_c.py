@@ -212,3 +212,24 @@ def test_the_c_header_of_a_multi_rate_bundle_is_the_model_of_the_c(bundle, tmp_p
     assert done.exit_code == 0, done.output
     mplan = make_multirate_plan(bundle, name="sbmodel", numeric="q15")
     assert (tmp_path / "m.h").read_text() == multirate_sources(mplan, bundle)["sbmodel.h"]
+
+
+def test_a_recording_with_a_gap_is_refused_and_phases_order_the_pushes(bundle, recordings):
+    """A device counts samples: a missing grid point is one clear error naming the sensor and
+    the time; a sensor whose grid starts half a period late is pushed after the others."""
+    import dataclasses
+
+    mplan = make_multirate_plan(bundle, name="sbmodel", numeric="float32")
+    aligned = dict(recordings[0][0])
+    gyro = aligned["gyro"]
+    present = gyro.present.copy()
+    present[37] = False
+    aligned["gyro"] = dataclasses.replace(gyro, present=present, phase=0.5)
+    aligned["Accel_LIS3DH"] = dataclasses.replace(aligned["Accel_LIS3DH"], phase=0.0)
+    with pytest.raises(FirmwareGenError, match=r"sensor 'gyro' has no sample at t=3.75 s"):
+        mr.trainer_streams(mplan, aligned)
+    phases = mr.trainer_phases(mplan, aligned)
+    assert phases == {"Accel_LIS3DH": 0.0, "gyro": 0.5}
+    order = mr.push_order(mplan, {"Accel_LIS3DH": 3, "gyro": 3}, phases)
+    assert order == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
+    assert mr.push_order(mplan, {"Accel_LIS3DH": 2, "gyro": 2}, {"gyro": -0.5})[0] == (1, 0)
