@@ -114,13 +114,13 @@ def train_design(design: Design, data, test, cap, out: Path) -> None:
     design.bundle = str(path)
 
 
-def simulate(design: Design, test_path: Path, out: Path) -> None:
+def simulate(design: Design, test_path: Path, out: Path, devices=None) -> None:
     """The design as float32 firmware on each device, replaying TEST (a device whose tools
     are missing, or firmware that refuses multi-rate bundles, is skipped with the reason)."""
     from sensorbudget.device_sim.backends import available_backends
 
     missing = available_backends()
-    for device, (target, backend) in DEVICES.items():
+    for device, (target, backend) in (devices or DEVICES).items():
         if missing.get(backend) is not None:
             design.simulations[device] = {"skipped": f"backend {backend}: {missing[backend]}"}
             continue

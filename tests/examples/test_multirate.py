@@ -4,6 +4,7 @@ sklearn's StratifiedGroupKFold and GreedyRLS fitted directly on each training fo
 energy per prediction from sensors.toml by hand; the test-split accuracy from the bundle's
 weights in numpy. Skips without ../shared/data/basic_motions."""
 
+import dataclasses
 import functools
 import json
 import importlib.util
@@ -184,3 +185,21 @@ def test_a_foreign_out_folder_is_refused_untouched(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.startswith("Error: --out") and "'notes.txt'" in err and err.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("device", ["nucleo-f4", "arduino-uno"])
+def test_device_replay_equals_the_python_design(example, tmp_path, device):
+    """The multi-rate design as float32 firmware replaying TEST: every prediction equals the
+    Python reference's and the device's accuracy is the table's test-split accuracy. Skips
+    while firmware refuses multi-rate bundles or the device's tools are missing (CI has them)."""
+    ex, rows = example
+    design = dataclasses.replace(rows[0][0], simulations={})
+    ex.simulate(design, DATA / "BasicMotions_TEST.ts", tmp_path,
+                devices={device: ex.DEVICES[device]})
+    got = design.simulations[device]
+    if "skipped" in got:
+        pytest.skip(got["skipped"])
+    assert got["predictions"] == 360 and got["lost"] == 0 and got["mismatches"] == 0
+    assert got["accuracy"] == pytest.approx(design.test_accuracy, abs=1e-12)
+    assert got["energy_j"]["sensors"] == pytest.approx(design.energy_j, rel=1e-12)
+    assert got["cost_median"] > 0
