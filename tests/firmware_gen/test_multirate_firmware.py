@@ -1,0 +1,162 @@
+"""Multi-rate firmware images (issue 30 item 3) on every backend here: the interleaved
+two-sensor BasicMotions set (accelerometer at 10 Hz with a 2.5 Hz group decimated in the
+device, gyroscope at 5 Hz half a period later) replayed with every prediction equal to the
+reference; the compiled firmware answers the protocol byte for byte as the Python device; the
+instruction counts of QEMU and unicorn agree; generated lines fit 100 columns."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+import pytest
+
+from sensorbudget.device_sim.backends import available_backends
+from sensorbudget.device_sim.fake_multirate import FakeMultiRateDevice
+from sensorbudget.device_sim.multirate import EventStream, MultiRateModel, multirate_segments
+from sensorbudget.device_sim.protocol import Cmd, FrameDecoder, encode_frame
+from sensorbudget.device_sim.simulate import simulate
+from sensorbudget.firmware_gen import FirmwareGenError, generate_firmware
+from sensorbudget.firmware_gen.build import build, write_firmware
+from sensorbudget.firmware_gen.targets import get_target
+from sensorbudget.trainer.bundle.model import load_bundle
+from sensorbudget.trainer.sensing.recordings import load_recordings
+from tests.device_sim.multirate_data import train_multirate
+from tests.firmware_gen.helpers import Session
+
+AVAILABLE = available_backends()
+UNIT = {"host": "nanoseconds", "simavr": "cycles"}
+
+
+def need(spec):
+    if AVAILABLE.get(spec) is not None:
+        pytest.skip(f"backend {spec}: {AVAILABLE[spec]}")
+
+
+@pytest.fixture(scope="session")
+def watch(tmp_path_factory):
+    return train_multirate(tmp_path_factory.mktemp("watch-fw"))
+
+
+@pytest.mark.parametrize("spec,numeric", [
+    ("host", "float32"), ("host", "q15"), ("host", "q31"),
+    ("qemu-nucleo-f4", "float32"), ("qemu-nucleo-f4", "q15"),
+    ("simavr", "q15"), ("simavr", "float32"),
+    ("unicorn-m4f", "float32"), ("unicorn-rv32", "q15")])
+def test_every_backend_replays_the_interleaved_streams_bit_for_bit(watch, spec, numeric,
+                                                                   tmp_path):
+    need(spec)
+    bundle, _, test = watch
+    report, result = simulate(bundle, test, backend=spec, numeric=numeric, workdir=tmp_path,
+                              bench=spec.startswith(("qemu", "simavr")))
+    assert report["predictions"] == report["delivered"] == 88
+    assert report["mismatches"] == 0 and report["unexpected"] == 0 and report["lost"] == 0
+    assert report["cost"]["measured"] and report["cost"]["unit"] == UNIT.get(spec,
+                                                                              "instructions")
+    assert all(r.extractors is not None and r.extractors > 0 for r in result.records)
+    assert [s["pushed_hz"] for s in report["rates"]["sensors"]] == [10.0, 5.0]
+    if spec.startswith(("qemu", "simavr")):   # BENCH: <p>_mr_compute, counted exactly
+        assert report["cost"]["bench"]["extractors"]["per_run"] > 0
+
+
+def test_qemu_and_unicorn_count_the_same_instructions(watch, tmp_path):
+    """The completing event and the model kernel: QEMU's -icount region is unicorn's exact
+    per-call count plus one constant per part (the call through the pointer and the counter's
+    own few instructions the boot calibration does not make)."""
+    need("qemu-m4f")
+    need("unicorn-m4f")
+    bundle, _, test = watch
+    runs = [simulate(bundle, test, backend=spec, numeric="q15", workdir=tmp_path / spec,
+                     bench=False)[1] for spec in ("qemu-m4f", "unicorn-m4f")]
+    qemu, exact = ([(r.extractors, r.model) for r in res.records] for res in runs)
+    assert len(qemu) == len(exact) == 88
+    diffs = {(qe - ee, qm - em) for (qe, qm), (ee, em) in zip(qemu, exact, strict=True)}
+    assert len(diffs) == 1, diffs
+    assert all(0 <= d <= 8 for d in diffs.pop())
+    assert len({e for e, _ in exact}) > 1       # the windows' costs differ: not one constant
+
+
+def _requests(model, events):
+    """A request sequence through every multi-rate command and refusal: HELLO, SENSORS, a
+    PUSH_SAMPLES (unknown here), an unknown sensor, a truncated request, the segment in
+    requests that end where windows complete, RESET and the first window again."""
+    ends = [int(e) + 1 for e in events.ends]
+    count, body = events[0:ends[0]]
+    out = [(Cmd.HELLO, b""), (Cmd.SENSORS, b""), (Cmd.PUSH_SAMPLES, b"\x00\x00"),
+           (Cmd.PUSH_EVENTS, struct.pack("<H", 1) + bytes([len(model.sensors)]) + body[1:13]),
+           (Cmd.PUSH_EVENTS, struct.pack("<H", count) + body[:-1])]
+    start = 0
+    for stop in (ends[0], ends[1] - 3, ends[3], len(events)):      # 0, 1+, 2 windows, rest
+        n, chunk = events[start:stop]
+        out.append((Cmd.PUSH_EVENTS, struct.pack("<H", n) + chunk))
+        start = stop
+    return out + [(Cmd.RESET, b""), (Cmd.PUSH_EVENTS, struct.pack("<H", count) + body)]
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_the_compiled_firmware_answers_as_the_python_device(watch, numeric, tmp_path):
+    """The same frames into the host image and into FakeMultiRateDevice give the same answer
+    bytes (the segment's requests are small enough for every target's buffers)."""
+    if AVAILABLE["host"] is not None:
+        pytest.skip(AVAILABLE["host"])
+    bundle, _, test = watch
+    b = load_bundle(bundle)
+    model = MultiRateModel(b, numeric)
+    rec = load_recordings(test, model.sample_rate).recordings[1]
+    _, streams, _, _ = multirate_segments(rec, model)[0]
+    requests = _requests(model, EventStream(model, model.wire_streams(streams)))
+    fake = FakeMultiRateDevice(model, name="sbmodel")
+    fw = generate_firmware(b, target="host", numeric=numeric, plan=model.plan)
+    write_firmware(fw, tmp_path / "fw")
+    build(tmp_path / "fw")
+    session = Session(tmp_path / "fw")
+    predicted = 0
+    try:
+        for seq, (cmd, payload) in enumerate(requests):
+            got = session.request(cmd, payload, seq=seq)
+            want = FrameDecoder().feed(fake.feed(encode_frame(seq, cmd, payload)))
+            assert [(seq, *got)] == want, (seq, cmd)
+            if got[0] == Cmd.PUSH_EVENTS | 0x80:
+                predicted += struct.unpack_from("<H", got[1])[0]
+        session.seq = len(requests)
+        assert session.quit() == 0
+    finally:
+        session.process.close()
+    assert predicted == 11 + 1 and fake.windows == 1    # the segment's, then one after RESET
+
+
+@pytest.mark.parametrize("target", ["host", "nucleo-f4", "arduino-uno"])
+def test_generated_files_fit_100_columns_and_name_the_sensors(watch, target):
+    b = load_bundle(watch[0])
+    fw = generate_firmware(b, target=target, numeric="q15")
+    long = [(f, i) for f, text in fw.files.items() if f.endswith((".c", ".h"))
+            for i, line in enumerate(text.splitlines(), 1) if len(line) > 100]
+    assert long == []
+    main = fw.files["main.c"]
+    assert "0 accel (10 Hz): acc_x, acc_y, acc_z; 1 gyro (5 Hz): gyro_z" in main
+    m = fw.manifest["multi_rate"]
+    assert [(s["name"], s["rate_hz"], s["window"], s["hop"]) for s in m["sensors"]] == [
+        ("accel", 10.0, 20, 8), ("gyro", 5.0, 10, 4)]
+    assert fw.manifest["window"] == fw.manifest["hop"] == 0
+    assert (fw.manifest["ram_estimate"] is None) == (get_target(fw.target).name == "host")
+
+
+def test_a_model_whose_answers_overflow_the_uno_is_refused(watch):
+    """One window's PUSH_EVENTS answer must fit the target's transmit buffer (AVR: 160)."""
+    b = load_bundle(watch[0])
+    model = MultiRateModel(b, "float32")
+    big = type(model.plan)(**{**model.plan.__dict__, "targets": tuple(range(40))})
+    with pytest.raises(FirmwareGenError) as err:
+        generate_firmware(b, target="arduino-uno", numeric="float32", plan=big)
+    assert "holds at most 160" in str(err.value)
+
+
+def test_single_rate_main_c_has_no_multirate_part(tmp_path):
+    """A single-rate image keeps its PUSH_SAMPLES loop (the golden files pin its bytes)."""
+    from tests.device_sim.conftest import TINY_SENSORS, train, write_tiny
+
+    (tmp_path / "s.toml").write_text(TINY_SENSORS)
+    bundle = train(write_tiny(tmp_path / "rec"), tmp_path / "s.toml", tmp_path / "b", 3)
+    main = generate_firmware(load_bundle(bundle), target="host").files["main.c"]
+    assert "PUSH_EVENTS" not in main and "fw_push(in, n, out, len)" in main
+    assert np.char.count(main, "multirate") == 0
