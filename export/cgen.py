@@ -179,6 +179,21 @@ def wrap_literal(literal_text: str, indent: str, width: int = MAX_LINE) -> list:
     return lines
 
 
+def line_comment(text: str, lead: str = "", width: int = MAX_LINE) -> str:
+    """``/* text */`` (already-safe text: :func:`c_comment`) at indentation ``lead``, ending in a
+    newline: one line when it fits in ``width`` columns, else the text wrapped at blanks (a word
+    longer than a line, such as a long channel name, is cut) on `` * `` lines between ``/*``
+    and `` */``."""
+    one = f"{lead}/* {text} */"
+    if len(one) <= width:
+        return one + "\n"
+    if "*/" in text or "/*" in text:
+        raise ExportError(f"comment {text[:40]!r} contains a comment delimiter")
+    body = textwrap.wrap(text, width - len(lead) - 3, break_long_words=True,
+                         break_on_hyphens=False)
+    return f"{lead}/*\n" + "".join(f"{lead} * {b}\n" for b in body) + f"{lead} */\n"
+
+
 #: the mark of a blank where :func:`fit` may break a line (``{{ br }}`` in a template), and of
 #: a place between two tokens where it may break (``{{ join }}``: nothing when not broken), and
 #: of the start of a trailing comment (``{{ note }}``: its own line above the code when the line
@@ -205,7 +220,8 @@ def fit_line(text: str, width: int = MAX_LINE) -> str:
     stays whole (the emitters put the marks; test_line_length checks the longest names). The
     one way generated lines are kept short (no rewrap pass afterwards). A trailing comment
     after :data:`NOTE` (with the blanks before it) stays where it is when the whole line fits,
-    else goes on its own line above the code.
+    else goes on its own line above the code (wrapped by :func:`line_comment` when it is
+    longer than a line itself: a long channel name).
     """
     if NOTE in text:
         code, note = text.rstrip("\n").split(NOTE, 1)
@@ -213,7 +229,10 @@ def fit_line(text: str, width: int = MAX_LINE) -> str:
         whole = fit_line(code + note, width)       # the note keeps its blanks when it stays
         if whole.count("\n") == 1 and len(whole) - 1 <= width:
             return whole
-        return lead + note.strip() + "\n" + fit_line(code, width)
+        if len(lead + note.strip()) <= width:
+            return lead + note.strip() + "\n" + fit_line(code, width)
+        notes = re.findall(r"/\*(.*?)\*/", note)     # each comment wrapped on its own
+        return "".join(line_comment(n.strip(), lead, width) for n in notes) + fit_line(code, width)
     parts = re.split(f"({BREAK}|{JOIN})", text.rstrip("\n"))
     lead = parts[0][:len(parts[0]) - len(parts[0].lstrip(" "))]
     pieces = [parts[0][len(lead):]] + parts[2::2]
@@ -281,7 +300,7 @@ def array_declare(ctype: str, name: str, values, *, per_line: int = 6,
         if len(body) == 1 and len(body[0] + comment) <= MAX_LINE:
             body[0] += comment
         elif comment:
-            body.insert(0, "    " + comment.strip())
+            body.insert(0, line_comment(row_comments[r], "    ")[:-1])
         lines += body
     return "\n".join(lines) + "\n};\n"
 
@@ -297,13 +316,14 @@ def _rows(items, per_line: int, indent: str) -> list:
 
 def block_comment(lines) -> str:
     """A ``/* ... */`` block from already-safe lines (each is checked for a stray terminator);
-    a line longer than :data:`MAX_LINE` is wrapped at blanks, continued 4 columns deeper."""
+    a line longer than :data:`MAX_LINE` is wrapped at blanks, continued 4 columns deeper (a
+    word longer than a line, such as a long channel name, is cut: only a comment's layout)."""
     body = []
     for line in lines:
         if "*/" in line or "/*" in line:
             raise ExportError(f"comment line {line[:40]!r} contains a comment delimiter")
         lead = line[:len(line) - len(line.lstrip())]
         body += textwrap.wrap(line.lstrip(), MAX_LINE - 3, initial_indent=lead,
-                              subsequent_indent=lead + "    ", break_long_words=False,
+                              subsequent_indent=lead + "    ", break_long_words=True,
                               break_on_hyphens=False) or [""]
     return "/*\n" + "\n".join((" * " + b).rstrip() for b in body) + "\n */\n"

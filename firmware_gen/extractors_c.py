@@ -130,7 +130,7 @@ def _compute(plan, ints: dict, per_input: bool) -> str:
             continue
         chans = ", ".join(plan.channels[c] for c in key[1])
         kinds = ", ".join(e.kind for e in members)
-        lines.append(f"    /* {cgen.c_comment(chans)}: {kinds} */")
+        lines.append(cgen.line_comment(f"{cgen.c_comment(chans)}: {kinds}", "    ")[:-1])
         g = sum(1 for k2, st2, _ in groups[:groups.index((key, stats, members))] if st2)
         for e in members:
             scale = f"{p}_{'energy' if e.kind == 'energy' else 'sample'}_scale[{e.channels[0]}]"

@@ -7,18 +7,19 @@ preprocessing) pair a plan needs, ``<name>_stream_compute`` calls one generated 
 for the channel and the step (``<name>_series_acc_x_jerk``), that
 
 1. fills the scratch array ``<name>_x`` once: the ring buffer unrolled (a plain copy), or the
-   preprocessing (:mod:`sensorbudget.trainer.sensing.shape`: ``d[i] = x[i+1] - x[i]``; ``y[i] = ALPHA * (y[i-1]
-   + (x[i] - x[i-1]))``), computed once however many features read it (the transform level of
-   the cost model);
+   preprocessing (:mod:`sensorbudget.trainer.sensing.shape`: ``d[i] = x[i+1] - x[i]``;
+   ``y[i] = ALPHA * (y[i-1] + (x[i] - x[i-1]))``), computed once however many features read it
+   (the transform level of the cost model);
 2. computes every non-spectral feature of that array, then, per spectrum window (Hann,
    rectangular), the power spectrum once (:mod:`.fft_c`) and every spectral feature reading it;
 3. last, the percentiles: a selection (Wirth's, about ``2 N`` compares) reorders the array in
    place, which no later feature reads (several percentiles select in the same array: a
    permutation of the window has the same order statistics).
 
-Every routine is a literal transcription of its docstring in :mod:`sensorbudget.trainer.sensing.extractors`,
-:mod:`~sensorbudget.trainer.sensing.shape` and :mod:`~sensorbudget.trainer.sensing.spectral` (same float32 operation order,
-no fused multiply-add), so the values equal :mod:`sensorbudget.firmware_gen.reference` bit for bit. A Q15
+Every routine is a literal transcription of its docstring in
+:mod:`sensorbudget.trainer.sensing.extractors`, :mod:`~sensorbudget.trainer.sensing.shape` and
+:mod:`~sensorbudget.trainer.sensing.spectral` (same float32 operation order, no fused
+multiply-add), so the values equal :mod:`sensorbudget.firmware_gen.reference` bit for bit. A Q15
 ``percentile`` without preprocessing selects on an ``int16_t`` copy (``<name>_q``): exact.
 Scratch arrays are file ``static`` (one set, however many channels: each group consumes them
 before the next fills them); nothing is allocated.
@@ -106,11 +107,18 @@ def _value(plan, e, n: str, length: int) -> str:
     return f"{p}_s_{e.kind}({JOIN}{p}_x,{BR}{n})"
 
 
+#: longest name of a series group's function (``static void <name>(`` and a call fit in 100
+#: columns; a long channel name is cut, leaving room for a ``_<k>`` suffix that keeps it unique)
+MAX_FUNCTION_NAME = 80
+
+
 def _function_names(plan) -> list:
     names, seen = [], set()
     for (c, pre, pre_arg), _ in groups(plan):
-        base = f"{plan.name}_series_{cgen.sanitize_identifier(plan.channels[c])}"
-        base += f"_{pre}" if pre else ""
+        channel = cgen.sanitize_identifier(plan.channels[c])
+        step = f"_{pre}" if pre else ""
+        head = f"{plan.name}_series_"
+        base = head + channel[:MAX_FUNCTION_NAME - 4 - len(head) - len(step)].rstrip("_") + step
         name, k = base, 2
         while name in seen:
             name, k = f"{base}_{k}", k + 1
