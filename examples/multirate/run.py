@@ -13,9 +13,9 @@ features each, it compares the design chosen when every feature is a candidate a
 - the design: ``sensorbudget train`` on all of TRAIN (its price and its sensor energy per
   prediction, from sensors.toml through the one cost model);
 - test split: that design's predictions on the 40 TEST recordings (never trained on);
-- simulate: the design as float32 firmware on the nucleo-f4 image under QEMU and on the
-  Arduino Uno under simavr, replaying TEST (skipped, with the tool's reason, while firmware
-  refuses multi-rate bundles).
+- simulate: the multi-rate design as float32 firmware on the nucleo-f4 image under QEMU and
+  on the Arduino Uno under simavr, replaying TEST (a device whose tools are missing is skipped
+  with the reason).
 
 Without ../shared/data/basic_motions the script prints why and exits 0.
 """
