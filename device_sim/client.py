@@ -35,6 +35,7 @@ SCORE_DTYPES = {"float32": "<f4", "q15": "<i4", "q31": "<i8"}
 SAMPLE_DTYPES = {"float32": "<f4", "q15": "<i2", "q31": "<i2"}
 _HELLO = struct.Struct("<BBHHHHH")
 _SENSOR = struct.Struct("<BHHf")
+MULTIRATE_VERSION = 1     # of the multi-rate extension (SENSORS' first byte, PUSH_EVENTS)
 
 
 @dataclass(frozen=True)
@@ -85,18 +86,23 @@ class SensorInfo:
 
 
 def parse_sensors(data: bytes) -> tuple:
-    """The SensorInfo of each sensor of a SENSORS answer (n u8, n x (channels u8, window u16,
-    hop u16, rate_hz f32))."""
-    if len(data) < 1 or len(data) != 1 + data[0] * _SENSOR.size:
+    """The SensorInfo of each sensor of a SENSORS answer (extension version u8, n u8, n x
+    (channels u8, window u16, hop u16, rate_hz f32)); a ProtocolError for another version."""
+    if len(data) >= 1 and data[0] != MULTIRATE_VERSION:
+        raise ProtocolError(f"the device speaks multi-rate extension v{data[0]}; this host "
+                            f"speaks v{MULTIRATE_VERSION}: use matching sensorbudget and "
+                            f"firmware versions")
+    if len(data) < 2 or len(data) != 2 + data[1] * _SENSOR.size:
         raise ProtocolError(f"SENSORS answer of {len(data)} bytes does not hold "
-                            f"{data[0] if data else 0} sensor(s) of {_SENSOR.size} bytes")
-    return tuple(SensorInfo(*_SENSOR.unpack_from(data, 1 + i * _SENSOR.size))
-                 for i in range(data[0]))
+                            f"{data[1] if len(data) > 1 else 0} sensor(s) of {_SENSOR.size} "
+                            f"bytes")
+    return tuple(SensorInfo(*_SENSOR.unpack_from(data, 2 + i * _SENSOR.size))
+                 for i in range(data[1]))
 
 
 def encode_sensors(sensors) -> bytes:
     """The SENSORS answer of ``sensors`` (SensorInfo, in sensor index order)."""
-    return bytes([len(sensors)]) + b"".join(
+    return bytes([MULTIRATE_VERSION, len(sensors)]) + b"".join(
         _SENSOR.pack(s.channels, s.window, s.hop, s.rate_hz) for s in sensors)
 
 

@@ -34,7 +34,7 @@ def check_multirate_buffers(mplan, target, wire) -> None:
     PUSH_EVENTS) fits the target's transmit buffer and the smallest PREDICT / PUSH_EVENTS
     requests its receive buffer (``wire``: sample, input and score bytes)."""
     sample, value, score = wire
-    answers = {"HELLO": 12 + len(mplan.name), "SENSORS": 1 + 9 * len(mplan.sensors),
+    answers = {"HELLO": 12 + len(mplan.name), "SENSORS": 2 + 9 * len(mplan.sensors),
                "PREDICT": mplan.t * score, "PUSH_EVENTS": 2 + 4 + mplan.t * score}
     requests = {"PREDICT": mplan.k * value,
                 "PUSH_EVENTS": 2 + 1 + mplan.max_sensor_channels * sample}

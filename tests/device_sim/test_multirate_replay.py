@@ -257,3 +257,16 @@ def test_recordings_a_sensor_contradicts_give_one_clear_error(watch, tmp_path):
 def test_device_info_of_a_single_rate_device_is_unchanged():
     info = DeviceInfo(2, "float32", 3, 1, 2, 8, 4, "m")
     assert not info.multi_rate and info.sensors == () and info.max_push(1024) == 127
+
+
+def test_a_sensors_answer_of_another_extension_version_is_refused(watch):
+    from sensorbudget.device_sim.client import encode_sensors
+    from sensorbudget.device_sim.protocol import ProtocolError
+
+    model = model_of(watch[0])
+    good = encode_sensors(model.sensors)
+    assert good[0] == 1 and parse_sensors(good) == tuple(model.sensors)
+    with pytest.raises(ProtocolError, match="multi-rate extension v2; this host speaks v1"):
+        parse_sensors(bytes([2]) + good[1:])
+    with pytest.raises(ProtocolError, match="does not hold 2 sensor"):
+        parse_sensors(good[:-1])
