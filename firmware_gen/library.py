@@ -37,7 +37,7 @@ from .kernel_c import choose_kernel, kernel_header
 from .library_arduino import arduino_name
 from .multirate import is_multi_rate, make_multirate_plan
 from .multirate_c import model_header, multirate_sources
-from .multirate_reference import stated_stream_bound
+from .multirate_reference import stated_stream_bound as multirate_stream_bound
 from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
 
 LIBRARY_FORMAT_VERSION = 1
@@ -169,7 +169,7 @@ def _multirate_library(bundle, *, numeric: str, name: str, full_scale, kernel: s
     header = model_header(bundle, mplan)
     kernel = choose_kernel(kernel, mplan.k, mplan.t)
     what = f"the {name} model as a C library ({mplan.numeric}, multi-rate)"
-    bound = stated_stream_bound(mplan, header, bundle.W)
+    bound = multirate_stream_bound(mplan, header, bundle.W)
     src = {f"{name}.h": multirate_library.api_header(
                name, prefix, mplan, header, _banner(mplan, f"{name}.h", what),
                bundle.meta.get("decision"), bound),

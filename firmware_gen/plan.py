@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 from sensorbudget.export.cgen import NUMERICS
 from sensorbudget.trainer.sensing.extractors import KINDS
-from sensorbudget.trainer.sensing.rates import multi_rate_refusal
 from sensorbudget.trainer.sensing.specs import Spec
 
 from .errors import FirmwareGenError
@@ -256,9 +255,10 @@ def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePl
     if numeric not in NUMERICS:
         raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
     meta, arrays = bundle.meta, bundle.arrays
-    refusal = multi_rate_refusal(meta, "firmware, a C library or a device replay")
-    if refusal:
-        raise FirmwareGenError(refusal)
+    if meta.get("multi_rate"):
+        raise FirmwareGenError("the bundle's sensors run at their own rates: its plan is a "
+                               "MultiRatePlan (firmware_gen.multirate.make_multirate_plan); "
+                               "make_plan is single-rate")
     if is_feature_table(meta):
         return _feature_table_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
     entries = _extractor_entries(meta)

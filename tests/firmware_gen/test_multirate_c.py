@@ -233,3 +233,10 @@ def test_a_recording_with_a_gap_is_refused_and_phases_order_the_pushes(bundle, r
     order = mr.push_order(mplan, {"Accel_LIS3DH": 3, "gyro": 3}, phases)
     assert order == [(0, 0), (1, 0), (0, 1), (1, 1), (0, 2), (1, 2)]
     assert mr.push_order(mplan, {"Accel_LIS3DH": 2, "gyro": 2}, {"gyro": -0.5})[0] == (1, 0)
+
+
+def test_make_plan_names_the_multi_rate_plan(bundle):
+    from sensorbudget.firmware_gen.plan import make_plan
+
+    with pytest.raises(FirmwareGenError, match="make_multirate_plan"):
+        make_plan(bundle, name="sbmodel", numeric="float32")

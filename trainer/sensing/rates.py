@@ -257,15 +257,3 @@ def with_chosen_rates(meta: dict) -> dict:
                      energy_per_prediction_j=cost["energy"])
         sensors.append(s)
     return {**meta, "path": path, "sensor_rates_hz": final, "sensors": sensors}
-
-
-def multi_rate_refusal(meta: dict, what: str) -> str | None:
-    """Why ``what`` (firmware, a C header, ...) cannot be made of a multi-rate bundle yet, or
-    None for a single-rate one: the generated C has one ring buffer rate (issue 30, item 3)."""
-    if not meta.get("multi_rate"):
-        return None
-    rates = meta.get("sensor_rates_hz") or {}
-    listing = ", ".join(f"{s} {r:g} Hz" for s, r in rates.items()) or "several rates"
-    return (f"the bundle's sensors run at their own rates ({listing}); {what} of a multi-rate "
-            f"bundle is not supported yet: train on recordings at one rate (sensors.toml "
-            f"without rates_hz, one sample_rate_hz) for it")
