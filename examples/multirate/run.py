@@ -186,10 +186,16 @@ def run(data_dir=DATA, out="multirate-out", folds=5, budgets=BUDGETS, cap=CAP, r
             simulate(multi, test_path, out)
         rows.append((multi, best, designs))
     (out / "results.json").write_text(json.dumps(
-        [{"multi_rate": asdict(m), "best_single_rate": asdict(b) if b else None,
-          "single_rate": {k: asdict(v) for k, v in s.items()}} for m, b, s in rows],
+        [{"multi_rate": _record(m), "best_single_rate": _record(b) if b else None,
+          "single_rate": {k: _record(v) for k, v in s.items()}} for m, b, s in rows],
         indent=1, sort_keys=True) + "\n")
     return rows
+
+
+def _record(d: Design) -> dict:
+    """A design for results.json: its bundle by folder name (inside --out), so that the same
+    run writes the same bytes wherever --out is."""
+    return dict(asdict(d), bundle=Path(d.bundle).name if d.bundle else "")
 
 
 def _rates(d: Design) -> str:

@@ -203,3 +203,20 @@ def test_device_replay_equals_the_python_design(example, tmp_path, device):
     assert got["accuracy"] == pytest.approx(design.test_accuracy, abs=1e-12)
     assert got["energy_j"]["sensors"] == pytest.approx(design.energy_j, rel=1e-12)
     assert got["cost_median"] > 0
+
+
+def test_the_same_run_writes_the_same_bytes(example, tmp_path):
+    """A second run (another --out) writes byte-identical results.json, table.md and bundles."""
+    ex, rows = example
+    first = tmp_path / "a"
+    again = ex.run(DATA, first, folds=FOLDS, budgets=BUDGETS, cap=CAP, devices=False)
+    (first / "table.md").write_text("\n".join(ex.table(again, BUDGETS, FOLDS, CAP)))
+    second = tmp_path / "b"
+    rows2 = ex.run(DATA, second, folds=FOLDS, budgets=BUDGETS, cap=CAP, devices=False)
+    (second / "table.md").write_text("\n".join(ex.table(rows2, BUDGETS, FOLDS, CAP)))
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    assert any(f.name == "model.json" for f in files)
+    for f in files:
+        assert (first / f).read_bytes() == (second / f).read_bytes(), f
+    assert "\n".join(ex.table(rows, BUDGETS, FOLDS, CAP)) == (first / "table.md").read_text()
