@@ -178,6 +178,8 @@ def read_bundle(path: Path, name: str) -> tuple:
         designs.append(_design(run, entry, sensors, extractors))
         designs[-1]["added"] = list(entry.get("added_extractors") or entry.get("added") or [])
         designs[-1]["added_sensors"] = list(entry.get("added_sensors") or [])
+        if isinstance(entry.get("rates_hz"), dict):      # multi-rate: each sensor's rate here
+            designs[-1]["rates_hz"] = dict(entry["rates_hz"])
     return run, designs
 
 
@@ -349,7 +351,8 @@ def simulation_entry(sim: dict) -> dict:
             "recordings": rep.get("recordings"),
             "predictions": rep.get("predictions"), "lost": rep.get("lost"),
             "mismatches": rep.get("mismatches"), "accuracy": rep.get("accuracy"),
-            "series": series if _series_ok(series, n) else None}
+            "series": series if _series_ok(series, n) else None,
+            **({"rates": rep["rates"]} if isinstance(rep.get("rates"), dict) else {})}
 
 
 def collect(paths, evaluations=None) -> dict:

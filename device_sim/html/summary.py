@@ -151,6 +151,12 @@ def _simulation_rows(sim: dict) -> list:
     battery = "-" if life is None else (f"{num(life, 3)} days on {num(sim['battery_wh'])} Wh"
                                         + (" (estimated)" if sim["energy_estimated"] else ""))
     rows.append(_row("battery_life", f"battery life on {sim['board']}", life, battery, where))
+    rates = [s for s in (sim.get("rates") or {}).get("sensors") or [] if isinstance(s, dict)]
+    if rates:
+        rows.insert(0, _row("pushed_rates", "rate per sensor on the device", None, "; ".join(
+            f"{s.get('name')} pushed at {num(_number(s.get('pushed_hz')))} Hz (features at "
+            + ", ".join(num(_number(r)) for r in s.get("feature_rates_hz") or []) + " Hz)"
+            for s in rates), where + ": the replay's interleaved streams"))
     return rows
 
 
@@ -174,6 +180,11 @@ def summary(data: dict, i: int) -> dict:
         rows.append(_row("features", "features", len(run["selected"]),
                          f"{len(run['selected'])} selected", "model.json",
                          names=run["selected"]))
+        if d.get("rates_hz"):            # a multi-rate bundle's design
+            rows.append(_row("rates", "rate per sensor", None, ", ".join(
+                f"{s} {num(_number(r))} Hz" for s, r in d["rates_hz"].items()),
+                "model.json (path step): each sensor at the highest rate a feature chosen so "
+                "far needs; its energy per prediction is paid at that rate"))
     else:
         rows.append(_row("features", "features", _number(d["n_features"]),
                          f"{num(_number(d['n_features']), 3)} (mean over folds; each fold "

@@ -270,3 +270,22 @@ def test_a_sensors_answer_of_another_extension_version_is_refused(watch):
         parse_sensors(bytes([2]) + good[1:])
     with pytest.raises(ProtocolError, match="does not hold 2 sensor"):
         parse_sensors(good[:-1])
+
+
+def test_the_html_summary_shows_each_sensors_rate_as_the_runs_hold_it(watch, tmp_path):
+    """The page's summary card (what it opens on) states the design's rate per sensor as the
+    bundle's model.json has it and the simulation's pushed rates as its report.json."""
+    from tests.device_sim.html.test_summary import cards
+
+    bundle, _, test = watch
+    sb.simulate(str(bundle), str(test), backend="python").save(tmp_path / "sim")
+    sb.report([str(bundle), str(tmp_path / "sim")]).save(tmp_path / "page.html")
+    meta = load_bundle(bundle).meta
+    report = json.loads((tmp_path / "sim" / "report.json").read_text())
+    (card,) = cards(tmp_path / "page.html")
+    rates = ", ".join(f"{s} {r:g} Hz" for s, r in meta["sensor_rates_hz"].items())
+    assert card["rows"]["rates"]["text"] == rates == "accel 10 Hz, gyro 5 Hz"
+    pushed = card["rows"]["pushed_rates"]["text"]
+    for s in report["rates"]["sensors"]:
+        assert f"{s['name']} pushed at {s['pushed_hz']:g} Hz (features at " + ", ".join(
+            f"{r:g}" for r in s["feature_rates_hz"]) + " Hz)" in pushed
