@@ -3,8 +3,10 @@
 A multi-rate bundle (sensors at their own rates, features ``<channel>@<rate>.<kind>``:
 :mod:`sensorbudget.trainer.sensing.rates`) becomes a list of single-rate *groups*, one per
 (sensor, rate) a selected feature uses. A sensor runs (is pushed) at ``r``, the highest rate of
-its selected features, the rate it is paid at (the host keeps every ``recorded / r``-th recorded
-sample: :attr:`SensorPlan.decimation`). Group ``g`` of sensor ``s`` at rate ``q`` (``m = r /
+its selected features (the rate it is paid at) when its other rates divide it, else the
+slowest rate they all divide (:func:`_pushed_rate`: features at 5 and 2 Hz of a 10 Hz sensor
+need it at 10 Hz); the host keeps every ``recorded / r``-th recorded sample
+(:attr:`SensorPlan.decimation`). Group ``g`` of sensor ``s`` at rate ``q`` (``m = r /
 q`` whole) reads the sensor's channels its features need,
 keeps sample ``i`` of the sensor when ``i % m == 0`` (plain decimation, as rates.py), and is a
 whole single-rate :class:`~.plan.FirmwarePlan` named ``<group_prefix><g>``: window
@@ -22,6 +24,7 @@ this plan. A device pushes each sensor's samples from its grid index 0 on, witho
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sensorbudget.export import cgen
@@ -160,6 +163,15 @@ def _factor(sensor: str, r: float, rate: float, what: str) -> int:
     return factor
 
 
+def _pushed_rate(sensor: dict, rates: list) -> float:
+    """The slowest rate every one of ``rates`` is a whole fraction of and that is a whole
+    fraction of the recorded rate ``r``: ``r / gcd(r / q)`` (the fastest rate when the others
+    divide it; 10 Hz for features at 5 and 2 Hz of a 10 Hz recording)."""
+    r = float(sensor["sample_rate_hz"])
+    factors = [_factor(sensor["name"], r, q, f"a feature at {q:g} Hz") for q in rates]
+    return r / math.gcd(*factors)
+
+
 def _group_meta(meta: dict, sensor: dict, rate: float, entries: list, channels: list) -> dict:
     """The meta of one group: its extractors and features, windows at its rate."""
     selected = [f for e in entries for f in e["features"] if f in meta["selected"]]
@@ -218,9 +230,8 @@ def make_multirate_plan(bundle, *, name: str, numeric: str, full_scale=None,
                                     _channel_bounds(meta, arrays, _extractor_entries(meta)))
     scale_of = dict(zip(all_channels, scales or ()))
     idents = sensor_idents([s["name"] for s in declared])
-    chosen = {s["name"]: max(r for n, r in groups if n == s["name"]) for s in declared}
-    for s in declared:
-        _factor(s["name"], float(s["sample_rate_hz"]), chosen[s["name"]], "its fastest feature")
+    chosen = {s["name"]: _pushed_rate(s, [r for n, r in groups if n == s["name"]])
+              for s in declared}
     sensors = tuple(SensorPlan(s["name"], ident, chosen[s["name"]], tuple(cs),
                                None if scales is None else tuple(scale_of[c] for c in cs),
                                float(s["sample_rate_hz"]))
