@@ -191,7 +191,7 @@ def test_a_foreign_out_folder_is_refused_untouched(tmp_path, capsys):
 def test_device_replay_equals_the_python_design(example, tmp_path, device):
     """The multi-rate design as float32 firmware replaying TEST: every prediction equals the
     Python reference's and the device's accuracy is the table's test-split accuracy. Skips
-    while firmware refuses multi-rate bundles or the device's tools are missing (CI has them)."""
+    when the device's tools are missing (CI has them)."""
     ex, rows = example
     design = dataclasses.replace(rows[0][0], simulations={})
     ex.simulate(design, DATA / "BasicMotions_TEST.ts", tmp_path,
