@@ -60,7 +60,7 @@ def group_header(mplan, g: int) -> str:
              f"#define {G}_N_FEATURES {mplan.groups[g].plan.k}u"]
     if mplan.fixed:
         ct = _INPUT_T[mplan.numeric]
-        lines += ["", "/* The unit quantises every model input with the model header's quantiser. */",
+        lines += ["", "/* The unit quantises every model input (the model header's quantiser). */",
                   cgen.fit(f"static inline void {gp}_quantize_{mplan.numeric}(const float "
                            f"*features,{cgen.BREAK}{ct} *inputs)")[:-1],
                   "{", "    (void)features;", "    (void)inputs;", "}"]

@@ -5,8 +5,9 @@
 
     <name>_t m;                               caller-owned state (a ring buffer per sensor and rate)
     <name>_init(&m);
-    <name>_push_<sensor>(&m, values)          one value per channel of that sensor, at its rate,
-                                              in time order across sensors; 1 when a window completed
+    <name>_push_<sensor>(&m, values)          one value per channel of that sensor, at its
+                                              rate, in time order across sensors; 1 when a
+                                              window completed
     <name>_push(&m, <NAME>_SENSOR_<S>, values)   the same by sensor index
     <name>_ready(&m), <name>_predict(&m, scores), <name>_window_index(&m)   as single-rate
 
