@@ -199,6 +199,7 @@ def line_comment(text: str, lead: str = "", width: int = MAX_LINE) -> str:
 #: of the start of a trailing comment (``{{ note }}``: its own line above the code when the line
 #: does not fit)
 BREAK, JOIN, NOTE = "\x01", "\x02", "\x03"
+_MARKS = re.compile("[\x01\x02\x03]")
 
 
 def fit(text: str, width: int = MAX_LINE) -> str:
@@ -207,7 +208,10 @@ def fit(text: str, width: int = MAX_LINE) -> str:
     by :func:`fit_line` (a line without marks stays as it is), so a template may pass a whole
     routine through the filter and mark only the lines a long name can push past the limit."""
     body = text[:-1] if text.endswith("\n") else text
-    return "".join(fit_line(line, width) for line in body.split("\n"))
+    if not _MARKS.search(body):                 # nothing to place: the text as it is
+        return body + "\n"
+    return "".join(fit_line(line, width) if _MARKS.search(line) else line + "\n"
+                   for line in body.split("\n"))
 
 
 def fit_line(text: str, width: int = MAX_LINE) -> str:
