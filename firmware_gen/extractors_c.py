@@ -1,9 +1,10 @@
 """C99 streaming extractors: ``<name>_stream.h`` / ``<name>_stream.c`` for a :class:`FirmwarePlan`.
 
 Only the kinds the plan needs are emitted. Every float routine is a literal transcription of the
-docstring of its :mod:`sensorbudget.trainer.sensing.extractors` function (same operation order, float32, no fused
-multiply-add), every integer routine of :func:`sensorbudget.trainer.sensing.extractors.extract_q15`, so the
-results equal :mod:`sensorbudget.firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
+docstring of its :mod:`sensorbudget.trainer.sensing.extractors` function (same operation order,
+float32, no fused multiply-add), every integer routine of
+:func:`sensorbudget.trainer.sensing.extractors.extract_q15`, so the results equal
+:mod:`sensorbudget.firmware_gen.reference` bit for bit. (``mad`` writes ``fabsf`` as
 ``d < 0 ? -d : d``: avr-libc's fabsf is the double fabs, and the two differ only in the sign of
 a zero, which cannot change the sum.) State lives in ``<name>_stream_t`` (a ring
 buffer of the last ``window`` samples of every channel); nothing is allocated.

@@ -1,8 +1,9 @@
 """C routines of the extractors computed on a linear array ``x[0..n-1]`` (:mod:`.series_c`):
 the per-channel window statistics (for a preprocessed window), the shape kinds, autocorrelation
 and cadence, and the selection of a percentile (float32 and Q15). Each is a literal
-transcription of its docstring in :mod:`sensorbudget.trainer.sensing.extractors` / :mod:`~sensorbudget.trainer.sensing.shape`
-/ :mod:`~sensorbudget.trainer.sensing.spectral` (same float32 operation order, no fused multiply-add).
+transcription of its docstring in :mod:`sensorbudget.trainer.sensing.extractors` /
+:mod:`~sensorbudget.trainer.sensing.shape` / :mod:`~sensorbudget.trainer.sensing.spectral` (same
+float32 operation order, no fused multiply-add).
 The C text is the template ``templates/series.c.j2`` (one macro per routine, rendered by
 :mod:`.ctemplate`); :data:`ROUTINES` maps a name to (dependencies, ``text(p)``: the C of the
 routine for the model prefix ``p``).
