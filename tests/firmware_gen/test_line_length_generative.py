@@ -215,3 +215,28 @@ def test_channel_names_of_200_characters_build(long_channel_bundles, tmp_path):
                                name="n" * MAX_NAME)
         write_firmware(fw, tmp_path / f"g{seed}")
         build(tmp_path / f"g{seed}")          # raises with the compiler's text on a warning
+
+
+def test_every_stream_routine_for_the_longest_prefix():
+    """Each macro of the stream source's templates taking only the prefix (p, P) alone, the
+    series and spectrum routines and the Q15 power spectrum with its tables (which no
+    generated case emits yet) under a 40-character prefix."""
+    from jinja2.runtime import Macro
+
+    from sensorbudget.firmware_gen import fft_c, fft_q15_c, series_c
+    from sensorbudget.firmware_gen.ctemplate import environment
+
+    p = "n" * MAX_NAME
+    values = {"p": p, "P": p.upper()}
+    texts = {f"series {n}": series_c.ROUTINES[n][1](p) for n in series_c.ROUTINES}
+    texts.update({f"spectrum {n}": fft_c.ROUTINES[n][1](p) for n in fft_c.ROUTINES})
+    texts["fft_q15"] = fft_q15_c.routine(p) + "".join(fft_q15_c.tables(p, 64, (48,)))
+    for template in ("stream.c.j2", "q15.c.j2", "series.c.j2", "spectrum.c.j2", "fft_q15.c.j2"):
+        module = environment().get_template(template).module
+        for name in dir(module):
+            routine = getattr(module, name)
+            if isinstance(routine, Macro) and set(routine.arguments) <= set(values):
+                texts[f"{template} {name}"] = str(routine(*(values[a] for a in
+                                                           routine.arguments)))
+    assert len(texts) > 40 and all(p in t.lower() for t in texts.values())
+    assert problems(texts) == []
