@@ -13,7 +13,10 @@ Lines are short by construction (no rewrap pass afterwards): where a line holds 
 and may pass :data:`~sensorbudget.export.cgen.MAX_LINE`, the template marks the blanks where it
 may break with ``{{ br }}`` (a blank when the line is not broken; ``{{ join }}``: nothing) and
 passes the line through the ``fit`` filter (:func:`sensorbudget.export.cgen.fit`), which keeps
-it on one line when it fits and otherwise breaks it at those marks only.
+it on one line when it fits and otherwise breaks it at those marks only. The filter fits each
+line of its block on its own (a line without marks stays as it is), so a routine's macro may
+pass its whole body through one ``{% filter fit %}`` and mark only its long lines; a trailing
+comment after ``{{ note }}`` moves above the code when the line does not fit.
 
 Jinja2 (a well-kept engine, also the HTML report's) replaces the ad hoc substitutions
 (``str.replace`` of at-sign keys, ``re.sub``, ``str.format`` with doubled braces), which failed
