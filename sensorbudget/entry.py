@@ -11,8 +11,9 @@ the shell's 128 + signal number), never a traceback:
   temporary folder is removed, a compiler or emulator child is killed); raised where Python
   cannot pass an exception on (a ``__del__`` run by the garbage collector), it is raised again
   (:func:`_unraisable`) instead of being printed as 'Exception ignored' and forgotten;
-  caught and dropped on its way up (a library's ``except BaseException``), the command ends
-  with the one line and 130/143 all the same once it returns;
+  caught and dropped on its way up (a library's ``except BaseException``), or turned into
+  another exception (Python 3.11 wraps one raised in a ``__set_name__`` during an import in a
+  ``RuntimeError``), the command ends with the one line and 130/143 all the same;
 - a second signal while unwinding, or one after the command has finished, exits at once (what
   an interrupted removal leaves carries a recognisable name and is removed by the next run:
   :mod:`sensorbudget.trainer.bundle.manifest`);
@@ -149,5 +150,9 @@ def main() -> None:
         if exc.code is None or isinstance(exc.code, int):
             _state["code"] = 0 if exc.code is None else exc.code & 0xFF
         raise
+    except BaseException:
+        if _state["unwinding"]:              # the Interrupted came back as another exception:
+            _exit(_state["signum"])          # wrapped by Python (3.11: RuntimeError from a
+        raise                                # __set_name__ it hit) or by a library
     finally:
         _state["unwinding"] = True           # a signal from here on: one line, exit at once
