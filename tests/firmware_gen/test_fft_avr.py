@@ -32,10 +32,15 @@ int main(void)
 """
 
 
+def _flash(decl: str) -> str:
+    """A test table in flash on AVR (SB_CONST: PROGMEM there), as the generated tables are."""
+    return decl.replace("static const ", "static const SB_CONST ", 1)
+
+
 def _float_part(n: int, x: np.ndarray) -> tuple:
     m = spectral.fft_size(n)
     wr, wi = spectral.twiddles(m)
-    decl = [fft_c._flash(t) for t in (
+    decl = [_flash(t) for t in (
         f"static const float sb_fin_{n}[{x.size}] = {{ "
         + ", ".join(f"{float(v)!r}f" for v in x.T.ravel()) + " };",
         f"static const uint16_t sb_rev_{m}_{n}[{m // 2}] = {{ "
@@ -57,7 +62,7 @@ def _float_part(n: int, x: np.ndarray) -> tuple:
 
 def _q15_part(n: int, q: np.ndarray) -> tuple:
     m = spectral.fft_size(n)
-    decl = [fft_c._flash(f"static const int16_t sb_qin_{n}[{q.size}] = {{ "
+    decl = [_flash(f"static const int16_t sb_qin_{n}[{q.size}] = {{ "
                          + ", ".join(str(int(v)) for v in q.T.ravel()) + " };")]
     rev, twr, twi, hann = fft_q15_c.tables("sb", m, [n])     # per-n names: m repeats
     decl += [t.replace(f"_{m}[", f"_{m}_{n}[", 1) for t in (rev, twr, twi)] + [hann]
