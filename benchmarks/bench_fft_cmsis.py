@@ -116,6 +116,11 @@ static inline int32_t __SMMLA(int32_t a, int32_t b, int32_t c)
 """
 
 
+def _flash(text: str) -> str:
+    """A table in flash on AVR (SB_CONST), as fft_c.tables declares them."""
+    return text.replace("static const ", "static const SB_CONST ", 1)
+
+
 def fetch_cmsis(work: Path) -> Path:
     """Download and unpack the cmsisdsp sdist; returns its Source/.. directory."""
     done = subprocess.run([sys.executable, "-m", "pip", "download", "--no-binary", "cmsisdsp",
@@ -148,8 +153,8 @@ def our_source(sizes, avr: bool = False) -> str:
               ["#define SB_CONST", "#define SB_READ_F32(p) (*(p))",
                "#define SB_READ_I16(p) (*(p))"])
     out = ["#include <stdint.h>", "#include <string.h>", "#include <math.h>", *macros,
-           shape_c.ROUTINES["mean"][1].replace("@p@", "sb"), spectrum]
-    flash = fft_c._flash if avr else (lambda text: text)
+           shape_c.ROUTINES["mean"][1]("sb"), spectrum]
+    flash = _flash if avr else (lambda text: text)
     buf = max(sizes)
     for name, text in cuts.items():
         text = text.replace("sb_power_spectrum(", f"sb_ps_{name}(", 1)
@@ -200,10 +205,10 @@ def before_source(before: dict, sizes, avr: bool = False) -> str:
     with the tables it was generated with (float32 of numpy's cos / -sin; in flash on AVR) and
     entry points ``before_<part>_<n>`` on our buffers (to follow :func:`our_source`)."""
     from sensorbudget.export import cgen
-    from sensorbudget.firmware_gen import fft_c, shape_c
+    from sensorbudget.firmware_gen import shape_c
     from sensorbudget.trainer.sensing import spectral
 
-    flash = fft_c._flash if avr else (lambda text: text)
+    flash = _flash if avr else (lambda text: text)
 
     text = before["routine"].replace("@p@", "sbb")
     starts = [mark for mark in ("    for (half = 1u;", "    len = 1u;") if mark in text]
