@@ -212,7 +212,7 @@ def before_source(before: dict, sizes, avr: bool = False) -> str:
 
     text = before["routine"].replace("@p@", "sbb")
     starts = [mark for mark in ("    for (half = 1u;", "    len = 1u;") if mark in text]
-    out = [shape_c.ROUTINES["mean"][1].replace("@p@", "sbb"), text]
+    out = [shape_c.ROUTINES["mean"][1]("sbb"), text]
     for name, cut in (("prep", starts[0]), ("upto_fft", "    /* the split")):
         part = text.replace(cut, "    return;\n" + cut, 1)
         part = part.replace("sbb_power_spectrum(", f"sbb_ps_{name}(", 1)
