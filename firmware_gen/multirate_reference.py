@@ -78,12 +78,24 @@ def group_features(mplan, streams: dict) -> list:
 def ready_windows(mplan, order) -> tuple:
     """(windows the device makes ready, windows it loses) for the pushes ``order``: the
     transcription of ``<name>_mr_push``'s bookkeeping (module notes)."""
+    ready, lost, _ = _bookkeeping(mplan, order)
+    return ready, lost
+
+
+def ready_pushes(mplan, order) -> list:
+    """The positions in ``order`` of the pushes that make a window ready (``<name>_mr_push``
+    returns 1 there)."""
+    return _bookkeeping(mplan, order)[2]
+
+
+def _bookkeeping(mplan, order) -> tuple:
+    """(ready windows, lost windows, positions of the ready pushes) of ``order``."""
     seen = [0] * len(mplan.sensors)
     done = [0] * len(mplan.groups)
     of_sensor = [[j for j, g in enumerate(mplan.groups) if g.sensor == s]
                  for s in range(len(mplan.sensors))]
-    windows, ready, lost = 0, [], []
-    for s, index in order:
+    windows, ready, lost, at = 0, [], [], []
+    for position, (s, index) in enumerate(order):
         i, seen[s] = seen[s], seen[s] + 1
         if index != i:
             raise FirmwareGenError(f"sample {index} of sensor {mplan.sensors[s].name!r} is "
@@ -96,9 +108,13 @@ def ready_windows(mplan, order) -> tuple:
                     done[j] += 1
         w = min(done)
         if w > windows:
-            (ready if all(d == w for d in done) else lost).append(w - 1)
+            if all(d == w for d in done):
+                ready.append(w - 1)
+                at.append(position)
+            else:
+                lost.append(w - 1)
             windows = w
-    return ready, lost
+    return ready, lost, at
 
 
 def stream(mplan, bundle, streams: dict, order=None):

@@ -242,3 +242,61 @@ def test_cli_writes_the_library_of_the_python_api(bundle, tmp_path):  # noqa: F8
     lib = generate_library(bundle, numeric="q15", name="gait")
     for fname, text in lib.files.items():
         assert (tmp_path / "lib" / fname).read_text() == text, fname
+
+
+def test_arduino_example_on_the_uno_in_simavr(bundle, recordings, tmp_path):  # noqa: F811
+    """arduino-builder compiles the multi-rate library with its example for the Uno; in
+    simavr, lines "<sensor>,<values>" in time order give the reference's Q15 scores exactly."""
+    import subprocess
+
+    from sensorbudget.firmware_gen.build import build_simavr_harness
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
+    from sensorbudget.firmware_gen.library_arduino import parse_like_the_example
+    from tests.firmware_gen.test_library_arduino import HARDWARE, Uno, text_of
+
+    L.need("arduino-builder", "avr-gcc", "gcc")
+    if not (HARDWARE[0] / "arduino" / "avr" / "boards.txt").is_file():
+        pytest.skip("arduino-core-avr is not installed (make deps-embedded)")
+    try:
+        harness = build_simavr_harness(tmp_path / "simavr")
+    except FirmwareGenError as exc:
+        pytest.skip(str(exc))
+    lib = generate_library(bundle, numeric="q15", name="gait")
+    Name = lib.manifest["arduino_name"]
+    folder = L.write_tree(lib.files, tmp_path / "libraries" / Name)
+    (tmp_path / "build").mkdir()
+    done = subprocess.run(
+        ["arduino-builder", "-hardware", str(HARDWARE[0]), "-hardware", str(HARDWARE[1]),
+         "-tools", "/usr/bin", "-libraries", str(tmp_path / "libraries"), "-fqbn",
+         "arduino:avr:uno", "-prefs=compiler.cpp.extra_flags=-DDECIMAL_DIG=17",
+         "-build-path", str(tmp_path / "build"),
+         str(folder / "examples" / Name / f"{Name}.ino")],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    mplan = lib.plan
+    real = mr.trainer_streams(mplan, recordings[3][0])
+    texts = {s: np.vectorize(text_of)(np.asarray(x, dtype=np.float64)) for s, x in real.items()}
+    device = {s: np.vectorize(parse_like_the_example)(t).astype(np.float32)
+              for s, t in texts.items()}
+    streams = mr.quantize_streams(mplan, device)
+    order = mr.push_order(mplan, {s: len(x) for s, x in streams.items()})
+    _, _, scores = mr.stream(mplan, bundle, streams, order)
+    ready = set(mr.ready_pushes(mplan, order))
+    names = [s.name for s in mplan.sensors]
+    uno = Uno(harness, tmp_path / "build" / f"{Name}.ino.elf")
+    printed = []
+    try:
+        assert uno.line().startswith("# gait: send sensor,values per line")
+        uno.send(f"{len(names)},1,2,3\n0,1\n")
+        assert uno.line() == "# error: the first number is not a sensor index"
+        assert uno.line() == "# error: not a sensor index and that sensor's values"
+        for position, (s, i) in enumerate(order):
+            uno.send(",".join([str(s), *texts[names[s]][i]]) + "\n")
+            if position in ready:
+                index, *values = uno.line().split(",")
+                printed.append([float(v) for v in values])
+    finally:
+        uno.close()
+    step = 2.0 ** -lib.header.fixed.score_frac_bits
+    assert len(printed) == len(scores) >= 5
+    assert np.array_equal(np.round(np.array(printed) / step).astype(np.int64), scores)
