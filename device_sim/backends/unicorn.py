@@ -186,10 +186,19 @@ class UnicornBackend(Backend):
     def _pointer(self, name: str) -> int:
         return struct.unpack("<I", self.uc.mem_read(self._sym(name), 4))[0]
 
+    def _completes_group(self, sensor: int, i: int) -> bool:
+        """Sample ``i`` of ``sensor`` completes a window of one of its groups (main.c's
+        ``fw_completes_group``)."""
+        return any(g.sensor == sensor and i % g.factor == 0
+                   and (i // g.factor + 1 - g.plan.window) >= 0
+                   and (i // g.factor + 1 - g.plan.window) % g.plan.hop == 0
+                   for g in self.model.plan.groups)
+
     def push_events(self, events) -> list:
         """Answers of a PUSH_EVENTS request's events ((count, bytes): sensor u8 and its values
-        each), one ``fw_event`` call per event; the call that completes a window is its
-        extractor cost (as main.c times it), the kernel call its model cost."""
+        each), one ``fw_event`` call per event; a window's extractor cost is the sum of the
+        calls that completed a group's window since the last ready one (as main.c times
+        them), the kernel call its model cost."""
         m = self.model
         count, data = events
         size = m.sample_dtype.itemsize
@@ -199,10 +208,14 @@ class UnicornBackend(Backend):
             n = 1 + m.sensors[sensor].channels * size
             self.uc.mem_write(self.scratch, bytes(data[pos + 1:pos + n]))
             pos += n
-            ready, ext = self._call(self.fn["event"], sensor, self.scratch)
+            completes = self._completes_group(sensor, self.seen[sensor])
+            self.seen[sensor] += 1
+            ready, cost = self._call(self.fn["event"], sensor, self.scratch)
+            self.pending += cost if completes else 0
             ready = ready - (1 << 32) if ready >= 1 << 31 else ready
             if ready <= 0:
                 continue
+            ext, self.pending = self.pending, 0
             _, model = self._call(self.fn["model"], self.inputs, self.scratch + 0x400)
             raw = bytes(self.uc.mem_read(self.scratch + 0x400, self.score_dtype.itemsize * m.t))
             scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
@@ -252,6 +265,8 @@ class UnicornBackend(Backend):
 
     def reset(self) -> None:
         self._call(self.fn["reset"], self.stream)
+        self.seen = [0] * len(getattr(self.model, "sensors", ()))   # multi-rate: per sensor
+        self.pending = 0
 
     def push(self, samples) -> list:
         m = self.model
