@@ -300,3 +300,18 @@ def test_arduino_example_on_the_uno_in_simavr(bundle, recordings, tmp_path):  # 
     step = 2.0 ** -lib.header.fixed.score_frac_bits
     assert len(printed) == len(scores) >= 5
     assert np.array_equal(np.round(np.array(printed) / step).astype(np.int64), scores)
+
+
+def test_a_bad_full_scale_is_one_error_line_and_no_folder(bundle, tmp_path):  # noqa: F811
+    from click.testing import CliRunner
+
+    from sensorbudget.cli import main
+
+    out = tmp_path / "lib"
+    done = CliRunner().invoke(main, ["export", "c-library", str(bundle.path), "-o", str(out),
+                                     "--name", "gait", "--numeric", "q15", "--full-scale",
+                                     "nope=3"])
+    lines = done.output.strip().splitlines()
+    assert done.exit_code == 2 and len(lines) == 1, done.output
+    assert lines[0].startswith("Error: ") and "'nope'" in lines[0] and "gyro_z" in lines[0]
+    assert not out.exists()
