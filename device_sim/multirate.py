@@ -261,7 +261,10 @@ def rates_section(model: MultiRateModel, sensors: dict) -> dict:
     """report.json's ``rates`` of a multi-rate replay: the window and hop in seconds and per
     sensor the rate it was pushed at (with its window and hop in those samples), the rates its
     features are computed at (decimated in the device), the rate it is paid at and its
-    readings and energy per prediction there (``sensors``: :func:`~.costs.sensor_costs`)."""
+    readings and energy per prediction there (``sensors``: :func:`~.costs.sensor_costs`);
+    ``pushed_above_paid`` when the device reads it faster than that (its feature rates have
+    no common multiple below: e.g. 5 and 2 Hz of a 10 Hz recording are pushed at 10 Hz), so
+    the energy the cost model pays is below what the device would draw."""
     p, out = model.plan, []
     for i, (s, info) in enumerate(zip(p.sensors, model.sensors)):
         cost = sensors["per_sensor"].get(s.name, {})
@@ -270,5 +273,7 @@ def rates_section(model: MultiRateModel, sensors: dict) -> dict:
                     "feature_rates_hz": sorted({g.rate_hz for g in p.groups if g.sensor == i},
                                                reverse=True),
                     "rate_hz": cost.get("rate_hz"), "readings": cost.get("readings"),
-                    "energy_j": cost.get("energy_j")})
+                    "energy_j": cost.get("energy_j"),
+                    "pushed_above_paid": bool(cost.get("rate_hz") is not None
+                                              and s.rate_hz > cost["rate_hz"])})
     return {"window_s": p.window_s, "hop_s": p.hop_s, "sensors": out}

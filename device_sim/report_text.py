@@ -26,7 +26,9 @@ def _rates_text(rates: dict) -> str:
              f"{s['hop']} samples; features at "
              f"{', '.join(f'{r:g}' for r in s['feature_rates_hz'])} Hz; paid at "
              f"{_fmt(s['rate_hz'])} Hz: {s['readings']} readings, {_fmt(s['energy_j'])} J per "
-             f"prediction)" for s in rates["sensors"]]
+             f"prediction" + ("; pushed above the rate it is paid at: the device reads it more "
+                              "often than the cost model pays" if s.get("pushed_above_paid")
+                              else "") + ")" for s in rates["sensors"]]
     return (f"window {rates['window_s']:g} s, hop {rates['hop_s']:g} s; sensors at their own "
             f"rates: " + "; ".join(parts) + ".")
 

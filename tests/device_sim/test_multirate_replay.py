@@ -289,3 +289,25 @@ def test_the_html_summary_shows_each_sensors_rate_as_the_runs_hold_it(watch, tmp
     for s in report["rates"]["sensors"]:
         assert f"{s['name']} pushed at {s['pushed_hz']:g} Hz (features at " + ", ".join(
             f"{r:g}" for r in s["feature_rates_hz"]) + " Hz)" in pushed
+
+
+def test_a_sensor_pushed_above_the_rate_it_is_paid_at_is_flagged(watch, tmp_path):
+    """Accelerometer features at 5 and 2 Hz of its 10 Hz recording: the device must read it
+    at 10 Hz (2 Hz is no whole fraction of 5 Hz), while the cost model pays 5 Hz; the replay
+    still equals the reference, and the report says so for that sensor alone."""
+    from tests.device_sim.conftest import train
+
+    toml = (SENSORS_TOML.replace("rates_hz = [2.5, 10]", "rates_hz = [2, 5]")
+            .replace("current_a_by_rate = [2.7e-6, 5e-6]", "current_a_by_rate = [2.5e-6, 3.5e-6]")
+            .replace("hop_s = 0.8", "hop_s = 1.0"))
+    (tmp_path / "s.toml").write_text(toml)
+    bundle = train(watch[1], tmp_path / "s.toml", tmp_path / "b", 14)
+    meta = load_bundle(bundle).meta
+    assert {"acc_y@2.mean", "acc_x@5.min"} <= set(meta["selected"])
+    report, _ = simulate(bundle, watch[2], backend="python", report_dir=tmp_path / "rep")
+    rates = {s["name"]: s for s in report["rates"]["sensors"]}
+    assert report["mismatches"] == 0 and report["predictions"] == 72
+    assert (rates["accel"]["pushed_hz"], rates["accel"]["rate_hz"]) == (10.0, 5.0)
+    assert rates["accel"]["pushed_above_paid"] and not rates["gyro"]["pushed_above_paid"]
+    assert "accel pushed at 10 Hz" in (tmp_path / "rep" / "summary.md").read_text()
+    assert "pushed above the rate it is paid at" in (tmp_path / "rep" / "summary.md").read_text()
