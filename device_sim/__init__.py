@@ -11,6 +11,9 @@
   ``local``, ``firmware``: build and launch the firmware, ``unicorn``, ``unicorn_rv32``), and
   the factory ``make_backend``.
 - :mod:`~sensorbudget.device_sim.replay`: recordings -> predictions, compared with the reference;
+  :mod:`~sensorbudget.device_sim.multirate`: the same for sensors at their own rates (aligned
+  streams, interleaved PUSH_EVENTS, its reference), :mod:`~sensorbudget.device_sim.fake_multirate`
+  its pure-Python device;
   :mod:`~sensorbudget.device_sim.costs`: target profiles, energy, deadlines, battery life;
   :mod:`~sensorbudget.device_sim.report`, :mod:`~sensorbudget.device_sim.plots`, :mod:`~sensorbudget.device_sim.compare`,
   :mod:`~sensorbudget.device_sim.calibrate`: report directory (its schema: :mod:`~sensorbudget.device_sim.report_schema`),

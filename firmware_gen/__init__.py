@@ -12,7 +12,8 @@ Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library
 - Model kernel (``<name>_kernel.h``): :mod:`~sensorbudget.firmware_gen.kernel_c`,
   :mod:`~sensorbudget.firmware_gen.kernel_q15`.
 - :mod:`~sensorbudget.firmware_gen.firmware` assembles a firmware tree (``main.c``, HAL and protocol from
-  ``templates/``); :mod:`~sensorbudget.firmware_gen.boards`: the board registry (part, limits, power
+  ``templates/``; :mod:`~sensorbudget.firmware_gen.firmware_main`: ``main.c`` and the result,
+  :mod:`~sensorbudget.firmware_gen.firmware_multirate`: the tree of a multi-rate bundle); :mod:`~sensorbudget.firmware_gen.boards`: the board registry (part, limits, power
   with sources, toolchain, HAL, emulator, flashing, measuring backends);
   :mod:`~sensorbudget.firmware_gen.targets` and :mod:`~sensorbudget.firmware_gen.profiles`: targets,
   Makefiles and the printed profiles; :mod:`~sensorbudget.firmware_gen.build` compiles and measures;
