@@ -2,7 +2,8 @@
 before the compiler runs (issue 30), by the single-rate models of :mod:`.memory` and
 :mod:`.memory_flash` applied to each group.
 
-RAM (:func:`multirate_ram_parts`): the runtime, ``<p>_mr_t`` (:func:`context_bytes`: every
+RAM (:func:`multirate_ram_parts`): the runtime (and ``main.c``'s multi-rate loop: its pending
+cost, the event pointer, on AVR its constant tables), ``<p>_mr_t`` (:func:`context_bytes`: every
 group's ``<g>_stream_t`` by :func:`.memory.stream_bytes`, then the per-sensor sample counters,
 the per-group phases, two counters, the features and, in fixed point, the inputs: the target's
 layout, packed on AVR), each group's series scratch (its own static buffers), the model inputs
@@ -57,7 +58,13 @@ def multirate_ram_parts(mplan, target, sources: dict | None = None) -> dict:
     if base is None:
         return {}
     avr = target.arch == "avr"
+    pointer = 2 if avr else 4
     parts = {"runtime and protocol buffers": base,
+             # main.c's multi-rate loop: the pending extractor cost (uint64) and the event
+             # function's pointer; on AVR its per-group tables (sensor u8, factor, window and
+             # hop u16) and the unit's per-sensor tables (channels u8, rate float) are RAM too
+             "multi-rate runtime": 8 + pointer + (7 * len(mplan.groups)
+                                                  + 5 * len(mplan.sensors) if avr else 0),
              "multi-rate context": context_bytes(mplan, avr),
              "series scratch": sum(series_bytes(g.plan) for g in mplan.groups),
              "model inputs and scores": _INPUT[mplan.numeric] * mplan.k

@@ -95,3 +95,28 @@ def test_the_flash_of_one_group_is_the_single_rate_models(bundle):  # noqa: F811
     every = multirate_flash_parts(mplan, target)
     assert every["extractors (per sensor and rate)"] >= max(
         flash_parts(g.plan, target)["extractors"] for g in mplan.groups)
+
+
+@pytest.mark.parametrize("target,numeric,tool", [("mps2-an386", "float32", "arm-none-eabi-gcc"),
+                                                 ("nucleo-f4", "q15", "arm-none-eabi-gcc"),
+                                                 ("arduino-uno", "q15", "avr-gcc")])
+def test_estimates_hold_against_the_linked_image(bundle, target, numeric, tool,  # noqa: F811
+                                                 tmp_path):
+    """The built multi-rate firmware's static RAM is within RAM_MARGIN of the plan's estimate
+    (what check_multirate_ram relies on) and its flash within the single-rate flash margin."""
+    import json
+
+    from sensorbudget.firmware_gen.api import firmware
+    from sensorbudget.firmware_gen.memory_flash import flash_margin
+
+    if shutil.which(tool) is None:
+        pytest.skip(f"{tool} is not installed (make deps-embedded)")
+    fw = firmware(bundle.path, target=target, numeric=numeric, build=True)
+    fw.save(tmp_path / "fw")
+    foot = json.loads((tmp_path / "fw" / "footprint.json").read_text())
+    mplan = make_multirate_plan(bundle, name=fw.manifest["name"], numeric=numeric)
+    ram = multirate_ram_estimate(mplan, get_target(target))
+    flash = multirate_flash_parts(mplan, get_target(target))
+    assert abs(foot["ram_bytes"] - ram) <= RAM_MARGIN, (foot["ram_bytes"], ram)
+    assert abs(foot["flash_bytes"] - sum(flash.values())) <= flash_margin(get_target(target)), (
+        foot["flash_bytes"], flash)
