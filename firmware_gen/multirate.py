@@ -195,8 +195,53 @@ def _groups_of(meta: dict) -> dict:
 
 
 def sensor_idents(names) -> list:
-    """Unique lower-case C identifier parts of sensor names (user text): ``<name>_push_<id>``."""
+    """Unique lower-case C identifier parts of sensor names (user text; the library makes its
+    own within its name's room: :func:`.multirate_library.library_idents`)."""
     return [m[2:].lower() for m in cgen.macro_names("S", names)]
+
+
+def _sensor_plans(meta: dict, arrays: dict, groups: dict, numeric: str, full_scale) -> tuple:
+    """The :class:`SensorPlan` of every sensor a group reads (declaration order), with the one
+    set of full scales (q15/q31) over all their channels."""
+    declared = [s for s in meta["sensors"] if any(g[0] == s["name"] for g in groups)]
+    used = {c for es in groups.values() for e in es for c in e["params"]["channels"]}
+    channels = [[c for c in s["channels"] if c in used] for s in declared]
+    strays = used - {c for cs in channels for c in cs}
+    if strays:
+        raise FirmwareGenError(f"channel {sorted(strays)[0]!r} is read by an extractor but is "
+                               f"no channel of its sensor in the bundle")
+    every = [c for cs in channels for c in cs]
+    scale_of = {}
+    if numeric != "float32":
+        scales = resolve_full_scale(every, full_scale,
+                                    _channel_bounds(meta, arrays, _extractor_entries(meta)))
+        scale_of = dict(zip(every, scales))
+    idents = sensor_idents([s["name"] for s in declared])
+    return tuple(SensorPlan(s["name"], ident,
+                            _pushed_rate(s, [r for n, r in groups if n == s["name"]]),
+                            tuple(cs), tuple(scale_of[c] for c in cs) if scale_of else None,
+                            float(s["sample_rate_hz"]))
+                 for s, ident, cs in zip(declared, idents, channels))
+
+
+def _group_plan(bundle, sensors: tuple, sensor: dict, rate: float, entries: list,
+                name: str, numeric: str) -> GroupPlan:
+    """One group: its single-rate plan (:func:`~.plan.make_plan` of the group's part of the
+    bundle, the sensor's full scales), decimation, channels and model inputs."""
+    meta, arrays = bundle.meta, bundle.arrays
+    index = next(i for i, s in enumerate(sensors) if s.name == sensor["name"])
+    pushed = sensors[index]
+    factor = _factor(pushed.name, pushed.rate_hz, rate, f"extractor {entries[0]['name']!r}")
+    gmeta = _group_meta(meta, sensor, rate, entries, list(pushed.channels))
+    rows = [meta["selected"].index(f) for f in gmeta["selected"]]
+    sub = _SubBundle(gmeta, {k: arrays[k][rows] for k in ("x_min", "x_max")},
+                     bundle.bundle_sha256())
+    reads = {c for e in entries for c in e["params"]["channels"]}
+    scales = None if pushed.full_scale is None else {
+        c: v for c, v in zip(pushed.channels, pushed.full_scale) if c in reads}
+    plan = make_plan(sub, name=name, numeric=numeric, full_scale=scales)
+    return GroupPlan(index, rate, factor, tuple(pushed.channels.index(c) for c in plan.channels),
+                     plan, tuple(meta["selected"].index(f) for f in plan.features))
 
 
 def make_multirate_plan(bundle, *, name: str, numeric: str, full_scale=None,
@@ -207,7 +252,7 @@ def make_multirate_plan(bundle, *, name: str, numeric: str, full_scale=None,
     (``<group_prefix><g>_stream.c``); with the group number it stays within cgen.MAX_NAME."""
     if numeric not in NUMERICS:
         raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
-    meta, arrays = bundle.meta, bundle.arrays
+    meta = bundle.meta
     if not is_multi_rate(bundle):
         raise FirmwareGenError("the bundle is single-rate: use make_plan")
     groups = _groups_of(meta)
@@ -216,48 +261,15 @@ def make_multirate_plan(bundle, *, name: str, numeric: str, full_scale=None,
     if len(longest) > cgen.MAX_NAME:
         raise FirmwareGenError(f"name={name!r}: its group prefix {longest!r} has {len(longest)} "
                                f"characters; the limit is {cgen.MAX_NAME} (use a shorter name)")
-    declared = [s for s in meta["sensors"] if any(g[0] == s["name"] for g in groups)]
-    used = {c for es in groups.values() for e in es for c in e["params"]["channels"]}
-    sensor_channels = [[c for c in s["channels"] if c in used] for s in declared]
-    strays = used - {c for cs in sensor_channels for c in cs}
-    if strays:
-        raise FirmwareGenError(f"channel {sorted(strays)[0]!r} is read by an extractor but is "
-                               f"no channel of its sensor in the bundle")
-    all_channels = [c for cs in sensor_channels for c in cs]
-    scales = None
-    if numeric != "float32":
-        scales = resolve_full_scale(all_channels, full_scale,
-                                    _channel_bounds(meta, arrays, _extractor_entries(meta)))
-    scale_of = dict(zip(all_channels, scales or ()))
-    idents = sensor_idents([s["name"] for s in declared])
-    chosen = {s["name"]: _pushed_rate(s, [r for n, r in groups if n == s["name"]])
-              for s in declared}
-    sensors = tuple(SensorPlan(s["name"], ident, chosen[s["name"]], tuple(cs),
-                               None if scales is None else tuple(scale_of[c] for c in cs),
-                               float(s["sample_rate_hz"]))
-                    for s, ident, cs in zip(declared, idents, sensor_channels))
-    index = {s.name: i for i, s in enumerate(sensors)}
-    out = []
-    for g, ((sname, rate), entries) in enumerate(groups.items()):
-        sensor = declared[index[sname]]
-        factor = _factor(sname, sensors[index[sname]].rate_hz, rate,
-                         f"extractor {entries[0]['name']!r}")
-        gmeta = _group_meta(meta, sensor, rate, entries, list(sensors[index[sname]].channels))
-        rows = [meta["selected"].index(f) for f in gmeta["selected"]]
-        sub = _SubBundle(gmeta, {k: arrays[k][rows] for k in ("x_min", "x_max")},
-                         bundle.bundle_sha256())
-        reads = {c for e in entries for c in e["params"]["channels"]}
-        plan = make_plan(sub, name=f"{prefix}{g}", numeric=numeric,
-                         full_scale=None if scales is None else
-                         {c: scale_of[c] for c in reads})
-        chans = tuple(sensors[index[sname]].channels.index(c) for c in plan.channels)
-        slots = tuple(meta["selected"].index(f) for f in plan.features)
-        out.append(GroupPlan(index[sname], rate, factor, chans, plan, slots))
-    fed = sorted(s for g in out for s in g.slots)
-    if fed != list(range(len(meta["selected"]))):
+    sensors = _sensor_plans(meta, bundle.arrays, groups, numeric, full_scale)
+    by_name = {s["name"]: s for s in meta["sensors"]}
+    out = tuple(_group_plan(bundle, sensors, by_name[sname], rate, entries, f"{prefix}{g}",
+                            numeric)
+                for g, ((sname, rate), entries) in enumerate(groups.items()))
+    if sorted(s for g in out for s in g.slots) != list(range(len(meta["selected"]))):
         raise FirmwareGenError("the bundle's selected features and its extractors disagree")
     return MultiRatePlan(
-        name=name, numeric=numeric, sensors=sensors, groups=tuple(out),
+        name=name, numeric=numeric, sensors=sensors, groups=out,
         window_s=float(meta["window_s"]), hop_s=float(meta["hop_s"]),
         features=tuple(meta["selected"]),
         targets=tuple(str(t) for t in (meta.get("classes") or meta["targets"])),
