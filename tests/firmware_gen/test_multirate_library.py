@@ -315,3 +315,21 @@ def test_a_bad_full_scale_is_one_error_line_and_no_folder(bundle, tmp_path):  # 
     assert done.exit_code == 2 and len(lines) == 1, done.output
     assert lines[0].startswith("Error: ") and "'nope'" in lines[0] and "gyro_z" in lines[0]
     assert not out.exists()
+
+
+def test_sensor_identifiers_are_unique_c_names_within_63_characters():
+    """Sensor names differing only in case, or long ones, still give distinct functions
+    ``<name>_push_<s>`` / ``<name>_quantize_<s>`` whose first 63 characters differ."""
+    import re
+    from types import SimpleNamespace
+
+    names = ["accel", "Accel", "ACCEL", "s" * 70, "s" * 70 + "x", "int"]
+    plan = SimpleNamespace(sensors=[SimpleNamespace(name=n) for n in names])
+    name = "g" * (cgen.MAX_NAME - len("_model"))
+    idents = library_idents(name, plan)
+    for kind in ("push", "quantize"):
+        functions = [f"{name}_{kind}_{ident}" for _, ident in idents]
+        assert all(re.fullmatch(r"[a-z_][a-z0-9_]*", f) for f in functions), functions
+        assert len({f[:cgen.SIGNIFICANT] for f in functions}) == len(names)
+    macros = [macro for macro, _ in idents]
+    assert len({m[:cgen.SIGNIFICANT] for m in macros}) == len(names)
