@@ -119,10 +119,19 @@ class MultiRatePlan:
     def summary(self) -> str:
         """One line: the sensors at their rates, the groups, the window and hop."""
         sensors = ", ".join(f"{s.name} at {s.rate_hz:g} Hz ({', '.join(s.channels)})"
-                            for s in self.sensors)
+                            + self._above(i) for i, s in enumerate(self.sensors))
         n = sum(len(g.plan.extractors) for g in self.groups)
         return (f"{n} extractors in {len(self.groups)} (sensor, rate) groups on {sensors}, "
                 f"window {self.window_s:g} s, hop {self.hop_s:g} s")
+
+    def _above(self, i: int) -> str:
+        """A note when sensor ``i`` runs above its fastest feature's rate (its rates do not
+        divide each other: the device reads more often than the rate it was priced at)."""
+        rates = sorted({g.rate_hz for g in self.groups if g.sensor == i}, reverse=True)
+        if rates[0] == self.sensors[i].rate_hz:
+            return ""
+        return (f" [above its features' {', '.join(f'{r:g}' for r in rates)} Hz, which do "
+                f"not divide each other: priced at {rates[0]:g} Hz in training]")
 
     @property
     def max_sensor_channels(self) -> int:

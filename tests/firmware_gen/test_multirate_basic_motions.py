@@ -55,7 +55,9 @@ def test_the_plan_pushes_each_sensor_at_its_fastest_feature(case):
         ("accel", 10.0, 1), ("gyro", 10.0, 1)]
     assert sorted((mplan.sensors[g.sensor].name, g.rate_hz, g.factor) for g in mplan.groups) == [
         ("accel", 5.0, 2), ("accel", 10.0, 1), ("gyro", 2.0, 5), ("gyro", 5.0, 2)]
+    assert "gyro at 10 Hz (gyro_x, gyro_y, gyro_z) [above its features' 5, 2 Hz" in mplan.summary
     only_slow = make_multirate_plan(slow, name="bm", numeric="float32")
+    assert "[above" not in only_slow.summary
     assert [(s.name, s.rate_hz, s.decimation) for s in only_slow.sensors] == [
         ("accel", 10.0, 1), ("gyro", 5.0, 2)]
 
