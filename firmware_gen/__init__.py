@@ -22,6 +22,12 @@ Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library
   :mod:`~sensorbudget.firmware_gen.library_build` (CMake, make, Arduino, PlatformIO, Zephyr files),
   :mod:`~sensorbudget.firmware_gen.library_arduino` (the example sketch), :mod:`~sensorbudget.firmware_gen.library_decide`
   (``<name>_decide``), :mod:`~sensorbudget.firmware_gen.library_wrap` (line lengths of the build files).
+- Sensors at their own rates (issue 30): :mod:`~sensorbudget.firmware_gen.multirate` (the plan: one
+  single-rate group per sensor and rate), :mod:`~sensorbudget.firmware_gen.multirate_c` (the groups'
+  streams and ``<name>_multirate.c``, the per-sensor push),
+  :mod:`~sensorbudget.firmware_gen.multirate_reference` (its numpy oracle),
+  :mod:`~sensorbudget.firmware_gen.multirate_library` (the library's
+  ``<name>_push_<sensor>`` API), :mod:`~sensorbudget.firmware_gen.multirate_memory` (RAM and flash).
 - :mod:`~sensorbudget.firmware_gen.api`: the typed Python API (``firmware`` -> ``Firmware``,
   ``library`` -> ``CLibrary``, ``onnx_model``, ``c_header``), what the commands call.
 
