@@ -235,8 +235,11 @@ def sensor_costs(meta: dict) -> dict:
     required sensors: energy and time from :func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`
     (min(window, hop) readings each; the selection budgets' definition), summed over the
     sensors; ``read_time_s`` the longest single reading (for ``sensor_overrun``)."""
+    from sensorbudget.trainer.sensing.rates import with_chosen_rates
     from sensorbudget.trainer.sensing.sensor_budget import per_prediction
 
+    if meta.get("multi_rate") and "sensor_rates_hz" not in meta:
+        meta = with_chosen_rates(meta)     # a bundle written without them: the same rule
     by_name = {s["name"]: s for s in meta.get("sensors", []) if isinstance(s, dict)}
     window = int(meta.get("window", 1))
     per_sensor, energy, time, read_time = {}, 0.0, 0.0, 0.0

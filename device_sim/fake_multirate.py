@@ -1,7 +1,8 @@
 """A pure-Python multi-rate device: :class:`~sensorbudget.device_sim.fake.FakeDevice` with one
 stream per sensor (PROTOCOL.md: HELLO with window = hop = 0, SENSORS, PUSH_EVENTS).
 
-It keeps each sensor's samples since the start of the next window and, when a request's events
+It keeps each sensor's samples since the start of the next window (dropping, when the hop is
+longer than the window, those pushed before it) and, when a request's events
 complete windows (``<name>_mr_push``'s rule: every (sensor, rate) group has the last sample of
 the window; :func:`sensorbudget.firmware_gen.multirate_reference.ready_windows`), computes them
 with the multi-rate reference (:func:`~sensorbudget.firmware_gen.multirate_reference.stream`)
@@ -37,6 +38,7 @@ class FakeMultiRateDevice(FakeDevice):
     def _reset_stream(self):
         m = self.model
         self.streams = [np.zeros((0, s.channels), dtype=m.sample_dtype) for s in m.sensors]
+        self.skip = [0] * len(m.sensors)     # samples before the next window not yet pushed
         self.windows = 0
         self.count = 0
         self.last_inputs = np.zeros(m.k, dtype=INPUT_DTYPES[m.numeric])
@@ -94,20 +96,26 @@ class FakeMultiRateDevice(FakeDevice):
         added = [[] for _ in m.sensors]
         for s, values in events:
             added[s].append(values)
-        grown = [np.concatenate([old, np.stack(new)]) if new else old
-                 for old, new in zip(self.streams, added)]
+        skip = list(self.skip)
+        grown = []
+        for j, (old, new) in enumerate(zip(self.streams, added)):
+            cut = min(skip[j], len(new))     # samples between two windows (hop > window)
+            skip[j] -= cut
+            grown.append(np.concatenate([old, np.stack(new[cut:])]) if new[cut:] else old)
         done = self._ready([len(x) for x in grown])
         answer = 2 + done * (4 + m.t * np.dtype(SCORE_DTYPES[m.numeric]).itemsize)
         if answer > self.max_response:
             return Err.BAD_LENGTH
-        self.streams = grown
+        self.streams, self.skip = grown, skip
         self.count += len(events)
         scores = []
         if done:
             wire = {s.name: x for s, x in zip(m.plan.sensors, grown)}
             _, inputs, scores = reference_stream(m.plan, m.bundle, wire)
             scores, self.last_inputs = scores[:done], inputs[done - 1]
-            self.streams = [x[done * s.hop:] for x, s in zip(grown, m.sensors)]
+            for j, (x, s) in enumerate(zip(grown, m.sensors)):   # from the next window on
+                self.skip[j] = max(0, done * s.hop - len(x))
+                self.streams[j] = x[done * s.hop:]
         windows = list(range(self.windows, self.windows + done))
         self.windows += done
         return encode_predictions(windows, scores, SCORE_DTYPES[m.numeric])
