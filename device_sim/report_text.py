@@ -33,6 +33,12 @@ def _rates_text(rates: dict) -> str:
             f"rates: " + "; ".join(parts) + ".")
 
 
+def rates_line(report: dict) -> str | None:
+    """A multi-rate replay's windows and each sensor's rates as one printed line (None for
+    one rate)."""
+    return _rates_text(report["rates"]) if report.get("rates") else None
+
+
 def summary_markdown(report: dict) -> str:
     """A short Markdown summary of a report dictionary."""
     c, e, b = report["cost"], report["energy"], report["bundle"]

@@ -103,6 +103,7 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
     from sensorbudget.device_sim.api import check_simulation_output, simulate
+    from sensorbudget.device_sim.report_text import rates_line
 
     from .progress import ProgressBar
 
@@ -116,6 +117,8 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
     sim.save(report_dir)
     report = sim.report
     click.echo(printable(format_outcome(report)))
+    if rates_line(report):                      # sensors at their own rates
+        click.echo(printable(rates_line(report)))
     click.echo(printable(sim.stack_line()))
     for line in sim.accuracy_lines():
         click.echo(printable(line))

@@ -198,6 +198,8 @@ def test_cli_and_python_api_write_the_same_report(watch, tmp_path):
                   "--report", str(tmp_path / "cli")])
     assert result.exit_code == 0, result.output
     assert "0 mismatches" in result.output
+    assert ("window 2 s, hop 0.8 s; sensors at their own rates: accel pushed at 10 Hz (window "
+            "20, hop 8 samples; features at 10, 2.5 Hz; paid at 10 Hz: 8 readings") in result.output
     sb.simulate(str(bundle), str(test), numeric="q15").save(tmp_path / "api")
     assert (tmp_path / "cli" / "summary.md").read_bytes() == (
         tmp_path / "api" / "summary.md").read_bytes()
