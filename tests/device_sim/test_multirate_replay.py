@@ -313,3 +313,19 @@ def test_a_sensor_pushed_above_the_rate_it_is_paid_at_is_flagged(watch, tmp_path
     assert rates["accel"]["pushed_above_paid"] and not rates["gyro"]["pushed_above_paid"]
     assert "accel pushed at 10 Hz" in (tmp_path / "rep" / "summary.md").read_text()
     assert "pushed above the rate it is paid at" in (tmp_path / "rep" / "summary.md").read_text()
+
+
+def test_a_paced_replay_takes_the_recordings_time(watch):
+    """``rate="recorded"``: the events of every sensor go out at the sensors' summed rate, one
+    a request, so the replay takes (on the injected clock) the time the segments span."""
+    bundle, _, test = watch
+    clock = FakeClock()
+    report, result = simulate(bundle, test, backend="python", rate="recorded", clock=clock,
+                              sleep=clock.advance, bench=False)
+    model = model_of(bundle)
+    per_second = sum(s.rate_hz for s in model.sensors)
+    assert report["mismatches"] == 0 and report["late_samples"] == 0
+    per_recording = report["predictions"] // report["segments"]       # 8 recordings, no gap
+    assert report["samples_sent"] == report["segments"] * sum(
+        s.window + s.hop * (per_recording - 1) for s in model.sensors)
+    assert clock.now == pytest.approx((report["samples_sent"] - 1) / per_second, rel=0.01)
