@@ -43,7 +43,7 @@ from sensorbudget.trainer.sensing.sensors import Sensor
 from .client import SensorInfo
 from .errors import DeviceError
 from .reference import F32, ReferenceModel
-from .replay import PredictionRecord, Replayer
+from .replay import PredictionRecord, Replayer, _Pacer
 
 
 class MultiRateModel(ReferenceModel):
@@ -149,6 +149,8 @@ class EventStream:
             buf[self.offsets[at][:, None] + np.arange(size[s])] = rows
         self.data = buf.tobytes()
         self.ends = model.completion_events(lengths, pos)
+        rate = np.array([s.rate_hz for s in p.sensors])
+        self.times = index / rate[sensor]          # s from the segment's first sample
         hop = [round(p.hop_s * s.rate_hz) for s in p.sensors]
         first = [pos[s][np.minimum(np.arange(len(self.ends)) * hop[s], len(pos[s]) - 1)]
                  for s in range(len(p.sensors))]
@@ -216,6 +218,14 @@ class MultiRateReplayer(Replayer):
 
     push_kind = "events"
 
+    def __init__(self, backend, model, *, rate=None, **options):
+        """``rate``: None (as fast as possible), events per second, or ``"recorded"``: each
+        event at its sample's nominal time stamp ``i / rate`` (the push order's; segments one
+        after the other)."""
+        self.recorded = rate == "recorded"
+        super().__init__(backend, model, rate=max(s.rate_hz for s in model.sensors)
+                         if self.recorded else rate, **options)
+
     def _check_device(self, info) -> None:
         m = self.model
         got = (info.k, info.t, info.numeric, tuple(info.sensors))
@@ -231,6 +241,8 @@ class MultiRateReplayer(Replayer):
             for k0, streams, rows, end_t in multirate_segments(rec, m):
                 wire = m.wire_streams(streams)
                 out.append((rec.name, k0, rows, end_t, wire, EventStream(m, wire)))
+        if self.recorded:
+            self.pacer = _TimedPacer(self.pacer, [seg[-1] for seg in out])
         return out
 
     def _segment(self, name, k0, rows, end_t, wire, events) -> None:
@@ -250,6 +262,23 @@ class MultiRateReplayer(Replayer):
                                   f"windows of segment {seg} ready, the segment has {len(recs)}")
             for rec, s in zip(recs, scores):
                 rec.reference = s
+
+
+class _TimedPacer(_Pacer):
+    """Sends event ``g`` (counted over the replay) at its nominal time stamp: its time in its
+    segment after the segments before it, each lasting to its last event plus the shortest
+    period."""
+
+    def __init__(self, pacer, streams):
+        super().__init__(pacer.rate, pacer.clock, pacer.sleep)
+        start, times = 0.0, []
+        for events in streams:
+            times.append(start + events.times)
+            start += (float(events.times[-1]) if len(events) else 0.0) + 1.0 / self.rate
+        self.times = np.concatenate(times) if times else np.zeros(0)
+
+    def offset(self, g: int) -> float:
+        return float(self.times[min(g, len(self.times) - 1)])
 
 
 def _listing(sensors) -> str:

@@ -193,11 +193,15 @@ class _Pacer:
         now = self.clock()
         if self.t0 is None:
             self.t0 = now
-        due = self.t0 + g / self.rate
+        due = self.t0 + self.offset(g)
         if now < due:
             self.sleep(due - now)
         elif now > due + 1.0 / self.rate:
             self.late += 1
+
+    def offset(self, g: int) -> float:
+        """Seconds from the first sample to sample ``g``."""
+        return g / self.rate
 
 
 class Replayer:

@@ -101,8 +101,8 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     if backend == "best":
         backend = best_backend()
     _check_costed(backend, board if board is not None else profile)
-    if rate == "recorded":     # samples (multi-rate: events of every sensor) per second
-        rate = sum(s.rate_hz for s in model.sensors) if multi else model.sample_rate
+    if rate == "recorded" and not multi:    # multi-rate: each event at its own time stamp
+        rate = model.sample_rate
     with tempfile.TemporaryDirectory(prefix="sensorbudget-sim-") as tmp:
         work = Path(workdir) if workdir is not None else Path(tmp)
         dev = make_backend(backend, model=model, workdir=work, profile=profile, board=board,

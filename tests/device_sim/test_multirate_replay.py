@@ -315,17 +315,26 @@ def test_a_sensor_pushed_above_the_rate_it_is_paid_at_is_flagged(watch, tmp_path
     assert "pushed above the rate it is paid at" in (tmp_path / "rep" / "summary.md").read_text()
 
 
-def test_a_paced_replay_takes_the_recordings_time(watch):
-    """``rate="recorded"``: the events of every sensor go out at the sensors' summed rate, one
-    a request, so the replay takes (on the injected clock) the time the segments span."""
+def test_a_paced_replay_sends_each_event_at_its_time_stamp(watch):
+    """``rate="recorded"``: one event a request, each released at its sample's nominal time
+    stamp (i / rate of its sensor, the push order's; segments one after the other) on the
+    injected clock, none late."""
     bundle, _, test = watch
     clock = FakeClock()
-    report, result = simulate(bundle, test, backend="python", rate="recorded", clock=clock,
-                              sleep=clock.advance, bench=False)
     model = model_of(bundle)
-    per_second = sum(s.rate_hz for s in model.sensors)
-    assert report["mismatches"] == 0 and report["late_samples"] == 0
-    per_recording = report["predictions"] // report["segments"]       # 8 recordings, no gap
-    assert report["samples_sent"] == report["segments"] * sum(
-        s.window + s.hop * (per_recording - 1) for s in model.sensors)
-    assert clock.now == pytest.approx((report["samples_sent"] - 1) / per_second, rel=0.01)
+    rset = load_recordings(test, model.sample_rate)
+    dev = PythonBackend(model, clock=clock, sleep=clock.advance)
+    replayer = MultiRateReplayer(dev, model, rate="recorded", clock=clock, sleep=clock.advance)
+    res = replayer.run(rset)
+    assert res.mismatches == 0 and res.late_samples == 0 and len(res.records) == 88
+    segments = [seg for rec in rset.recordings for seg in multirate_segments(rec, model)]
+    streams = [EventStream(model, model.wire_streams(seg[1])) for seg in segments]
+    due, start = [], 0.0
+    for events in streams:                  # slow: each event's time stamp, segment by segment
+        for i in range(len(events)):
+            due.append(start + float(events.times[i]))
+        start = due[-1] + 1 / max(s.rate_hz for s in model.sensors)
+    assert [replayer.pacer.offset(g) for g in range(len(due))] == due
+    assert len(due) == res.samples_sent and clock.now >= due[-1]
+    steps = sorted(set(np.round(np.diff(streams[0].times), 12)))
+    assert steps == [0.0, 0.1]     # nominal stamps: a gyroscope sample with every other accel
