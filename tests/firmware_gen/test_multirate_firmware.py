@@ -207,3 +207,25 @@ def test_counts_are_the_same_in_every_run(watch, spec, tmp_path):
     assert [(r.extractors, r.model) for r in ra.records] == [
         (r.extractors, r.model) for r in rb.records]
     assert a["cost"]["bench"] == b["cost"]["bench"] and a["mismatches"] == b["mismatches"] == 0
+
+
+def test_q15_scores_on_the_uno_are_within_the_stated_bound_of_the_float_model(watch, tmp_path):
+    """The fixed-point image's real scores (scores * 2^-G) stay within firmware.json's
+    stream_error_bound of the float64 model on the trainer's own features."""
+    need("simavr")
+    import sensorbudget as sb
+
+    bundle, train, test = watch
+    fw = sb.firmware(str(bundle), target="arduino-uno", numeric="q15")
+    bound, frac = fw.manifest["stream_error_bound"], fw.manifest["score_frac_bits"]
+    assert bound is not None and bound > 0
+    (tmp_path / "s.toml").write_text((train.parent / "watch.sensors.toml").read_text())
+    data = sb.features(str(test), sensors=str(tmp_path / "s.toml"))
+    b = load_bundle(bundle)
+    X = np.asarray(data.X, dtype=np.float64)[:, [list(data.feature_names).index(f)
+                                                  for f in b.meta["selected"]]]
+    model = X @ np.asarray(b.W, dtype=np.float64).reshape(X.shape[1], -1) + np.asarray(b.b)
+    _, result = simulate(bundle, test, backend="simavr", numeric="q15", workdir=tmp_path,
+                         bench=False)
+    real = np.array([r.scores for r in result.records], dtype=np.float64) * 2.0 ** -frac
+    assert real.shape == model.shape and np.abs(real - model).max() <= bound
