@@ -4,9 +4,10 @@ that feeds them (issue 30).
 Composition, not a new extractor: each group's ``<g>_stream.h`` / ``<g>_stream.c`` is the
 single-rate stream of :mod:`.extractors_c` for the group's :class:`~.plan.FirmwarePlan` (its
 own prefix ``<g>``), unchanged; its features are read by the unit, so its stream includes a
-small ``<g>.h`` (:func:`group_header`: the group's number of features and, in Q15/Q31, a
-quantiser that leaves the group's inputs alone; the unit quantises every model input with the
-model header's quantiser). ``<p>_multirate.h`` / ``.c`` (templates ``multirate.*.j2``) hold
+small ``<g>.h`` (:func:`group_header`: the group's number of features; in Q15 its inputs'
+quantiser parameters, so the group quantises its own inputs as a single-rate Q15 stream does,
+integer features straight from their integers; in Q31 a quantiser that leaves them alone, the
+unit quantising every model input with the model header's). ``<p>_multirate.h`` / ``.c`` (templates ``multirate.*.j2``) hold
 the per-sensor push: a sensor's sample goes to each of its groups whose decimation keeps it (a
 per-group phase counter: ``i % factor == 0`` without a division), and when every group has
 completed the same window the unit gathers the groups' features into model-input order
@@ -25,6 +26,7 @@ from .ctemplate import render
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import kernel_header
+from .multirate_reference import group_fixed
 from .plan import FORMAT_VERSION, NUMERIC_CODES
 
 MULTIRATE_FORMAT_VERSION = 1
@@ -49,16 +51,25 @@ def _describe(mplan, g) -> str:
     return f"{cgen.c_comment(s.name)} at {g.rate_hz:g} Hz ({keep})"
 
 
-def group_header(mplan, g: int) -> str:
-    """``<g>.h``: what the group's stream needs of a model header (its feature count; for
-    Q15/Q31 a quantiser that leaves its inputs alone: the unit quantises)."""
+def group_header(mplan, g: int, fixed=None) -> str:
+    """``<g>.h``: what the group's stream needs of a model header: its feature count; in Q15
+    the quantiser parameters of its inputs (``fixed``: :func:`.multirate_reference.group_fixed`;
+    its stream quantises its own inputs), in Q31 a quantiser that leaves its inputs alone (the
+    unit quantises them all with the model header's)."""
     gp = group_name(mplan, g)
     G = gp.upper()
     lines = [_banner(mplan, f"{gp}.h", f"group {g} of the multi-rate unit"),
              f"#ifndef {G}_H\n#define {G}_H\n", "#include <stdint.h>\n",
              f"/* {_describe(mplan, mplan.groups[g])} */",
              f"#define {G}_N_FEATURES {mplan.groups[g].plan.k}u"]
-    if mplan.fixed:
+    if fixed is not None:
+        lines += ["", "/* The model header's quantiser of this group's inputs (in its order). */",
+                  cgen.array_declare("float", f"{gp}_q15_input_offset", fixed.input_offset,
+                                     size_macros=(f"{G}_N_FEATURES",)).rstrip("\n"),
+                  cgen.array_declare("float", f"{gp}_q15_input_inv_scale",
+                                     fixed.input_inv_scale,
+                                     size_macros=(f"{G}_N_FEATURES",)).rstrip("\n")]
+    elif mplan.fixed:
         ct = _INPUT_T[mplan.numeric]
         lines += ["", "/* The unit quantises every model input (the model header's quantiser). */",
                   cgen.fit(f"static inline void {gp}_quantize_{mplan.numeric}(const float "
@@ -135,6 +146,7 @@ def multirate_source(mplan) -> str:
                   banner=_banner(mplan, f"{p}_multirate.c", "the multi-rate unit"),
                   format_version=MULTIRATE_FORMAT_VERSION, tables=tables, cases=cases,
                   gathers=gathers, fixed=mplan.fixed, numeric=mplan.numeric,
+                  group_inputs=mplan.numeric == "q15",
                   uses_frame=any(_copies(mplan, g) for g in mplan.groups),
                   stream_format=FORMAT_VERSION)
 
@@ -158,9 +170,10 @@ def multirate_sources(mplan, bundle, header=None, kernel: str = "auto",
     out = {f"{p}.h": header.text, f"{p}_kernel.h": kernel_header(mplan, bundle, header, kernel)}
     for j, g in enumerate(mplan.groups):
         gp = group_name(mplan, j)
-        out[f"{gp}.h"] = group_header(mplan, j)
+        fixed = group_fixed(header.fixed, g)
+        out[f"{gp}.h"] = group_header(mplan, j, fixed)
         out[f"{gp}_stream.h"] = stream_header(g.plan)
-        out[f"{gp}_stream.c"] = preamble + stream_source(g.plan, None)
+        out[f"{gp}_stream.c"] = preamble + stream_source(g.plan, fixed)
     out[f"{p}_multirate.h"] = multirate_header(mplan)
     out[f"{p}_multirate.c"] = preamble + multirate_source(mplan)
     return out

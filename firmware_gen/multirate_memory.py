@@ -7,8 +7,8 @@ cost, the event pointer, on AVR its constant tables), ``<p>_mr_t`` (:func:`conte
 group's ``<g>_stream_t`` by :func:`.memory.stream_bytes`, then the per-sensor sample counters,
 the per-group phases, two counters, the features and, in fixed point, the inputs: the target's
 layout, packed on AVR), each group's series scratch (its own static buffers), the model inputs
-and scores of ``main.c``, on AVR the quantiser's constants (every input is quantised by the
-header's quantiser) and the name, and soft-float libm's errno data when a group calls sqrtf.
+and scores of ``main.c``, on AVR the quantiser's constants (:func:`_quantiser_constants`) and
+the name, and soft-float libm's errno data when a group calls sqrtf.
 
 Flash (:func:`multirate_flash_parts`): the runtime and the model once, each group's extractor
 terms (:func:`.memory_flash.flash_terms`: every group's stream is its own code, so a kind used
@@ -70,7 +70,7 @@ def multirate_ram_parts(mplan, target, sources: dict | None = None) -> dict:
              "model inputs and scores": _INPUT[mplan.numeric] * mplan.k
              + _SCORE[mplan.numeric] * mplan.t}
     if avr:
-        parts["constants in RAM (AVR)"] = (8 * mplan.k if mplan.fixed else 0) + len(mplan.name) + 1
+        parts["constants in RAM (AVR)"] = _quantiser_constants(mplan, sources) + len(mplan.name) + 1
     if target.name in LIBM_ERRNO_RAM:
         if sources is None:
             from .extractors_c import stream_source
@@ -81,6 +81,22 @@ def multirate_ram_parts(mplan, target, sources: dict | None = None) -> dict:
         if any(re.search(r"\bsqrtf\(", text) for text in plain):
             parts["libm errno (soft float)"] = LIBM_ERRNO_RAM[target.name]
     return parts
+
+
+def _quantiser_constants(mplan, sources) -> int:
+    """Bytes of the quantiser's offsets and scales a fixed-point unit links (RAM on AVR): Q31
+    the model header's (every input); Q15 each group's own whose stream quantises float
+    features in two or more runs (``<g>_quantize_span`` called twice or more: measured,
+    avr-gcc -Os inlines a single call and folds the constants of its run; all groups without
+    ``sources``)."""
+    if mplan.numeric == "q31":
+        return 8 * mplan.k
+    if mplan.numeric != "q15":
+        return 0
+    calls = {g.plan.name: 2 if sources is None else
+             sources.get(f"{g.plan.name}_stream.c", "").count(f"{g.plan.name}_quantize_span(s,")
+             for g in mplan.groups}
+    return sum(8 * g.plan.k for g in mplan.groups if calls[g.plan.name] >= 2)
 
 
 def multirate_ram_estimate(mplan, target, sources: dict | None = None) -> int | None:

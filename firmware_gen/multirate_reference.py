@@ -8,12 +8,16 @@ of :func:`push_order` (time order). Group ``g`` keeps its sensor's sample ``i`` 
 the fewest windows any group has completed; when ``w`` grows, window ``w - 1`` of the model is
 ready if every group has completed exactly ``w`` windows (each group's newest features are then
 those of window ``w - 1``), else it is lost (pushes out of time order). A ready window's
-features are gathered into model-input order and quantised by the header's quantiser
-(:func:`sensorbudget.export.fixed_point.quantize_inputs`, every input; the single-rate Q15
-stream's integer shortcut is not used), then scored (:func:`.reference.scores`).
+features are gathered into model-input order; in Q15 each group has quantised its own inputs
+as a single-rate Q15 stream does (:func:`group_fixed`: integer features straight to their
+inputs, whose float features stay 0, the others by the header's arithmetic), in Q31 the
+header's quantiser takes them all (:func:`sensorbudget.export.fixed_point.quantize_inputs`);
+then they are scored (:func:`.reference.scores`).
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import numpy as np
 
@@ -21,6 +25,7 @@ from sensorbudget.export.fixed_point import quantize_inputs
 
 from . import reference
 from .errors import FirmwareGenError
+from .q15_c import int_inputs
 
 F32 = np.float32
 
@@ -64,6 +69,21 @@ def _check(mplan, streams: dict) -> dict:
                                    f"{', '.join(sensor.channels)}")
         out[sensor.name] = x
     return out
+
+
+def group_fixed(fixed, g):
+    """The header's FixedPointModel restricted to group ``g``'s model inputs (its quantiser
+    parameters in the group's input order), for a Q15 plan; None otherwise. The group's stream
+    quantises its own inputs with it, as a single-rate Q15 stream does (integer inputs of
+    :func:`.q15_c.int_inputs` straight from their integer features, the others by the
+    header's arithmetic): per input, so equal to the whole model's quantiser on those inputs."""
+    if fixed is None or fixed.fmt.name != "q15":
+        return None
+    rows = list(g.slots)
+    return dataclasses.replace(fixed, input_offset=fixed.input_offset[rows],
+                               input_inv_scale=fixed.input_inv_scale[rows],
+                               x_lo=fixed.x_lo[rows], x_hi=fixed.x_hi[rows],
+                               weights=fixed.weights[rows])
 
 
 def group_features(mplan, streams: dict) -> list:
@@ -126,11 +146,18 @@ def stream(mplan, bundle, streams: dict, order=None):
         order = push_order(mplan, {s: len(x) for s, x in streams.items()})
     ready, _ = ready_windows(mplan, order)
     per_group = group_features(mplan, streams)
+    fixed = reference.fixed_model(mplan, bundle)
     X = np.zeros((len(ready), mplan.k), dtype=F32)
     for g, Xg in zip(mplan.groups, per_group):
         X[:, list(g.slots)] = Xg[ready]
-    fixed = reference.fixed_model(mplan, bundle)
     inputs = X if fixed is None else quantize_inputs(fixed, X)
+    for g, Xg in zip(mplan.groups, per_group):
+        fg = group_fixed(fixed, g)
+        if fg is None:
+            continue
+        inputs[:, list(g.slots)] = reference.model_inputs(g.plan, fg, Xg[ready])
+        for slot in int_inputs(g.plan, fg):       # the C does not compute these features
+            X[:, g.slots[slot]] = 0.0
     return X, inputs, reference.scores(mplan, bundle, fixed, inputs)
 
 

@@ -115,7 +115,7 @@ def test_estimates_hold_against_the_linked_image(bundle, target, numeric, tool, 
     fw.save(tmp_path / "fw")
     foot = json.loads((tmp_path / "fw" / "footprint.json").read_text())
     mplan = make_multirate_plan(bundle, name=fw.manifest["name"], numeric=numeric)
-    ram = multirate_ram_estimate(mplan, get_target(target))
+    ram = multirate_ram_estimate(mplan, get_target(target), multirate_sources(mplan, bundle))
     flash = multirate_flash_parts(mplan, get_target(target))
     assert abs(foot["ram_bytes"] - ram) <= RAM_MARGIN, (foot["ram_bytes"], ram)
     assert abs(foot["flash_bytes"] - sum(flash.values())) <= flash_margin(get_target(target)), (
