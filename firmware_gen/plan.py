@@ -16,13 +16,14 @@ generated C and the Python reference (:mod:`.reference`) share. Two kinds of bun
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sensorbudget.export.cgen import NUMERICS
 from sensorbudget.trainer.sensing.extractors import KINDS
 from sensorbudget.trainer.sensing.specs import Spec
 
 from .errors import FirmwareGenError
+from .fft_c import check_fft
 
 NUMERIC_CODES = {"float32": 0, "q15": 1, "q31": 2}
 FORMAT_VERSION = 1        # of the generated sources; main.c checks every part against it
@@ -78,6 +79,7 @@ class FirmwarePlan:
     task: str
     bundle_sha256: str
     input_kind: str = "samples"    # "samples" (recordings) or "features" (a feature table)
+    fft: str = "float32"   # the spectra of q15/q31 plans: float32 or the Q15 FFT (fft_c.FFTS)
 
     @property
     def k(self) -> int:
@@ -246,11 +248,14 @@ def resolve_full_scale(channels, given, bounds) -> tuple:
     return tuple(out)
 
 
-def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePlan:
+def make_plan(bundle, *, name: str, numeric: str, full_scale=None,
+              fft: str = "float32") -> FirmwarePlan:
     """The :class:`FirmwarePlan` of ``bundle`` for ``numeric`` (raises FirmwareGenError).
 
     ``full_scale`` ({channel or "*": value}) applies to q15/q31 only. A bundle trained on a
     feature table gets the plan of :func:`_feature_table_plan` (its channels are the features).
+    ``fft="q15"`` (q15/q31 only): the spectra of the raw windows come from the Q15 FFT
+    (:func:`.fft_c.check_fft`).
     """
     if numeric not in NUMERICS:
         raise FirmwareGenError(f"numeric={numeric!r} is not one of {NUMERICS}")
@@ -260,7 +265,8 @@ def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePl
                                "MultiRatePlan (firmware_gen.multirate.make_multirate_plan); "
                                "make_plan is single-rate")
     if is_feature_table(meta):
-        return _feature_table_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+        plan = _feature_table_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+        return check_fft(replace(plan, fft=fft))
     entries = _extractor_entries(meta)
     window, hop = _window_hop(meta, entries)
     channels = device_channels(meta, entries)
@@ -295,9 +301,10 @@ def make_plan(bundle, *, name: str, numeric: str, full_scale=None) -> FirmwarePl
     scales = None
     if fixed_numeric:
         scales = resolve_full_scale(channels, full_scale, _channel_bounds(meta, arrays, entries))
-    return FirmwarePlan(
+    plan = FirmwarePlan(
         name=name, numeric=numeric, channels=tuple(channels), full_scale=scales,
         window=window, hop=hop, sample_rate_hz=float(meta.get("sample_rate_hz", 0.0)),
         extractors=tuple(p for p in plans if p.slots), features=tuple(meta["selected"]),
         targets=tuple(str(t) for t in (meta.get("classes") or meta["targets"])),
-        task=meta["task"], bundle_sha256=bundle.bundle_sha256())
+        task=meta["task"], bundle_sha256=bundle.bundle_sha256(), fft=fft)
+    return check_fft(plan)

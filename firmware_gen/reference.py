@@ -10,6 +10,8 @@ turned into float32 real values, the float-only kinds (std, mag_std, corr) run t
 quantiser (:func:`model_inputs`). See PROTOCOL.md. Extractors with an argument,
 preprocessing or a spectrum (:mod:`sensorbudget.trainer.sensing.specs`) run their spec's float32 definition
 (the integer one for a Q15 ``percentile`` without preprocessing) at the bundle's sample rate.
+A plan with ``fft="q15"`` takes the spectra of its raw windows from the Q15 FFT instead
+(:func:`_q15_spectral_value`, :mod:`sensorbudget.firmware_gen.fft_c`).
 """
 
 from __future__ import annotations
@@ -17,10 +19,12 @@ from __future__ import annotations
 import numpy as np
 
 from sensorbudget.export.fixed_point import predict_int, quantize_inputs, quantize_model
-from sensorbudget.trainer.sensing.extractors import extract_q15
+from sensorbudget.trainer.sensing.extractors import KINDS, extract_q15
+from sensorbudget.trainer.sensing.spectral_q15 import power_spectrum_q15
 from sensorbudget.trainer.sensing.q15 import energy_shift, magnitude_shifts
 
 from .errors import FirmwareGenError
+from .fft_c import on_q15_fft, q15_scale
 from .q15_c import int_inputs, raw_unit
 
 F32 = np.float32
@@ -63,6 +67,21 @@ def _fixed_value(plan, ext, q, starts) -> np.ndarray:
     return raw.astype(F32) * F32(raw_unit(plan, ext))
 
 
+def _q15_spectral_value(plan, ext, q, starts) -> np.ndarray:
+    """A spectral feature of a ``fft="q15"`` plan: the Q15 FFT's integer power
+    (:func:`sensorbudget.trainer.sensing.spectral_q15.power_spectrum_q15`) as float32 times the
+    exact scale :func:`~sensorbudget.firmware_gen.fft_c.q15_scale`, then the kind's float32
+    definition on it (the firmware's ``<name>_power_from_q15``)."""
+    (c,) = ext.channels
+    spec = ext.full_spec
+    P = power_spectrum_q15(_windows(q[:, c], starts, plan.window),
+                           "rect" if spec.rect else "hann").astype(F32) * q15_scale(plan, ext)
+    compute = KINDS[ext.kind].compute
+    if spec.arg is None:
+        return compute(P, plan.window, plan.sample_rate_hz)
+    return compute(P, spec.arg, plan.window, plan.sample_rate_hz)
+
+
 def window_features(plan, samples) -> np.ndarray:
     """Real float32 features (n_windows x k, model input order) of every complete window of a
     stream of ``samples`` (n x channels; float for float32 firmware, int16 Q15 otherwise)."""
@@ -77,6 +96,8 @@ def window_features(plan, samples) -> np.ndarray:
     for ext in plan.extractors:
         if ext.fixed:
             column = _fixed_value(plan, ext, q, starts)
+        elif on_q15_fft(plan, ext):
+            column = _q15_spectral_value(plan, ext, q, starts)
         else:
             ws = [_windows(values[:, c], starts, plan.window) for c in ext.channels]
             column = ext.full_spec.compute(ws[0] if ext.per_channel else ws,

@@ -132,7 +132,8 @@ def _group_function(plan, fname, key, members, ints) -> str:
     c, pre, pre_arg = key
     length = plan.window - (1 if pre == "jerk" else 0)
     n = f"{P}_WINDOW - 1u" if pre == "jerk" else f"{P}_WINDOW"
-    floats = [e for e in members if not e.fixed]
+    floats = [e for e in members if not e.fixed and not fft_c.on_q15_fft(plan, e)]
+    qspectra = [e for e in members if fft_c.on_q15_fft(plan, e)]    # fft=q15: the Q15 FFT
     lines = []
     if floats:
         fill = {"": "copy", "jerk": "jerk", "highpass": "highpass"}[pre]
@@ -148,8 +149,13 @@ def _group_function(plan, fname, key, members, ints) -> str:
     lines += [f"    s->features[{slot}] ={BR}{_value(plan, e, n, length)};"
               for e in floats if e.kind == "percentile" for slot in e.slots]
     fixed = [e for e in members if e.fixed]
-    if fixed:
+    if fixed or qspectra:
         lines.append(f"    {p}_series_qcopy(s, start, {c}u,{BR}{p}_q);")
+    for rect in (False, True):       # before the percentiles' selection reorders <p>_q
+        spectral = [e for e in qspectra if e.full_spec.rect == rect]
+        if spectral:
+            lines += fft_c.q15_spectrum_lines(plan, spectral, length, n, rect)
+    if fixed:
         lines += [f"    s->features[{slot}] ={BR}{_value(plan, e, n, length)};"
                   for e in fixed for slot in e.slots if slot not in ints]
     what = cgen.c_comment(plan.channels[c]) + (f" {pre}" if pre else "")
@@ -157,7 +163,9 @@ def _group_function(plan, fname, key, members, ints) -> str:
     # Q15 inputs straight from the integer order statistic (q15_c.int_inputs)
     lines += [q15_c.qin_call(p, slot, _qpercentile(plan, e, n, length), ints[slot][1])
               for e in fixed for slot in e.slots if slot in ints]
-    return cgen.block_comment([f"{what}: {kinds}"]) + cgen.fit("\n".join([
+    note = ["spectra: the Q15 FFT (fft=q15: trainer.sensing.spectral_q15), P[k] as float32"]
+    head = cgen.block_comment([f"{what}: {kinds}", *(note if qspectra else [])])
+    return head + cgen.fit("\n".join([
         f"static void {fname}({JOIN}{p}_stream_t *s,", "    unsigned start)", "{",
         *lines, "}"]))
 
@@ -178,18 +186,22 @@ def source_parts(plan, ints=None) -> list:
     roots = {("qpercentile" if e.fixed else "percentile") if e.kind == "percentile"
              else e.kind for e in exts}
     roots = {r for r in roots if r in ROUTINES} | ({"spectrum"} if any(
-        fft_c.is_spectral(e) for e in exts) else set())
-    fills = {"qcopy" if e.fixed else ("copy" if not e.full_spec.pre else e.full_spec.pre)
-             for e in exts}
+        fft_c.is_spectral(e) for e in exts if not fft_c.on_q15_fft(plan, e)) else set()) | (
+        {"spectrum_q15"} if any(fft_c.on_q15_fft(plan, e) for e in exts) else set())
+    fills = {"qcopy" if e.fixed or fft_c.on_q15_fft(plan, e)
+             else ("copy" if not e.full_spec.pre else e.full_spec.pre) for e in exts}
+    floats = [e for e in exts if not e.fixed and not fft_c.on_q15_fft(plan, e)]
     spectral = [e for e in exts if fft_c.is_spectral(e)]
     out = ["/* Scratch of the series extractors (one window, refilled by every group). */"]
-    if not all(e.fixed for e in exts):
+    if floats:
         out.append(f"static float {p}_x{JOIN}[{P}_WINDOW];")
-    if any(e.fixed for e in exts):
+    if "qcopy" in fills:
         out.append(f"static int16_t {p}_q{JOIN}[{P}_WINDOW];")
-    if spectral:
-        m = max(fft_size(series_length(plan, e)) for e in spectral)
+    fspectra = [e for e in floats if fft_c.is_spectral(e)]
+    if fspectra:
+        m = max(fft_size(series_length(plan, e)) for e in fspectra)
         out += [f"/* FFT buffer, {m} points */", f"static float {p}_re[{m}],{BR}{p}_im[{m}];"]
+    out += fft_c.q15_buffers(plan, exts, series_length)
     out = [cgen.fit("\n".join(out))]
     if spectral:
         out += [_FLASH_MACROS, fft_c.tables(plan, spectral, series_length)]
