@@ -18,8 +18,9 @@ RAM and flash (``firmware --build``'s footprint) beside the estimates from the p
 (firmware_gen.memory / multirate_memory); the instructions per prediction, counted on unicorn
 function by function (:func:`device_cost`: every push since the previous window plus the
 window's computation, and the computation alone); and ``simulate``'s own extractor figure and
-mismatches against the Python reference (must be 0). Ratios are to ``single 10 Hz`` in the
-same numeric, from the same run.
+mismatches against the Python reference (must be 0). Then the Uno in Q15 (simavr, cycles):
+simulate's extractor cost and BENCH's. Ratios are to ``single 10 Hz`` in the same numeric,
+from the same run.
 """
 
 from __future__ import annotations
@@ -141,6 +142,22 @@ def measure(bundle, numeric: str, backend: str, work: Path) -> dict:
             "mismatches": r["mismatches"]}
 
 
+def uno_rows(bundles: dict) -> list:
+    """The Uno (ATmega328P, simavr, cycles), Q15: simulate's extractor cost per prediction,
+    BENCH's recomputation of the extractors, and the linked static RAM."""
+    import sensorbudget as sb
+
+    rows, base = [], None
+    for label, bundle in bundles.items():
+        fw = sb.firmware(bundle.path, target="arduino-uno", numeric="q15", build=True)
+        r = sb.simulate(fw, DATA, backend="simavr").report
+        m = (r["cost"]["extractors"]["median"], r["cost"]["bench"]["extractors"]["per_run"])
+        base = base or m
+        rows.append([label, f"{m[0]:g}", f"{m[0] / base[0]:.2f}x", f"{m[1]:.0f}",
+                     f"{m[1] / base[1]:.2f}x", f"{r['predictions']} / {r['mismatches']}"])
+    return rows
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--backend", default="unicorn-m4f")
@@ -161,12 +178,16 @@ def main(argv=None) -> None:
                              f"{m['per'] / base['per']:.2f}x", f"{m['compute']:g}",
                              f"{m['compute'] / base['compute']:.2f}x", f"{m['sim']:g}",
                              f"{m['model']:g}", f"{m['predictions']} / {m['mismatches']}"])
+        uno = uno_rows(bundles)
     print("BasicMotions, 80 recordings; firmware for mps2-an386 (Cortex-M4F); instructions on "
           "unicorn, median per prediction; RAM/flash: linked image (estimate from the plan)")
     print(table(["design", "numeric", "static RAM B (est.)", "RAM", "flash B (est.)", "flash",
                  "pushes + compute", "ratio", "compute alone", "ratio",
                  f"simulate's extractors ({args.backend})", "model",
                  "predictions / mismatches"], rows))
+    print("\nThe Uno (arduino-uno image on simavr), Q15, cycles per prediction")
+    print(table(["design", "extractors (simulate, median)", "ratio", "BENCH extractors",
+                 "ratio", "predictions / mismatches"], uno))
 
 
 if __name__ == "__main__":
