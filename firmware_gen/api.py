@@ -178,7 +178,8 @@ class Firmware:
 
 
 def firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAULT_NAME,
-             full_scale=None, kernel: str = "auto", build: bool = False) -> Firmware:
+             full_scale=None, kernel: str = "auto", build: bool = False,
+             fft: str = "float32") -> Firmware:
     """The firmware of ``bundle`` for ``target`` (``sensorbudget firmware``).
 
     Parameters
@@ -194,12 +195,16 @@ def firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAU
     kernel : {"auto", "loop", "unrolled"}
     build : bool
         Compile now (:meth:`Firmware.build`).
+    fft : {"float32", "q15"}
+        The spectra's transform: "q15" (q15/q31 with spectral features) runs the Q15 FFT,
+        cheaper on cores without an FPU but losing the low bits of small signals
+        (:func:`sensorbudget.firmware_gen.fft_c.check_fft`).
     """
     from .firmware import generate_firmware
 
     loaded, _ = as_bundle(bundle)
     fw = generate_firmware(loaded, target=target, numeric=numeric, name=name,
-                           full_scale=full_scale, kernel=kernel)
+                           full_scale=full_scale, kernel=kernel, fft=fft)
     out = Firmware(files=dict(fw.files), manifest=fw.manifest, plan=fw.plan, bundle=bundle)
     if build:
         out.build()
@@ -256,14 +261,15 @@ class CLibrary:
 
 
 def library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NAME, full_scale=None,
-            kernel: str = "auto") -> CLibrary:
+            kernel: str = "auto", fft: str = "float32") -> CLibrary:
     """The C library of ``bundle`` (``sensorbudget export c-library``;
-    :func:`sensorbudget.firmware_gen.library.generate_library`)."""
+    :func:`sensorbudget.firmware_gen.library.generate_library`; ``fft`` as for
+    :func:`firmware`)."""
     from .library import generate_library
 
     loaded, _ = as_bundle(bundle)
     lib = generate_library(loaded, numeric=numeric, name=name, full_scale=full_scale,
-                           kernel=kernel)
+                           kernel=kernel, fft=fft)
     entry = loaded.meta.get("decision") if lib.plan.task == "multilabel" else None
     return CLibrary(files=dict(lib.files), manifest=lib.manifest, plan=lib.plan,
                     decision_rule=entry["rule"] if entry else None)

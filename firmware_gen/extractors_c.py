@@ -16,7 +16,7 @@ from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.q15 import energy_shift
 from sensorbudget.trainer.version import package_version
 
-from . import passes_c, q15_c, series_c
+from . import fft_c, passes_c, q15_c, series_c
 from .ctemplate import macro, render
 from .kernel_c import mla
 from .plan import FORMAT_VERSION
@@ -54,7 +54,7 @@ def stream_header(plan) -> str:
         scale = "" if not plan.fixed else f"  /* full scale {plan.full_scale[i]:g} */"
         chan.append(cgen.fit(f"#define {m} {i}u{cgen.NOTE}  /* {cgen.c_comment(c)} */{scale}")[:-1])
     ext = [f"  [{i}] {cgen.c_comment(e.name)} {e.full_spec.text}"
-           f"{'' if not plan.fixed else (' (integer Q15)' if e.fixed else ' (float32)')}"
+           f"{'' if not plan.fixed else fft_c.header_note(plan, e)}"
            f" -> model input {', '.join(map(str, e.slots))}" for i, e in enumerate(plan.extractors)]
     return render("stream.h.j2", p=p, P=P,
                   banner=_banner(plan, f"{p}_stream.h", "streaming feature extractors"),

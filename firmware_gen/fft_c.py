@@ -90,6 +90,38 @@ def check_fft(plan):
     return plan
 
 
+def check_single_rate(fft) -> None:
+    """A multi-rate bundle's spectra keep the float32 FFT (raises for ``fft="q15"``)."""
+    if fft not in (None, "float32"):
+        raise FirmwareGenError(f"fft={fft!r} is for single-rate bundles; a multi-rate bundle's "
+                               f"spectra use the float32 FFT (leave fft at float32)")
+
+
+def arithmetic(plan, ext) -> str:
+    """firmware.json's ``arithmetic`` of an extractor: "q15" (the integer definition),
+    "q15 fft, float32" (a feature on the Q15 FFT's power) or "float32"."""
+    if ext.fixed:
+        return "q15"
+    return "q15 fft, float32" if on_q15_fft(plan, ext) else "float32"
+
+
+def header_note(plan, ext) -> str:
+    """The stream header's note on a fixed-point plan's extractor: how it is computed."""
+    if ext.fixed:
+        return " (integer Q15)"
+    return " (float32 on the Q15 FFT)" if on_q15_fft(plan, ext) else " (float32)"
+
+
+def manifest_fields(plan) -> dict:
+    """What firmware.json / c_library.json record of the choice: nothing for the float32 FFT
+    (the default, so those files stay as they were), else ``{"fft": "q15", "fft_spectra":
+    [the extractors reading the Q15 FFT]}``."""
+    if plan.fft == "float32":
+        return {}
+    return {"fft": plan.fft, "fft_spectra": [e.name for e in plan.extractors
+                                             if on_q15_fft(plan, e)]}
+
+
 def q15_scale(plan, ext) -> np.float32:
     """``S``: float32 real power of one unit of the Q15 spectrum of ``ext``'s channel
     (:func:`sensorbudget.trainer.sensing.spectral_q15.real_scale`; exact)."""

@@ -18,6 +18,7 @@ from sensorbudget.trainer.version import package_version
 
 from .bounds import stated_stream_bound
 from .errors import FirmwareGenError
+from . import fft_c
 from .extractors_c import stream_header, stream_source
 from .firmware_main import (  # noqa: F401  (their home was this module)
     _WIRE,
@@ -54,13 +55,14 @@ def _manifest(plan, target, header, kernel, stream_bound=None) -> dict:
         "extractors": [{"name": e.name, "kind": e.kind,
                         "channels": [plan.channels[c] for c in e.channels],
                         "inputs": list(e.slots),
-                        "arithmetic": "q15" if e.fixed else "float32"} for e in plan.extractors],
+                        "arithmetic": fft_c.arithmetic(plan, e)} for e in plan.extractors],
         "score_frac_bits": None if fx is None else fx.score_frac_bits,
         "error_bound": None if fx is None else header.error_bound,
         "stream_error_bound": stream_bound,     # from samples: firmware_gen.bounds
         "protocol_version": PROTOCOL_VERSION, "max_request_payload": target.rx_payload,
         "max_response_payload": target.tx_payload, "cost_unit": target.cost_unit,
         "artifacts": artifacts, "run": run_command(target, ".", port=4321),
+        **fft_c.manifest_fields(plan),
     }
 
 
@@ -83,7 +85,8 @@ def check_buffers(plan, target) -> None:
 
 
 def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAULT_NAME,
-                      full_scale=None, kernel: str = "auto", plan=None) -> Firmware:
+                      full_scale=None, kernel: str = "auto", plan=None,
+                      fft: str | None = None) -> Firmware:
     """Every source file of the firmware for ``bundle`` (a :class:`sensorbudget.trainer.bundle.model.Bundle`).
 
     Parameters
@@ -100,6 +103,9 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
         The plan of ``bundle`` already made by :func:`~sensorbudget.firmware_gen.plan.make_plan` (with this
         ``name`` and ``numeric``; its full scales replace ``full_scale``), so that a caller
         holding one (``device_sim``'s reference model) generates firmware from that same plan.
+    fft : {"float32", "q15"}, optional
+        The spectra's transform (q15/q31 only; :func:`.fft_c.check_fft`): default float32, or
+        the plan's.
     """
     tgt = get_target(target)
     try:
@@ -114,10 +120,14 @@ def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: st
                                f"{tgt.name}'s avr-gcc has a 32-bit double (the scores would "
                                f"differ from the reference): use --numeric q15 or float32")
     if bundle.meta.get("multi_rate"):     # sensors at their own rates: .firmware_multirate
+        fft_c.check_single_rate(fft)
         return generate_multirate_firmware(bundle, tgt, numeric=numeric, name=name,
                                            full_scale=full_scale, kernel=kernel, plan=plan)
     if plan is None:
-        plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+        plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale,
+                         fft=fft or "float32")
+    elif fft is not None and fft != plan.fft:
+        raise FirmwareGenError(f"fft={fft!r} but the plan's spectra use fft={plan.fft!r}")
     elif (plan.name, plan.numeric, plan.bundle_sha256) != (name, numeric, bundle.bundle_sha256()):
         raise FirmwareGenError(f"the plan (name {plan.name!r}, {plan.numeric}) is not the plan of "
                                f"this bundle for name={name!r}, numeric={numeric!r}")

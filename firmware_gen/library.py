@@ -38,6 +38,7 @@ from .library_arduino import arduino_name
 from .multirate import is_multi_rate, make_multirate_plan
 from .multirate_c import model_header, multirate_sources
 from .multirate_reference import stated_stream_bound as multirate_stream_bound
+from .fft_c import check_single_rate, manifest_fields
 from .plan import FORMAT_VERSION, NUMERIC_CODES, make_plan
 
 LIBRARY_FORMAT_VERSION = 1
@@ -223,7 +224,7 @@ def _check_name(name: str) -> None:
 
 
 def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NAME,
-                     full_scale=None, kernel: str = "auto") -> Library:
+                     full_scale=None, kernel: str = "auto", fft: str = "float32") -> Library:
     """Every file of the C library of ``bundle`` (a :class:`sensorbudget.trainer.bundle.model.Bundle`).
 
     Parameters
@@ -238,6 +239,8 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
         {channel or "*": full scale} of the Q15 samples (q15/q31 only); as for the firmware.
     kernel : {"auto", "loop", "unrolled"}
         The firmware's model kernel.
+    fft : {"float32", "q15"}
+        The spectra's transform (q15/q31 only): as for the firmware (:func:`.fft_c.check_fft`).
 
     Returns
     -------
@@ -247,9 +250,10 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
     _check_name(name)
     prefix = model_prefix(name)
     if is_multi_rate(bundle):
+        check_single_rate(fft)
         return _multirate_library(bundle, numeric=numeric, name=name, full_scale=full_scale,
                                   kernel=kernel)
-    plan = make_plan(bundle, name=prefix, numeric=numeric, full_scale=full_scale)
+    plan = make_plan(bundle, name=prefix, numeric=numeric, full_scale=full_scale, fft=fft)
     try:
         header = c_header(bundle, name=prefix, numeric=numeric)
     except ExportError as exc:
@@ -264,5 +268,6 @@ def generate_library(bundle, *, numeric: str = "float32", name: str = DEFAULT_NA
     files = {f"src/{fname}": text for fname, text in src.items()}
     files.update(library_build.build_files(name, plan, header))
     manifest = _manifest(name, plan, header, kernel, [*files, MANIFEST], bound)
+    manifest.update(manifest_fields(plan))
     files[MANIFEST] = json.dumps(manifest, indent=2, sort_keys=True) + "\n"
     return Library(files=files, plan=plan, manifest=manifest, header=header)

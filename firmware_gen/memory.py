@@ -8,8 +8,8 @@
   (fixed point: 2 or 4 bytes each) and the Q15 magnitude cache (``4 + 4 m + 2 window m`` for
   m magnitude sets);
 - the series scratch (:mod:`.series_c`): a float copy of the window (``4 window``) for the
-  float series kinds, an int16 one (``2 window``) for the Q15 percentile, and the FFT buffer
-  (``8 M`` for an ``M``-point spectrum);
+  float series kinds, an int16 one (``2 window``) for the Q15 percentile and the Q15 FFT, and
+  the FFT buffer (``8 M`` for an ``M``-point spectrum; ``4 M + 4`` for the Q15 FFT's, fft=q15);
 - the model inputs and scores of ``main.c`` and, on AVR (whose ``static const`` data live in
   RAM unless ``SB_CONST``), the quantiser's offsets and scales (``2 x 4 k``) and the name;
 - the runtime: protocol buffers (payloads + 8 bytes of framing each), the link state, cost
@@ -68,12 +68,13 @@ def stream_bytes(plan, avr: bool) -> int:
 def series_bytes(plan) -> int:
     """The series extractors' scratch: float and int16 window copies, the FFT buffer."""
     exts = [e for _, members in series_c.groups(plan) for e in members]
-    out = 4 * plan.window if any(not e.fixed for e in exts) else 0
-    out += 2 * plan.window if any(e.fixed for e in exts) else 0
-    spectral = [e for e in exts if fft_c.is_spectral(e)]
+    floats = [e for e in exts if not e.fixed and not fft_c.on_q15_fft(plan, e)]
+    out = 4 * plan.window if floats else 0
+    out += 2 * plan.window if len(floats) < len(exts) else 0
+    spectral = [e for e in floats if fft_c.is_spectral(e)]
     if spectral:
         out += 8 * max(series_c.fft_size(series_c.series_length(plan, e)) for e in spectral)
-    return out
+    return out + fft_c.q15_buffer_bytes(plan, exts, series_c.series_length)   # fft=q15
 
 
 def ram_parts(plan, target, stream_c: str | None = None) -> dict:

@@ -29,6 +29,21 @@ def echo_moved(out_dir, moved) -> None:
                    f"{moved}", err=True)
 
 
+fft_option = click.option(
+    "--fft", type=click.Choice(("float32", "q15")), default="float32", show_default=True,
+    help="Transform of the spectral features (q15/q31 with bandpower, bandratio, domfreq, "
+         "centroid or entropy on a raw window): q15 runs the integer Q15 FFT (scaled per "
+         "stage like CMSIS-DSP's arm_rfft_q15: no soft-float FFT on cores without an FPU) "
+         "and loses the low bits of small signals; float32 the float FFT on the Q15 samples.")
+
+
+def echo_fft(manifest: dict) -> None:
+    """Say which spectra read the Q15 FFT (nothing for the float32 transform)."""
+    if manifest.get("fft", "float32") != "float32":
+        click.echo(f"spectra from the Q15 FFT (--fft {manifest['fft']}; small signals lose "
+                   f"their low bits): {', '.join(manifest['fft_spectra'])}")
+
+
 def parse_full_scale(ctx, param, values) -> dict:
     """``--full-scale acc_x=16 --full-scale 8`` -> {"acc_x": 16.0, "*": 8.0}."""
     out = {}
@@ -84,10 +99,11 @@ def rounding_notes(full_scale, channels=None) -> list:
                                       "256 multiply-adds).")
 @click.option("--build", "do_build", is_flag=True,
               help="Compile (.elf/.hex/.bin for MCUs) and report flash and RAM per section.")
+@fft_option
 @force_option
 @handle_errors
 def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, kernel, do_build,
-                     force):
+                     fft, force):
     """Generate firmware for BUNDLE_DIR: the model header, streaming extractors, a main loop
     speaking the framed serial protocol, the target's startup/HAL and a Makefile."""
     from sensorbudget.firmware_gen.api import FIRMWARE_KIND, firmware
@@ -95,12 +111,13 @@ def firmware_command(bundle_dir, target, numeric, out_dir, name, full_scale, ker
     if not force:
         check_folder_output(out_dir, kind=FIRMWARE_KIND)     # before a long build
     fw = firmware(bundle_dir, target=target, numeric=numeric, name=name,
-                  full_scale=full_scale, kernel=kernel, build=do_build)
+                  full_scale=full_scale, kernel=kernel, build=do_build, fft=fft)
     echo_moved(out_dir, fw.save(out_dir, force=force))
     plan, m = fw.plan, fw.manifest
     click.echo(f"wrote {len(fw.files)} files to {out_dir}: {target}, {numeric}, {plan.k} "
                f"features -> {plan.t} scores, {input_summary(plan)}, {m['kernel']} kernel")
     echo_full_scales(plan, full_scale)
+    echo_fft(m)
     echo_bounds(m)
     if do_build:
         _report_build(out_dir, fw)

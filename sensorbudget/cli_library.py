@@ -12,8 +12,8 @@ from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
 
 from ._errors import handle_errors
 from .cli_export import BUNDLE_ARG
-from .cli_firmware import (echo_bounds, echo_full_scales, echo_moved, force_option,
-                           input_summary, parse_full_scale)
+from .cli_firmware import (echo_bounds, echo_fft, echo_full_scales, echo_moved,
+                           fft_option, force_option, input_summary, parse_full_scale)
 
 
 @click.command("c-library")
@@ -32,14 +32,15 @@ from .cli_firmware import (echo_bounds, echo_full_scales, echo_moved, force_opti
                    "CHANNEL= for every channel). Default: the power of two above the "
                    "largest |sample| of the channel in the training recordings (stored in "
                    "the bundle).")
+@fft_option
 @force_option
 @handle_errors
-def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
+def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, fft, force):
     """Write BUNDLE_DIR as a C library for your own firmware: the model header, the streaming
     extractors and a four-call API, with no protocol, no main and no malloc."""
     from sensorbudget.firmware_gen.api import library
 
-    lib = library(bundle_dir, numeric=numeric, name=name, full_scale=full_scale)
+    lib = library(bundle_dir, numeric=numeric, name=name, full_scale=full_scale, fft=fft)
     echo_moved(out_dir, lib.save(out_dir, force=force))
     plan, m = lib.plan, lib.manifest
     click.echo(f"wrote {len(lib.files)} files to {out_dir}: library {name} ({numeric}), "
@@ -54,4 +55,5 @@ def c_library_command(bundle_dir, out_dir, numeric, name, full_scale, force):
                f"{m['arduino_name']}; PlatformIO: library.json; Zephyr: zephyr/module.yml; "
                f"ESP-IDF: idf_component.yml")
     echo_full_scales(plan, full_scale)
+    echo_fft(lib.manifest)
     echo_bounds(lib.manifest)
