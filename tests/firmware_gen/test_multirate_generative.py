@@ -1,12 +1,13 @@
-"""Generated multi-rate designs (issue 30 item 3): seeded random sensors.toml files (2-4 sensors
-at 8, 16 or 32 Hz, each with 1-3 of its divisor rates as candidates, random window statistics,
-shape, spectral and magnitude extractors, windows of 1 or 2 s, hops of 0.5 to 2.5 s: below,
-at and above the window), a synthetic recording per case aligned by the trainer, a random
-selection of 3-9 features, and the generated C built with -Werror on the host (gcc for even
-seeds, clang for odd ones). Every case: the Python reference equals the trainer's feature
-matrix (float32, bit for bit) and the C equals the reference (features, inputs and scores bit
-for bit, every numeric); in Q15/Q31 the real scores are within the stated stream bound of the
-float64 model."""
+"""Generated multi-rate designs (issue 30 item 3): seeded random sensors.toml files (2-4
+sensors at 8, 16 or 32 Hz, or for every third seed at 10, 20 or 40 Hz, each with 1-3 of its
+divisor rates of at least 4 Hz as candidates: 4 and 10 Hz of a 20 Hz sensor push it at
+20 Hz), random window statistics, shape, spectral and magnitude extractors, windows of 1 or
+2 s, hops of 0.5 to 2.5 s (below, at and above the window; whole samples at every rate), a
+synthetic recording per case aligned by the trainer, a random selection of 3-9 features, and
+the generated C built with -Werror on the host (gcc for even seeds, clang for odd ones).
+Every case: the Python reference equals the trainer's feature matrix (float32, bit for bit)
+and the C equals the reference (features, inputs and scores bit for bit, every numeric); in
+Q15/Q31 the real scores are within the stated stream bound of the float64 model."""
 
 from __future__ import annotations
 
@@ -37,11 +38,12 @@ SECONDS = 40
 def _design(seed: int) -> tuple:
     """(sensors.toml as a dict, {sensor: (channels, rate)}) of ``seed``."""
     rng = np.random.default_rng(seed)
-    window_s, hop_s = float(rng.choice([1.0, 2.0])), float(rng.choice([0.5, 1.0, 1.5, 2.5]))
+    window_s = float(rng.choice([1.0, 2.0]))
+    family = (8, 16, 32) if seed % 3 else (10, 20, 40)     # powers of two, or decimal rates
     sensors, blocks, layout = [], [], {}
     for i in range(int(rng.integers(2, 5))):
-        rate = int(rng.choice([8, 16, 32]))
-        divisors = [q for q in (32, 16, 8, 4) if q <= rate and rate % q == 0]
+        rate = int(rng.choice(family))
+        divisors = [q for q in (40, 32, 20, 16, 10, 8, 5, 4) if q <= rate and rate % q == 0]
         chosen = sorted(int(q) for q in rng.choice(divisors, int(rng.integers(
             1, min(3, len(divisors)) + 1)), replace=False))
         channels = [f"s{i}c{j}" for j in range(int(rng.integers(1, 4)))]
@@ -57,6 +59,9 @@ def _design(seed: int) -> tuple:
         if len(channels) >= 2 and rng.random() < 0.5:
             blocks.append({"group": f"g{i}", "channels": channels,
                            "extractors": _pick(rng, ("mag_mean", "mag_std", "mag_max"), 1, 2)})
+    rates = [q for sensor in sensors for q in sensor["rates_hz"]]
+    hop_s = float(rng.choice([h for h in (0.5, 1.0, 1.5, 2.5)
+                              if all(float(h * q).is_integer() for q in rates)]))
     spec = {"targets": ["y"], "window": {"length_s": window_s, "hop_s": hop_s,
                                          "on_missing": "skip"},
             "sensors": sensors, "features": [b for b in blocks if b["extractors"]]}
@@ -69,7 +74,7 @@ def _recording(seed: int, layout: dict) -> Recording:
     rng = np.random.default_rng(1000 + seed)
     rows = {}
     for channels, rate in layout.values():
-        t = np.arange(SECONDS * rate) / rate                 # exact: rates are powers of two
+        t = np.arange(SECONDS * rate) / rate    # i / r: one float for one instant at any rate
         for c in channels:
             values = (rng.uniform(0.5, 4) * np.sin(2 * np.pi * rng.uniform(0.2, 3) * t)
                       + rng.normal(scale=0.5, size=t.size)).round(4)
