@@ -7,11 +7,12 @@ own prefix ``<g>``), unchanged; its features are read by the unit, so its stream
 small ``<g>.h`` (:func:`group_header`: the group's number of features; in Q15 its inputs'
 quantiser parameters, so the group quantises its own inputs as a single-rate Q15 stream does,
 integer features straight from their integers; in Q31 a quantiser that leaves them alone, the
-unit quantising every model input with the model header's). ``<p>_multirate.h`` / ``.c`` (templates ``multirate.*.j2``) hold
-the per-sensor push: a sensor's sample goes to each of its groups whose decimation keeps it (a
-per-group phase counter: ``i % factor == 0`` without a division), and when every group has
-completed the same window the unit gathers the groups' features into model-input order
-(:mod:`.multirate_reference` is the transcription). The model header and the kernel are the
+unit quantising every model input with the model header's). ``<p>_multirate.h`` / ``.c``
+(templates ``multirate.*.j2``) hold the per-sensor push: a sensor's sample goes to each of its
+groups whose decimation keeps it (a per-group phase counter: ``i % factor == 0`` without a
+division), and when every group has completed the same window the unit gathers the groups'
+features (and Q15 inputs) into model-input order (:mod:`.multirate_reference` is the
+transcription). The model header and the kernel are the
 single-rate ones (``<p>.h``, ``<p>_kernel.h``: ``<p>_fw_predict``).
 """
 
