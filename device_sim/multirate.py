@@ -14,15 +14,20 @@ the same windows as the features the bundle was trained on). A segment is a run 
 usable windows ``k0 .. k1`` whose samples in between are present too; the device is RESET, then
 sent each sensor's samples ``[k0 H, k1 H + W)``, so device window ``m`` is window ``k0 + m``.
 
-Events. The samples of a segment go out in the order of
-:func:`sensorbudget.firmware_gen.multirate_reference.push_order`: sample ``i`` of sensor ``s``
-at its grid time ``i / r_s`` (ties: lower sensor index). A sample of window ``k`` lies before
-``k hop_s + window_s`` and every later sample at or after it, so window ``k`` is complete at the
-event of the last sample any (sensor, rate) group reads (:func:`MultiRateModel.
-completion_events`; a decimated group's last sample may precede its sensor's last of the window),
-and the events from window ``m``'s first sample on are a suffix of the order: a resend after a
-lost request starts there, and since ``m H`` is a multiple of every group's decimation factor
-(``hop_s q`` is whole), the device keeps the same samples after the RESET.
+Events. The samples of a segment go out in the order of their time stamps
+(:func:`sensorbudget.firmware_gen.multirate_reference.push_order`): sample ``i`` of sensor
+``s`` at ``(i + p_s) / r_s`` on its grid, ``p_s`` the phase :func:`~sensorbudget.trainer.sensing.
+rates.align` found (where the grid nearest to the sensor's rows lies; in pushed periods), ties
+to the lower sensor index. Window ``k`` is complete at the event of the last sample any (sensor,
+rate) group reads (:func:`MultiRateModel.completion_events`; a decimated group's last sample may
+precede its sensor's last of the window), and the events from window ``m``'s first sample on
+must be a suffix of the order: a resend after a lost request starts there, and since ``m H`` is
+a multiple of every group's decimation factor (``hop_s q`` is whole), the device keeps the same
+samples after the RESET. With nominal times ``i / r_s`` (all phases 0) this holds always (a
+sample of window ``m`` lies before ``m hop_s + window_s``, every later one at or after it);
+phases (``-0.1 < p <= 0.9``) can break it, or make a group complete window ``m + 1`` before
+another completes ``m`` (the device would drop it) when the hop is a period or two: then a
+segment's events go in nominal order (:class:`EventStream` checks both).
 """
 
 from __future__ import annotations
@@ -33,7 +38,11 @@ from sensorbudget.export.cgen import DEFAULT_NAME, NUMERICS
 from sensorbudget.export.fixed_point import quantize_inputs
 from sensorbudget.firmware_gen.errors import FirmwareGenError
 from sensorbudget.firmware_gen.multirate import make_multirate_plan
-from sensorbudget.firmware_gen.multirate_reference import push_order, quantize_streams
+from sensorbudget.firmware_gen.multirate_reference import (
+    push_order,
+    quantize_streams,
+    ready_windows,
+)
 from sensorbudget.firmware_gen.multirate_reference import stream as reference_stream
 from sensorbudget.firmware_gen.reference import fixed_model
 from sensorbudget.trainer.errors import DataError
@@ -130,10 +139,14 @@ class EventStream:
     (count, bytes) of a PUSH_EVENTS request; ``starts[m]`` / ``ends[m]`` the first event of
     window ``m`` and the event completing it."""
 
-    def __init__(self, model: MultiRateModel, wire: dict):
+    def __init__(self, model: MultiRateModel, wire: dict, phases: dict | None = None):
         p = model.plan
         lengths = {s.name: len(wire[s.name]) for s in p.sensors}
-        order = np.asarray(push_order(p, lengths), dtype=np.int64).reshape(-1, 2)
+        order = np.asarray(push_order(p, lengths, phases), dtype=np.int64).reshape(-1, 2)
+        self.phases = dict(phases or {})
+        if phases and not _keeps_windows(model, order, lengths):
+            order = np.asarray(push_order(p, lengths), dtype=np.int64).reshape(-1, 2)
+            self.phases = {}                            # nominal order (module notes)
         sensor, index = order[:, 0], order[:, 1]
         size = np.array([1 + np.asarray(wire[s.name]).dtype.itemsize * len(s.channels)
                          for s in p.sensors], dtype=np.int64)
@@ -150,7 +163,8 @@ class EventStream:
         self.data = buf.tobytes()
         self.ends = model.completion_events(lengths, pos)
         rate = np.array([s.rate_hz for s in p.sensors])
-        self.times = index / rate[sensor]          # s from the segment's first sample
+        phase = np.array([self.phases.get(s.name, 0.0) for s in p.sensors])
+        self.times = (index + phase[sensor]) / rate[sensor]     # s from the segment's grid 0
         hop = [round(p.hop_s * s.rate_hz) for s in p.sensors]
         first = [pos[s][np.minimum(np.arange(len(self.ends)) * hop[s], len(pos[s]) - 1)]
                  for s in range(len(p.sensors))]
@@ -164,6 +178,27 @@ class EventStream:
         return b - a, self.data[self.offsets[a]:self.offsets[b]]
 
 
+def _keeps_windows(model, order, lengths) -> bool:
+    """The push ``order`` loses no window on the device (``ready_windows``, the transcription
+    of ``<name>_mr_push``) and the events of every window ``m`` from its first sample on are a
+    suffix of it (every sensor's sample ``m H - 1`` before any sensor's ``m H``)."""
+    p = model.plan
+    if ready_windows(p, [tuple(e) for e in order.tolist()])[1]:
+        return False
+    pos = [np.empty(lengths[s.name], dtype=np.int64) for s in p.sensors]
+    for s in range(len(p.sensors)):
+        at = np.flatnonzero(order[:, 0] == s)
+        pos[s][order[at, 1]] = at
+    hops = [info.hop for info in model.sensors]
+    m = 1
+    while all(m * h < len(x) for h, x in zip(hops, pos)):
+        if max(x[m * h - 1] for h, x in zip(hops, pos)) > min(x[m * h] for h, x in zip(hops,
+                                                                                      pos)):
+            return False
+        m += 1
+    return True
+
+
 def _sensor(meta: dict, name: str) -> Sensor:
     s = next(x for x in meta["sensors"] if isinstance(x, dict) and x["name"] == name)
     return Sensor(s["name"], tuple(s["channels"]), 0.0, 0.0, float(s["sample_rate_hz"]))
@@ -171,11 +206,12 @@ def _sensor(meta: dict, name: str) -> Sensor:
 
 def multirate_segments(rec, model: MultiRateModel) -> list:
     """[(first window k0, {sensor: real samples of the segment at its pushed rate}, rows, end
-    times)] of one recording (module notes): per window of the segment, the last row (time
-    stamp) of the recording before the window's end, and that end in seconds from its first
-    time stamp. Usable windows are the trainer's: no gap or missing value among the
-    window's samples at the recorded rate; a sensor pushed at 1/d of its recorded rate gets
-    every d-th recorded sample (from grid index 0, as the trainer decimates)."""
+    times, {sensor: phase})] of one recording (module notes): per window of the segment, the
+    last row (time stamp) of the recording before the window's end, that end in seconds from
+    its first time stamp, and each sensor's grid phase in its pushed periods. Usable windows
+    are the trainer's: no gap or missing value among the window's samples at the recorded
+    rate; a sensor pushed at 1/d of its recorded rate gets every d-th recorded sample (from
+    grid index 0, as the trainer decimates)."""
     p = model.plan
     try:
         aligned = [align(rec, _sensor(model.meta, s.name), list(s.channels)) for s in p.sensors]
@@ -194,6 +230,7 @@ def multirate_segments(rec, model: MultiRateModel) -> list:
 
     out, k = [], 0
     t = rec.time - rec.time[0]
+    phases = {s.name: a.phase / s.decimation for s, a in zip(p.sensors, aligned)}
     while k < n_win:
         if not clean(k, k):
             k += 1
@@ -206,7 +243,7 @@ def multirate_segments(rec, model: MultiRateModel) -> list:
                    for s, a, (w, h) in zip(p.sensors, aligned, sizes)}
         end_t = np.arange(k, k1 + 1) * p.hop_s + p.window_s
         rows = np.searchsorted(t, end_t - 1e-9 * p.window_s, side="left") - 1
-        out.append((k, streams, rows, end_t))
+        out.append((k, streams, rows, end_t, phases))
         k = k1 + 1
     return out
 
@@ -220,8 +257,8 @@ class MultiRateReplayer(Replayer):
 
     def __init__(self, backend, model, *, rate=None, **options):
         """``rate``: None (as fast as possible), events per second, or ``"recorded"``: each
-        event at its sample's nominal time stamp ``i / rate`` (the push order's; segments one
-        after the other)."""
+        event at its sample's time stamp on its grid ``(i + phase) / rate`` (the push order's;
+        segments one after the other)."""
         self.recorded = rate == "recorded"
         super().__init__(backend, model, rate=max(s.rate_hz for s in model.sensors)
                          if self.recorded else rate, **options)
@@ -238,9 +275,9 @@ class MultiRateReplayer(Replayer):
     def _segments(self, recordings) -> list:
         m, out = self.model, []
         for rec in recordings.recordings:
-            for k0, streams, rows, end_t in multirate_segments(rec, m):
+            for k0, streams, rows, end_t, phases in multirate_segments(rec, m):
                 wire = m.wire_streams(streams)
-                out.append((rec.name, k0, rows, end_t, wire, EventStream(m, wire)))
+                out.append((rec.name, k0, rows, end_t, wire, EventStream(m, wire, phases)))
         if self.recorded:
             self.pacer = _TimedPacer(self.pacer, [seg[-1] for seg in out])
         return out
@@ -265,9 +302,8 @@ class MultiRateReplayer(Replayer):
 
 
 class _TimedPacer(_Pacer):
-    """Sends event ``g`` (counted over the replay) at its nominal time stamp: its time in its
-    segment after the segments before it, each lasting to its last event plus the shortest
-    period."""
+    """Sends event ``g`` (counted over the replay) at its time stamp: its time in its segment
+    after the segments before it, each lasting to its last event plus the shortest period."""
 
     def __init__(self, pacer, streams):
         super().__init__(pacer.rate, pacer.clock, pacer.sleep)

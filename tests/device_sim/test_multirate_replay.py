@@ -43,12 +43,12 @@ def model_of(bundle, numeric="float32"):
     return MultiRateModel(load_bundle(bundle), numeric)
 
 
-def first_segment(watch, numeric="float32"):
+def first_segment(watch, numeric="float32", with_rows=False):
     bundle, train, _ = watch
     model = model_of(bundle, numeric)
     rec = load_recordings(train, model.sample_rate).recordings[0]
-    k0, streams, _, _ = multirate_segments(rec, model)[0]
-    return model, k0, streams
+    k0, streams, _, _, phases = multirate_segments(rec, model)[0]
+    return (model, k0, streams, phases, rec) if with_rows else (model, k0, streams)
 
 
 def test_the_bundle_has_sensors_and_groups_at_several_rates(watch):
@@ -61,14 +61,19 @@ def test_the_bundle_has_sensors_and_groups_at_several_rates(watch):
         ("accel", 1), ("accel", 4), ("gyro", 1)}
 
 
-def test_events_go_in_time_order_and_windows_complete_where_a_slow_loop_says(watch):
-    model, _, streams = first_segment(watch)
+def test_events_go_in_the_recordings_time_order_and_windows_complete_where_a_slow_loop_says(
+        watch):
+    """The order of the recording's own time stamps (each pushed sample is a row of the
+    table: the accelerometer at 0.1 i s, the gyroscope at 0.05 + 0.2 i s), and each window
+    complete at the first prefix of events holding every sample its groups read."""
+    model, _, streams, phases, rec = first_segment(watch, with_rows=True)
     wire = model.wire_streams(streams)
-    events = EventStream(model, wire)
+    events = EventStream(model, wire, phases)
     p = model.plan
-    # slow order: exact times i / rate as fractions, ties to the lower sensor index
-    slow = sorted(((Fraction(i) / Fraction(s.rate_hz), si, i) for si, s in enumerate(p.sensors)
-                   for i in range(len(wire[s.name]))))
+    assert events.phases == phases and phases["gyro"] == pytest.approx(0.25)
+    rows = {s.name: rec.time[~np.isnan(rec.columns[s.channels[0]])] for s in p.sensors}
+    slow = sorted((float(rows[s.name][i]), si, i) for si, s in enumerate(p.sensors)
+                  for i in range(len(wire[s.name])))
     got, pos = [], 0
     for _ in range(len(events)):
         s = events.data[pos]
@@ -90,10 +95,38 @@ def test_events_go_in_time_order_and_windows_complete_where_a_slow_loop_says(wat
                   for g in p.groups):
             ends.append(e)
     assert list(events.ends) == ends and len(ends) == 11
-    # each window's first event: the first with a time at or after m * hop_s
+    # each window's first event: the first sample of the window of any sensor
     for m, start in enumerate(events.starts):
-        assert start == next(e for e, (t, _, _) in enumerate(slow) if t >= m * Fraction(
-            str(p.hop_s)))
+        assert start == next(e for e, (_, si, i) in enumerate(slow)
+                             if i >= m * model.sensors[si].hop)
+    assert np.allclose(events.times, [t for t, _, _ in slow], atol=1e-9)   # the pacing
+
+
+def test_a_phase_that_breaks_the_resend_suffix_falls_back_to_the_nominal_order(watch):
+    """A gyroscope stamped 0.6 of its period early would put its first sample of window m
+    (at 0.8 m - 0.12 s) before the accelerometer's last sample before it (0.8 m - 0.1 s), so a
+    resend from window m would not be a suffix: the events then go in nominal order (i /
+    rate), for which it always is; a phase that keeps both is kept."""
+    model, _, streams = first_segment(watch)
+    wire = model.wire_streams(streams)
+    nominal = EventStream(model, wire)
+    early = EventStream(model, wire, {"accel": 0.0, "gyro": -0.6})
+    assert early.phases == {} and early.data == nominal.data
+    assert list(early.starts) == list(nominal.starts) and list(early.ends) == list(nominal.ends)
+    kept = EventStream(model, wire, {"accel": 0.0, "gyro": 0.25})
+    assert kept.phases == {"accel": 0.0, "gyro": 0.25}
+    assert np.allclose(kept.times - nominal.times, np.where(
+        np.array([b == 1 for b in _sensors_of(kept, model)]), 0.25 / 5, 0.0))
+
+
+def _sensors_of(events, model) -> list:
+    """The sensor index of each event of an EventStream, read from its bytes."""
+    out, pos = [], 0
+    for _ in range(len(events)):
+        s = events.data[pos]
+        out.append(s)
+        pos += 1 + model.sensors[s].channels * model.sample_dtype.itemsize
+    return out
 
 
 def test_device_predictions_equal_the_model_on_the_trainers_features(watch, tmp_path):
@@ -316,8 +349,8 @@ def test_a_sensor_pushed_above_the_rate_it_is_paid_at_is_flagged(watch, tmp_path
 
 
 def test_a_paced_replay_sends_each_event_at_its_time_stamp(watch):
-    """``rate="recorded"``: one event a request, each released at its sample's nominal time
-    stamp (i / rate of its sensor, the push order's; segments one after the other) on the
+    """``rate="recorded"``: one event a request, each released at its sample's time stamp
+    ((i + phase) / rate of its sensor, the push order's; segments one after the other) on the
     injected clock, none late."""
     bundle, _, test = watch
     clock = FakeClock()
@@ -328,7 +361,7 @@ def test_a_paced_replay_sends_each_event_at_its_time_stamp(watch):
     res = replayer.run(rset)
     assert res.mismatches == 0 and res.late_samples == 0 and len(res.records) == 88
     segments = [seg for rec in rset.recordings for seg in multirate_segments(rec, model)]
-    streams = [EventStream(model, model.wire_streams(seg[1])) for seg in segments]
+    streams = [EventStream(model, model.wire_streams(seg[1]), seg[4]) for seg in segments]
     due, start = [], 0.0
     for events in streams:                  # slow: each event's time stamp, segment by segment
         for i in range(len(events)):
@@ -337,4 +370,4 @@ def test_a_paced_replay_sends_each_event_at_its_time_stamp(watch):
     assert [replayer.pacer.offset(g) for g in range(len(due))] == due
     assert len(due) == res.samples_sent and clock.now >= due[-1]
     steps = sorted(set(np.round(np.diff(streams[0].times), 12)))
-    assert steps == [0.0, 0.1]     # nominal stamps: a gyroscope sample with every other accel
+    assert steps == [0.05, 0.1]    # the gyroscope's stamps between two accelerometer ones

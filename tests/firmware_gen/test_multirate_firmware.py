@@ -53,7 +53,10 @@ def test_every_backend_replays_the_interleaved_streams_bit_for_bit(watch, spec, 
     assert report["mismatches"] == 0 and report["unexpected"] == 0 and report["lost"] == 0
     assert report["cost"]["measured"] and report["cost"]["unit"] == UNIT.get(spec,
                                                                               "instructions")
-    assert all(r.extractors is not None and r.extractors > 0 for r in result.records)
+    # counted units are exact and positive; the host's nanoseconds less the counter's own
+    # (calibrated at boot) can read 0 for a short region
+    assert all(r.extractors is not None and r.extractors >= (spec != "host")
+               for r in result.records)
     assert [s["pushed_hz"] for s in report["rates"]["sensors"]] == [10.0, 5.0]
     if spec.startswith(("qemu", "simavr")):   # BENCH: <p>_mr_compute, counted exactly
         assert report["cost"]["bench"]["extractors"]["per_run"] > 0
@@ -112,8 +115,8 @@ def test_the_compiled_firmware_answers_as_the_python_device(watch, numeric, tmp_
     b = load_bundle(bundle)
     model = MultiRateModel(b, numeric)
     rec = load_recordings(test, model.sample_rate).recordings[1]
-    _, streams, _, _ = multirate_segments(rec, model)[0]
-    requests = _requests(model, EventStream(model, model.wire_streams(streams)))
+    _, streams, _, _, phases = multirate_segments(rec, model)[0]
+    requests = _requests(model, EventStream(model, model.wire_streams(streams), phases))
     fake = FakeMultiRateDevice(model, name="sbmodel")
     fw = generate_firmware(b, target="host", numeric=numeric, plan=model.plan)
     write_firmware(fw, tmp_path / "fw")
