@@ -138,9 +138,10 @@ def test_the_compiled_firmware_answers_as_the_python_device(watch, numeric, tmp_
 
 
 @pytest.mark.parametrize("target", ["host", "nucleo-f4", "arduino-uno"])
-def test_generated_files_fit_100_columns_and_name_the_sensors(watch, target):
+@pytest.mark.parametrize("name", ["sbmodel", "n" * 31])
+def test_generated_files_fit_100_columns_and_name_the_sensors(watch, target, name):
     b = load_bundle(watch[0])
-    fw = generate_firmware(b, target=target, numeric="q15")
+    fw = generate_firmware(b, target=target, numeric="q15", name=name)
     long = [(f, i) for f, text in fw.files.items() if f.endswith((".c", ".h"))
             for i, line in enumerate(text.splitlines(), 1) if len(line) > 100]
     assert long == []
