@@ -15,7 +15,7 @@ from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
-from .reference import ReferenceModel
+from .multirate import make_model
 from .report import REPORT_FILE, _price, load_report
 from .simulate import DEFAULT_BATTERY_WH
 
@@ -24,7 +24,7 @@ def bundle_summary(path, profile: str = DEFAULT_BOARD, battery_wh=DEFAULT_BATTER
     """A report-like dictionary of a bundle's estimated costs (no replay)."""
     bundle = load_bundle(path)
     meta = bundle.meta
-    model = ReferenceModel(bundle)
+    model = make_model(bundle)
     prof = PROFILES[profile]
     est = estimate_costs(model, prof)
     ext = sum(est["extractors"].values()) + sum(est["transforms"].values())   # FFTs once each
@@ -85,6 +85,7 @@ def compare_rows(a: dict, b: dict) -> list:
         ("features", *both(lambda r: len(r["bundle"]["selected"]))),
         ("sensors", *both(lambda r: ", ".join(r["bundle"].get("required_sensors") or []))),
         ("sensor price", *both(lambda r: r["bundle"].get("price"))),
+        *_rate_rows(a, b),
         ("predictions", *both(lambda r: r.get("predictions"))),
         ("mismatches", *both(lambda r: r.get("mismatches"))),
         ("lost", *both(lambda r: r.get("lost"))),
@@ -105,6 +106,20 @@ def compare_rows(a: dict, b: dict) -> list:
         ("battery life (days)", *both(lambda r: r["energy"].get("battery_life_days"))),
     ]
     return rows
+
+
+def _rates(report: dict) -> str | None:
+    """Each sensor at the rate it is paid at (multi-rate: report or bundle ``sensors``)."""
+    per = ((report.get("sensors") or {}).get("per_sensor")) or {}
+    rated = [f"{n} {v['rate_hz']:g} Hz" for n, v in per.items()
+             if isinstance(v, dict) and isinstance(v.get("rate_hz"), (int, float))]
+    return ", ".join(rated) or None
+
+
+def _rate_rows(a: dict, b: dict) -> list:
+    """The sensors' rates, when either side's sensors run at their own rates (issue 30)."""
+    ra, rb = _rates(a), _rates(b)
+    return [] if ra is None and rb is None else [("sensor rates (paid at)", ra, rb)]
 
 
 def _compute_rows(a: dict, b: dict) -> list:

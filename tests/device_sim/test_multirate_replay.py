@@ -371,3 +371,17 @@ def test_a_paced_replay_sends_each_event_at_its_time_stamp(watch):
     assert len(due) == res.samples_sent and clock.now >= due[-1]
     steps = sorted(set(np.round(np.diff(streams[0].times), 12)))
     assert steps == [0.05, 0.1]    # the gyroscope's stamps between two accelerometer ones
+
+
+def test_compare_shows_the_rates_of_a_multi_rate_design_beside_its_bundle(watch, tmp_path):
+    """``compare`` takes a multi-rate bundle folder (estimated) and its simulation: both say
+    each sensor's paid rate, as model.json's sensor_rates_hz."""
+    from sensorbudget.device_sim.compare import compare_rows, load_side
+
+    bundle, _, test = watch
+    simulate(bundle, test, backend="python", report_dir=tmp_path / "sim")
+    rows = {r[0]: r[1:] for r in compare_rows(load_side(bundle), load_side(tmp_path / "sim"))}
+    rates = ", ".join(f"{s} {r:g} Hz" for s, r in load_bundle(bundle).meta[
+        "sensor_rates_hz"].items())
+    assert rows["sensor rates (paid at)"] == (rates, rates)
+    assert rows["mismatches"] == (None, 0)
