@@ -165,7 +165,7 @@ def _check_image(bundle_or_firmware, backend) -> None:
 def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=None,
              numeric=None, rate=None, battery_wh=None, workdir=None, timeout=None,
              retries: int = 4, full_scale=None, profile=None, bench: bool = True,
-             progress=None) -> Simulation:
+             progress=None, fft=None) -> Simulation:
     """Replay ``recordings`` (a file or folder of recordings) through a model on ``backend``
     (``sensorbudget simulate``; :func:`sensorbudget.device_sim.simulate.simulate`).
 
@@ -182,11 +182,12 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
         Default float32 (a firmware's own).
     battery_wh : float, optional
         Battery energy for the battery-life estimate (default 3.7 Wh: 1000 mAh at 3.7 V).
+    fft : {"float32", "q15"}, optional
+        The spectra's transform (q15/q31): default float32, or a firmware's own.
     """
     from sensorbudget.firmware_gen.api import as_bundle
 
-    from .multirate import make_model
-    from .simulate import DEFAULT_BATTERY_WH
+    from .simulate import DEFAULT_BATTERY_WH, firmware_fft, reference_model
     from .simulate import simulate as run
 
     if not isinstance(recordings, (str, os.PathLike)):
@@ -194,6 +195,7 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
                           f"{type(recordings).__name__}")
     _check_image(bundle_or_firmware, backend)
     bundle, numeric, full_scale, board = _source(bundle_or_firmware, numeric, full_scale, board)
+    fft = firmware_fft(bundle_or_firmware, fft)
     loaded, where = as_bundle(bundle)
     if where is not None and getattr(loaded, "path", None) is None:
         loaded.path = Path(where)          # read once; the report names its folder
@@ -207,8 +209,9 @@ def simulate(bundle_or_firmware, recordings, *, backend: str = "python", board=N
                          numeric=numeric, rate=rate,
                          battery_wh=DEFAULT_BATTERY_WH if battery_wh is None else battery_wh,
                          workdir=workdir, bench=bench, timeout=timeout, retries=retries,
-                         full_scale=full_scale, profile=profile, progress=progress, **options)
-    model = make_model(loaded, numeric, full_scale=full_scale)     # for the timeline plot
+                         full_scale=full_scale, profile=profile, progress=progress,
+                         fft=fft, **options)
+    model = reference_model(loaded, numeric, full_scale=full_scale, fft=fft)   # the timeline
     return Simulation(report=report, result=result, model=model)
 
 

@@ -60,14 +60,17 @@ class ReferenceModel:
         {channel or "*": full scale} of the Q15 samples (fixed point; see ``firmware_gen``).
     name : str
         Model name (as the firmware reports it in HELLO).
+    fft : {"float32", "q15"}
+        The spectra's transform (q15/q31: ``firmware_gen.fft_c.check_fft``).
     """
 
     def __init__(self, bundle, numeric: str = "float32", *, full_scale=None,
-                 name: str = DEFAULT_NAME):
+                 name: str = DEFAULT_NAME, fft: str = "float32"):
         if numeric not in NUMERICS:
             raise DeviceError(f"numeric={numeric!r} is not one of {NUMERICS}")
         try:
-            self.plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale)
+            self.plan = make_plan(bundle, name=name, numeric=numeric, full_scale=full_scale,
+                                  fft=fft)
         except FirmwareGenError as exc:
             raise DeviceError(f"cannot simulate this bundle: {exc}") from None
         self.bundle, self.meta, self.numeric = bundle, bundle.meta, numeric

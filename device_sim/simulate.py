@@ -14,6 +14,7 @@ from sensorbudget.trainer.sensing.streams import StreamFormat
 from .backends import best_backend, make_backend
 from .errors import DeviceError
 from .multirate import MultiRateReplayer, make_model
+from .reference import ReferenceModel
 from .replay import Replayer
 from .report import build_report, write_report
 
@@ -71,10 +72,36 @@ def _check_costed(backend: str, board) -> None:
                           f"({', '.join(own)})")
 
 
+def reference_model(bundle, numeric: str = "float32", *, full_scale=None,
+                    fft: str = "float32"):
+    """The reference of ``bundle`` (:func:`.multirate.make_model`); ``fft="q15"``: the
+    single-rate :class:`ReferenceModel` of the plan whose spectra read the Q15 FFT."""
+    if fft == "float32":
+        return make_model(bundle, numeric, full_scale=full_scale)
+    if bundle.meta.get("multi_rate"):
+        raise DeviceError(f"fft={fft!r} is for single-rate bundles; a multi-rate bundle's "
+                          f"spectra use the float32 FFT (leave fft at float32)")
+    return ReferenceModel(bundle, numeric, full_scale=full_scale, fft=fft)
+
+
+def firmware_fft(bundle_or_firmware, fft) -> str:
+    """The spectra's transform: ``fft`` (default float32), or an API Firmware's own (a given
+    value must agree)."""
+    from sensorbudget.firmware_gen.api import Firmware
+
+    if not isinstance(bundle_or_firmware, Firmware):
+        return fft or "float32"
+    own = bundle_or_firmware.manifest.get("fft", "float32")
+    if fft is not None and fft != own:
+        raise DeviceError(f"fft={fft!r} differs from the firmware's {own!r}")
+    return own
+
+
 def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: str = "float32",
              rate=None, report_dir=None, battery_wh: float = DEFAULT_BATTERY_WH, workdir=None,
              bench=True, timeout=None, retries: int = 4, full_scale=None, profile=None,
-             board=None, clock=time.monotonic, sleep=time.sleep, progress=None):
+             board=None, clock=time.monotonic, sleep=time.sleep, progress=None,
+             fft: str = "float32"):
     """Replay ``recordings_path`` through ``backend`` running ``bundle_dir``'s model.
 
     Returns ``(report dict, ReplayResult)``; with ``report_dir`` the report files are written
@@ -88,6 +115,8 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     replay: None (as fast as possible), a number of samples per second, or ``"recorded"``.
 
     ``progress(done, total)`` is called after every answered push (samples sent so far).
+    ``fft="q15"`` (q15/q31, single-rate): the firmware's and the reference's spectra come from
+    the Q15 FFT (``sensorbudget firmware --fft q15``).
 
     The bundle is loaded once and its plan made once (:class:`ReferenceModel`); the firmware
     backends generate their firmware from that model. ``bundle_dir`` may also be a loaded
@@ -95,7 +124,7 @@ def simulate(bundle_dir, recordings_path, *, backend: str = "python", numeric: s
     """
     bundle, bundle_path = as_bundle(bundle_dir)
     multi = bool(bundle.meta.get("multi_rate"))
-    model = make_model(bundle, numeric, full_scale=full_scale)
+    model = reference_model(bundle, numeric, full_scale=full_scale, fft=fft)
     recordings = load_recordings(recordings_path, model.sample_rate,      # as features read them
                                  StreamFormat.from_options(bundle.meta.get("recording_options")))
     if backend == "best":

@@ -204,7 +204,7 @@ def q15_buffers(plan, exts, series_length) -> list:
             f"static int16_t {p}_qz{cgen.JOIN}[{m}];",
             f"typedef union {{ uint32_t u[{m // 2 + 1}];{cgen.BREAK}float f[{m // 2 + 1}]; }}"
             f"{cgen.BREAK}{p}_qpower_t;",
-            f"static {p}_qpower_t {p}_qp;"]
+            f"static {p}_qpower_t{cgen.BREAK}{p}_qp;"]
 
 
 def q15_buffer_bytes(plan, exts, series_length) -> int:
@@ -244,7 +244,7 @@ def q15_spectrum_lines(plan, exts, length: int, n: str, rect: bool) -> list:
             f"{p}_qz", f"{p}_qp.u"]
     scale = cgen.c_float(q15_scale(plan, exts[0]))
     return [f"    {p}_power_spectrum_q15({cgen.JOIN}" + f",{br}".join(args) + ");",
-            f"    {p}_power_from_q15(&{p}_qp,{br}{m}u,{br}{scale});",
+            f"    {p}_power_from_q15({cgen.JOIN}&{p}_qp,{br}{m}u,{br}{scale});",
             *_feature_lines(plan, exts, length, f"{p}_qp.f")]
 
 

@@ -93,13 +93,17 @@ class RateType(click.ParamType):
                    f"{DEFAULT_BOARD}]; 'sensorbudget targets' lists the boards.")
 @click.option("--workdir", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Keep the generated and compiled firmware here (default: a temporary dir).")
+@click.option("--fft", type=click.Choice(("float32", "q15")), default="float32",
+              show_default=True,
+              help="Transform of the spectral features (q15/q31): q15 the integer Q15 FFT, as "
+                   "'sensorbudget firmware --fft q15' builds it.")
 @click.option("--progress", "show_progress", is_flag=True,
               help="Show the progress bar (elapsed, ETA) even when stderr is not a terminal.")
 @html_option
 @handle_errors
 def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir, battery_mah,
                      battery_v, timeout, retries, full_scale, profile, board, workdir,
-                     show_progress=False, html_out=None):
+                     fft="float32", show_progress=False, html_out=None):
     """Replay RECORDINGS through BUNDLE_DIR's firmware on a backend, compare every prediction
     with the Python reference, and write a cost report."""
     from sensorbudget.device_sim.api import check_simulation_output, simulate
@@ -112,7 +116,7 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
     sim = simulate(bundle_dir, recordings, backend=backend, numeric=numeric, rate=rate,
                    battery_wh=battery_mah * battery_v / 1000.0, workdir=workdir,
                    timeout=timeout, retries=retries, full_scale=full_scale, profile=profile,
-                   board=board,
+                   board=board, fft=fft,
                    progress=ProgressBar("replaying (samples)", enabled=show_progress or None))
     sim.save(report_dir)
     report = sim.report

@@ -182,3 +182,18 @@ def test_refusals(fft_bundle, kinds_bundle, bm_recordings):
         make_plan(kinds_bundle, name="sbmodel", numeric="q15", full_scale=scales, fft="q15")
     with pytest.raises(FirmwareGenError, match="fft='q7' is not one of float32, q15"):
         make_plan(fft_bundle, name="sbmodel", numeric="q15", full_scale=scales, fft="q7")
+
+
+@pytest.mark.parametrize("target", ["host", "arduino-uno", "nucleo-f4"])
+def test_lines_short_under_a_long_name(fft_bundle, target):
+    """Every generated file of fft=q15 firmware within MAX_LINE under a 40-character prefix
+    (the Q15 FFT's calls, buffers, tables and routines are short by construction)."""
+    from sensorbudget.export.cgen import MAX_LINE
+
+    name = "a_forty_character_model_name_for_checkss"
+    assert len(name) == 40
+    fw = generate_firmware(fft_bundle, target=target, numeric="q15", name=name, fft="q15")
+    assert "_power_spectrum_q15(" in fw.files[f"{name}_stream.c"]
+    long = [(f, i) for f, text in fw.files.items() if f.endswith((".c", ".h"))
+            for i, line in enumerate(text.splitlines(), 1) if len(line) > MAX_LINE]
+    assert long == []
