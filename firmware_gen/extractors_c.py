@@ -167,15 +167,25 @@ def _spans(slots) -> list:
     return out
 
 
+def _next(P: str, window: int) -> str:
+    """The ring position after ``j``: a mask for a power-of-two window (one AND), else the wrap
+    test."""
+    if window & (window - 1) == 0:
+        return f"(((j) + 1u) &{BR}({P}_WINDOW - 1u))"
+    return f"((j) + 1u == {P}_WINDOW ?{BR}0u : (j) + 1u)"
+
+
 def _pass_functions(plan) -> list:
     p, P = plan.name, plan.name.upper()
     out = []
     rms = any(e.fixed and e.kind == "rms" for e in plan.extractors)
+    groups = [(key, stats) for key, stats, _ in _groups(plan) if stats]
+    if q15_c.mag_sets(plan) or any("qsq" in stats for _, stats in groups):
+        out.append(q15_c.squares(p, P))
     if q15_c.mag_sets(plan) or rms:
         out.append(q15_c.isqrt(p, P, rms))
     if q15_c.mag_sets(plan):
         out.append(q15_c.mag_update(plan))
-    groups = [(key, stats) for key, stats, _ in _groups(plan) if stats]
     if not groups:
         return out
     out.append(passes_c.unroll(P))
@@ -231,7 +241,7 @@ def stream_source(plan, fixed=None) -> str:
              f"{p}_sample_scale[(c)])\n#define {P}_Q(s, j, c) ((s)->buf[(j)][(c)])")
     compute = _compute(plan, ints, per_input)
     quantizers = q15_c.quantizers(p, bool(ints), per_input and bool(_float_inputs(plan, ints)))
-    api = macro(TEMPLATE, "stream_api", p, P)
+    api = macro(TEMPLATE, "stream_api", p, P, len(plan.channels))
     body = [_banner(plan, f"{p}_stream.c", "streaming feature extractors"),
             "#include <math.h>\n#include <stdint.h>\n#include <string.h>\n",
             f'#include "{p}.h"\n#include "{p}_stream.h"\n',
@@ -241,7 +251,7 @@ def stream_source(plan, fixed=None) -> str:
                      f"#if {P}_N_INPUTS !={BR}{P}_N_FEATURES\n"
                      '#error "the stream and the model header disagree on the number of '
                      'inputs: regenerate"\n#endif\n'),
-            cgen.fit(f"#define {P}_NEXT(j){BR}((j) + 1u == {P}_WINDOW ?{BR}0u : (j) + 1u)\n"
+            cgen.fit(f"#define {P}_NEXT(j){BR}{_next(P, plan.window)}\n"
                      f"{fetch}"),
             *_constants(plan, ints), *([quantizers] if quantizers else []),
             *_pass_functions(plan), *(macro(TEMPLATE, r, p, P) for r in routines),

@@ -104,9 +104,17 @@ def isqrt(p: str, P: str, rms: bool = False) -> str:
     return macro(TEMPLATE, "isqrt", p, P, rms, _sqrt_table())
 
 
-def _square(c: int, shift: int) -> str:
-    sq = f"(uint32_t)((int32_t)row[{c}u] * row[{c}u])"
+def _square(P: str, c: int, shift: int) -> str:
+    sq = f"{P}_SQ16(row[{c}u])"
     return f"({sq} >> {shift})" if shift else sq
+
+
+def squares(p: str, P: str) -> str:
+    """``<P>_SQ16`` / ``<P>_USQ16`` (a Q15 sample's / a uint16's square, uint32) and
+    ``<P>_SQ_DECL`` / ``_ADD`` / ``_SUM`` (a window's sum of squares): on AVR three 8 x 8
+    ``mul`` of the magnitude and a 48-bit sum by ``add`` / ``adc`` (no library call), elsewhere
+    the C product and an int64 sum; from ``templates/q15.c.j2``."""
+    return macro(TEMPLATE, "squares", p, P)
 
 
 def mag_update(plan) -> str:
@@ -118,7 +126,7 @@ def mag_update(plan) -> str:
     for chans in sets:
         shifts = magnitude_shifts([plan.full_scale[c] for c in chans])[0]
         out.append({"names": ", ".join(cgen.c_comment(plan.channels[c]) for c in chans),
-                    "terms": [_square(c, s) for c, s in zip(chans, shifts)]})
+                    "terms": [_square(plan.name.upper(), c, s) for c, s in zip(chans, shifts)]})
     return macro(TEMPLATE, "mag_update", plan.name, plan.name.upper(), out)
 
 

@@ -138,21 +138,22 @@ int main(void)
 """
 
 
-@pytest.mark.parametrize("fpu,table", [(0, 0), (1, 0), (0, 1)])
-def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu, table):
-    """The three forms of the C root (integer digits; FPU sqrtf + one correction, here on the
+@pytest.mark.parametrize("fpu,table,avr", [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1)])
+def test_isqrt32_is_the_floor_root_around_every_square(tmp_path, fpu, table, avr):
+    """The four forms of the C root (integer digits; FPU sqrtf + one correction, here on the
     host's float32 arithmetic, which rounds as the Cortex-M4F's does; the interpolated table
-    of cores with a multiplier and no FPU) against math.isqrt at every square up to 65535**2
-    and its neighbours."""
+    of cores with a multiplier and no FPU; the AVR's byte-normalised table with an 8 x 8
+    interpolation, here with the C products: test_avr_arith runs its AVR multiplies) against
+    math.isqrt at every square up to 65535**2 and its neighbours."""
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")
     from sensorbudget.firmware_gen import q15_c
 
-    (tmp_path / "isqrt.c").write_text(ISQRT_HARNESS.replace("@ISQRT@",
-                                                            q15_c.isqrt("sbmodel", "SBMODEL")))
+    (tmp_path / "isqrt.c").write_text(ISQRT_HARNESS.replace(
+        "@ISQRT@", q15_c.squares("sbmodel", "SBMODEL") + q15_c.isqrt("sbmodel", "SBMODEL")))
     exe = tmp_path / "isqrt"
     subprocess.run(["gcc", *WARNINGS, "-O2", *FP_FLAGS, f"-DSBMODEL_ISQRT_FPU={fpu}",
-                    f"-DSBMODEL_ISQRT_TABLE={table}", "-o",
+                    f"-DSBMODEL_ISQRT_TABLE={table}", f"-DSBMODEL_ISQRT_BYTES={avr}", "-o",
                     str(exe), "isqrt.c", "-lm"], cwd=tmp_path, check=True)
     r = np.arange(65536, dtype=np.int64)
     v = np.concatenate([r * r, r * r - 1, r * r + 1, r * r + r, np.arange(4096)])

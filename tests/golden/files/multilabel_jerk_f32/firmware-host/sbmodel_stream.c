@@ -28,14 +28,6 @@
 #else
 #define SBMODEL_UNROLL
 #endif
-/* A Q15 sample's square as the sum of squares (int64) adds it, exact either way: a uint32 (a
- * carry, no sign extension: RV32 adds it in 3 instructions), an int32 on AVR (there the uint32
- * form cost the issue-22 set's pass 2 000 more cycles). */
-#if defined(__AVR__)
-#define SBMODEL_SQ(q) ((int32_t)(q) * (q))
-#else
-#define SBMODEL_SQ(q) ((uint32_t)((int32_t)(q) * (q)))
-#endif
 
 typedef struct {
     float sum, lo, hi, sq, s1, s2;
@@ -59,10 +51,10 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
     const float first1 = SBMODEL_X(s, start, 0u);
     float lo1 = first1;
     float hi1 = first1;
-    unsigned i;
+    const sbmodel_sample_t (*rp)[SBMODEL_N_CHANNELS];
     SBMODEL_UNROLL
-    for (i = start; i < SBMODEL_WINDOW; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (rp = &s->buf[start]; rp != &s->buf[SBMODEL_WINDOW]; ++rp) {
+        const sbmodel_sample_t *row = *rp;
         const float x0 = row[0u];
         const float x1 = row[1u];
         if (x1 < lo0) {
@@ -79,8 +71,8 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
         }
     }
     SBMODEL_UNROLL
-    for (i = 0u; i < start; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (rp = &s->buf[0u]; rp != &s->buf[start]; ++rp) {
+        const sbmodel_sample_t *row = *rp;
         const float x0 = row[0u];
         const float x1 = row[1u];
         if (x1 < lo0) {
@@ -262,16 +254,38 @@ void sbmodel_stream_reset(sbmodel_stream_t *s)
     s->next_end = SBMODEL_WINDOW;
 }
 
+/* One row of the ring buffer as a struct: a row is copied whole (LDM / STM on Cortex-M). */
+typedef struct {
+    sbmodel_sample_t v[SBMODEL_N_CHANNELS];
+} sbmodel_row_t;
+
+/* next_end - n_seen <= max(WINDOW, HOP): below 2^16 the low halves decide (AVR: 2 compares). */
+#if defined(__AVR__) && SBMODEL_WINDOW < 65536u && SBMODEL_HOP < 65536u
+#define SBMODEL_END_KEY(n) ((uint16_t)(n))
+#else
+#define SBMODEL_END_KEY(n) (n)
+#endif
+
 int sbmodel_stream_add(sbmodel_stream_t *s, const sbmodel_sample_t *frame)
 {
-    /* one row, copied whole: a constant-size copy (word moves), no per-channel loop */
-    memcpy(s->buf[s->pos], frame, sizeof s->buf[0]);
-    s->pos = SBMODEL_NEXT(s->pos);
-    s->n_seen++;
-    if (s->n_seen != s->next_end) {
+    /* the position read before the copy (a store through the row cannot change it) */
+    const unsigned pos = s->pos;
+    uint32_t seen;
+#if defined(__AVR__)
+    /* channel by channel (load / store pairs; a block copy is a byte loop there) */
+    sbmodel_sample_t *dst = s->buf[pos];
+    dst[0] = frame[0];
+    dst[1] = frame[1];
+#else
+    *(sbmodel_row_t *)s->buf[pos] = *(const sbmodel_row_t *)frame;
+#endif
+    s->pos = SBMODEL_NEXT(pos);
+    seen = s->n_seen + 1u;
+    s->n_seen = seen;
+    if (SBMODEL_END_KEY(seen) != SBMODEL_END_KEY(s->next_end)) {
         return 0;
     }
-    s->next_end += SBMODEL_HOP;
+    s->next_end = seen + SBMODEL_HOP;
     s->windows++;
     return 1;
 }

@@ -19,7 +19,7 @@
 #error "the stream and the model header disagree on the number of inputs: regenerate"
 #endif
 
-#define SBMODEL_NEXT(j) ((j) + 1u == SBMODEL_WINDOW ? 0u : (j) + 1u)
+#define SBMODEL_NEXT(j) (((j) + 1u) & (SBMODEL_WINDOW - 1u))
 #define SBMODEL_X(s, j, c) ((float)(s)->buf[(j)][(c)] * sbmodel_sample_scale[(c)])
 #define SBMODEL_Q(s, j, c) ((s)->buf[(j)][(c)])
 
@@ -54,11 +54,53 @@ static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid
     return (int16_t)(q > 32767 ? 32767 : (q < -32767 ? -32767 : q));
 }
 
+/* The squares of the Q15 extractors: _SQ16(q) of a Q15 sample, _USQ16(u) of a uint16 (uint32);
+ * _SQ_DECL(a), _SQ_ADD(a, q), _SQ_SUM(a): a window's sum of squares (int64). On AVR (GCC) a
+ * square is three 8 x 8 multiplies (mul) of |q| and the sum a uint32 with a uint16 carry word
+ * (add / adc, exact below 2^48: windows below 2^18 samples), no 32 x 32 or 64-bit library
+ * call; elsewhere the C products and an int64 sum. */
+#if defined(__AVR__) && defined(__GNUC__)
+static inline uint32_t sbmodel_usq16(uint16_t u)
+{
+    uint32_t r;
+    uint8_t z;
+    __asm__("clr %1\n\tmul %A2, %A2\n\tmovw %A0, r0\n\tmul %B2, %B2\n\t"
+            "movw %C0, r0\n\tmul %A2, %B2\n\tadd %B0, r0\n\tadc %C0, r1\n\t"
+            "adc %D0, %1\n\tadd %B0, r0\n\tadc %C0, r1\n\tadc %D0, %1\n\tclr r1"
+            : "=&r"(r), "=&r"(z) : "r"(u));
+    return r;
+}
+static inline uint32_t sbmodel_sq16(int16_t q)
+{
+    return sbmodel_usq16(q < 0 ? (uint16_t)(0u - (uint16_t)q) : (uint16_t)q);
+}
+#define SBMODEL_USQ16(u) sbmodel_usq16(u)
+#define SBMODEL_SQ16(q) sbmodel_sq16(q)
+#define SBMODEL_SQ_DECL(a) uint32_t a = 0u; uint16_t a##_hi = 0u
+#define SBMODEL_SQ_ADD(a, q) __asm__("add %A0, %A2\n\tadc %B0, %B2\n\t" \
+    "adc %C0, %C2\n\tadc %D0, %D2\n\t" "adc %A1, __zero_reg__\n\tadc %B1, __zero_reg__" \
+    : "+r"(a), "+r"(a##_hi) : "r"(SBMODEL_SQ16(q)))
+#define SBMODEL_SQ_SUM(a) ((int64_t)((uint64_t)a##_hi << 32 | a))
+#else
+#define SBMODEL_USQ16(u) ((uint32_t)(u) * (u))
+#define SBMODEL_SQ16(q) ((uint32_t)((int32_t)(q) * (q)))
+#define SBMODEL_SQ_DECL(a) int64_t a = 0
+#define SBMODEL_SQ_ADD(a, q) ((a) += SBMODEL_SQ16(q))
+#define SBMODEL_SQ_SUM(a) (a)
+#endif
+
 #ifndef SBMODEL_ISQRT_FPU
 #if defined(__ARM_FP) && (__ARM_FP & 4)
 #define SBMODEL_ISQRT_FPU 1
 #else
 #define SBMODEL_ISQRT_FPU 0
+#endif
+#endif
+#ifndef SBMODEL_ISQRT_BYTES
+#if defined(__AVR__)
+#define SBMODEL_ISQRT_BYTES 1
+#else
+#define SBMODEL_ISQRT_BYTES 0
 #endif
 #endif
 #ifndef SBMODEL_ISQRT_TABLE
@@ -68,9 +110,18 @@ static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid
 #define SBMODEL_ISQRT_TABLE 0
 #endif
 #endif
-#if SBMODEL_ISQRT_TABLE && !SBMODEL_ISQRT_FPU
+#if (SBMODEL_ISQRT_TABLE && !SBMODEL_ISQRT_FPU) || SBMODEL_ISQRT_BYTES
+/* the table in flash on AVR (whose static const data would be copied to RAM) */
+#if defined(__AVR__)
+#include <avr/pgmspace.h>
+#define SBMODEL_TAB_CONST PROGMEM
+#define SBMODEL_TAB(i) pgm_read_word(&sbmodel_sqrt_tab[i])
+#else
+#define SBMODEL_TAB_CONST
+#define SBMODEL_TAB(i) (sbmodel_sqrt_tab[i])
+#endif
 /* round(sqrt(j * 2^24)) - 32768 for j = 64 .. 256 (the root of a normalised argument). */
-static const uint16_t sbmodel_sqrt_tab[193] = {
+static const uint16_t SBMODEL_TAB_CONST sbmodel_sqrt_tab[193] = {
     0u, 255u, 508u, 759u, 1008u, 1256u, 1502u, 1746u, 1988u, 2228u, 2467u, 2704u,
     2940u, 3174u, 3407u, 3638u, 3868u, 4096u, 4323u, 4548u, 4772u, 4995u, 5217u, 5437u,
     5656u, 5874u, 6090u, 6305u, 6519u, 6732u, 6944u, 7155u, 7364u, 7573u, 7780u, 7987u,
@@ -91,12 +142,54 @@ static const uint16_t sbmodel_sqrt_tab[193] = {
 };
 #endif
 /* floor(sqrt(v)) for v <= 65535 * 65535 (trainer.sensing.q15.isqrt32). */
-static uint32_t sbmodel_isqrt32(uint32_t v)
+static inline uint32_t sbmodel_isqrt32(uint32_t v)
 {
 #if SBMODEL_ISQRT_FPU
     /* the integer part of sqrtf((float)v) is the root r or r + 1 */
     const uint32_t r = (uint32_t)sqrtf((float)v);
     return r * r > v ? r - 1u : r;
+#elif SBMODEL_ISQRT_BYTES
+    /* x = v * 4^k in [2^30, 2^32) by byte and 2-bit steps decided on its top byte t; the root
+     * of its top 16 bits from the table, interpolated by one 8 x 8 multiply (within 3 of
+     * sqrt(x)), shifted back by k; then one 16 x 16 square and steps of 2r +- 1 to the floor
+     * root: no 32 x 32 multiply (a library call on AVR) */
+    uint32_t x = v, e;
+    uint16_t r, t0, t1;
+    uint8_t t, f;
+    unsigned k = 0u;
+    if (v == 0u) {
+        return 0u;
+    }
+    while (x < UINT32_C(1) << 24) {
+        x <<= 8;
+        k += 4u;
+    }
+    t = (uint8_t)(x >> 24);
+    if (t < 16u) {
+        x <<= 4;
+        k += 2u;
+        t = (uint8_t)(x >> 24);
+    }
+    if (t < 64u) {
+        x <<= 2;
+        k += 1u;
+        t = (uint8_t)(x >> 24);
+    }
+    f = (uint8_t)(x >> 16);
+    t0 = SBMODEL_TAB(t - 64u);
+    t1 = SBMODEL_TAB(t - 63u);
+    r = (uint16_t)(32768u + t0 + (uint16_t)(((uint16_t)f * (uint8_t)(t1 - t0)) >> 8));
+    r >>= k;
+    e = SBMODEL_USQ16(r);
+    while (e > v) {
+        e -= 2u * (uint32_t)r - 1u;
+        --r;
+    }
+    while (v - e > 2u * (uint32_t)r) {
+        e += 2u * (uint32_t)r + 1u;
+        ++r;
+    }
+    return r;
 #elif SBMODEL_ISQRT_TABLE
     /* x = v * 4^k in [2^30, 2^32); sqrt(x) by linear interpolation in the table (within 3 of
      * the root), shifted back by k, then corrected to the floor root (a multiply per step) */
@@ -123,8 +216,8 @@ static uint32_t sbmodel_isqrt32(uint32_t v)
     }
     i = (x >> 24) - 64u;
     f = x & UINT32_C(0xFFFFFF);
-    r = 32768u + sbmodel_sqrt_tab[i]
-        + ((f * (uint32_t)(sbmodel_sqrt_tab[i + 1u] - sbmodel_sqrt_tab[i])) >> 24);
+    r = 32768u + SBMODEL_TAB(i)
+        + ((f * (uint32_t)(SBMODEL_TAB(i + 1u) - SBMODEL_TAB(i))) >> 24);
     r >>= k;
     if (r > 65535u) {
         r = 65535u;
@@ -164,17 +257,22 @@ static uint32_t sbmodel_rms_q15(int64_t energy)
  * each set's sum changes by new - old (exact). */
 static void sbmodel_mag_rows(sbmodel_stream_t *s, unsigned lo, unsigned hi)
 {
+    /* the row and its cache entries by pointer, each set's sum in a local */
+    sbmodel_sample_t (*rp)[SBMODEL_N_CHANNELS] = &s->buf[lo];
+    uint16_t (*mag)[1] = &s->mag[lo];
+    uint32_t sum0 = s->mag_sum[0];
     unsigned i;
-    for (i = lo; i < hi; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (i = lo; i < hi; ++i, ++rp, ++mag) {
+        const sbmodel_sample_t *row = *rp;
         {   /* |"leg_vert", "leg_horiz_fwd", "leg_horiz_lateral"| */
-            const uint32_t a = sbmodel_isqrt32((uint32_t)((int32_t)row[2u] * row[2u])
-                + (uint32_t)((int32_t)row[3u] * row[3u])
-                + (uint32_t)((int32_t)row[4u] * row[4u]));
-            s->mag_sum[0] += a - s->mag[i][0];
-            s->mag[i][0] = (uint16_t)a;
+            const uint32_t a = sbmodel_isqrt32(SBMODEL_SQ16(row[2u])
+                + SBMODEL_SQ16(row[3u])
+                + SBMODEL_SQ16(row[4u]));
+            sum0 += a - (*mag)[0];
+            (*mag)[0] = (uint16_t)a;
         }
     }
+    s->mag_sum[0] = sum0;
 }
 
 /* Bring the cache up to date: the samples added since the last update, and at least the
@@ -207,14 +305,6 @@ static void sbmodel_mag_update(sbmodel_stream_t *s)
 #define SBMODEL_UNROLL _Pragma("GCC unroll 8")
 #else
 #define SBMODEL_UNROLL
-#endif
-/* A Q15 sample's square as the sum of squares (int64) adds it, exact either way: a uint32 (a
- * carry, no sign extension: RV32 adds it in 3 instructions), an int32 on AVR (there the uint32
- * form cost the issue-22 set's pass 2 000 more cycles). */
-#if defined(__AVR__)
-#define SBMODEL_SQ(q) ((int32_t)(q) * (q))
-#else
-#define SBMODEL_SQ(q) ((uint32_t)((int32_t)(q) * (q)))
 #endif
 
 typedef struct {
@@ -274,10 +364,10 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
     const int16_t qfirst3 = s->buf[start][4u];
     int_fast16_t qlo3 = qfirst3;
     int_fast16_t qhi3 = qfirst3;
-    unsigned i;
+    const sbmodel_sample_t (*rp)[SBMODEL_N_CHANNELS];
     SBMODEL_UNROLL
-    for (i = start; i < SBMODEL_WINDOW; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (rp = &s->buf[start]; rp != &s->buf[SBMODEL_WINDOW]; ++rp) {
+        const sbmodel_sample_t *row = *rp;
         uint32_t w0;
         memcpy(&w0, row + 0u, 4u);
         uint32_t w1;
@@ -295,8 +385,8 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
         }
     }
     SBMODEL_UNROLL
-    for (i = 0u; i < start; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (rp = &s->buf[0u]; rp != &s->buf[start]; ++rp) {
+        const sbmodel_sample_t *row = *rp;
         uint32_t w0;
         memcpy(&w0, row + 0u, 4u);
         uint32_t w1;
@@ -321,15 +411,15 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
 #else
     const int16_t qfirst0 = s->buf[start][0u];
     int_fast16_t qlo0 = qfirst0;
-    int64_t qsq1 = 0;
+    SBMODEL_SQ_DECL(qsq1);
     int32_t qsum2 = 0;
     const int16_t qfirst3 = s->buf[start][4u];
     int_fast16_t qlo3 = qfirst3;
     int_fast16_t qhi3 = qfirst3;
-    unsigned i;
+    const sbmodel_sample_t (*rp)[SBMODEL_N_CHANNELS];
     SBMODEL_UNROLL
-    for (i = start; i < SBMODEL_WINDOW; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (rp = &s->buf[start]; rp != &s->buf[SBMODEL_WINDOW]; ++rp) {
+        const sbmodel_sample_t *row = *rp;
         const int16_t q0 = row[0u];
         const int16_t q1 = row[1u];
         const int16_t q3 = row[3u];
@@ -337,7 +427,7 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
         if (q0 < qlo0) {
             qlo0 = q0;
         }
-        qsq1 += SBMODEL_SQ(q1);
+        SBMODEL_SQ_ADD(qsq1, q1);
         qsum2 += q3;
         if (q4 < qlo3) {
             qlo3 = q4;
@@ -347,8 +437,8 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
         }
     }
     SBMODEL_UNROLL
-    for (i = 0u; i < start; ++i) {
-        const sbmodel_sample_t *row = s->buf[i];
+    for (rp = &s->buf[0u]; rp != &s->buf[start]; ++rp) {
+        const sbmodel_sample_t *row = *rp;
         const int16_t q0 = row[0u];
         const int16_t q1 = row[1u];
         const int16_t q3 = row[3u];
@@ -356,7 +446,7 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
         if (q0 < qlo0) {
             qlo0 = q0;
         }
-        qsq1 += SBMODEL_SQ(q1);
+        SBMODEL_SQ_ADD(qsq1, q1);
         qsum2 += q3;
         if (q4 < qlo3) {
             qlo3 = q4;
@@ -366,7 +456,7 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
         }
     }
     st[0].qlo = qlo0;
-    st[1].qsq = qsq1;
+    st[1].qsq = SBMODEL_SQ_SUM(qsq1);
     st[2].qsum = qsum2;
     st[3].qlo = qlo3;
     st[3].qhi = qhi3;
@@ -404,16 +494,41 @@ void sbmodel_stream_reset(sbmodel_stream_t *s)
     s->next_end = SBMODEL_WINDOW;
 }
 
+/* One row of the ring buffer as a struct: a row is copied whole (LDM / STM on Cortex-M). */
+typedef struct {
+    sbmodel_sample_t v[SBMODEL_N_CHANNELS];
+} sbmodel_row_t;
+
+/* next_end - n_seen <= max(WINDOW, HOP): below 2^16 the low halves decide (AVR: 2 compares). */
+#if defined(__AVR__) && SBMODEL_WINDOW < 65536u && SBMODEL_HOP < 65536u
+#define SBMODEL_END_KEY(n) ((uint16_t)(n))
+#else
+#define SBMODEL_END_KEY(n) (n)
+#endif
+
 int sbmodel_stream_add(sbmodel_stream_t *s, const sbmodel_sample_t *frame)
 {
-    /* one row, copied whole: a constant-size copy (word moves), no per-channel loop */
-    memcpy(s->buf[s->pos], frame, sizeof s->buf[0]);
-    s->pos = SBMODEL_NEXT(s->pos);
-    s->n_seen++;
-    if (s->n_seen != s->next_end) {
+    /* the position read before the copy (a store through the row cannot change it) */
+    const unsigned pos = s->pos;
+    uint32_t seen;
+#if defined(__AVR__)
+    /* channel by channel (load / store pairs; a block copy is a byte loop there) */
+    sbmodel_sample_t *dst = s->buf[pos];
+    dst[0] = frame[0];
+    dst[1] = frame[1];
+    dst[2] = frame[2];
+    dst[3] = frame[3];
+    dst[4] = frame[4];
+#else
+    *(sbmodel_row_t *)s->buf[pos] = *(const sbmodel_row_t *)frame;
+#endif
+    s->pos = SBMODEL_NEXT(pos);
+    seen = s->n_seen + 1u;
+    s->n_seen = seen;
+    if (SBMODEL_END_KEY(seen) != SBMODEL_END_KEY(s->next_end)) {
         return 0;
     }
-    s->next_end += SBMODEL_HOP;
+    s->next_end = seen + SBMODEL_HOP;
     s->windows++;
     return 1;
 }

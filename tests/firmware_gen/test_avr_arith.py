@@ -1,0 +1,136 @@
+"""The AVR forms of the Q15 extractors' arithmetic (issue 28 item 5: q15_c.squares and the
+byte-normalised isqrt32), built with avr-gcc and the Arduino Uno's firmware flags (-Werror) and
+run in simavr: the 8 x 8 ``mul`` squares against the compiler's own 32-bit product for every
+int16 and every uint16, the 48-bit sum of squares (add / adc) against an int64 sum, the root
+against its definition at every square up to 65535**2 and its neighbours, and against
+math.isqrt on seeded random arguments."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sensorbudget.firmware_gen import q15_c
+from sensorbudget.firmware_gen.targets import get_target
+from tests.firmware_gen.conftest import need_tools
+
+N_RANDOM = 512
+
+MAIN = r"""
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <avr/pgmspace.h>
+#include "sbfw_hal.h"
+@ARITH@
+static const uint32_t sb_rand[@N@] PROGMEM = { @VALUES@ };
+
+static void sb_put32(uint32_t v)
+{
+    sbfw_hal_write((const uint8_t *)&v, 4u);
+}
+
+int main(void)
+{
+    uint32_t r, bad_root = 0u, bad_sq = 0u, bad_usq = 0u, bad_sum = 0u, x = 2463534242u;
+    int64_t want = 0;
+    unsigned i, k;
+    sbfw_hal_init();
+    /* the floor root of r^2 - 1, r^2, r^2 + r and (r + 1)^2 - 1 is r - 1, r, r, r */
+    for (r = 0u; r < 65536u; ++r) {
+        const uint32_t sq = r * r;
+        if (sb_isqrt32(sq) != r) {
+            bad_root++;
+        }
+        if (r > 0u && sb_isqrt32(sq - 1u) != r - 1u) {
+            bad_root++;
+        }
+        if (r < 65535u && (sb_isqrt32(sq + r) != r || sb_isqrt32(sq + 2u * r) != r)) {
+            bad_root++;
+        }
+        /* every uint16 and every int16: the mul squares against the compiler's product */
+        if (SB_USQ16((uint16_t)r) != r * r) {
+            bad_usq++;
+        }
+        {
+            const int16_t q = (int16_t)(uint16_t)r;
+            if (SB_SQ16(q) != (uint32_t)((int32_t)q * (int32_t)q)) {
+                bad_sq++;
+            }
+        }
+    }
+    /* sums of squares of xorshift32 samples over 1 .. 4096 terms, against an int64 sum */
+    for (k = 1u; k <= 4096u; k *= 4u) {
+        SB_SQ_DECL(acc);
+        want = 0;
+        for (i = 0u; i < k; ++i) {
+            int16_t q;
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            q = (int16_t)(uint16_t)x;
+            if ((i & 7u) == 0u) {
+                q = -32768;        /* the largest square, 2^30 */
+            }
+            SB_SQ_ADD(acc, q);
+            want += (int64_t)((int32_t)q * (int32_t)q);
+        }
+        if (SB_SQ_SUM(acc) != want) {
+            bad_sum++;
+        }
+    }
+    sb_put32(bad_root);
+    sb_put32(bad_usq);
+    sb_put32(bad_sq);
+    sb_put32(bad_sum);
+    for (i = 0u; i < @N@u; ++i) {
+        sb_put32(sb_isqrt32(pgm_read_dword(&sb_rand[i])));
+    }
+    sbfw_hal_exit(0u);
+    return 0;
+}
+"""
+
+
+def test_avr_squares_sums_and_roots(tmp_path):
+    need_tools("avr-gcc")
+    if not Path("/usr/include/simavr/sim_avr.h").is_file():
+        pytest.skip("libsimavr-dev is not installed")
+    from sensorbudget.device_sim.backends.base import READY
+    from sensorbudget.firmware_gen.build import build_simavr_harness, template
+
+    rng = np.random.default_rng(28)
+    values = np.concatenate([rng.integers(0, 65535 ** 2 + 1, N_RANDOM // 2, dtype=np.int64),
+                             rng.integers(0, 2 ** 20, N_RANDOM // 2, dtype=np.int64)])
+    source = (MAIN.replace("@ARITH@", q15_c.squares("sb", "SB") + q15_c.isqrt("sb", "SB"))
+              .replace("@N@", str(N_RANDOM))
+              .replace("@VALUES@", ", ".join(f"{int(v)}u" for v in values)))
+    assert "#elif SB_ISQRT_BYTES" in source and "__asm__" in source
+    (tmp_path / "arith.c").write_text(source)
+    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
+        (tmp_path / name).write_text(template(name))
+    target = get_target("arduino-uno")
+    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "arith.c",
+                    "sbfw_hal_avr.c", "-lm", "-o", "arith.elf"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    harness = build_simavr_harness(tmp_path)
+    # stdin held open: the harness stops one simulated second after its input ends, and the
+    # program runs longer (about 70 M cycles)
+    hold, keep = os.pipe()
+    try:
+        run = subprocess.run([str(harness), str(tmp_path / "arith.elf"), "atmega328p",
+                              "16000000"], stdin=hold, capture_output=True, timeout=900)
+    finally:
+        os.close(hold)
+        os.close(keep)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    data = run.stdout[run.stdout.index(READY) + len(READY):]
+    got = np.frombuffer(data, "<u4")
+    assert got.size == 4 + N_RANDOM
+    assert got[:4].tolist() == [0, 0, 0, 0]      # roots, uint16 squares, int16 squares, sums
+    assert got[4:].tolist() == [math.isqrt(int(v)) for v in values]
