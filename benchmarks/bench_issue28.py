@@ -36,13 +36,14 @@ new sample. Branches, loop control, call overhead and the window bookkeeping are
   to an int64 11 (8 add/adc + 3); 32-bit add 4; integer square root of a 32-bit value 68 (the
   firmware's table method without normalising: 2 table words by ``lpm`` 12, the interpolation
   multiply 16, the two floor checks ``r*r > v`` and ``(r+1)^2 <= v`` 2 x (16 + 4); the AVR build
-  itself uses the bit-by-bit root: ``<P>_ISQRT_TABLE`` is 0 on a core without a 32-bit
-  multiply). Per sample of the window: ``mean`` 11 (load + add), ``min`` 7 (load, compare,
-  move), ``ptp`` 10 (load, two compares and moves), ``rms`` 31 (load, square, int64 add); per
-  window: ``rms`` 132 (the int64 sum shifted by 6: 6 x 8 shifts 48, the root 68, the scale
-  multiply 16), ``last`` 8 (load, store), ``mag_mean`` 24 (the int32 running sum shifted by 6);
-  per new sample: ``mag_mean`` 144 (3 loads 12, 3 squares 48, 2 int32 adds 8, the root 68, the
-  cache update: old value loaded, subtracted, new added and stored 16); push 8 per used channel.
+  uses this table method with byte-wise normalising and an 8 x 8 interpolation,
+  ``<P>_ISQRT_BYTES``; before issue 28 it used the bit-by-bit root). Per sample of the window:
+  ``mean`` 11 (load + add), ``min`` 7 (load, compare, move), ``ptp`` 10 (load, two compares
+  and moves), ``rms`` 31 (load, square, int64 add); per window: ``rms`` 132 (the int64 sum
+  shifted by 6: 6 x 8 shifts 48, the root 68, the scale multiply 16), ``last`` 8 (load,
+  store), ``mag_mean`` 24 (the int32 running sum shifted by 6); per new sample: ``mag_mean`` 144
+  (3 loads 12, 3 squares 48, 2 int32 adds 8, the root 68, the cache update: old value loaded,
+  subtracted, new added and stored 16); push 8 per used channel.
 
 ``--profile`` adds, per run, where the time of one steady prediction goes: per function, the
 cycles (simavr) or instructions (unicorn) of the pushes and the pass.
@@ -456,9 +457,11 @@ def batched_push(work: Path, bundle_dir: Path, data, scales, harness) -> list:
 
 
 def table_sqrt(work: Path, bundle_dir: Path, data, scales, harness):
-    """AVR Q15 built as simulate builds it and again with ``-DSBMODEL_ISQRT_TABLE=1`` (the
-    table root the 32-bit cores use; the AVR default is the bit-by-bit root): the stream state
-    after every recording (features included) must be equal; prints the steady pass of both."""
+    """AVR Q15 built as simulate builds it (the byte-normalised table root,
+    ``<P>_ISQRT_BYTES``), with the 32-bit cores' table root (``-DSBMODEL_ISQRT_BYTES=0
+    -DSBMODEL_ISQRT_TABLE=1``) and with the bit-by-bit root (``-DSBMODEL_ISQRT_BYTES=0``, the
+    AVR default before issue 28): the stream state after every recording (features included)
+    must be equal; prints the steady pass of each."""
     from sensorbudget.firmware_gen import generate_firmware, reference
     from sensorbudget.firmware_gen.build import build, write_firmware
     from sensorbudget.firmware_gen.plan import make_plan
@@ -472,7 +475,9 @@ def table_sqrt(work: Path, bundle_dir: Path, data, scales, harness):
     samples = [reference.quantize_samples(plan, np.column_stack(
         [d[:, generative.CHANNELS.index(c)] for c in plan.channels])) for d in data]
     out = {}
-    for label, flags in (("bit-by-bit (default)", ""), ("table", "-DSBMODEL_ISQRT_TABLE=1")):
+    for label, flags in (("byte table (default)", ""),
+                         ("32-bit table", "-DSBMODEL_ISQRT_BYTES=0 -DSBMODEL_ISQRT_TABLE=1"),
+                         ("bit-by-bit", "-DSBMODEL_ISQRT_BYTES=0")):
         fw_dir = write_firmware(generate_firmware(bundle, target="avr", numeric="q15",
                                                   name="sbmodel", plan=plan),
                                 work / f"sqrt-{len(out)}")
@@ -485,7 +490,7 @@ def table_sqrt(work: Path, bundle_dir: Path, data, scales, harness):
             caller.close()
         out[label] = (float(np.median([c for rows in per_rec for _, c in rows[1:]])), state)
     states = {v[1] for v in out.values()}
-    assert len(states) == 1, "the table root changed the stream state"
+    assert len(states) == 1, "a root changed the stream state"
     print("\nexperiment: AVR Q15 integer square root (steady pass, cycles; same stream state)")
     for label, (cost, _) in out.items():
         print(f"  {label:22s} {cost:.0f}")
