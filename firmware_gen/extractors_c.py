@@ -206,8 +206,8 @@ def _constants(plan, ints: dict) -> list:
     if not plan.fixed:
         return out
     as_float = [e for e in plan.extractors if any(slot not in ints for slot in e.slots)]
-    uses_scale = any(not e.fixed or e.kind not in ("zcr", "energy", *q15_c.FIXED_MAG)
-                     for e in as_float)
+    uses_scale = any(not fft_c.on_q15_fft(plan, e) and (not e.fixed or e.kind not in (
+        "zcr", "energy", *q15_c.FIXED_MAG)) for e in as_float)    # the Q15 FFT: no float copy
     if uses_scale:
         out.append(cgen.array_declare("float", f"{p}_sample_scale",
                                       [fs / 32768.0 for fs in plan.full_scale],

@@ -65,15 +65,28 @@ WINDOWS = [(16, 8), (12, 5), (9, 13), (33, 7)]
 
 
 @pytest.fixture(scope="module")
-def fft_bundle(tmp_path_factory):
+def fft_features(tmp_path_factory):
     if not BASIC_MOTIONS.is_dir():
         pytest.skip(f"{BASIC_MOTIONS} is missing (shared data not available)")
     from sensorbudget.trainer.sensing.feature_set import load_feature_set
 
     path = tmp_path_factory.mktemp("fftq") / "fft.sensors.toml"
     path.write_text(SENSORS)
-    fs = load_feature_set(BASIC_MOTIONS, path)
+    return load_feature_set(BASIC_MOTIONS, path)
+
+
+@pytest.fixture(scope="module")
+def fft_bundle(fft_features, tmp_path_factory):
+    fs = fft_features
     return train(fs, tmp_path_factory.mktemp("bundles") / "fftq", len(fs.feature_names))
+
+
+@pytest.fixture(scope="module")
+def spectral_only_bundle(fft_features, tmp_path_factory):
+    """Only spectral features on raw windows: no float copy of any window is needed."""
+    names = [f for f in fft_features.feature_names if "jerk" not in f and any(
+        k in f for k in ("bandpower", "bandratio", "domfreq", "centroid", "entropy"))]
+    return train(fft_features, tmp_path_factory.mktemp("bundles") / "spec", len(names), names)
 
 
 def _scales(bm_recordings):
@@ -197,3 +210,28 @@ def test_lines_short_under_a_long_name(fft_bundle, target):
     long = [(f, i) for f, text in fw.files.items() if f.endswith((".c", ".h"))
             for i, line in enumerate(text.splitlines(), 1) if len(line) > MAX_LINE]
     assert long == []
+
+
+@pytest.mark.parametrize("target", ["host", "mps2-an385"])
+def test_spectral_only_bundle_builds_with_werror_and_matches(tmp_path, spectral_only_bundle,
+                                                             bm_recordings, target):
+    """Every feature from the Q15 FFT: the firmware compiles with the targets' -Werror (no
+    unused float scratch or sample scales) and its stream equals the reference."""
+    import shutil
+
+    from sensorbudget.firmware_gen.targets import get_target
+
+    if shutil.which("make") is None or shutil.which(get_target(target).cc) is None:
+        pytest.skip(f"no {get_target(target).cc}")
+    fw = sb_firmware(spectral_only_bundle, target)
+    assert fw.footprint["flash_bytes"] > 0
+    source = fw.files["sbmodel_stream.c"]
+    assert "sbmodel_x[" not in source and "float sbmodel_sample_scale" not in source
+    plan = make_plan(spectral_only_bundle, name="sbmodel", numeric="q15", fft="q15")
+    _check_stream(tmp_path, spectral_only_bundle, plan, _real_samples(plan, bm_recordings))
+
+
+def sb_firmware(bundle, target):
+    import sensorbudget as sb
+
+    return sb.firmware(bundle.path, target=target, numeric="q15", fft="q15", build=True)
