@@ -62,6 +62,7 @@ bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_replay.py --seconds 600
 	$(BIN)/python benchmarks/bench_issue28.py --per-extractor --batched-push
 	$(BIN)/python benchmarks/bench_multirate.py
+	$(BIN)/python benchmarks/bench_fft_q15_option.py
 
 # Cross toolchains and emulators used by firmware_gen / device_sim tests, and Chromium with its
 # driver for the browser test of the HTML report (Debian packages).
