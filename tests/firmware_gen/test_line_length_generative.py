@@ -27,6 +27,8 @@ from sensorbudget.export.cgen import MAX_LINE, MAX_NAME
 from sensorbudget.firmware_gen import NUMERICS, FirmwareGenError, generate_firmware
 from sensorbudget.firmware_gen.extractors_c import stream_header, stream_source
 from sensorbudget.firmware_gen.library import generate_library
+from sensorbudget.firmware_gen.multirate import make_multirate_plan
+from sensorbudget.firmware_gen.multirate_c import multirate_sources
 from sensorbudget.firmware_gen.plan import make_plan
 from sensorbudget.trainer.bundle.model import load_bundle
 from tests.firmware_gen import generative as G
@@ -145,6 +147,12 @@ def test_golden_bundles_for_every_name_length(golden):
         scale = None if numeric == "float32" else FULL_SCALE
         for length in range(1, MAX_NAME + 1):
             name = ("k" + "abcdefghij" * 4)[:length]
+            if bundle.meta.get("multi_rate"):    # every generated part, groups <name>_g<i>
+                if length + len("_g0") <= MAX_NAME:
+                    files = multirate_sources(make_multirate_plan(
+                        bundle, name=name, numeric=numeric, full_scale=scale), bundle)
+                    assert problems(files) == [], (golden, numeric, length)
+                continue
             plan = make_plan(bundle, name=name, numeric=numeric, full_scale=scale)
             fixed = c_header(bundle, name=name, numeric=numeric).fixed
             files = {"stream.c": stream_source(plan, fixed), "stream.h": stream_header(plan)}

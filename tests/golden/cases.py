@@ -43,7 +43,43 @@ class GoldenCase:
     numeric: str
     task: str = "regression"      # regression (targets speed, load), multiclass, multilabel
     channels: tuple = G.CHANNELS
+    toml: str = ""                # a whole sensors.toml instead of one made of the blocks
 
+
+#: the multi-rate case's sensors.toml: two of the stream's sensors with candidate rates
+MULTIRATE_TOML = """task = "regression"
+targets = ["speed", "load"]
+
+[window]
+length_s = 0.5
+hop_s = 0.25
+on_missing = "skip"
+
+[[sensors]]
+name = "ankle"
+channels = ["ankle_vert", "ankle_horiz_fwd", "ankle_horiz_lateral"]
+unit_price = 1.0
+sample_rate_hz = 64
+rates_hz = [16, 32, 64]
+energy_per_reading_j_by_rate = [1e-6, 1e-6, 1e-6]
+
+[[sensors]]
+name = "trunk"
+channels = ["trunk_vert"]
+unit_price = 1.0
+sample_rate_hz = 64
+rates_hz = [16, 64]
+energy_per_reading_j_by_rate = [1e-6, 1e-6]
+
+[[features]]
+channels = ["ankle_vert", "ankle_horiz_fwd", "trunk_vert"]
+extractors = ["mean", "std", "ptp", "bandpower:1-4"]
+
+[[features]]
+group = "ankle_acc"
+channels = ["ankle_vert", "ankle_horiz_fwd", "ankle_horiz_lateral"]
+extractors = ["mag_max"]
+"""
 
 CASES = (
     # the issue's 6-feature bundle: window statistics and a magnitude group (float32 is the
@@ -73,6 +109,13 @@ CASES = (
                 "ankle_horiz_fwd.percentile_50", "ankle_vert.mad", "ankle_horiz_fwd.zcr",
                 "pair.corr"),
                "q15", task="multiclass"),
+    # multi-rate (issue 30): ankle pushed at 64 Hz (features at 64 and 16 Hz), trunk at 16 Hz
+    # (the host keeps 1 sample in 4), windows of 0.5 s every 0.25 s; three single-rate groups
+    # and the unit, Q15 (the library's group streams are stored as diffs from the firmware's)
+    GoldenCase("multirate_q15", 32, 16, (),
+               ("ankle_vert@64.mean", "ankle_horiz_fwd@16.ptp", "ankle_acc@16.mag_max",
+                "trunk_vert@16.std"), "q15",
+               toml=MULTIRATE_TOML),
     # multilabel: preprocessing (jerk) and window statistics, float32
     GoldenCase("multilabel_jerk_f32", 12, 12,
                ({"channels": ["trunk_vert", "trunk_horiz_lateral"],
@@ -99,6 +142,8 @@ def _labels(folder: Path, task: str) -> None:
 
 
 def _toml(case: GoldenCase) -> str:
+    if case.toml:
+        return case.toml
     text = G.sensors_toml(case.channels, case.window, case.hop, case.blocks,
                           targets=("speed", "load"))
     if case.task == "regression":
@@ -141,12 +186,15 @@ def _base_of(rel: str) -> tuple:
     the same name in the host firmware; a later case's host file, the first case's; for the
     library's ``src/sbmodel_model_X`` / ``src/sbmodel_model.h`` the host firmware's
     ``sbmodel_X`` / the C header with the symbol prefix renamed to the library's
-    (``renamed``); ("", False) for none."""
+    (``renamed``); for a multi-rate library's ``src/sbmodel_g<i>_X`` the firmware's group
+    file of the same name; ("", False) for none."""
     case, folder, name = rel.split("/", 2)
     if folder.startswith("firmware-") and folder != "firmware-host":
         return f"{case}/firmware-host/{name}", False
     if folder == "firmware-host" and case != CASES[0].name:     # main.c is mostly the same
         return f"{CASES[0].name}/firmware-host/{name}", False
+    if folder == "c-library" and name.startswith("src/sbmodel_g"):     # multi-rate groups
+        return f"{case}/firmware-host/{name[len('src/'):]}", False
     if folder == "c-library" and name == "src/sbmodel_model.h":
         return f"{case}/c-header/sbmodel.h", True
     if folder == "c-library" and name.startswith("src/sbmodel_model_"):
@@ -155,8 +203,10 @@ def _base_of(rel: str) -> tuple:
 
 
 def _renamed(text: str) -> str:
-    """``text`` with the firmware's symbol prefix sbmodel_ as the library's sbmodel_model_."""
-    return text.replace("sbmodel", "sbmodel_model").replace("SBMODEL", "SBMODEL_MODEL")
+    """``text`` with the firmware's symbol prefix sbmodel_ as the library's sbmodel_model_
+    (a multi-rate library's groups keep theirs: sbmodel_g<i>)."""
+    text = text.replace("sbmodel", "sbmodel_model").replace("SBMODEL", "SBMODEL_MODEL")
+    return text.replace("sbmodel_model_g", "sbmodel_g").replace("SBMODEL_MODEL_G", "SBMODEL_G")
 
 
 def _reduce(emitted: dict) -> dict:
