@@ -235,6 +235,9 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
     if getattr(model, "multi_rate", False):        # single-rate reports keep their keys
         from .multirate import rates_section
         report["rates"] = rates_section(model, sensors)
+    plan = getattr(model, "plan", None)
+    if getattr(plan, "fft", "float32") != "float32":     # the opt-in Q15 FFT (fft_c.check_fft)
+        report["fft"] = plan.fft
     return report
 
 

@@ -142,7 +142,9 @@ def format_outcome(report: dict) -> str:
     c, e = report["cost"], report["energy"]
     med = {p: (c[p] or {}).get("median") for p in ("extractors", "model")}
     label = "measured" if c["measured"] else "estimated"
-    return (f"{report['backend']} ({report['numeric']}): {report['predictions']} predictions, "
+    fft = ", spectra from the Q15 FFT" if report.get("fft") == "q15" else ""
+    return (f"{report['backend']} ({report['numeric']}{fft}): {report['predictions']} "
+            f"predictions, "
             f"{report['delivered']} delivered, {report['retried']} retried, {report['lost']} "
             f"lost, {report['mismatches']} mismatches\n"
             f"compute per prediction ({c['unit']}, {label}): extractors {_g(med['extractors'])}, "

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 import sensorbudget as sb
 from sensorbudget.cli_firmware import firmware_command
 from sensorbudget.cli_library import c_library_command
-from tests.firmware_gen.test_fft_q15_option import fft_bundle  # noqa: F401  (fixture)
+from tests.firmware_gen.test_fft_q15_option import fft_bundle, fft_features  # noqa: F401
 
 
 def _files(folder):

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 import sensorbudget as sb
 from sensorbudget.firmware_gen import generate_firmware
 from tests.firmware_gen.conftest import BASIC_MOTIONS
-from tests.firmware_gen.test_fft_q15_option import fft_bundle  # noqa: F401  (fixture)
+from tests.firmware_gen.test_fft_q15_option import fft_bundle, fft_features  # noqa: F401
 
 
 @pytest.mark.parametrize("backend,numeric,window,hop", [
@@ -66,7 +66,9 @@ def test_simulate_cli_equals_the_api(tmp_path, fft_bundle):  # noqa: F811
         str(fft_bundle.path), "--recordings", test, "--backend", backend, "--numeric", "q15",
         "--fft", "q15", "--report", str(tmp_path / "cli")], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    assert f"{backend} (q15, spectra from the Q15 FFT): " in result.output
     cli = json.loads((tmp_path / "cli" / "report.json").read_text())
+    assert cli["fft"] == "q15"
     api = sb.simulate(fft_bundle.path, test, backend=backend, numeric="q15", fft="q15").report
     assert cli["predictions"] == api["predictions"] > 100
     assert cli["mismatches"] == api["mismatches"] == 0
@@ -77,6 +79,8 @@ def test_simulate_cli_equals_the_api(tmp_path, fft_bundle):  # noqa: F811
     sim = sb.simulate(fw, test, backend="python")
     assert sim.model.plan.fft == "q15" and sim.report["mismatches"] == 0
     assert sim.report["accuracy"] == cli["accuracy"]
+    plain = sb.simulate(fft_bundle.path, test, backend="python", numeric="q15").report
+    assert "fft" not in plain and plain["mismatches"] == 0
     with pytest.raises(Exception, match="fft='float32' differs from the firmware's 'q15'"):
         sb.simulate(fw, test, backend="python", fft="float32")
 
