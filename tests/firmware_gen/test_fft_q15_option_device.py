@@ -18,7 +18,8 @@ from click.testing import CliRunner
 import sensorbudget as sb
 from sensorbudget.firmware_gen import generate_firmware
 from tests.firmware_gen.conftest import BASIC_MOTIONS
-from tests.firmware_gen.test_fft_q15_option import fft_bundle, fft_features  # noqa: F401
+from tests.firmware_gen.test_fft_q15_option import (  # noqa: F401  (fixtures)
+    fft_bundle, fft_features, spectral_only_bundle)
 
 
 @pytest.mark.parametrize("backend,numeric,window,hop", [
@@ -114,3 +115,29 @@ def test_stream_error_bound_holds_on_the_training_recordings(fft_bundle,  # noqa
             stated = fw.manifest["stream_error_bound"]
             assert 0 < worst[fft] <= stated, (numeric, fft, worst[fft], stated)
         assert worst["q15"] > worst["float32"], worst
+
+
+@pytest.mark.parametrize("target", ["arduino-uno", "mps2-an385"])
+def test_memory_estimates_hold_against_the_linked_images(  # noqa: F811
+        fft_bundle, spectral_only_bundle, target):
+    """The plan's static RAM estimate (the Q15 FFT's buffers: 4 M + 4 bytes) within RAM_MARGIN
+    of the linked image, flash within the target's margin, for a bundle whose spectra all read
+    the Q15 FFT (less RAM than with fft=float32) and one that also keeps a float32 FFT."""
+    import shutil
+
+    from sensorbudget.firmware_gen.memory import RAM_MARGIN
+    from sensorbudget.firmware_gen.memory_flash import flash_margin
+    from sensorbudget.firmware_gen.targets import get_target
+
+    tgt = get_target(target)
+    if shutil.which("make") is None or shutil.which(tgt.cc) is None:
+        pytest.skip(f"no {tgt.cc}")
+    ram = {}
+    for label, bundle in (("mixed", fft_bundle), ("spectral", spectral_only_bundle)):
+        for fft in ("float32", "q15"):
+            fw = sb.firmware(bundle.path, target=target, numeric="q15", fft=fft, build=True)
+            linked = fw.footprint
+            assert abs(linked["ram_bytes"] - fw.manifest["ram_estimate"]) <= RAM_MARGIN
+            assert abs(linked["flash_bytes"] - fw.manifest["flash_estimate"]) <= flash_margin(tgt)
+            ram[label, fft] = linked["ram_bytes"]
+    assert ram["spectral", "q15"] < ram["spectral", "float32"]
