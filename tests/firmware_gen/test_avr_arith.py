@@ -3,7 +3,9 @@ byte-normalised isqrt32), built with avr-gcc and the Arduino Uno's firmware flag
 run in simavr: the 8 x 8 ``mul`` squares against the compiler's own 32-bit product for every
 int16 and every uint16, the 48-bit sum of squares (add / adc) against an int64 sum, the root
 against its definition at every square up to 65535**2 and its neighbours, and against
-math.isqrt on seeded random arguments."""
+math.isqrt on seeded random arguments; the integer input quantiser ``<p>_qin`` (its two
+16 x 16 products, or the 64-bit product) against IntQuantizer.apply for seeded random
+quantisers of every kind around their clamp limits and centre."""
 
 from __future__ import annotations
 
@@ -18,6 +20,7 @@ import pytest
 from sensorbudget.firmware_gen import q15_c
 from sensorbudget.firmware_gen.targets import get_target
 from tests.firmware_gen.conftest import need_tools
+from tests.firmware_gen.test_q15_inputs import _quantizers
 
 N_RANDOM = 512
 
@@ -29,6 +32,9 @@ MAIN = r"""
 #include "sbfw_hal.h"
 @ARITH@
 static const uint32_t sb_rand[@N@] PROGMEM = { @VALUES@ };
+static const int32_t sb_qp[][7] PROGMEM = { @QPARAMS@ };
+static const int32_t sb_qr[@NQ@] PROGMEM = { @QRAW@ };
+static const uint8_t sb_qi[@NQ@] PROGMEM = { @QINDEX@ };
 
 static void sb_put32(uint32_t v)
 {
@@ -91,6 +97,14 @@ int main(void)
     for (i = 0u; i < @N@u; ++i) {
         sb_put32(sb_isqrt32(pgm_read_dword(&sb_rand[i])));
     }
+    for (i = 0u; i < @NQ@u; ++i) {
+        int32_t c[7];
+        int16_t q;
+        memcpy_P(c, sb_qp[pgm_read_byte(&sb_qi[i])], sizeof c);
+        q = sb_qin((int32_t)pgm_read_dword(&sb_qr[i]), c[0], c[1], c[2], (unsigned)c[3], c[4],
+                   c[5], (unsigned)c[6]);
+        sbfw_hal_write((const uint8_t *)&q, 2u);
+    }
     sbfw_hal_exit(0u);
     return 0;
 }
@@ -107,9 +121,24 @@ def test_avr_squares_sums_and_roots(tmp_path):
     rng = np.random.default_rng(28)
     values = np.concatenate([rng.integers(0, 65535 ** 2 + 1, N_RANDOM // 2, dtype=np.int64),
                              rng.integers(0, 2 ** 20, N_RANDOM // 2, dtype=np.int64)])
-    source = (MAIN.replace("@ARITH@", q15_c.squares("sb", "SB") + q15_c.isqrt("sb", "SB"))
-              .replace("@N@", str(N_RANDOM))
-              .replace("@VALUES@", ", ".join(f"{int(v)}u" for v in values)))
+    quants = _quantizers(31)
+    raw, index = [], []
+    for i, ((lo_r, hi_r), q) in enumerate(quants):
+        near = [np.arange(c - 12, c + 12) for c in (q.lo, q.mid, q.hi)]
+        grid = np.linspace(lo_r, hi_r, 40).astype(np.int64)
+        r = np.unique(np.clip(np.concatenate([grid, *near]), lo_r, hi_r))
+        raw.append(r)
+        index.append(np.full(len(r), i))
+    raw, index = np.concatenate(raw), np.concatenate(index)
+    params = [[q.lo, q.hi, q.mid, q.pre, q.mult, q.add, q.frac] for _, q in quants]
+    source = (MAIN.replace("@ARITH@", q15_c.squares("sb", "SB") + q15_c.isqrt("sb", "SB")
+                           + q15_c.quantizers("sb", True, False))
+              .replace("@N@", str(N_RANDOM)).replace("@NQ@", str(len(raw)))
+              .replace("@VALUES@", ", ".join(f"{int(v)}u" for v in values))
+              .replace("@QPARAMS@", ", ".join("{" + ", ".join(f"INT32_C({int(w)})" for w in p)
+                                              + "}" for p in params))
+              .replace("@QRAW@", ", ".join(f"INT32_C({int(v)})" for v in raw))
+              .replace("@QINDEX@", ", ".join(str(int(i)) for i in index)))
     assert "#elif SB_ISQRT_BYTES" in source and "__asm__" in source
     (tmp_path / "arith.c").write_text(source)
     for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
@@ -130,7 +159,10 @@ def test_avr_squares_sums_and_roots(tmp_path):
         os.close(keep)
     assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
     data = run.stdout[run.stdout.index(READY) + len(READY):]
-    got = np.frombuffer(data, "<u4")
-    assert got.size == 4 + N_RANDOM
+    got = np.frombuffer(data[:4 * (4 + N_RANDOM)], "<u4")
     assert got[:4].tolist() == [0, 0, 0, 0]      # roots, uint16 squares, int16 squares, sums
     assert got[4:].tolist() == [math.isqrt(int(v)) for v in values]
+    qin = np.frombuffer(data[4 * (4 + N_RANDOM):], "<i2")
+    want = np.concatenate([quants[i][1].apply(raw[index == i]) for i in range(len(quants))])
+    assert len(qin) == len(raw) > 1000 and np.array_equal(qin, want)
+    assert min(p[3] for p in params) < 15 <= max(p[3] for p in params)   # both products

@@ -63,11 +63,14 @@ def _quantizers(seed: int) -> list:
 @pytest.mark.parametrize("high_word", [0, 1])
 @pytest.mark.parametrize("cc", ["gcc", "clang"])
 def test_qin_in_c_equals_the_python_quantiser(tmp_path, cc, high_word):
-    """Both forms of the C (the pre-shifted high word; the 64-bit product shifted, for cores
-    whose multiply is a library call) give the Python quantiser's integers."""
+    """Both forms of the C (the pre-shifted high word; for cores whose multiply is a library
+    call, two 16 x 16 products when the clamped feature fits an int16 (pre >= 15), else the
+    64-bit product shifted) give the Python quantiser's integers."""
     if shutil.which(cc) is None:
         pytest.skip(f"{cc} is not installed")
     quants = _quantizers(31)
+    pres = [q.pre for _, q in quants]
+    assert min(pres) < 15 <= max(pres) and any(p > 16 for p in pres)   # every branch
     rows = []
     for _, q in quants:
         words = [q.lo, q.hi, q.mid, q.pre, q.mult, q.add, q.frac]

@@ -52,7 +52,17 @@ static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid
 #if SBMODEL_QIN_HIGH_WORD
     w = (int32_t)(((int64_t)((r - mid) * (INT32_C(1) << pre)) * mult) >> 32);
 #else
-    w = (int32_t)(((int64_t)(r - mid) * mult) >> (32u - pre));
+    if (pre >= 15u && mult >= 0) {
+        /* |d| < 2^(30 - pre) fits an int16: d * mult = hi * 2^16 + lo by two 16 x 16
+         * products (no 64-bit library call), then the floor of / 2^(32 - pre) exactly */
+        const int16_t d = (int16_t)(r - mid);
+        const int32_t hi = (int32_t)d * (int16_t)(mult >> 16);
+        const int32_t lo = (int32_t)d * (int32_t)(uint16_t)mult;
+        w = pre <= 16u ? (hi + (lo >> 16)) >> (16u - pre)
+                       : hi * (INT32_C(1) << (pre - 16u)) + (lo >> (32u - pre));
+    } else {
+        w = (int32_t)(((int64_t)(r - mid) * mult) >> (32u - pre));
+    }
 #endif
     q = (w + add) >> frac;
     return (int16_t)(q > 32767 ? 32767 : (q < -32767 ? -32767 : q));
