@@ -12,7 +12,8 @@ Cortex-M3 (mps2-an385 on QEMU, instructions; no FPU: soft float) and the Uno (AT
 simavr, cycles): ``simulate``'s extractor cost per prediction (median over every window of
 the 80 recordings) and BENCH's recomputation, the linked static RAM and flash, and the
 mismatches against the Python reference (must be 0). Ratios are q15 / float32 on the same
-image from the same run.
+image from the same run. A firmware the RAM check refuses is a row saying so (the Uno at a
+64-sample window needs 2214 B with the float32 FFT's buffers; it fits with the Q15 FFT's).
 
 Feature error: on the same recordings, each selected feature from the two firmwares (their
 reference, bit for bit with the devices above) against the float64 feature computed here from
@@ -82,9 +83,20 @@ def design(window: int, work: Path):
 
 
 def device_row(bundle, target: str, backend: str, fft: str, work: Path) -> dict:
-    import sensorbudget as sb
+    """simulate's and the linked image's figures, or ``{"fit": why}`` when the firmware is
+    refused by the RAM check (the Uno at a 64-sample window with the float32 FFT)."""
+    import re
 
-    fw = sb.firmware(bundle.path, target=target, numeric="q15", fft=fft, build=True)
+    import sensorbudget as sb
+    from sensorbudget.firmware_gen.errors import FirmwareGenError
+
+    try:
+        fw = sb.firmware(bundle.path, target=target, numeric="q15", fft=fft, build=True)
+    except FirmwareGenError as exc:
+        found = re.search(r"needs (\d+) bytes of RAM.* has (\d+)", str(exc))
+        if found is None:
+            raise
+        return {"fit": f"does not fit: needs {found[1]} B of RAM, has {found[2]}"}
     fw.save(work)
     r = sb.simulate(fw, DATA, backend=backend).report
     return {"ext": r["cost"]["extractors"]["median"],
@@ -172,6 +184,15 @@ def main(argv=None) -> None:
                                      work / f"fw{window}_{target}_{fft}")
                      for fft in ("float32", "q15")}
                 a, b = m["float32"], m["q15"]
+                if "fit" in a or "fit" in b:
+                    rows.append([str(window), label, a.get("unit", b.get("unit")),
+                                 a.get("fit") or f"{a['ext']:g}",
+                                 b.get("fit") or f"{b['ext']:g}",
+                                 *[""] * 4, f"{a.get('ram', '-')} / {b.get('ram', '-')}",
+                                 f"{a.get('flash', '-')} / {b.get('flash', '-')}",
+                                 f"{a.get('n', '-')} / {a.get('bad', '-')}, "
+                                 f"{b.get('n', '-')} / {b.get('bad', '-')}"])
+                    continue
                 rows.append([str(window), label, a["unit"], f"{a['ext']:g}", f"{b['ext']:g}",
                              f"{b['ext'] / a['ext']:.2f}x", f"{a['bench']:.0f}",
                              f"{b['bench']:.0f}", f"{b['bench'] / a['bench']:.2f}x",
