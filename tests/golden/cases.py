@@ -44,8 +44,6 @@ class GoldenCase:
     task: str = "regression"      # regression (targets speed, load), multiclass, multilabel
     channels: tuple = G.CHANNELS
     toml: str = ""                # a whole sensors.toml instead of one made of the blocks
-    fft: str = "float32"          # the spectra's transform (firmware_gen.fft_c.check_fft)
-    stored: str = ""              # emit from this case's stored bundle (not trained for this)
 
 
 #: the multi-rate case's sensors.toml: two of the stream's sensors with candidate rates
@@ -127,10 +125,6 @@ CASES = (
                 {"channels": ["trunk_horiz_lateral"], "preprocess": "highpass:0.9",
                  "extractors": ["min", "last"]}),
                None, "float32", task="multilabel"),
-    # the spectral bundle in Q15 with the opt-in Q15 FFT (issue 29 item 3): the raw-window
-    # spectra through sbmodel_power_spectrum_q15 (the q31 case's stored bundle, not retrained)
-    GoldenCase("regression_spectral_fft_q15", 32, 16, (), (), "q15", fft="q15",
-               stored="regression_spectral_q31"),
 )
 
 
@@ -251,7 +245,7 @@ def retrain(cases=CASES, folder: Path = BUNDLES) -> None:
     if folder.exists():
         shutil.rmtree(folder)
     with tempfile.TemporaryDirectory() as tmp:
-        for case in (c for c in cases if not c.stored):
+        for case in cases:
             shutil.copytree(bundle(case, Path(tmp) / case.name).path, folder / case.name)
 
 
@@ -266,16 +260,16 @@ def emit(cases=CASES) -> dict:
 
     out = {}
     for case in cases:
-        loaded = load_bundle(BUNDLES / (case.stored or case.name))
+        loaded = load_bundle(BUNDLES / case.name)
         scale = None if case.numeric == "float32" else FULL_SCALE
         out[f"{case.name}/c-header/sbmodel.h"] = c_header(loaded, numeric=case.numeric).text
-        lib = generate_library(loaded, numeric=case.numeric, full_scale=scale, fft=case.fft)
+        lib = generate_library(loaded, numeric=case.numeric, full_scale=scale)
         out.update({f"{case.name}/c-library/{k}": v for k, v in lib.files.items()})
         for target in TARGETS:
             key = f"{case.name}/firmware-{target}"
             try:
                 fw = generate_firmware(loaded, target=target, numeric=case.numeric,
-                                       full_scale=scale, fft=case.fft)
+                                       full_scale=scale)
             except FirmwareGenError as exc:
                 out[f"{key}/REFUSED.txt"] = f"{exc}\n"
                 continue
