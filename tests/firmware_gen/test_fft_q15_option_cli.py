@@ -75,3 +75,22 @@ def test_refusals_are_one_line(kinds_bundle, fft_bundle, tmp_path, args, message
         assert result.exit_code == 2, result.output
         assert result.output.startswith(message) and result.output.count("\n") == 1
         assert "Traceback" not in result.output and not out.exists()
+
+
+def test_multi_rate_bundles_refuse_the_q15_fft(tmp_path):
+    """A multi-rate bundle's spectra keep the float32 FFT: firmware, c-library and simulate
+    with --fft q15 say so in one line, exit 2, no folder (the golden multi-rate bundle)."""
+    from sensorbudget.cli_simulate import simulate_command
+    from tests.golden.cases import BUNDLES
+
+    bundle = BUNDLES / "multirate_q15"
+    for command, extra in ((firmware_command, ["--target", "host", "-o"]),
+                           (c_library_command, ["-o"]),
+                           (simulate_command, ["--recordings", str(bundle), "--report"])):
+        out = tmp_path / command.name
+        result = CliRunner().invoke(command, [str(bundle), "--numeric", "q15", "--fft", "q15",
+                                              *extra, str(out)])
+        assert result.exit_code == 2, result.output
+        assert result.output.startswith("Error: fft='q15' is for single-rate bundles; a "
+                                        "multi-rate bundle's spectra use the float32 FFT")
+        assert result.output.count("\n") == 1 and not out.exists()
