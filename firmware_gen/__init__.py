@@ -8,7 +8,7 @@ Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library
   :mod:`~sensorbudget.firmware_gen.passes_c` (the window pass), :mod:`~sensorbudget.firmware_gen.q15_c` (integer roots,
   magnitude cache), :mod:`~sensorbudget.firmware_gen.series_c` (per-channel linear copy and preprocessing),
   :mod:`~sensorbudget.firmware_gen.shape_c` (shape routines), :mod:`~sensorbudget.firmware_gen.fft_c` (power spectrum),
-  :mod:`~sensorbudget.firmware_gen.fft_q15_c` (the Q15 power spectrum; not yet called by the stream).
+  :mod:`~sensorbudget.firmware_gen.fft_q15_c` (the Q15 power spectrum; the stream's with fft="q15").
 - Model kernel (``<name>_kernel.h``): :mod:`~sensorbudget.firmware_gen.kernel_c`,
   :mod:`~sensorbudget.firmware_gen.kernel_q15`.
 - :mod:`~sensorbudget.firmware_gen.firmware` assembles a firmware tree (``main.c``, HAL and protocol from
