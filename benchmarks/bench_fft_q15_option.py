@@ -20,7 +20,8 @@ reference, bit for bit with the devices above) against the float64 feature compu
 the raw (unquantised) samples with numpy's ``rfft`` (mean removed, periodic Hann, ``|X[k]|^2``
 for bins 1..M/2: the definition of trainer.sensing.spectral in exact arithmetic), as a
 fraction of that feature's training range (the model's input scale): median, 95th percentile
-and maximum over the windows.
+and maximum over the windows. Then the scores: the largest difference of the Q15 firmware's
+from the float64 model on the float32 features, with either transform, beside the stated bound.
 """
 
 from __future__ import annotations
@@ -99,7 +100,7 @@ def device_row(bundle, target: str, backend: str, fft: str, work: Path) -> dict:
         return {"fit": f"does not fit: needs {found[1]} B of RAM, has {found[2]}"}
     fw.save(work)
     r = sb.simulate(fw, DATA, backend=backend).report
-    return {"ext": r["cost"]["extractors"]["median"],
+    return {"ext": r["cost"]["extractors"]["median"], "acc": r["accuracy"]["device"]["accuracy"],
             "bench": r["cost"]["bench"]["extractors"]["per_run"], "unit": r["cost"]["unit"],
             "ram": fw.footprint["ram_bytes"], "flash": fw.footprint["flash_bytes"],
             "n": r["predictions"], "bad": r["mismatches"]}
@@ -170,11 +171,37 @@ def feature_errors(bundle) -> list:
     return rows
 
 
+def score_errors(bundle) -> list:
+    """Max |Q15 firmware score - float64 model on the float32 features| over every window of
+    the recordings, for fft=float32 and fft=q15, the stated stream bound and the scores' size."""
+    from sensorbudget.firmware_gen import generate_firmware, reference
+    from sensorbudget.firmware_gen.plan import make_plan
+    from sensorbudget.trainer.sensing.recordings import load_recordings
+    from tests.firmware_gen.helpers import device_samples
+
+    plain = make_plan(bundle, name="sbmodel", numeric="float32")
+    recs = load_recordings(DATA, plain.sample_rate_hz).recordings
+    want = [bundle.selected_scores(reference.window_features(
+        plain, device_samples(plain, r.columns)).astype(np.float64)) for r in recs]
+    out = []
+    for fft in ("float32", "q15"):
+        fw = generate_firmware(bundle, target="host", numeric="q15", fft=fft)
+        fx, worst = fw.header.fixed, 0.0
+        for r, w in zip(recs, want):
+            X = reference.window_features(fw.plan, device_samples(fw.plan, r.columns))
+            ints = reference.scores(fw.plan, bundle, fx, reference.model_inputs(fw.plan, fx, X))
+            real = np.asarray(ints, dtype=np.float64) * 2.0 ** -fx.score_frac_bits
+            worst = max(worst, float(np.abs(real - w).max()))
+        out.append(f"{worst:.3g}")
+    top = max(float(np.abs(w).max()) for w in want)
+    return [*out, f"{fw.manifest['stream_error_bound']:g}", f"{top:.3g}"]
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--windows", type=int, nargs="+", default=[32, 64])
     args = ap.parse_args(argv)
-    rows, errors = [], []
+    rows, errors, scores = [], [], []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         for window in args.windows:
@@ -191,19 +218,27 @@ def main(argv=None) -> None:
                                  *[""] * 4, f"{a.get('ram', '-')} / {b.get('ram', '-')}",
                                  f"{a.get('flash', '-')} / {b.get('flash', '-')}",
                                  f"{a.get('n', '-')} / {a.get('bad', '-')}, "
-                                 f"{b.get('n', '-')} / {b.get('bad', '-')}"])
+                                 f"{b.get('n', '-')} / {b.get('bad', '-')}",
+                                 f"{a.get('acc', '-')} / {b.get('acc', '-')}"])
                     continue
                 rows.append([str(window), label, a["unit"], f"{a['ext']:g}", f"{b['ext']:g}",
                              f"{b['ext'] / a['ext']:.2f}x", f"{a['bench']:.0f}",
                              f"{b['bench']:.0f}", f"{b['bench'] / a['bench']:.2f}x",
                              f"{a['ram']} / {b['ram']}", f"{a['flash']} / {b['flash']}",
-                             f"{a['n']} / {a['bad']}, {b['n']} / {b['bad']}"])
+                             f"{a['n']} / {a['bad']}, {b['n']} / {b['bad']}",
+                             f"{a['acc']:.3f} / {b['acc']:.3f}"])
             errors += [[str(window), *r] for r in feature_errors(bundle)]
+            scores.append([str(window), *score_errors(bundle)])
     print(f"BasicMotions, 80 recordings, {BUDGET} spectral features (greedy RLS), Q15 firmware; "
           "extractor cost per prediction (median over the windows), fft=float32 vs fft=q15")
     print(table(["window", "core", "unit", "float32 FFT", "Q15 FFT", "ratio",
                  "BENCH float32", "BENCH Q15", "ratio", "static RAM B (f32 / q15)",
-                 "flash B (f32 / q15)", "predictions / mismatches (f32, q15)"], rows))
+                 "flash B (f32 / q15)", "predictions / mismatches (f32, q15)",
+                 "device accuracy f32 / q15 (in-sample: all 80 trained on)"], rows))
+    print("\nScores against the float64 model on the float32 features of the raw samples "
+          "(in-sample, 80 recordings): max |difference|, and the stated Q15 stream bound")
+    print(table(["window", "fft=float32", "fft=q15", "stated bound", "largest |score|"],
+                scores))
     print("\nFeature error against float64 features of the raw samples, % of the feature's "
           "training range: median / 95th percentile / max over the windows")
     print(table(["window", "feature", "fft=float32 (Q15 samples)", "fft=q15"], errors))
