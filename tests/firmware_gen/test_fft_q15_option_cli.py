@@ -75,6 +75,14 @@ def test_refusals_are_one_line(kinds_bundle, fft_bundle, tmp_path, args, message
         assert result.exit_code == 2, result.output
         assert result.output.startswith(message) and result.output.count("\n") == 1
         assert "Traceback" not in result.output and not out.exists()
+    from sensorbudget.cli_simulate import simulate_command
+
+    out = tmp_path / "sim"
+    result = CliRunner().invoke(simulate_command, [str(bundle.path), "--recordings",
+                                                   str(bundle.path), *args, "--fft", "q15",
+                                                   "--report", str(out)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1, result.output
+    assert message[len("Error: "):] in result.output and not out.exists()
 
 
 def test_multi_rate_bundles_refuse_the_q15_fft(tmp_path):
