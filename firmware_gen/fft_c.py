@@ -24,10 +24,13 @@ window and read by all its spectral features.
 With ``fft="q15"`` (a q15/q31 plan's opt-in, :func:`check_fft`) the spectrum of a raw window
 comes from the Q15 FFT instead (:mod:`.fft_q15_c`, ``<name>_power_spectrum_q15`` on the window's
 int16 copy ``<name>_q``), its integer ``P[k]`` turned into the float32 power the features read by
-``(float)P[k] * S`` with ``S = (4 H F / 32768)^2``
-(:func:`sensorbudget.trainer.sensing.spectral_q15.real_scale`, ``F`` the channel's full scale:
-a power of two, so the product is exact and only the conversion rounds); every feature after it
-is the float32 code below. Spectra after preprocessing (a float series) keep the float32 FFT.
+``(float)P[k] * S / 4^k`` with ``S = (4 H F / 32768)^2``
+(:func:`sensorbudget.trainer.sensing.spectral_q15.real_scale`, ``F`` the channel's full scale)
+and ``k`` the window's block normalisation (the centred samples are scaled by ``2^k`` before the
+transform, :func:`~sensorbudget.trainer.sensing.spectral_q15.block_shift`, so a quiet window
+keeps its low bits): powers of two, so the products are exact and only the conversion rounds;
+every feature after it is the float32 code below. Spectra after preprocessing (a float series)
+keep the float32 FFT.
 
 The entropy's log2 is :data:`sensorbudget.trainer.sensing.spectral.LOG2_POLY` after ``frexpf``
 (exact), the same polynomial in the same Horner order, so no libm's ``log2f`` is involved.
@@ -81,9 +84,10 @@ def check_fft(plan):
                                f"spectrum would use it; leave fft at float32")
     for e in plan.extractors:
         if on_q15_fft(plan, e):
-            scale = q15_scale(plan, e)
+            scale = q15_scale(plan, e)      # and / 4^15 (the largest block shift) normal
             if not (np.isfinite(scale) and float(scale) == spectral_q15.real_scale(
-                    plan.window, plan.full_scale[e.channels[0]])):
+                    plan.window, plan.full_scale[e.channels[0]])
+                    and float(scale) * 2.0 ** -30 >= 2.0 ** -126):
                 raise FirmwareGenError(f"fft={plan.fft!r}: the power scale of channel "
                                        f"{plan.channels[e.channels[0]]!r} is not a float32 "
                                        f"(full scale {plan.full_scale[e.channels[0]]:g})")
@@ -143,7 +147,8 @@ def routine(name: str, p: str) -> str:
         return macro(TEMPLATE, name, p, cgen.c_float(spectral.LOG2_POLY[0]),
                      [cgen.c_float(c) for c in spectral.LOG2_POLY[1:]])
     if name == "spectrum_q15":
-        return fft_q15_c.routine(p) + macro(fft_q15_c.TEMPLATE, "power_float", p)
+        return (fft_q15_c.routine(p, normalize=True)
+                + macro(fft_q15_c.TEMPLATE, "power_float", p))
     return macro(TEMPLATE, name, p)
 
 
@@ -204,16 +209,17 @@ def q15_buffers(plan, exts, series_length) -> list:
             f"static int16_t {p}_qz{cgen.JOIN}[{m}];",
             f"typedef union {{ uint32_t u[{m // 2 + 1}];{cgen.BREAK}float f[{m // 2 + 1}]; }}"
             f"{cgen.BREAK}{p}_qpower_t;",
-            f"static {p}_qpower_t{cgen.BREAK}{p}_qp;"]
+            f"static {p}_qpower_t{cgen.BREAK}{p}_qp;",
+            f"static unsigned {p}_qshift;{cgen.NOTE}  /* the block normalisation's k */"]
 
 
 def q15_buffer_bytes(plan, exts, series_length) -> int:
-    """RAM of :func:`q15_buffers`: ``2 M + 4 (M/2 + 1)``."""
+    """RAM of :func:`q15_buffers`: ``2 M + 4 (M/2 + 1)`` and the shift (4)."""
     qexts = [e for e in exts if on_q15_fft(plan, e)]
     if not qexts:
         return 0
     m = max(spectral.fft_size(series_length(plan, e)) for e in qexts)
-    return 2 * m + 4 * (m // 2 + 1)
+    return 2 * m + 4 * (m // 2 + 1) + 4
 
 
 def _bins(band, length, rate) -> tuple:
@@ -241,10 +247,10 @@ def q15_spectrum_lines(plan, exts, length: int, n: str, rect: bool) -> list:
     hann = "0" if rect else f"{p}_qhann_{length}"
     br = cgen.BREAK
     args = [f"{p}_q", n, hann, f"{m}u", f"{p}_qrev_{m}", f"{p}_qtwr_{m}", f"{p}_qtwi_{m}",
-            f"{p}_qz", f"{p}_qp.u"]
+            f"{p}_qz", f"{p}_qp.u", f"&{p}_qshift"]
     scale = cgen.c_float(q15_scale(plan, exts[0]))
     return [f"    {p}_power_spectrum_q15({cgen.JOIN}" + f",{br}".join(args) + ");",
-            f"    {p}_power_from_q15({cgen.JOIN}&{p}_qp,{br}{m}u,{br}{scale});",
+            f"    {p}_power_from_q15({cgen.JOIN}&{p}_qp,{br}{m}u,{br}{scale},{br}{p}_qshift);",
             *_feature_lines(plan, exts, length, f"{p}_qp.f")]
 
 

@@ -30,9 +30,11 @@ from .ctemplate import macro
 TEMPLATE = "fft_q15.c.j2"
 
 
-def routine(prefix: str) -> str:
-    """The routine's C text (``templates/fft_q15.c.j2``) with the symbol prefix ``prefix``."""
-    return macro(TEMPLATE, "power_spectrum_q15", prefix)
+def routine(prefix: str, normalize: bool = False) -> str:
+    """The routine's C text (``templates/fft_q15.c.j2``) with the symbol prefix ``prefix``;
+    ``normalize``: block normalised (spectral_q15's ``normalize=True``, one more argument:
+    ``unsigned *shift``), as the firmware's ``fft="q15"`` runs it."""
+    return macro(TEMPLATE, "power_spectrum_q15", prefix, normalize)
 
 
 def tables(prefix: str, m: int, hann_lengths=()) -> list:

@@ -20,7 +20,7 @@ import numpy as np
 
 from sensorbudget.export.fixed_point import predict_int, quantize_inputs, quantize_model
 from sensorbudget.trainer.sensing.extractors import KINDS, extract_q15
-from sensorbudget.trainer.sensing.spectral_q15 import power_spectrum_q15
+from sensorbudget.trainer.sensing.spectral_q15 import block_shift, power_spectrum_q15
 from sensorbudget.trainer.sensing.q15 import energy_shift, magnitude_shifts
 
 from .errors import FirmwareGenError
@@ -68,14 +68,17 @@ def _fixed_value(plan, ext, q, starts) -> np.ndarray:
 
 
 def _q15_spectral_value(plan, ext, q, starts) -> np.ndarray:
-    """A spectral feature of a ``fft="q15"`` plan: the Q15 FFT's integer power
+    """A spectral feature of a ``fft="q15"`` plan: the block-normalised Q15 FFT's integer power
     (:func:`sensorbudget.trainer.sensing.spectral_q15.power_spectrum_q15`) as float32 times the
-    exact scale :func:`~sensorbudget.firmware_gen.fft_c.q15_scale`, then the kind's float32
+    exact scale :func:`~sensorbudget.firmware_gen.fft_c.q15_scale` / ``4^k`` (``k`` of
+    :func:`~sensorbudget.trainer.sensing.spectral_q15.block_shift`), then the kind's float32
     definition on it (the firmware's ``<name>_power_from_q15``)."""
     (c,) = ext.channels
     spec = ext.full_spec
-    P = power_spectrum_q15(_windows(q[:, c], starts, plan.window),
-                           "rect" if spec.rect else "hann").astype(F32) * q15_scale(plan, ext)
+    w = _windows(q[:, c], starts, plan.window)
+    scale = q15_scale(plan, ext) * F32(0.25) ** block_shift(w).astype(F32)   # exact: 2^-2k
+    P = power_spectrum_q15(w, "rect" if spec.rect else "hann", normalize=True).astype(F32)
+    P = P * scale[None, :].astype(F32)
     compute = KINDS[ext.kind].compute
     if spec.arg is None:
         return compute(P, plan.window, plan.sample_rate_hz)

@@ -150,10 +150,24 @@ def test_q15_fft_stream_bit_for_bit_on_seeded_random_windows(tmp_path, fft_bundl
     _check_stream(tmp_path, fft_bundle, plan, samples)
 
 
+def _block_shift(w) -> np.ndarray:
+    """k per window, by a loop: the largest k with max |x - trunc(mean)| 2^k <= 65535."""
+    out = []
+    for col in w.T.tolist():
+        s = sum(col)
+        mean = abs(s) // len(col) * (1 if s >= 0 else -1)
+        top, k = max(abs(v - mean) for v in col), 0
+        while top and top << (k + 1) <= 65535:
+            k += 1
+        out.append(k)
+    return np.array(out)
+
+
 def test_reference_spectrum_is_the_q15_power_times_its_scale(fft_bundle, bm_recordings):
     """The reference's spectral features of a fft=q15 plan, recomputed here from the integer
-    power in float64 (exact: P < 2**32 times a power of two) for the kinds that are sums:
-    bandpower is sum(P_q * S) over its bins, the float32 sum of the float32 terms."""
+    power of the block-normalised window in float64 (exact: P < 2**32 times a power of two)
+    for the kinds that are sums: bandpower is sum(P_q * S / 4^k) over its bins, the float32
+    sum of the float32 terms; and the normalisation keeps bits: on these windows k > 0."""
     plan = _plan(fft_bundle, "q15", _scales(bm_recordings))
     samples = _real_samples(plan, bm_recordings)
     X = reference.window_features(plan, samples)
@@ -165,8 +179,11 @@ def test_reference_spectrum_is_the_q15_power_times_its_scale(fft_bundle, bm_reco
             continue
         (c,) = e.channels
         w = np.stack([q[s:s + plan.window, c] for s in starts], axis=1)
-        P = spectral_q15.power_spectrum_q15(w, "rect" if e.full_spec.rect else "hann")
-        S = spectral_q15.real_scale(plan.window, plan.full_scale[c])
+        k = _block_shift(w)
+        assert np.array_equal(k, spectral_q15.block_shift(w)) and k.min() > 0
+        P = spectral_q15.power_spectrum_q15(w, "rect" if e.full_spec.rect else "hann",
+                                            normalize=True)
+        S = spectral_q15.real_scale(plan.window, plan.full_scale[c]) * 4.0 ** -k
         terms = (P.astype(np.float64).astype(np.float32).astype(np.float64) * S)
         assert np.all(terms.astype(np.float32).astype(np.float64) == terms)    # S is exact
         acc = np.zeros(len(starts), dtype=np.float32)
@@ -242,3 +259,34 @@ def sb_firmware(bundle, target):
     import sensorbudget as sb
 
     return sb.firmware(bundle.path, target=target, numeric="q15", fft="q15", build=True)
+
+
+@pytest.mark.parametrize("amplitude", [3, 40, 700])
+def test_block_normalisation_keeps_the_bits_of_quiet_windows(amplitude):
+    """Seeded quiet Q15 windows (a few LSBs to a few percent of full scale): the normalised
+    power is within 1 % of numpy's float64 rfft of the same integers (largest bin), where the
+    plain per-stage scaled transform is off by far more; a window spanning the full scale
+    gets k = 0 and the same integers either way."""
+    rng = np.random.default_rng(amplitude)
+    n = 64
+    t = np.arange(n)[:, None]
+    q = np.rint(amplitude * np.sin(2 * np.pi * t * rng.uniform(0.05, 0.4, 20))
+                + rng.normal(0, 1, (n, 20))).astype(np.int64)
+    k = spectral_q15.block_shift(q)
+    exact = np.abs(np.fft.rfft((q - np.trunc(q.mean(axis=0))) * spectral_q15.hann_q15(n)[:, None]
+                               / 32768.0, axis=0)) ** 2
+    unit = spectral_q15.real_scale(n, 32768.0)          # F = 32768: one Q15 step is 1
+    norm = spectral_q15.power_spectrum_q15(q, normalize=True) * unit * 4.0 ** -k
+    plain = spectral_q15.power_spectrum_q15(q) * unit
+    top = exact.max(axis=0)
+    err_norm = (np.abs(norm - exact).max(axis=0) / top).max()
+    err_plain = (np.abs(plain - exact).max(axis=0) / top).max()
+    assert err_norm < 0.01 and err_plain > 5 * err_norm, (err_norm, err_plain)
+    loud = np.clip(q * (32767 // max(1, int(np.abs(q).max()))), -32768, 32767)
+    loud[0] = 32767
+    loud[1] = -32768
+    k = spectral_q15.block_shift(loud)
+    assert (k <= 1).all() and (k == 0).any()
+    same = spectral_q15.power_spectrum_q15(loud, normalize=True) == \
+        spectral_q15.power_spectrum_q15(loud)
+    assert same[:, k == 0].all()

@@ -27,6 +27,12 @@ truncating division; every intermediate fits the C type named:
 So ``P[k]`` is ``|DFT(u)[k]|^2 / H^2`` within the roundings (at most about ``2^30``); in the
 channel's units (full scale ``F``) the power of :mod:`.spectral` is ``P * (4 H F / 32768)^2``
 (:func:`real_scale`). The shifts lose the low bits of small signals, as ``arm_rfft_q15`` does.
+
+Block normalisation (``normalize=True``, what the firmware's ``fft="q15"`` runs): after step 1,
+``a = max |d[i]|`` and ``k = 15 - floor(log2 a)`` (``k = 0`` for ``a = 0``), the largest shift
+with ``a 2^k <= 65535``; steps 2-4 then run on ``d[i] 2^k`` (the same bound on ``|d|``, so the
+same headroom), and the power in the channel's units is ``P * (4 H F / 32768)^2 / 4^k``
+(:func:`block_shift`): a quiet window keeps its bits instead of losing them stage by stage.
 """
 
 from __future__ import annotations
@@ -59,15 +65,27 @@ def real_scale(n: int, full_scale: float) -> float:
     return (4.0 * h * float(full_scale) / 32768.0) ** 2
 
 
-def _prepare(q: np.ndarray, window: str) -> np.ndarray:
-    """Steps 1-2: ``u`` (N x windows, int64)."""
+def _centred(q: np.ndarray) -> np.ndarray:
+    """Step 1: ``d`` (N x windows, int64)."""
     q = np.asarray(q, dtype=np.int64)
     n = q.shape[0]
     s = q.sum(axis=0)
-    mean = np.where(s < 0, -(-s // n), s // n)
-    d = q - mean
+    return q - np.where(s < 0, -(-s // n), s // n)
+
+
+def block_shift(q: np.ndarray) -> np.ndarray:
+    """``k`` per window (int64): ``15 - floor(log2 max |d|)``, 0 for a constant window."""
+    a = np.abs(_centred(q)).max(axis=0)
+    return np.where(a > 0, 15 - np.floor(np.log2(np.maximum(a, 1))).astype(np.int64), 0)
+
+
+def _prepare(q: np.ndarray, window: str, normalize: bool = False) -> np.ndarray:
+    """Steps 1-2: ``u`` (N x windows, int64), with ``d`` scaled by ``2^k`` if ``normalize``."""
+    d = _centred(q)
+    if normalize:
+        d = d << block_shift(q)[None, :]
     if window == "hann":
-        return (d * hann_q15(n)[:, None]) >> 17
+        return (d * hann_q15(d.shape[0])[:, None]) >> 17
     return d >> 2
 
 
@@ -107,10 +125,12 @@ def _split_power(re, im, m) -> np.ndarray:
     return P
 
 
-def power_spectrum_q15(q: np.ndarray, window: str = "hann") -> np.ndarray:
+def power_spectrum_q15(q: np.ndarray, window: str = "hann",
+                       normalize: bool = False) -> np.ndarray:
     """``P`` of shape (M/2 + 1, n_windows), int64 (uint32 values), by the module's definition,
-    of int16 windows ``q`` of shape (N, n_windows)."""
-    u = _prepare(q, window)
+    of int16 windows ``q`` of shape (N, n_windows); ``normalize``: block normalised (each
+    window's ``P`` then in units of ``real_scale / 4^k``, ``k`` of :func:`block_shift`)."""
+    u = _prepare(q, window, normalize)
     n = u.shape[0]
     m = fft_size(n)
     x = np.zeros((m, u.shape[1]), dtype=np.int64)
