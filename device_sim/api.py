@@ -44,9 +44,13 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from sensorbudget.trainer.text import brief
+
 from .errors import DeviceError
+from .kinds import MARKERS, kind_of
 
 DEFAULT_TITLE = "sensorbudget report"
+_TITLE = re.compile(r"<title>(.*?)</title>", re.S)
 
 
 @dataclass
@@ -81,6 +85,11 @@ class Simulation:
     energy = property(lambda self: self.report["energy"])
     #: the board whose clock and power cost the compute (``simulate --board``)
     board = property(lambda self: self.report["profile"]["name"])
+
+    def __repr__(self) -> str:
+        return brief("Simulation", backend=self.backend, numeric=self.numeric,
+                     predictions=self.predictions, mismatches=self.mismatches,
+                     lost=self.report.get("lost"), path=None if self.path is None else str(self.path))
 
     def summary(self) -> str:
         """summary.md: the Markdown summary."""
@@ -225,6 +234,11 @@ class Report:
     runs: tuple = ()
     path: Path | None = None
 
+    def __repr__(self) -> str:
+        return brief("Report", title=self.title, runs=[str(r) for r in self.runs],
+                     bytes=len(self.html.encode("utf-8")),
+                     path=None if self.path is None else str(self.path))
+
     def save(self, path) -> Path:
         """Write the page to the file ``path`` atomically (a directory, device node, FIFO or
         link is refused)."""
@@ -289,6 +303,9 @@ class Comparison:
     rows: list
     names: tuple
 
+    def __repr__(self) -> str:
+        return brief("Comparison", names=list(self.names), rows=len(self.rows))
+
     def table(self, markdown: bool = False) -> str:
         from .compare import format_table
 
@@ -317,55 +334,6 @@ def calibrate(sensors_toml, reports, *, allow_estimated: bool = False):
     from .calibrate import calibration
 
     return calibration(sensors_toml, [_run_path(r) for r in reports], allow_estimated)
-
-
-#: the file that marks a folder of each kind (a folder without a manifest)
-MARKERS = {"model.json": "bundle", "results.json": "evaluation report",
-           "report.json": "simulation report", "firmware.json": "firmware",
-           "c_library.json": "C library"}
-_TITLE = re.compile(r"<title>(.*?)</title>", re.S)
-
-
-def kind_of(path) -> str:
-    """The kind of the saved artefact at ``path`` (see the module notes), or DeviceError."""
-    from sensorbudget.trainer.bundle.manifest import read_manifest
-
-    if not isinstance(path, (str, os.PathLike)):
-        raise DeviceError(f"load takes the path of a saved artefact, not a "
-                          f"{type(path).__name__}")
-    path = Path(path)
-    if path.is_file():
-        suffix = path.suffix.lower()
-        if suffix == ".csv" and _predictions_header(path):
-            return "predictions"
-        if suffix == ".npz":
-            return "features file"
-        if suffix in (".html", ".htm"):
-            return "HTML report"
-        if suffix == ".onnx":
-            return "ONNX model"
-        if path.name in MARKERS:
-            return MARKERS[path.name]
-        raise DeviceError(f"{str(path)!r} is not a file sensorbudget reads back (a feature "
-                          f".npz, an HTML report, an .onnx model, or a folder's "
-                          f"{', '.join(MARKERS)})")
-    if not path.is_dir():
-        raise DeviceError(f"{str(path)!r} does not exist")
-    manifest = read_manifest(path)
-    if manifest is not None:
-        return manifest["kind"]
-    found = [kind for name, kind in MARKERS.items() if (path / name).is_file()]
-    if len(found) != 1:
-        raise DeviceError(f"{str(path)!r} holds {'none' if not found else 'more than one'} of "
-                          f"{', '.join(MARKERS)}: not a folder sensorbudget wrote")
-    return found[0]
-
-
-def _predictions_header(path: Path) -> bool:
-    """Whether the CSV file's first line starts with the id columns predict writes."""
-    with open(path, "rb") as fh:
-        head = fh.readline(4096)
-    return head.startswith((b"row,", b"recording,window_start,"))
 
 
 def load(path):

@@ -24,6 +24,7 @@ from pathlib import Path
 from sensorbudget.export.cgen import DEFAULT_NAME
 from sensorbudget.trainer.bundle.files import write_atomically, write_folder_atomically
 from sensorbudget.trainer.bundle.manifest import MANIFEST_FILE, entries, read_manifest
+from sensorbudget.trainer.text import brief
 
 from .errors import FirmwareGenError
 
@@ -120,6 +121,11 @@ class Firmware:
     built: dict = field(default_factory=dict)
     path: Path | None = None
     bundle: object = field(default=None, repr=False)
+
+    def __repr__(self) -> str:
+        return brief("Firmware", name=self.manifest.get("name"), target=self.target,
+                     numeric=self.numeric, files=sorted(self.files), built=sorted(self.built),
+                     path=None if self.path is None else str(self.path))
 
     @property
     def target(self) -> str:
@@ -243,6 +249,10 @@ class CLibrary:
     decision_rule: str | None = None
     path: Path | None = None
 
+    def __repr__(self) -> str:
+        return brief("CLibrary", name=self.name, numeric=self.manifest.get("numeric"),
+                     files=sorted(self.files), path=None if self.path is None else str(self.path))
+
     @property
     def name(self) -> str:
         return self.manifest["name"]
@@ -304,6 +314,10 @@ class OnnxModel:
     width: int
     outputs: tuple
 
+    def __repr__(self) -> str:
+        return brief("OnnxModel", bytes=len(self.data), opset=self.opset, dtype=self.dtype,
+                     inputs=self.inputs, width=self.width, outputs=list(self.outputs))
+
     def save(self, path) -> None:
         write_atomically(path, self.data)
 
@@ -351,6 +365,10 @@ class CHeaderFile:
     header: object
     n_features: int
     n_targets: int
+
+    def __repr__(self) -> str:
+        return brief("CHeaderFile", name=self.header.name, numeric=str(self.header.numeric),
+                     n_features=self.n_features, n_targets=self.n_targets)
 
     @property
     def text(self) -> str:

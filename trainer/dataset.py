@@ -27,6 +27,7 @@ from .errors import DataError, TrainerWarning
 from .missing import MissingReport
 from .sensing.streams import StreamFormat
 from .tasks import Task
+from .text import brief
 
 #: ``groups=RECORDING``: each window's recording (recordings or a feature NPZ)
 RECORDING = "recording"
@@ -64,6 +65,11 @@ class Dataset:
     missing: MissingReport = field(default_factory=MissingReport)
     dropped_rows: int = 0
     class_values: np.ndarray | None = None    # a table's class of every row (text classes)
+
+    def __repr__(self) -> str:
+        return brief("Dataset", rows=int(self.X.shape[0]), features=len(self.feature_names),
+                     targets=list(self.target_names), task=str(self.task),
+                     groups=None if self.groups is None else len(np.unique(self.groups)))
 
     # -- loading ---------------------------------------------------------------------------
 

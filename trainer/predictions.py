@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import DataError
-from .text import csv_cell, printable
+from .text import brief, csv_cell, printable
 
 _TARGET_KEYS = ("targets", "labels", "xml", "targets_last")
 
@@ -43,6 +43,10 @@ class Predictions:
     columns: dict
     lines: list = field(default_factory=list)
     missing: str = ""           # the report of the rows dropped for missing values
+
+    def __repr__(self) -> str:
+        rows = len(next(iter(self.ids.values()))) if self.ids else 0
+        return brief("Predictions", rows=rows, columns=list(self.columns))
 
     def to_csv(self) -> str:
         """The predictions as CSV text (header row; floats written exactly, repr). Text cells

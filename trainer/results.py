@@ -15,6 +15,7 @@ import numpy as np
 
 from .errors import DataError, TrainerError
 from .tasks import TASK_NAMES, Task, check_binary
+from .text import brief
 
 #: the ``task`` choices of evaluate (``auto``: what the data suggest)
 TASKS = ("auto", *TASK_NAMES, "ranking")
@@ -41,6 +42,10 @@ class Evaluation:
     chosen: list = field(default_factory=list)
     folds_run: int = 0
     missing: str = ""           # the report of the rows dropped for missing values
+
+    def __repr__(self) -> str:
+        return brief("Evaluation", title=self.title, records=len(self.records),
+                     folds_run=self.folds_run)
 
     @property
     def records(self) -> list:

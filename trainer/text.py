@@ -40,6 +40,23 @@ def printable(text, keep_newlines: bool = True) -> str:
     return text if keep_newlines else text.replace("\n", "\\x0a")
 
 
+def brief(kind: str, **fields) -> str:
+    """The one-line ``repr`` of a typed object of the API: ``kind(name=value, ...)``, its
+    counts and names rather than its arrays, files or reports (which print as megabytes). A
+    list longer than three shows its first three and its length; ``None`` fields are left out.
+
+    >>> brief("Bundle", task="regression", selected=["a", "b", "c", "d"], path=None)
+    "Bundle(task='regression', selected=['a', 'b', 'c', ... 4 in all])"
+    """
+    def show(value) -> str:
+        if isinstance(value, (list, tuple)) and len(value) > 3:
+            return "[" + ", ".join(map(repr, value[:3])) + f", ... {len(value)} in all]"
+        return repr(value)
+
+    return kind + "(" + ", ".join(f"{k}={show(v)}" for k, v in fields.items()
+                                  if v is not None) + ")"
+
+
 def csv_cell(text) -> str:
     """One CSV cell that a spreadsheet shows as written: text starting with ``=``, ``+``,
     ``-``, ``@``, a tab or a carriage return gets a leading apostrophe (the usual rule; the

@@ -157,3 +157,40 @@ def test_simulate_reads_recordings_as_features_did(tmp_path):
     device = np.array([r.scores[0] for r in sim.result.records])
     assert sim.mismatches == 0 and len(device) == len(predicted) > 0
     np.testing.assert_allclose(device, predicted, rtol=1e-5, atol=1e-6)   # float32 device
+
+
+def test_every_typed_object_prints_as_one_short_line_of_its_own_facts(both, tmp_path):
+    """A user who types the object's name at the prompt sees what it is, not its arrays, its
+    C files or its report (a Simulation printed 147 KB, a Firmware 111 KB): one line, its
+    counts and names, each equal to what the saved files hold."""
+    _, py = both
+    bundle = sb.load(py / "bundle")
+    report = json.loads((py / "sim" / "report.json").read_text())
+    records = json.loads((py / "report" / "results.json").read_text())["records"]
+    rows = len((py / "pred.csv").read_text().splitlines()) - 1
+    firmware = sb.firmware(bundle, target="host")
+    library = sb.library(bundle, numeric="q15")
+    library.save(tmp_path / "lib")
+    saved = [p for p in (tmp_path / "lib").rglob("*") if p.is_file()]
+    data = sb.load(py / "feats.npz")
+    expected = [
+        (bundle, [f"task={bundle.meta['task']!r}", f"targets={len(bundle.targets)}",
+                  f"lam={bundle.lam!r}", repr(bundle.selected[0])]),
+        (data, [f"rows={data.X.shape[0]}", f"features={len(data.feature_names)}"]),
+        (sb.load(py / "sim"), [f"predictions={report['predictions']}",
+                               f"mismatches={report['mismatches']}", f"lost={report['lost']}",
+                               f"backend={report['backend']!r}"]),
+        (sb.load(py / "report"), [f"records={len(records)}"]),
+        (sb.load(py / "pred.csv"), [f"rows={rows}"]),
+        (firmware, ["target='host'", "numeric='float32'", f"{len(firmware.files)} in all"]),
+        (library, ["numeric='q15'", f"{len(saved) - 1} in all"]),    # + the manifest it saves
+        (sb.load(py / "page.html"), [f"bytes={(py / 'page.html').stat().st_size}"]),
+        (sb.onnx_model(bundle), [f"width={len(bundle.features)}"]),
+        (sb.c_header(bundle), [f"n_features={len(bundle.selected)}"]),
+        (sb.compare(py / "sim", py / "sim"), ["rows="]),
+    ]
+    for obj, facts in expected:
+        text = repr(obj)
+        assert text.startswith(type(obj).__name__ + "(") and "\n" not in text, text
+        assert len(text) < 300, (type(obj).__name__, len(text))
+        assert all(fact in text for fact in facts), (text, facts)

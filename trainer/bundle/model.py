@@ -23,6 +23,7 @@ import numpy as np
 
 from ..errors import BundleError
 from ..tasks import STORED_TASKS
+from ..text import brief
 from .contents import bundle_contents, plan_extractors, unit_extractors
 from .decision import check_decision, decide, probabilities
 from .files import (check_folder_output, json_text, npz_bytes, write_atomically,
@@ -97,6 +98,11 @@ class Bundle:
     #: the folder it was read from or last saved to (None: only in memory); what simulate's
     #: report.json names, as the command names its BUNDLE_DIR
     path: Path | None = field(default=None, compare=False, repr=False)
+
+    def __repr__(self) -> str:
+        return brief("Bundle", task=self.meta.get("task"), targets=len(self.meta["targets"]),
+                     selected=list(self.meta["selected"]), lam=self.meta.get("lam"),
+                     path=None if self.path is None else str(self.path))
 
     @classmethod
     def load(cls, path) -> "Bundle":
