@@ -24,5 +24,6 @@
 - :func:`sensorbudget.device_sim.simulate.simulate` ties them together (``sensorbudget simulate``);
   :mod:`~sensorbudget.device_sim.report_text`: summary.md and the printed lines.
 - :mod:`~sensorbudget.device_sim.api`: the typed Python API (``simulate`` -> ``Simulation``,
-  ``report`` -> ``Report``, ``compare``, ``load`` of any saved artefact), what the commands call.
+  ``report`` -> ``Report``, ``compare``, ``load`` of any saved artefact, whose kind
+  :mod:`~sensorbudget.device_sim.kinds` tells), what the commands call.
 """
