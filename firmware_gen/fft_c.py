@@ -198,8 +198,8 @@ def _freq_table(plan, m) -> str:
 def q15_buffers(plan, exts, series_length) -> list:
     """Declarations of the Q15 FFT's buffers (none without :func:`on_q15_fft` extractors): the
     ``M/2`` complex int16 values ``<p>_qz`` and the power ``<p>_qp``, ``M/2 + 1`` values held
-    as uint32 (the transform's) then float32 (the features'), in one union: ``4 M + 4`` bytes
-    for the largest ``M`` (:func:`q15_buffer_bytes`)."""
+    as uint32 (the transform's) then float32 (the features'), in one union, and the block
+    shift ``<p>_qshift``: ``4 M + 8`` bytes for the largest ``M`` (:func:`q15_buffer_bytes`)."""
     qexts = [e for e in exts if on_q15_fft(plan, e)]
     if not qexts:
         return []

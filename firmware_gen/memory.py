@@ -9,7 +9,7 @@
   m magnitude sets);
 - the series scratch (:mod:`.series_c`): a float copy of the window (``4 window``) for the
   float series kinds, an int16 one (``2 window``) for the Q15 percentile and the Q15 FFT, and
-  the FFT buffer (``8 M`` for an ``M``-point spectrum; ``4 M + 4`` for the Q15 FFT's, fft=q15);
+  the FFT buffer (``8 M`` for an ``M``-point spectrum; ``4 M + 8`` for the Q15 FFT's, fft=q15);
 - the model inputs and scores of ``main.c`` and, on AVR (whose ``static const`` data live in
   RAM unless ``SB_CONST``), the quantiser's offsets and scales (``2 x 4 k``) and the name;
 - the runtime: protocol buffers (payloads + 8 bytes of framing each), the link state, cost
