@@ -32,16 +32,17 @@ def echo_moved(out_dir, moved) -> None:
 fft_option = click.option(
     "--fft", type=click.Choice(("float32", "q15")), default="float32", show_default=True,
     help="Transform of the spectral features (q15/q31 with bandpower, bandratio, domfreq, "
-         "centroid or entropy on a raw window): q15 runs the integer Q15 FFT (scaled per "
-         "stage like CMSIS-DSP's arm_rfft_q15: no soft-float FFT on cores without an FPU) "
-         "and loses the low bits of small signals; float32 the float FFT on the Q15 samples.")
+         "centroid or entropy on a raw window): q15 runs the integer Q15 FFT (each window "
+         "block-normalised, then scaled per stage like CMSIS-DSP's arm_rfft_q15: no "
+         "soft-float FFT on cores without an FPU), less exact than float32, the float FFT "
+         "on the Q15 samples (docs/extractors.md).")
 
 
 def echo_fft(manifest: dict) -> None:
     """Say which spectra read the Q15 FFT (nothing for the float32 transform)."""
     if manifest.get("fft", "float32") != "float32":
-        click.echo(f"spectra from the Q15 FFT (--fft {manifest['fft']}; small signals lose "
-                   f"their low bits): {', '.join(manifest['fft_spectra'])}")
+        click.echo(f"spectra from the Q15 FFT (--fft {manifest['fft']}; less exact than "
+                   f"float32): {', '.join(manifest['fft_spectra'])}")
 
 
 def parse_full_scale(ctx, param, values) -> dict:
