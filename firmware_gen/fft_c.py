@@ -203,14 +203,8 @@ def q15_buffers(plan, exts, series_length) -> list:
     qexts = [e for e in exts if on_q15_fft(plan, e)]
     if not qexts:
         return []
-    p = plan.name
     m = max(spectral.fft_size(series_length(plan, e)) for e in qexts)
-    return [f"/* Q15 FFT buffers (fft=q15), {m} points: values, then P[k] as uint32 and float */",
-            f"static int16_t {p}_qz{cgen.JOIN}[{m}];",
-            f"typedef union {{ uint32_t u[{m // 2 + 1}];{cgen.BREAK}float f[{m // 2 + 1}]; }}"
-            f"{cgen.BREAK}{p}_qpower_t;",
-            f"static {p}_qpower_t{cgen.BREAK}{p}_qp;",
-            f"static unsigned {p}_qshift;{cgen.NOTE}  /* the block normalisation's k */"]
+    return [macro(fft_q15_c.TEMPLATE, "buffers", plan.name, m).rstrip("\n")]
 
 
 def q15_buffer_bytes(plan, exts, series_length) -> int:
