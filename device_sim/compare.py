@@ -17,6 +17,7 @@ from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
 from .multirate import make_model
 from .report import REPORT_FILE, _price, load_report
+from .report_text import arithmetic
 from .simulate import DEFAULT_BATTERY_WH
 
 
@@ -81,7 +82,7 @@ def compare_rows(a: dict, b: dict) -> list:
         return fn(a), fn(b)
 
     rows = [
-        ("backend", *both(lambda r: f"{r['backend']} ({r.get('numeric', '?')})")),
+        ("backend", *both(lambda r: f"{r['backend']} ({arithmetic(r)})")),
         ("features", *both(lambda r: len(r["bundle"]["selected"]))),
         ("sensors", *both(lambda r: ", ".join(r["bundle"].get("required_sensors") or []))),
         ("sensor price", *both(lambda r: r["bundle"].get("price"))),

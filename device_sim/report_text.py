@@ -5,6 +5,13 @@ prints (:func:`accuracy_text`, :func:`stack_line`), read off a report.json dicti
 from __future__ import annotations
 
 
+def arithmetic(report: dict) -> str:
+    """The replay's arithmetic as the printed line, summary.md and ``compare`` name it: the
+    numeric format, and the Q15 FFT when the firmware's spectra came from it (``--fft q15``)."""
+    fft = ", spectra from the Q15 FFT" if report.get("fft") == "q15" else ""
+    return f"{report.get('numeric', '?')}{fft}"
+
+
 def stack_line(report: dict) -> str:
     s = report.get("stack") or {"measured": "not recorded in this report"}
     mark = ("" if s.get("high_water_bytes") is None else
@@ -43,7 +50,7 @@ def summary_markdown(report: dict) -> str:
     """A short Markdown summary of a report dictionary."""
     c, e, b = report["cost"], report["energy"], report["bundle"]
     label = "measured" if c["measured"] else "**estimated**"
-    lines = [f"# Simulation: {report['backend']} ({report['numeric']})", "",
+    lines = [f"# Simulation: {report['backend']} ({arithmetic(report)})", "",
              ("A bundle not read from a folder" if b["path"] is None else f"Bundle `{b['path']}`")
              + f": {len(b['selected'])} features "
              f"({', '.join(b['selected'])}); sensors {', '.join(b['required_sensors'])}; "

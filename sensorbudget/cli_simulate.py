@@ -139,11 +139,12 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
 
 
 def format_outcome(report: dict) -> str:
+    from sensorbudget.device_sim.report_text import arithmetic
+
     c, e = report["cost"], report["energy"]
     med = {p: (c[p] or {}).get("median") for p in ("extractors", "model")}
     label = "measured" if c["measured"] else "estimated"
-    fft = ", spectra from the Q15 FFT" if report.get("fft") == "q15" else ""
-    return (f"{report['backend']} ({report['numeric']}{fft}): {report['predictions']} "
+    return (f"{report['backend']} ({arithmetic(report)}): {report['predictions']} "
             f"predictions, "
             f"{report['delivered']} delivered, {report['retried']} retried, {report['lost']} "
             f"lost, {report['mismatches']} mismatches\n"

@@ -80,8 +80,14 @@ def test_simulate_cli_equals_the_api(tmp_path, fft_bundle):  # noqa: F811
     sim = sb.simulate(fw, test, backend="python")
     assert sim.model.plan.fft == "q15" and sim.report["mismatches"] == 0
     assert sim.report["accuracy"] == cli["accuracy"]
-    plain = sb.simulate(fft_bundle.path, test, backend="python", numeric="q15").report
+    plain_sim = sb.simulate(fft_bundle.path, test, backend="python", numeric="q15")
+    plain = plain_sim.save(tmp_path / "plain") and plain_sim.report
     assert "fft" not in plain and plain["mismatches"] == 0
+    # the summary and compare name the transform as the printed line does
+    assert "(q15, spectra from the Q15 FFT)" in (tmp_path / "cli" / "summary.md").read_text()
+    backend_row = dict((m, (x, y)) for m, x, y in sb.compare(tmp_path / "plain",
+                                                             tmp_path / "cli").rows)["backend"]
+    assert backend_row == ("python (q15)", f"{backend} (q15, spectra from the Q15 FFT)")
     with pytest.raises(Exception, match="fft='float32' differs from the firmware's 'q15'"):
         sb.simulate(fw, test, backend="python", fft="float32")
 
