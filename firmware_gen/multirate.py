@@ -24,11 +24,11 @@ this plan. A device pushes each sensor's samples from its grid index 0 on, witho
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from sensorbudget.export import cgen
 from sensorbudget.export.cgen import NUMERICS
+from sensorbudget.trainer.sensing.rates import read_rate
 
 from .errors import FirmwareGenError
 from .plan import (
@@ -177,8 +177,9 @@ def _pushed_rate(sensor: dict, rates: list) -> float:
     fraction of the recorded rate ``r``: ``r / gcd(r / q)`` (the fastest rate when the others
     divide it; 10 Hz for features at 5 and 2 Hz of a 10 Hz recording)."""
     r = float(sensor["sample_rate_hz"])
-    factors = [_factor(sensor["name"], r, q, f"a feature at {q:g} Hz") for q in rates]
-    return r / math.gcd(*factors)
+    for q in rates:
+        _factor(sensor["name"], r, q, f"a feature at {q:g} Hz")
+    return read_rate(r, rates)
 
 
 def _group_meta(meta: dict, sensor: dict, rate: float, entries: list, channels: list) -> dict:

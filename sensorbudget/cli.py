@@ -181,9 +181,15 @@ def format_path(meta: dict) -> str:
                      f"features add (train --board: estimated from the plan by "
                      f"firmware_gen.memory; the runtime's bytes not included)")
     if meta.get("required_sensors"):
-        rates = meta.get("sensor_rates_hz") or {}
+        from sensorbudget.trainer.sensing.rates import read_above_paid
+
+        rates, above = meta.get("sensor_rates_hz") or {}, read_above_paid(meta)
         lines.append("required sensors: " + ", ".join(
             f"{s} at {rates[s]:g} Hz" if s in rates else s for s in meta["required_sensors"]))
+        lines += [f"  {s}: a device reads it at {r:g} Hz (its features' rates do not divide "
+                  f"each other: plain decimation needs a rate they all divide); the selection "
+                  f"priced it at {rates[s]:g} Hz, so the energy below is low for it"
+                  for s, r in above.items()]
     lines += cost_lines(meta)
     lines += describe_decision(meta)
     return "\n".join(lines)

@@ -30,6 +30,7 @@ the window starts on a kept sample).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -221,6 +222,38 @@ def recording_rows(rec, spec, on_missing, targets, hop, skipped, label_row) -> t
                         f"{int(k[r])} is {x[r, j]} in the device's float32 arithmetic")
     return (k * hop).astype(np.int64), y, x
 
+
+
+def read_rate(recorded_hz: float, rates) -> float:
+    """The slowest rate a device can read a sensor recorded at ``r`` Hz at and still make
+    each of ``rates`` (each a whole fraction ``r / m_i`` of it) by plain decimation: ``r /
+    gcd(m_i)``. The fastest of ``rates`` when the others divide it; 10 Hz for 5 and 2 Hz of a
+    10 Hz recording (neither 5 nor 2 Hz yields the other by keeping every m-th sample).
+
+    >>> read_rate(10, [5, 2.5]), read_rate(10, [5, 2])
+    (5.0, 10.0)
+    """
+    r = float(recorded_hz)
+    return r / math.gcd(*(max(1, round(r / float(q))) for q in rates))
+
+
+def read_above_paid(meta: dict) -> dict:
+    """{sensor: the rate a device reads it at} for each sensor of a multi-rate bundle whose
+    selected features' rates do not divide the fastest of them (:func:`read_rate`): the
+    selection priced it at that fastest rate (``sensor_rates_hz``), below what it draws."""
+    recorded = {s["name"]: s["sample_rate_hz"] for s in meta.get("sensors") or []
+                if isinstance(s, dict) and "sample_rate_hz" in s}
+    used = {}
+    for e in meta.get("extractors") or []:
+        if set(e.get("features") or ()) & set(meta.get("selected") or ()):
+            for s in e.get("sensors") or ():
+                used.setdefault(s, set()).add(float(e["params"]["sample_rate_hz"]))
+    paid = meta.get("sensor_rates_hz") or {}
+    out = {}
+    for s, rates in used.items():
+        if s in paid and s in recorded and read_rate(recorded[s], rates) > paid[s] * (1 + 1e-9):
+            out[s] = read_rate(recorded[s], rates)
+    return out
 
 
 def with_chosen_rates(meta: dict) -> dict:

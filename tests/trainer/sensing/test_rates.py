@@ -341,3 +341,54 @@ def test_units_of_sensors_with_rates_equal_a_brute_force_greedy(unit, max_energy
             break
         chosen += min(cands)[1]
     assert est.selected_.tolist() == chosen
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_read_rate_is_the_slowest_decimated_rate_every_feature_rate_divides(seed):
+    """read_rate against a brute force over every rate plain decimation can make of the
+    recorded one (r / k, k whole): the slowest from which each feature rate is again a plain
+    decimation."""
+    from sensorbudget.trainer.sensing.rates import read_rate
+
+    rng = np.random.default_rng(seed)
+    for _ in range(60):
+        r = float(rng.choice([8, 10, 12, 30, 64, 100]))
+        ks = [k for k in range(1, int(r) + 1) if r % k == 0]
+        rates = [r / m for m in rng.choice(ks, size=int(rng.integers(1, 4)))]
+        whole = [r / k for k in ks
+                 if all(abs((r / k) / q - round((r / k) / q)) < 1e-9 for q in rates)]
+        assert read_rate(r, rates) == min(whole), (r, rates)
+
+
+def test_a_design_read_faster_than_it_was_priced_says_so(tmp_path):
+    """Features at 5 and 2 Hz of a 10 Hz accelerometer (examples/basic_motions.rates.sensors
+    .toml, 40 features under 1e-5 J): no plain decimation makes 2 Hz of 5 Hz, so the device
+    reads it at 10 Hz while the selection priced 5 Hz; info says so, with the rate the
+    firmware's plan pushes it at (the two surfaces agree)."""
+    from tests.paths import EXAMPLES, SHARED
+
+    from sensorbudget.firmware_gen.multirate import make_multirate_plan
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.rates import read_above_paid
+
+    data = SHARED / "basic_motions" / "BasicMotions_TRAIN.ts"
+    if not data.is_file():
+        pytest.skip("../shared/data/basic_motions is not here")
+    cli = [sys.executable, "-m", "sensorbudget"]
+    for args in (["features", data, "--sensors", EXAMPLES / "basic_motions.rates.sensors.toml",
+                  "-o", tmp_path / "f.npz"],
+                 ["train", tmp_path / "f.npz", "--budget", 40, "--max-energy", 1e-5,
+                  "--groups", "recording", "-o", tmp_path / "b"]):
+        done = subprocess.run(cli + [str(a) for a in args], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    meta = load_bundle(tmp_path / "b").meta
+    rates = {e["params"]["sample_rate_hz"] for e in meta["extractors"]
+             if set(e["features"]) & set(meta["selected"])}
+    assert rates == {5.0, 2.0} and meta["sensor_rates_hz"] == {"accel": 5.0}
+    pushed = {s.name: s.rate_hz for s in make_multirate_plan(
+        load_bundle(tmp_path / "b"), name="m", numeric="float32").sensors}
+    assert read_above_paid(meta) == pushed == {"accel": 10.0}
+    for out in (done.stdout, subprocess.run(cli + ["info", str(tmp_path / "b")],
+                                            capture_output=True, text=True).stdout):
+        assert ("accel: a device reads it at 10 Hz (its features' rates do not divide each "
+                "other") in out and "priced it at 5 Hz" in out
