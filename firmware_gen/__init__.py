@@ -21,7 +21,8 @@ Arduino Uno) and emulation-only boards (QEMU MPS2); and the model as a C library
 - The C library (``sensorbudget export c-library``): :mod:`~sensorbudget.firmware_gen.library` (API),
   :mod:`~sensorbudget.firmware_gen.library_build` (CMake, make, Arduino, PlatformIO, Zephyr files),
   :mod:`~sensorbudget.firmware_gen.library_arduino` (the example sketch), :mod:`~sensorbudget.firmware_gen.library_decide`
-  (``<name>_decide``), :mod:`~sensorbudget.firmware_gen.library_wrap` (line lengths of the build files).
+  (``<name>_decide``), :mod:`~sensorbudget.firmware_gen.library_wrap` (line lengths of the build files),
+  :mod:`~sensorbudget.firmware_gen.library_macros` (score macros and quantiser tables both APIs share).
 - Sensors at their own rates (issue 30): :mod:`~sensorbudget.firmware_gen.multirate` (the plan: one
   single-rate group per sensor and rate), :mod:`~sensorbudget.firmware_gen.multirate_c` (the groups'
   streams and ``<name>_multirate.c``, the per-sensor push),

@@ -34,6 +34,7 @@ from .ctemplate import macro, render
 from .errors import FirmwareGenError
 from .extractors_c import stream_header, stream_source
 from .kernel_c import choose_kernel, kernel_header
+from .library_macros import quantiser_arrays, score_rows
 from .library_arduino import arduino_name
 from .multirate import is_multi_rate, make_multirate_plan
 from .multirate_c import model_header, multirate_sources
@@ -105,23 +106,8 @@ def _macros(name: str, plan, header, stream_bound=None) -> list:
     rows += [f"#define {m} {i}u{cgen.NOTE}  /* {cgen.c_comment(c)} */"
              for i, (m, c) in enumerate(zip(cgen.macro_names(f"{N}_CH", plan.channels),
                                             plan.channels))]
-    rows += [f"#define {m} {j}u{cgen.NOTE}  /* {cgen.c_comment(t)} */"
-             for j, (m, t) in enumerate(zip(cgen.macro_names(f"{N}_T", plan.targets),
-                                            plan.targets))]
-    if header.fixed is None:
-        rows += ["", f"#define {N}_SCORE_SCALE 1.0f{cgen.NOTE}  /* scores are real values */"]
-    else:
-        fx = header.fixed
-        rows += ["", f"/* Real score = score * {N}_SCORE_SCALE (2^-{fx.score_frac_bits});",
-                 f" * |real score - float64 model| <= {N}_ERROR_BOUND",
-                 " * for features within the training ranges. */",
-                 f"#define {N}_SCORE_SCALE {cgen.c_float(2.0 ** -fx.score_frac_bits)}",
-                 f"#define {N}_ERROR_BOUND{cgen.BREAK}{P}_{plan.numeric.upper()}_ERROR_BOUND"]
-    if stream_bound is not None:
-        rows += ["/* From samples (within +-full scale) whose float32 features lie in the",
-                 " * training ranges: |real score - float64 model| <= STREAM_ERROR_BOUND",
-                 " * (Q15 samples and integer extractors included; firmware_gen.bounds). */",
-                 f"#define {N}_STREAM_ERROR_BOUND{cgen.BREAK}{stream_bound:.1e}f"]
+    rows += score_rows(N, P, plan.numeric, plan.targets, header, stream_bound,
+                       "Q15 samples and integer extractors included; firmware_gen.bounds")
     return [cgen.fit(row)[:-1] if row else row for row in rows]   # marked: cgen.fit
 
 
@@ -144,15 +130,7 @@ def api_source(name: str, plan, header) -> str:
     """``<name>.c``: the API on top of the firmware's stream and kernel."""
     N, p = name.upper(), model_prefix(name)
     P = p.upper()
-    fixed = {}
-    if plan.fixed:
-        fs = list(plan.full_scale)
-        fixed = {"full_scale": cgen.array_declare("float", f"{name}_full_scale", fs,
-                                                  size_macros=(f"{N}_N_CHANNELS",))
-                 .replace("static const", "const", 1),
-                 "per_unit": cgen.array_declare("float", f"{name}_per_unit",
-                                                [32768.0 / v for v in fs],
-                                                size_macros=(f"{N}_N_CHANNELS",))}
+    fixed = quantiser_arrays(name, N, plan.full_scale) if plan.fixed else {}
     return render("library_api.c.j2", n=name, N=N, p=p, P=P,
                   banner=_banner(plan, f"{name}.c", f"the {name} library's API"),
                   fp_contract_off=FP_CONTRACT_OFF, header_format=HEADER_FORMAT_VERSION,

@@ -23,6 +23,7 @@ from sensorbudget.export.c_header import HEADER_FORMAT_VERSION
 
 from . import library_decide
 from .ctemplate import render
+from .library_macros import quantiser_arrays, score_rows
 from .multirate_c import MULTIRATE_FORMAT_VERSION
 from .plan import FORMAT_VERSION, NUMERIC_CODES
 
@@ -74,23 +75,8 @@ def _macros(name: str, p: str, mplan, header, stream_bound=None) -> list:
                  for j, (m, c) in enumerate(zip(cgen.macro_names(f"{macro}_CH", s.channels),
                                                 s.channels))]
     rows += ["", "/* Index of each target in scores[]. */"]
-    rows += [f"#define {m} {j}u{cgen.NOTE}  /* {cgen.c_comment(t)} */"
-             for j, (m, t) in enumerate(zip(cgen.macro_names(f"{N}_T", mplan.targets),
-                                            mplan.targets))]
-    if header.fixed is None:
-        rows += ["", f"#define {N}_SCORE_SCALE 1.0f{cgen.NOTE}  /* scores are real values */"]
-    else:
-        fx = header.fixed
-        rows += ["", f"/* Real score = score * {N}_SCORE_SCALE (2^-{fx.score_frac_bits});",
-                 f" * |real score - float64 model| <= {N}_ERROR_BOUND",
-                 " * for features within the training ranges. */",
-                 f"#define {N}_SCORE_SCALE {cgen.c_float(2.0 ** -fx.score_frac_bits)}",
-                 f"#define {N}_ERROR_BOUND{cgen.BREAK}{P}_{mplan.numeric.upper()}_ERROR_BOUND"]
-    if stream_bound is not None:
-        rows += ["/* From samples (within +-full scale) whose float32 features lie in the",
-                 " * training ranges: |real score - float64 model| <= STREAM_ERROR_BOUND",
-                 " * (Q15 samples, every sensor's rates; firmware_gen.multirate_reference). */",
-                 f"#define {N}_STREAM_ERROR_BOUND{cgen.BREAK}{stream_bound:.1e}f"]
+    rows += score_rows(N, P, mplan.numeric, mplan.targets, header, stream_bound,
+                       "Q15 samples, every sensor's rates; firmware_gen.multirate_reference")
     return [cgen.fit(row)[:-1] if row else row for row in rows]
 
 
@@ -116,15 +102,7 @@ def api_source(name: str, p: str, mplan, banner: str, fp_contract_off: str) -> s
         n += len(s.channels)
     sensors = [(macro, ident, first) for (macro, ident), first
                in zip(library_idents(name, mplan), firsts)]
-    fixed = {}
-    if mplan.fixed:
-        fs = list(mplan.full_scale)
-        fixed = {"full_scale": cgen.array_declare("float", f"{name}_full_scale", fs,
-                                                  size_macros=(f"{N}_N_CHANNELS",))
-                 .replace("static const", "const", 1),
-                 "per_unit": cgen.array_declare("float", f"{name}_per_unit",
-                                                [32768.0 / v for v in fs],
-                                                size_macros=(f"{N}_N_CHANNELS",))}
+    fixed = quantiser_arrays(name, N, mplan.full_scale) if mplan.fixed else {}
     return render("multirate_api.c.j2", n=name, N=N, p=p, P=p.upper(), banner=banner,
                   fp_contract_off=fp_contract_off, header_format=HEADER_FORMAT_VERSION,
                   multirate_format=MULTIRATE_FORMAT_VERSION, stream_format=FORMAT_VERSION,
