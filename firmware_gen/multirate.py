@@ -33,6 +33,7 @@ from sensorbudget.trainer.sensing.rates import read_rate
 from .errors import FirmwareGenError
 from .plan import (
     FirmwarePlan,
+    ModelFacts,
     _channel_bounds,
     _extractor_entries,
     make_plan,
@@ -75,7 +76,7 @@ class GroupPlan:
 
 
 @dataclass(frozen=True)
-class MultiRatePlan:
+class MultiRatePlan(ModelFacts):
     """Everything the multi-rate C and its Python reference agree on."""
 
     name: str
@@ -89,22 +90,6 @@ class MultiRatePlan:
     task: str
     bundle_sha256: str
     input_kind: str = "samples"
-
-    @property
-    def k(self) -> int:
-        return len(self.features)
-
-    @property
-    def t(self) -> int:
-        return len(self.targets)
-
-    @property
-    def fixed(self) -> bool:
-        return self.numeric != "float32"
-
-    @property
-    def bundle_id(self) -> int:
-        return int(self.bundle_sha256[:8], 16)
 
     @property
     def channels(self) -> tuple:

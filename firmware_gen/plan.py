@@ -62,24 +62,9 @@ class ExtractorPlan:
         return bool(self.full_spec.pre) or self.kind in SERIES_KINDS
 
 
-@dataclass(frozen=True)
-class FirmwarePlan:
-    """Everything the generated firmware and its Python reference agree on."""
-
-    name: str
-    numeric: str
-    channels: tuple
-    full_scale: tuple | None   # per channel (powers of two) for q15/q31, else None
-    window: int
-    hop: int
-    sample_rate_hz: float
-    extractors: tuple
-    features: tuple            # model inputs (selected features, selection order)
-    targets: tuple
-    task: str
-    bundle_sha256: str
-    input_kind: str = "samples"    # "samples" (recordings) or "features" (a feature table)
-    fft: str = "float32"   # the spectra of q15/q31 plans: float32 or the Q15 FFT (fft_c.FFTS)
+class ModelFacts:
+    """What a plan (single- or multi-rate) derives from its ``features``, ``targets``,
+    ``numeric`` and ``bundle_sha256``."""
 
     @property
     def k(self) -> int:
@@ -97,6 +82,26 @@ class FirmwarePlan:
     def bundle_id(self) -> int:
         """First 32 bits of the bundle hash: every generated part checks it at compile time."""
         return int(self.bundle_sha256[:8], 16)
+
+
+@dataclass(frozen=True)
+class FirmwarePlan(ModelFacts):
+    """Everything the generated firmware and its Python reference agree on."""
+
+    name: str
+    numeric: str
+    channels: tuple
+    full_scale: tuple | None   # per channel (powers of two) for q15/q31, else None
+    window: int
+    hop: int
+    sample_rate_hz: float
+    extractors: tuple
+    features: tuple            # model inputs (selected features, selection order)
+    targets: tuple
+    task: str
+    bundle_sha256: str
+    input_kind: str = "samples"    # "samples" (recordings) or "features" (a feature table)
+    fft: str = "float32"   # the spectra of q15/q31 plans: float32 or the Q15 FFT (fft_c.FFTS)
 
     @property
     def kinds(self) -> tuple:
