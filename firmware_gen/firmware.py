@@ -25,6 +25,7 @@ from .firmware_main import (  # noqa: F401  (their home was this module)
     MANIFEST,
     MANIFEST_FORMAT,
     Firmware,
+    check_payloads,
     main_source,
     template,
 )
@@ -74,14 +75,8 @@ def check_buffers(plan, target) -> None:
     answers = {"HELLO": 12 + len(plan.name), "PREDICT": plan.t * score,
                "PUSH_SAMPLES": 2 + 4 + plan.t * score}
     requests = {"PREDICT": plan.k * value, "PUSH_SAMPLES": 2 + len(plan.channels) * sample}
-    for kind, sizes, limit in (("answer", answers, target.tx_payload),
-                               ("request", requests, target.rx_payload)):
-        for command, size in sizes.items():
-            if size > limit:
-                raise FirmwareGenError(
-                    f"a {command} {kind} of this model takes {size} bytes ({plan.k} inputs, "
-                    f"{plan.t} targets, {plan.numeric}); target {target.name} holds at most "
-                    f"{limit}: select fewer features or targets, or use a smaller numeric format")
+    check_payloads(target, answers, requests, f"{plan.k} inputs, {plan.t} targets, "
+                   f"{plan.numeric}", "features or targets")
 
 
 def generate_firmware(bundle, *, target: str, numeric: str = "float32", name: str = DEFAULT_NAME,

@@ -13,6 +13,7 @@ from sensorbudget.export.c_header import HEADER_FORMAT_VERSION
 from sensorbudget.trainer.version import package_version
 
 from . import ctemplate
+from .errors import FirmwareGenError
 from .multirate_c import MULTIRATE_FORMAT_VERSION
 from .plan import FORMAT_VERSION, NUMERIC_CODES
 
@@ -40,6 +41,20 @@ class Firmware:
     @property
     def target(self) -> str:
         return self.manifest["target"]
+
+
+def check_payloads(target, answers: dict, requests: dict, model: str, fewer: str) -> None:
+    """FirmwareGenError unless every answer ({command: bytes}) fits ``target``'s transmit
+    buffer and every request its receive buffer; ``model`` describes the model's shape in the
+    message, ``fewer`` what to select fewer of."""
+    for kind, sizes, limit in (("answer", answers, target.tx_payload),
+                               ("request", requests, target.rx_payload)):
+        for command, size in sizes.items():
+            if size > limit:
+                raise FirmwareGenError(
+                    f"a {command} {kind} of this model takes {size} bytes ({model}); target "
+                    f"{target.name} holds at most {limit}: select fewer {fewer}, or use a "
+                    f"smaller numeric format")
 
 
 def template(name: str) -> str:

@@ -18,7 +18,7 @@ import numpy as np
 from sensorbudget.trainer.version import package_version
 
 from .errors import FirmwareGenError
-from .firmware_main import _WIRE, Firmware, main_source, template
+from .firmware_main import _WIRE, Firmware, check_payloads, main_source, template
 from .kernel_c import choose_kernel
 from .multirate import make_multirate_plan
 from .multirate_c import model_header, multirate_sources
@@ -40,15 +40,9 @@ def check_multirate_buffers(mplan, target, wire) -> None:
                "PREDICT": mplan.t * score, "PUSH_EVENTS": 2 + 4 + mplan.t * score}
     requests = {"PREDICT": mplan.k * value,
                 "PUSH_EVENTS": 2 + 1 + mplan.max_sensor_channels * sample}
-    for kind, sizes, limit in (("answer", answers, target.tx_payload),
-                               ("request", requests, target.rx_payload)):
-        for command, size in sizes.items():
-            if size > limit:
-                raise FirmwareGenError(
-                    f"a {command} {kind} of this model takes {size} bytes ({mplan.k} inputs, "
-                    f"{mplan.t} targets, {len(mplan.sensors)} sensors, {mplan.numeric}); "
-                    f"target {target.name} holds at most {limit}: select fewer features, "
-                    f"targets or sensors, or use a smaller numeric format")
+    check_payloads(target, answers, requests, f"{mplan.k} inputs, {mplan.t} targets, "
+                   f"{len(mplan.sensors)} sensors, {mplan.numeric}",
+                   "features, targets or sensors")
 
 
 def multirate_manifest(mplan, target, header, kernel) -> dict:
