@@ -59,25 +59,34 @@ def feature_error(plan, ext) -> float | None:
     return err + (n + 2) * U * fs
 
 
+def input_bounds(k: int, fixed, W, errors) -> np.ndarray:
+    """Per target, ``fixed.error_bounds + sum_i |W[i]| min(e_i, width_i)`` over the ``k`` model
+    inputs (``width_i`` the training range, with its slack): ``errors`` gives ``(input, e)``
+    pairs, ``e`` an extractor's bound (:func:`feature_error`) or None (the range term only); an
+    input not named gets the range term."""
+    W = np.abs(np.asarray(W, dtype=np.float64).reshape(k, -1))
+    width = (fixed.x_hi.astype(np.float64) - fixed.x_lo.astype(np.float64)) * (1 + RANGE_SLACK)
+    err = width.copy()
+    for slot, e in errors:
+        err[slot] = width[slot] if e is None else min(e, width[slot])
+    return fixed.error_bounds + err @ W
+
+
 def stream_error_bounds(plan, fixed, W, *, samples_in_full_scale: bool = True) -> np.ndarray:
     """Per target, the bound of the module docstring for the plan's fixed-point model
     ``fixed`` (:class:`sensorbudget.export.fixed_point.FixedPointModel`) and weights ``W`` (k x t); without
     ``samples_in_full_scale`` (samples may clamp at the Q15 limits) only the range terms."""
-    W = np.abs(np.asarray(W, dtype=np.float64).reshape(plan.k, -1))
-    width = (fixed.x_hi.astype(np.float64) - fixed.x_lo.astype(np.float64)) * (1 + RANGE_SLACK)
-    err = width.copy()
-    for ext in plan.extractors:
-        e = feature_error(plan, ext) if samples_in_full_scale else None
-        for slot in ext.slots:
-            err[slot] = width[slot] if e is None else min(e, width[slot])
-    return fixed.error_bounds + err @ W
+    errors = [(slot, feature_error(plan, ext) if samples_in_full_scale else None)
+              for ext in plan.extractors for slot in ext.slots]
+    return input_bounds(plan.k, fixed, W, errors)
 
 
-def stated_stream_bound(plan, header, W) -> float | None:
-    """The largest per-target bound of :func:`stream_error_bounds`, rounded up to two digits
-    as the header states its own (None for float32)."""
+def stated_stream_bound(plan, header, W, bounds=stream_error_bounds) -> float | None:
+    """The largest per-target bound of ``bounds`` (:func:`stream_error_bounds`, or the
+    multi-rate one), rounded up to two digits as the header states its own (None for
+    float32)."""
     from sensorbudget.export.c_header import stated_bound
 
     if header.fixed is None:
         return None
-    return float(stated_bound(float(np.max(stream_error_bounds(plan, header.fixed, W)))))
+    return float(stated_bound(float(np.max(bounds(plan, header.fixed, W)))))

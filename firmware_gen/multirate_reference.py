@@ -194,25 +194,16 @@ def stream_error_bounds(mplan, fixed, W) -> np.ndarray:
     group's extractor errors (:func:`.bounds.feature_error` of the group's plan: its window and
     full scales) put on the model inputs they feed; every input goes through the header's
     quantiser (the model's bound)."""
-    from .bounds import RANGE_SLACK, feature_error
+    from .bounds import feature_error, input_bounds
 
-    W = np.abs(np.asarray(W, dtype=np.float64).reshape(mplan.k, -1))
-    width = (fixed.x_hi.astype(np.float64) - fixed.x_lo.astype(np.float64)) * (1 + RANGE_SLACK)
-    err = width.copy()
-    for g in mplan.groups:
-        for ext in g.plan.extractors:
-            e = feature_error(g.plan, ext)
-            for slot in ext.slots:
-                model_slot = g.slots[slot]
-                err[model_slot] = width[model_slot] if e is None else min(e, width[model_slot])
-    return fixed.error_bounds + err @ W
+    errors = [(g.slots[slot], feature_error(g.plan, ext))
+              for g in mplan.groups for ext in g.plan.extractors for slot in ext.slots]
+    return input_bounds(mplan.k, fixed, W, errors)
 
 
 def stated_stream_bound(mplan, header, W) -> float | None:
     """The largest per-target bound of :func:`stream_error_bounds`, rounded up to two digits
     as the header states its own (None for float32)."""
-    from sensorbudget.export.c_header import stated_bound
+    from .bounds import stated_stream_bound as stated
 
-    if header.fixed is None:
-        return None
-    return float(stated_bound(float(np.max(stream_error_bounds(mplan, header.fixed, W)))))
+    return stated(mplan, header, W, stream_error_bounds)
