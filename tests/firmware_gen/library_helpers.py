@@ -14,9 +14,9 @@ from sensorbudget.export import cgen
 from sensorbudget.firmware_gen import reference
 from sensorbudget.firmware_gen.targets import WARNINGS
 
-#: the program pushes every sample, checks the API's contract and prints one line per window:
-#: "w <index> <score> ..." (float32 scores as the hex of their bits, integers in decimal)
-MAIN_C = r"""
+#: the includes, the output buffer and the printers (put_text, put_int, put_score) that both
+#: replay programs (single- and multi-rate libraries) use
+PRINT_C = r"""
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -76,7 +76,12 @@ static char *put_score(char *p, @name@_score_t s)
 #endif
 }
 
-static @name@_t model;
+"""
+
+#: the single-rate program
+#: it pushes every sample, checks the API's contract and prints one line per window:
+#: "w <index> <score> ..." (float32 scores as the hex of their bits, integers in decimal)
+MAIN_C = PRINT_C + r"""static @name@_t model;
 
 int main(void)
 {

@@ -18,59 +18,8 @@ from sensorbudget.firmware_gen.multirate_library import library_idents
 from tests.firmware_gen import library_helpers as L
 from tests.firmware_gen.test_multirate_c import bundle, recordings, spec  # noqa: F401
 
-MAIN_C = r"""
-#include <stddef.h>
-#include <stdint.h>
-#include <string.h>
-
-#include "@name@.h"
-#include "replay_data.h"
-
-void replay_puts(const char *s);
-
-static char out[32 + 12 * @NAME@_N_TARGETS];
+MAIN_C = L.PRINT_C + r"""
 static @name@_t model;
-
-static char *put_text(char *p, const char *s)
-{
-    while (*s != '\0') {
-        *p++ = *s++;
-    }
-    return p;
-}
-
-static char *put_int(char *p, int32_t v)
-{
-    char digits[12];
-    int n = 0;
-    uint32_t u = v < 0 ? (uint32_t)0 - (uint32_t)v : (uint32_t)v;
-    if (v < 0) {
-        *p++ = '-';
-    }
-    do {
-        digits[n++] = (char)('0' + (int)(u % 10u));
-        u /= 10u;
-    } while (u != 0u);
-    while (n > 0) {
-        *p++ = digits[--n];
-    }
-    return p;
-}
-
-static char *put_score(char *p, @name@_score_t s)
-{
-#if defined(@NAME@_NUMERIC_FLOAT32)
-    uint32_t bits;
-    int i;
-    memcpy(&bits, &s, sizeof bits);
-    for (i = 7; i >= 0; --i) {
-        *p++ = "0123456789abcdef"[(bits >> (unsigned)(4 * i)) & 0xFu];
-    }
-    return p;
-#else
-    return put_int(p, (int32_t)s);
-#endif
-}
 
 static int push(unsigned sensor, const float *values)
 {
