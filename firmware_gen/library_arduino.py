@@ -67,7 +67,7 @@ def example(name: str, plan, header) -> str:
     text = render(TEMPLATE, name=name, NAME=name.upper(), n=len(plan.channels),
                   line_chars=min(1024, 24 * len(plan.channels) + 16), digits=SCORE_DIGITS,
                   baud=BAUD, hello=hello, fixed=plan.fixed, decide=bool(on),
-                  max_decimals=MAX_DECIMALS)
+                  max_decimals=MAX_DECIMALS, sensors=())
     return cgen.block_comment(head) + text
 
 

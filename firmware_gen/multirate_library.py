@@ -139,8 +139,8 @@ def example(name: str, mplan) -> str:
     hello = "\n".join(cgen.wrap_literal(cgen.c_string(
         f"# {name}: send sensor,values per line; prints "
         + ",".join(["window", *mplan.targets, *on])), "        ", cgen.MAX_LINE - 3))
-    text = render("multirate_example.ino.j2", name=name, NAME=name.upper(), p=p, P=p.upper(),
-                  sensors=idents, line_chars=min(1024, 24 * mplan.max_sensor_channels + 24),
+    text = render("arduino_example.ino.j2", name=name, NAME=name.upper(), p=p, P=p.upper(),
+                  n=None, sensors=idents, line_chars=min(1024, 24 * mplan.max_sensor_channels + 24),
                   digits=SCORE_DIGITS, baud=BAUD, hello=hello, fixed=mplan.fixed,
                   decide=bool(on), max_decimals=MAX_DECIMALS)
     return cgen.block_comment(head) + text
