@@ -122,7 +122,7 @@ def api_header(name: str, plan, header, decision: dict | None = None,
                   usage=cgen.block_comment(_usage(name, plan)).rstrip("\n"),
                   macros=_macros(name, plan, header, stream_bound),
                   sample="an int16_t Q15 value" if plan.fixed else "a float",
-                  score_t=_SCORE_T[plan.numeric], fixed=plan.fixed,
+                  score_t=_SCORE_T[plan.numeric], fixed=plan.fixed, sensors=(),
                   decide_decls=library_decide.declarations(name, plan, decision))
 
 
@@ -136,7 +136,8 @@ def api_source(name: str, plan, header) -> str:
                   fp_contract_off=FP_CONTRACT_OFF, header_format=HEADER_FORMAT_VERSION,
                   stream_format=FORMAT_VERSION, bundle_id=f"UINT32_C(0x{plan.bundle_id:08x})",
                   k=plan.k, t=plan.t, numeric_code=NUMERIC_CODES[plan.numeric],
-                  fixed=plan.fixed, **fixed, **library_decide.template_values(p, plan))
+                  fixed=plan.fixed, sensors=(), **fixed,
+                  **library_decide.template_values(p, plan))
 
 
 def _multirate_library(bundle, *, numeric: str, name: str, full_scale, kernel: str) -> Library:

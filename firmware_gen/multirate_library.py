@@ -1,5 +1,5 @@
 """The API of a multi-rate C library (``<name>.h`` / ``<name>.c``, templates
-``multirate_api.*.j2``) on top of :mod:`.multirate_c`'s unit: pure, returns texts.
+``library_api.*.j2`` with ``sensors``) on top of :mod:`.multirate_c`'s unit: pure, returns texts.
 
 ::
 
@@ -85,7 +85,7 @@ def api_header(name: str, p: str, mplan, header, banner: str,
     """``<name>.h`` of a multi-rate library."""
     sensors = [(macro, ident, cgen.c_comment(s.name))
                for (macro, ident), s in zip(library_idents(name, mplan), mplan.sensors)]
-    return render("multirate_api.h.j2", n=name, N=name.upper(), p=p, banner=banner,
+    return render("library_api.h.j2", n=name, N=name.upper(), p=p, banner=banner,
                   usage=cgen.block_comment(_usage(name, mplan)).rstrip("\n"),
                   macros=_macros(name, p, mplan, header, stream_bound), sensors=sensors,
                   sample="an int16_t Q15 value" if mplan.fixed else "a float",
@@ -103,7 +103,7 @@ def api_source(name: str, p: str, mplan, banner: str, fp_contract_off: str) -> s
     sensors = [(macro, ident, first) for (macro, ident), first
                in zip(library_idents(name, mplan), firsts)]
     fixed = quantiser_arrays(name, N, mplan.full_scale) if mplan.fixed else {}
-    return render("multirate_api.c.j2", n=name, N=N, p=p, P=p.upper(), banner=banner,
+    return render("library_api.c.j2", n=name, N=N, p=p, P=p.upper(), banner=banner,
                   fp_contract_off=fp_contract_off, header_format=HEADER_FORMAT_VERSION,
                   multirate_format=MULTIRATE_FORMAT_VERSION, stream_format=FORMAT_VERSION,
                   bundle_id=f"UINT32_C(0x{mplan.bundle_id:08x})", k=mplan.k, t=mplan.t,
