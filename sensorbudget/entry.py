@@ -76,9 +76,30 @@ def _exit(signum: int) -> None:
     os._exit(EXIT_CODES[signum])
 
 
+def _in_set_name(frame) -> bool:
+    """``frame`` runs inside a ``__set_name__`` (a class being defined): Python 3.11 turns an
+    exception raised there into ``RuntimeError``, which ``except Exception`` around an import
+    then swallows."""
+    while frame is not None:
+        if frame.f_code.co_name == "__set_name__":
+            return True
+        frame = frame.f_back
+    return False
+
+
+def _defer(signum) -> None:
+    """Raise the interrupt a millisecond later (a SIGALRM), in the command's own code."""
+    _state["unwinding"], _state["pending"] = False, signum
+    signal.signal(signal.SIGALRM, _raise_pending)
+    signal.setitimer(signal.ITIMER_REAL, 0.001)
+
+
 def _handler(signum, frame) -> None:
     if _state["unwinding"]:
         _exit(signum)
+    if hasattr(signal, "setitimer") and _in_set_name(frame):
+        _defer(signum)
+        return
     _state["unwinding"], _state["signum"] = True, signum
     raise Interrupted(signum)
 
@@ -96,9 +117,7 @@ def _unraisable(hook) -> None:
     raised again a millisecond later (a SIGALRM), in the command's own code."""
     if (isinstance(hook.exc_value, Interrupted) and not _state["printed"]
             and hasattr(signal, "setitimer")):
-        _state["unwinding"], _state["pending"] = False, hook.exc_value.signum
-        signal.signal(signal.SIGALRM, _raise_pending)
-        signal.setitimer(signal.ITIMER_REAL, 0.001)
+        _defer(hook.exc_value.signum)
         return
     _state["hook"](hook)
 
