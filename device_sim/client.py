@@ -10,7 +10,9 @@ Payload layouts (little-endian) follow :class:`~sensorbudget.device_sim.protocol
   int32/int64 for Q15/Q31).
 - ``PREDICT``: k inputs (float32, or int16/int32 for Q15/Q31) -> t scores.
 - ``BENCH``: reps u32, part u8 (0 model, 1 extractors) -> unit u8, total u64.
-- ``STATS`` -> unit u8, extractors u32, model u32 (the last window / prediction).
+- ``STATS`` -> unit u8, extractors u32, model u32, pushes u32 (the last window / prediction;
+  each saturated at 2^32 - 1); an image built before the pushes were measured answers the
+  first three only (9 bytes: pushes unknown, None).
 - ``RESET`` -> empty; ``QUIT``: exit code u8 -> empty.
 - multi-rate devices (HELLO's window = hop = 0): ``SENSORS`` -> n u8, per sensor channels u8,
   window u16, hop u16, rate f32; ``PUSH_EVENTS``: count u16, then count x (sensor u8, that
@@ -221,10 +223,10 @@ class DeviceClient:
     def exchange(self, requests, depth: int = 1):
         """Pipelined PUSH_SAMPLES, STATS and PREDICT: ``requests`` yields ``("push", samples)``,
         ``("stats", None)`` or ``("predict", inputs)``; yields, in the same order, [(window,
-        scores)] of a push, (unit, extractors, model) of a STATS and the scores of a PREDICT,
-        with up to ``depth`` requests in flight (:meth:`~sensorbudget.device_sim.link.Link.pipeline`; its
-        errors end the iteration). ``last_retried`` tells whether the answer just yielded
-        needed retransmissions."""
+        scores)] of a push, (unit, extractors, model, pushes) of a STATS and the scores of a
+        PREDICT, with up to ``depth`` requests in flight
+        (:meth:`~sensorbudget.device_sim.link.Link.pipeline`; its errors end the iteration).
+        ``last_retried`` tells whether the answer just yielded needed retransmissions."""
         kinds = deque()
         encode = {"push": lambda x: (Cmd.PUSH_SAMPLES, self.push_payload(x)),
                   "events": lambda x: (Cmd.PUSH_EVENTS, self.events_payload(x)),
@@ -269,7 +271,8 @@ class DeviceClient:
         return _unit_name(unit), total
 
     def stats(self) -> tuple:
-        """(unit name, extractors, model) cost of the last window on the device."""
+        """(unit name, extractors, model, pushes) cost of the last window on the device
+        (:func:`decode_stats`)."""
         return decode_stats(self._call(Cmd.STATS))
 
     def quit(self, code: int = 0) -> None:
@@ -281,12 +284,33 @@ class DeviceClient:
         return self.info
 
 
+_STATS = struct.Struct("<BIII")
+_STATS_BEFORE_PUSHES = struct.Struct("<BII")
+
+
 def decode_stats(data: bytes) -> tuple:
-    """(unit name, extractors, model) of a STATS answer."""
-    if len(data) != 9:
-        raise ProtocolError(f"STATS answer of {len(data)} bytes; expected 9")
-    unit, ext, model = struct.unpack("<BII", data)
-    return _unit_name(unit), ext, model
+    """(unit name, extractors, model, pushes) of a STATS answer: the window pass of the last
+    ready window, its model evaluation and the pushes that stored its new rows (PROTOCOL.md);
+    pushes is None in the 9-byte answer of an image built before it was measured."""
+    if len(data) == _STATS.size:
+        unit, ext, model, pushes = _STATS.unpack(data)
+    elif len(data) == _STATS_BEFORE_PUSHES.size:
+        (unit, ext, model), pushes = _STATS_BEFORE_PUSHES.unpack(data), None
+    else:
+        raise ProtocolError(f"STATS answer of {len(data)} bytes; expected {_STATS.size} "
+                            f"(or {_STATS_BEFORE_PUSHES.size} from an image built before the "
+                            f"pushes were measured)")
+    return _unit_name(unit), ext, model, pushes
+
+
+def encode_stats(unit: int, extractors: int, model: int, pushes: int | None) -> bytes:
+    """The STATS answer (each figure saturated at 2^32 - 1); ``pushes=None``: the 9-byte
+    answer of an image built before the pushes were measured."""
+    top = (1 << 32) - 1
+    figures = [min(top, max(0, int(v))) for v in (extractors, model)]
+    if pushes is None:
+        return _STATS_BEFORE_PUSHES.pack(int(unit), *figures)
+    return _STATS.pack(int(unit), *figures, min(top, max(0, int(pushes))))
 
 
 def _unit_name(code: int) -> str:

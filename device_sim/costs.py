@@ -2,7 +2,8 @@
 
 Per prediction (one window, one model evaluation):
 
-- compute: extractor and model work in the backend's unit (``instructions`` on Cortex-M,
+- compute: the pushes (each new sample stored into the window's ring buffer), the window pass
+  (the extractors) and the model, in the backend's unit (``instructions`` on Cortex-M,
   ``cycles`` on AVR, ``nanoseconds`` on the host). Time = cycles / clock; Cortex-M instruction
   counts are converted with ``cpi`` cycles per instruction (1.0 assumed: Cortex-M3/M4 execute most
   data-processing instructions in one cycle; loads, branches and divides take longer, so this is
@@ -35,6 +36,7 @@ import numpy as np
 from sensorbudget.firmware_gen.boards import ALIASES, BOARD_NAMES, BOARDS, Board, get_board
 from sensorbudget.firmware_gen.errors import FirmwareGenError
 from sensorbudget.trainer.sensing.extractors import KINDS
+from sensorbudget.trainer.sensing.sensor_budget import readings_per_prediction
 
 from .errors import DeviceError
 
@@ -59,6 +61,13 @@ class TargetProfile:
     slow_op: float = 14.0
     mac_float: float = 9.0
     mac_fixed: float = 4.0
+
+    @property
+    def store_op(self) -> float:
+        """Estimated cost of storing one sample of one channel into the window's ring buffer
+        (a push): one load and one store, two integer ops (the per-value copy
+        :func:`estimate_transform` counts too)."""
+        return 2 * self.int_op
 
     @property
     def active_power_w(self) -> float:
@@ -205,10 +214,33 @@ def _plan_costs(plan, profile: TargetProfile) -> tuple:
     return ext, transforms
 
 
+def estimate_pushes(model, profile: TargetProfile) -> tuple:
+    """({channel: cost}, {channel: cost}) of the pushes of a steady prediction and of the
+    first one after a RESET: per channel, new samples x :attr:`TargetProfile.store_op`.
+
+    A steady prediction stores min(window, hop) new samples of each used channel (the readings
+    :func:`sensorbudget.trainer.sensing.sensor_budget.readings_per_prediction` pays the
+    sensors for), the first one a whole window; a multi-rate sensor counts its own window and
+    hop (its samples at the rate it is pushed at)."""
+    if getattr(model, "multi_rate", False):
+        plan = model.plan
+        rows = [(s.channels, info.window, info.hop) for s, info in zip(plan.sensors,
+                                                                       model.sensors)]
+    else:
+        rows = [(model.channels, model.window, model.hop)]
+    steady, first = {}, {}
+    for channels, window, hop in rows:
+        for c in channels:
+            steady[c] = readings_per_prediction(window, hop) * profile.store_op
+            first[c] = window * profile.store_op
+    return steady, first
+
+
 def estimate_costs(model, profile: TargetProfile) -> dict:
-    """Estimated {"extractors": {name: cost}, "transforms": {name: cost}, "model": cost} of a
-    ReferenceModel (a transform, such as a channel's FFT, is counted once however many
-    extractors read it)."""
+    """Estimated {"extractors": {name: cost}, "transforms": {name: cost}, "model": cost,
+    "pushes": {channel: cost}, "first_pushes": {channel: cost}} of a ReferenceModel (a
+    transform, such as a channel's FFT, is counted once however many extractors read it; the
+    pushes of a steady and of the first prediction: :func:`estimate_pushes`)."""
     plan = getattr(model, "plan", None)
     if plan is not None and hasattr(plan, "groups"):     # multi-rate: each (sensor, rate) group
         ext, transforms = {}, {}
@@ -227,7 +259,9 @@ def estimate_costs(model, profile: TargetProfile) -> dict:
         mcost = macs * profile.mac_float
     else:
         mcost = macs * profile.mac_fixed + model.k * (4 * profile.float_op + profile.slow_op)
-    return {"extractors": ext, "transforms": transforms, "model": float(mcost)}
+    steady, first = estimate_pushes(model, profile)
+    return {"extractors": ext, "transforms": transforms, "model": float(mcost),
+            "pushes": steady, "first_pushes": first}
 
 
 def sensor_costs(meta: dict) -> dict:

@@ -7,8 +7,10 @@ QUIT). It backs the
 pyserial-like object (in memory, or on a pty for the real pyserial code path).
 
 Costs: the device has no clock of its own, so STATS/BENCH answer with the op-count estimate of
-:func:`sensorbudget.device_sim.costs.estimate_costs` (in the cost profile's unit); the python backend labels
-them as estimated.
+:func:`sensorbudget.device_sim.costs.estimate_costs` (in the cost profile's unit); the python
+backend labels them as estimated. STATS's pushes are those of the last ready window: the first
+after a RESET stores a whole window, a later one its new samples
+(:func:`~sensorbudget.device_sim.costs.estimate_pushes`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,14 @@ import numpy as np
 
 from sensorbudget.export.cgen import DEFAULT_NAME
 
-from .client import INPUT_DTYPES, SCORE_DTYPES, DeviceInfo, encode_hello, encode_predictions
+from .client import (
+    INPUT_DTYPES,
+    SCORE_DTYPES,
+    DeviceInfo,
+    encode_hello,
+    encode_predictions,
+    encode_stats,
+)
 from .protocol import VERSION, Cmd, Err, FrameDecoder, Unit, encode_frame, seq_is_newer
 from .reference import ReferenceModel
 
@@ -33,8 +42,11 @@ class FakeDevice:
     ----------
     model : ReferenceModel
         Extractors and model (with its numeric format).
-    costs : tuple of (int, int), optional
-        (extractors, model) figures STATS/BENCH report per window/prediction, in ``unit``.
+    costs : tuple of 2 or 4 ints, optional
+        (extractors, model, pushes, first pushes) figures STATS/BENCH report per
+        window/prediction, in ``unit`` (pushes: of a window after the first since RESET,
+        first pushes: of that first one); (extractors, model) alone answers STATS as an image
+        built before the pushes were measured (9 bytes).
     stop_after : int, optional
         Stop answering after this many executed requests (a hung device, for tests).
     name : str
@@ -70,6 +82,7 @@ class FakeDevice:
         self.tail_start = 0
         self.count = 0
         self.last_inputs = np.zeros(m.k, dtype=INPUT_DTYPES[m.numeric])
+        self.last_first = False    # the last ready window is the first since RESET
 
     def feed(self, data: bytes) -> bytes:
         """Bytes received on the UART -> bytes the device sends back."""
@@ -154,6 +167,7 @@ class FakeDevice:
             inputs = m.inputs(m.features_of(self.tail[:(done - 1) * m.hop + m.window]))
             scores = m.scores_of_inputs(inputs)
             self.last_inputs = inputs[-1]
+            self.last_first = first + done == 1
             self.tail = self.tail[done * m.hop:]
             self.tail_start += done * m.hop
         return encode_predictions(windows, scores, SCORE_DTYPES[m.numeric])
@@ -179,5 +193,8 @@ class FakeDevice:
     def _stats(self, payload):
         if payload:
             return Err.BAD_LENGTH
-        return struct.pack("<BII", self.unit, *self.costs)
+        ext, model, *pushes = self.costs
+        if not pushes:
+            return encode_stats(self.unit, ext, model, None)
+        return encode_stats(self.unit, ext, model, pushes[1] if self.last_first else pushes[0])
 

@@ -42,6 +42,7 @@ class FakeMultiRateDevice(FakeDevice):
         self.windows = 0
         self.count = 0
         self.last_inputs = np.zeros(m.k, dtype=INPUT_DTYPES[m.numeric])
+        self.last_first = False    # the last ready window is the first since RESET
 
     def _execute(self, cmd: int, payload: bytes) -> tuple:
         if cmd == Cmd.PUSH_SAMPLES:         # a multi-rate device takes events only
@@ -113,6 +114,7 @@ class FakeMultiRateDevice(FakeDevice):
             wire = {s.name: x for s, x in zip(m.plan.sensors, grown)}
             _, inputs, scores = reference_stream(m.plan, m.bundle, wire)
             scores, self.last_inputs = scores[:done], inputs[done - 1]
+            self.last_first = self.windows + done == 1
             for j, (x, s) in enumerate(zip(grown, m.sensors)):   # from the next window on
                 self.skip[j] = max(0, done * s.hop - len(x))
                 self.streams[j] = x[done * s.hop:]

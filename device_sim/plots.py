@@ -20,10 +20,13 @@ from .html.figures import si  # noqa: E402
 
 
 def cost_histogram(path, report: dict, result) -> None:
-    """Predictions per compute cost (extractors + model): a bar per distinct value when there
-    are at most 30 (a single bar says that every prediction cost the same), else a histogram."""
+    """Predictions per compute cost (pushes + extractors + model, every prediction: each
+    segment's first stores a whole window): a bar per distinct value when there are at most 30
+    (a single bar says that every prediction cost the same), else a histogram."""
+    from .report import compute_of
+
     c = report["cost"]
-    values = [r.extractors + r.model for r in result.records if r.extractors is not None]
+    values = [compute_of(r) for r in result.records if r.extractors is not None]
     label = "measured" if c["measured"] else "estimated"
     fig, ax = plt.subplots(figsize=(6, 3.5))
     distinct = sorted(set(values))
@@ -42,7 +45,8 @@ def cost_histogram(path, report: dict, result) -> None:
     else:
         ax.hist(values, bins=40, color="#4477aa")
         title = f"{report['backend']}: compute cost per prediction"
-    ax.set_xlabel(f"{c['unit']} per prediction, extractors + model ({label})")
+    parts = "extractors + model" if c.get("pushes_note") else "pushes + extractors + model"
+    ax.set_xlabel(f"{c['unit']} per prediction, {parts} ({label})")
     ax.set_ylabel("predictions")
     ax.set_title(title, fontsize=10)
     fig.tight_layout()
@@ -58,6 +62,8 @@ def cost_breakdown(path, report: dict) -> None:
                sorted((report["sensors"].get("per_sensor") or {}).items())}
     compute = dict(c.get("per_extractor") or {})
     compute["model"] = (c.get("model") or {}).get("median") or 0.0
+    if c.get("pushes"):                   # storing the new samples (steady prediction)
+        compute["pushes"] = c["pushes"]["median"]
     fig, (left, right) = plt.subplots(1, 2, figsize=(10, max(2.8, 0.9 + 0.22 * len(compute))))
     if sensors:
         left.barh(list(sensors), list(sensors.values()), color="#cc6677")

@@ -50,8 +50,9 @@ class PredictionRecord:
     reference: np.ndarray
     status: str = "lost"     # delivered | retried | lost
     scores: np.ndarray | None = None
-    extractors: float | None = None
+    extractors: float | None = None    # the window pass (STATS)
     model: float | None = None
+    pushes: float | None = None         # storing its new rows (None: the image does not say)
     round_trip_s: float | None = None
     end_time_s: float | None = None     # multi-rate: the window's end in its recording (s)
 
@@ -74,6 +75,7 @@ class ReplayResult:
     unexpected: int = 0          # predictions the reference has no window for
     late_samples: int = 0        # paced replay: samples sent after their due time
     cost_unit: str | None = None
+    pushes_measured: bool | None = None  # STATS carried pushes (False: an image built before)
     link: dict = field(default_factory=dict)
     bench: dict = field(default_factory=dict)
 
@@ -372,10 +374,14 @@ class Replayer:
             got.status = "retried" if i in recovered else status
 
     def _costs(self, recs, cost) -> None:
-        """A STATS answer: the cost of the last window the push before it completed."""
+        """A STATS answer (unit, extractors, model, pushes): the cost of the last window the
+        push before it completed."""
         if cost is not None and self._last is not None:
-            self.result.cost_unit = cost[0]
-            self._last.extractors, self._last.model = float(cost[1]), float(cost[2])
+            unit, ext, model, pushes = cost
+            self.result.cost_unit = unit
+            self.result.pushes_measured = pushes is not None
+            self._last.extractors, self._last.model = float(ext), float(model)
+            self._last.pushes = None if pushes is None else float(pushes)
 
 
 def replay(backend, model, recordings, **options) -> ReplayResult:

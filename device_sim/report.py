@@ -10,11 +10,17 @@
   (``decisions``: rule, windows, mismatches, label_mismatches; both null otherwise,
   :func:`sensorbudget.device_sim.replay.decision_agreement`);
 - ``cost``: ``unit`` (instructions, cycles, nanoseconds), ``measured`` (bool) and ``method``,
-  per-prediction statistics ``extractors``/``model``/``total`` (min, median, max, mean, n),
-  ``per_extractor`` (one window, per feature's extractor), ``per_transform`` (each shared
-  transform, e.g. a channel's FFT ``acc_x.fft`` or its jerk ``acc_x.jerk``, paid once per window)
-  and ``bench`` averages; the same
-  statistics are repeated under the unit's name (``"instructions"`` or ``"cycles"``);
+  per-prediction statistics (min, median, max, mean, n) over the steady predictions (after the
+  first of each segment; ``predictions`` says which): ``pushes`` (storing the new samples in
+  the window's ring buffer; null with ``pushes_note`` saying why when the image does not
+  measure them), ``extractors`` (the window pass), ``model`` and ``total`` = pushes +
+  extractors + model (what energy, time, duty cycle and battery life are priced on);
+  ``first_window`` (pushes + window pass of each segment's first prediction: a whole window
+  stored); ``per_extractor`` (one window, per feature's extractor), ``per_transform`` (each
+  shared transform, e.g. a channel's FFT ``acc_x.fft`` or its jerk ``acc_x.jerk``, paid once
+  per window), ``per_channel_push`` (each channel's pushes per steady prediction) and
+  ``bench`` averages; the same statistics are repeated under the unit's name
+  (``"instructions"`` or ``"cycles"``);
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
   prediction: :func:`sensorbudget.trainer.sensing.sensor_budget.per_prediction`, min(window,
   hop) readings, the selection budgets' definition), ``energy`` (latency, deadline misses,
@@ -121,8 +127,8 @@ def series(result, model, recordings) -> dict:
     """Per prediction, in replay order: ``recording`` (index into ``recordings``), ``time_s``
     (end of the window in its recording), ``device`` and ``truth`` (one list per output:
     the targets' values for regression, 0/1 per label, the class index for multiclass; null
-    where the prediction was lost or the recordings carry no target) and ``cost`` (extractors
-    + model in the cost unit; null where not measured)."""
+    where the prediction was lost or the recordings carry no target) and ``cost`` (pushes +
+    extractors + model in the cost unit: :func:`compute_of`; null where not measured)."""
     recs, task = result.records, model.meta["task"]
     outputs = ["class"] if task == "multiclass" else [str(t) for t in model.meta["targets"]]
     names = list(dict.fromkeys(r.recording for r in recs))
@@ -149,29 +155,70 @@ def series(result, model, recordings) -> dict:
             "time_s": [_exact(r.end_sample / model.sample_rate if r.end_time_s is None
                               else r.end_time_s) for r in recs],
             "device": device, "truth": truth,
-            "cost": [None if r.extractors is None else _g9(r.extractors + r.model)
-                     for r in recs]}
+            "cost": [None if r.extractors is None else _g9(compute_of(r)) for r in recs]}
+
+
+#: what report.json says instead of a number when STATS did not carry the pushes
+PUSHES_NOT_MEASURED = ("pushes not measured (image built before the firmware timed its pushes: "
+                       "its STATS answer has no pushes); total = window pass + model")
+
+
+def compute_of(rec) -> float:
+    """What one prediction paid: pushes (0 when the image does not say) + extractors + model."""
+    return (rec.pushes or 0.0) + rec.extractors + rec.model
+
+
+def steady(records) -> tuple:
+    """(the predictions after the first of each segment, what they are): what a running device
+    pays per prediction; every prediction when no segment has a second."""
+    later = [r for r in records if r.window > 0]
+    if later:
+        return later, f"the {len(later)} predictions after the first of each segment"
+    return list(records), f"all {len(records)} predictions (no segment has a second)"
+
+
+def _measured_parts(recs) -> dict:
+    """pushes, extractors, model, total (steady predictions) and first_window (pushes +
+    extractors of each segment's first prediction) statistics of answered STATS."""
+    later, which = steady(recs)
+    known = all(r.pushes is not None for r in recs)
+    firsts = [r for r in recs if r.window == 0]
+    return {"pushes": stats3(r.pushes for r in later) if known else None,
+            "extractors": stats3(r.extractors for r in later),
+            "model": stats3(r.model for r in later),
+            "total": stats3(compute_of(r) for r in later),
+            "first_window": (stats3(r.pushes + r.extractors for r in firsts)
+                             if known and firsts else None),
+            "predictions": which, "pushes_note": None if known else PUSHES_NOT_MEASURED}
+
+
+def _estimated_parts(est) -> dict:
+    """The same statistics of the op-count estimate (one value each)."""
+    e = sum(est["extractors"].values()) + sum(est["transforms"].values())
+    p, f = sum(est["pushes"].values()), sum(est["first_pushes"].values())
+    return {"pushes": stats3([p]), "extractors": stats3([e]), "model": stats3([est["model"]]),
+            "total": stats3([p + e + est["model"]]), "first_window": stats3([f + e]),
+            "predictions": "a steady prediction (op-count estimate)", "pushes_note": None}
 
 
 def cost_section(result, backend, model) -> dict:
-    """Per-prediction compute statistics (measured or estimated) and per-extractor costs."""
+    """Per-prediction compute statistics (measured or estimated): ``pushes`` (storing the new
+    samples), ``extractors`` (the window pass), ``model`` and ``total`` (their sum) over the
+    steady predictions (:func:`steady`), ``first_window`` (pushes + window pass of each
+    segment's first prediction, which stores a whole window), per-extractor and per-channel
+    push costs."""
     prof = PROFILES[backend.profile]
     est = estimate_costs(model, prof)
     recs = [r for r in result.records if r.extractors is not None]
     measured = bool(backend.measured and recs)
     est_tr = est.get("transforms", {})
-    if recs:
-        unit = result.cost_unit or prof.unit
-        ext, mod = stats3(r.extractors for r in recs), stats3(r.model for r in recs)
-        tot = stats3(r.extractors + r.model for r in recs)
-    else:
-        unit = prof.unit
-        e = sum(est["extractors"].values()) + sum(est_tr.values())
-        ext, mod, tot = stats3([e]), stats3([est["model"]]), stats3([e + est["model"]])
+    parts = _measured_parts(recs) if recs else _estimated_parts(est)
+    unit = (result.cost_unit or prof.unit) if recs else prof.unit
     method = (getattr(backend, "cost_method", "measured on the backend") if measured
               else f"estimated (op-count model, {prof.name} profile)")
     per, per_method = backend.per_extractor(), getattr(backend, "per_extractor_method", "")
-    per_transform = dict(est_tr)
+    per_transform, per_push = dict(est_tr), dict(est["pushes"])
+    ext = parts["extractors"]
     if per is None and measured:
         share = (sum(est["extractors"].values()) + sum(est_tr.values())) or 1.0
         per = {k: ext["median"] * v / share for k, v in est["extractors"].items()}
@@ -180,8 +227,13 @@ def cost_section(result, backend, model) -> dict:
                       "(transforms, such as a channel's FFT, once each)")
     elif per is None:
         per, per_method = dict(est["extractors"]), "estimated (op-count model)"
-    return {"unit": unit, "measured": measured, "method": method, "extractors": ext,
-            "model": mod, "total": tot, "per_extractor": per, "per_transform": per_transform,
+    if measured and parts["pushes"] is not None:    # the measured pushes, split per channel
+        share = sum(est["pushes"].values()) or 1.0
+        per_push = {k: parts["pushes"]["median"] * v / share for k, v in est["pushes"].items()}
+    elif measured:
+        per_push = None
+    return {"unit": unit, "measured": measured, "method": method, **parts,
+            "per_extractor": per, "per_transform": per_transform, "per_channel_push": per_push,
             "per_extractor_method": per_method, "per_extractor_measured": measured,
             "bench": result.bench}
 
@@ -194,7 +246,8 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
     cost = cost_section(result, backend, model)
     profile = PROFILES[backend.profile]
     sensors = sensor_costs(meta)
-    totals = [r.extractors + r.model for r in result.records if r.extractors is not None]
+    totals = [compute_of(r) for r in
+              steady([r for r in result.records if r.extractors is not None])[0]]
     if not totals and cost["total"]:
         totals = [cost["total"]["median"]]
     energy = energy_budget(compute_units=totals, unit=cost["unit"], profile=profile,
@@ -224,8 +277,8 @@ def build_report(result, backend, model, recordings, *, bundle_path, recordings_
         "segments": result.segments, "samples_sent": result.samples_sent,
         "recoveries": result.recoveries, "late_samples": result.late_samples,
         "round_trip_s": stats3(r.round_trip_s for r in result.records),
-        "cost": cost, cost["unit"]: {"extractors": cost["extractors"], "model": cost["model"],
-                                     "total": cost["total"], "measured": cost["measured"]},
+        "cost": cost, cost["unit"]: {k: cost[k] for k in ("pushes", "extractors", "model",
+                                                          "total", "first_window", "measured")},
         "profile": profile.as_dict(), "sensors": sensors, "energy": energy,
         "accuracy": _with_kind(accuracy(result, model, recordings), meta, recordings_path),
         "link": result.link,

@@ -96,14 +96,15 @@ class Backend:
         raise NotImplementedError
 
     def stats(self):
-        """(unit, extractors, model) of the last window, or None."""
+        """(unit, extractors, model, pushes) of the last window (pushes None: not measured),
+        or None."""
         return None
 
     def exchange(self, requests):
         """Answers of ``requests`` (``("push", samples)``, ``("events", events)`` or
-        ``("stats", None)``) in order:
-        [(window, scores)] of a push, (unit, extractors, model) or None of a STATS. Here one at
-        a time; :class:`ProtocolBackend` keeps ``in_flight`` requests on the link at once."""
+        ``("stats", None)``) in order: [(window, scores)] of a push, (unit, extractors, model,
+        pushes) or None of a STATS. Here one at a time; :class:`ProtocolBackend` keeps
+        ``in_flight`` requests on the link at once."""
         for kind, samples in requests:
             yield (self.push(samples) if kind == "push" else
                    self.push_events(samples) if kind == "events" else self.stats())

@@ -35,7 +35,8 @@ class PythonBackend(ProtocolBackend):
         self.profile = prof.name
         est = estimate_costs(model, prof)
         costs = (round(sum(est["extractors"].values()) + sum(est["transforms"].values())),
-                 round(est["model"]))
+                 round(est["model"]), round(sum(est["pushes"].values())),
+                 round(sum(est["first_pushes"].values())))
         unit = Unit[prof.unit.upper()]
         fake = FakeMultiRateDevice if getattr(model, "multi_rate", False) else FakeDevice
         self.device = device if device is not None else fake(model, costs=costs, unit=unit)

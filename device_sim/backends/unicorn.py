@@ -6,7 +6,11 @@ Its PT_LOAD segments are mapped into a unicorn Cortex-M4 (flash at 0, RAM at 0x2
 and the firmware's own functions are called directly, as ``main.c`` calls them for every pushed
 sample:
 
-- ``<name>_stream_add(&fw_stream, frame)`` per sample; when it returns 1 a window completed;
+- ``<name>_stream_add_rows(&fw_stream, rows, count, &stored)`` on a request's rows, as main.c
+  calls it: it stores rows up to one that completes a window (then returns 1), and is called
+  again on the rest (an image without it: ``<name>_stream_add(&fw_stream, frame)`` per
+  sample). The *pushes* cost of a window: those calls since the previous ready window, the one
+  that completed it included (what main.c times);
 - ``<name>_stream_compute(&fw_stream)``: every extractor of the window (the *extractors* cost);
 - the model kernel (``fw_model``, through ``fw_model_ptr``) on the stream's model inputs (the
   *model* cost).
@@ -54,6 +58,7 @@ FLASH, RAM, SIZE = 0x00000000, 0x20000000, 4 << 20
 STOP = FLASH + SIZE - 0x100          # return address (zeros; emulation stops there)
 SCRATCH = RAM + SIZE - 0x10000       # frame, inputs and scores buffers
 STACK_TOP = SCRATCH - 16
+STORED, ROWS = 0x800, 0x1000         # in the scratch: add_rows's *stored, a request's rows
 
 
 def thumb_size(halfword: int) -> int:
@@ -159,7 +164,10 @@ class UnicornBackend(Backend):
         if getattr(self.model, "multi_rate", False):
             self._load_multirate(p)
             return
-        self.fn = {"reset": self._sym(f"{p}_stream_reset"), "add": self._sym(f"{p}_stream_add"),
+        rows = f"{p}_stream_add_rows"
+        self.fn = {"reset": self._sym(f"{p}_stream_reset"),
+                   **({"add_rows": self._sym(rows)} if rows in symbols else
+                      {"add": self._sym(f"{p}_stream_add")}),
                    "compute": self._sym(f"{p}_stream_compute"), "model": self._model_fn()}
         self.stream = self._sym("fw_stream")
         self._layout(symbols["fw_stream"]["st_size"], symbols["fw_scores"]["st_size"])
@@ -211,16 +219,20 @@ class UnicornBackend(Backend):
             completes = self._completes_group(sensor, self.seen[sensor])
             self.seen[sensor] += 1
             ready, cost = self._call(self.fn["event"], sensor, self.scratch)
-            self.pending += cost if completes else 0
+            if completes:
+                self.pending += cost
+            else:
+                self.pending_pushes += cost
             ready = ready - (1 << 32) if ready >= 1 << 31 else ready
             if ready <= 0:
                 continue
-            ext, self.pending = self.pending, 0
+            ext, pushes, self.pending, self.pending_pushes = (self.pending,
+                                                              self.pending_pushes, 0, 0)
             _, model = self._call(self.fn["model"], self.inputs, self.scratch + 0x400)
             raw = bytes(self.uc.mem_read(self.scratch + 0x400, self.score_dtype.itemsize * m.t))
             scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
             out.append((ready - 1, scores))
-            self.last = (ext, model)
+            self.last = (ext, model, pushes)
         return out
 
     @staticmethod
@@ -266,29 +278,51 @@ class UnicornBackend(Backend):
     def reset(self) -> None:
         self._call(self.fn["reset"], self.stream)
         self.seen = [0] * len(getattr(self.model, "sensors", ()))   # multi-rate: per sensor
-        self.pending = 0
+        self.pending = self.pending_pushes = 0
 
     def push(self, samples) -> list:
+        """[(window, scores)] of a request's rows: stored as main.c stores them (module
+        notes), each completed window's extractors and model run."""
         m = self.model
         samples = np.ascontiguousarray(samples, dtype=m.sample_dtype)
-        out = []
-        for row in samples:
-            self.uc.mem_write(self.scratch, row.tobytes())
-            done, _ = self._call(self.fn["add"], self.stream, self.scratch)
-            if not done:
-                continue
-            _, ext = self._call(self.fn["compute"], self.stream)
-            inputs = bytes(self.uc.mem_read(self.inputs, self.input_dtype.itemsize * m.k))
-            self.uc.mem_write(self.scratch + 0x100, inputs)
-            _, model = self._call(self.fn["model"], self.scratch + 0x100, self.scratch + 0x400)
-            raw = bytes(self.uc.mem_read(self.scratch + 0x400, self.score_dtype.itemsize * m.t))
-            (windows,) = struct.unpack("<I", self.uc.mem_read(self.windows_at, 4))
-            scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
-            out.append((windows - 1, scores))
-            self.last = (ext, model)
+        if "add_rows" not in self.fn:           # an image before the rows function
+            return [w for row in samples for w in self._store(row[None, :])]
+        return self._store(samples)
+
+    def _store(self, rows) -> list:
+        """Store ``rows`` (one call per completed window and one for the rest; one row per
+        call for an image without the rows function) and compute each completed window."""
+        out, left, at, stored_at = [], len(rows), self.scratch + ROWS, self.scratch + STORED
+        self.uc.mem_write(at, rows.tobytes())
+        while left:
+            if "add_rows" in self.fn:
+                done, cost = self._call(self.fn["add_rows"], self.stream, at, left, stored_at)
+                stored = struct.unpack("<I", self.uc.mem_read(stored_at, 4))[0]
+            else:
+                (done, cost), stored = self._call(self.fn["add"], self.stream, at), 1
+            self.pending_pushes += cost
+            at, left = at + stored * rows.strides[0], left - stored
+            if done:
+                pushes, self.pending_pushes = self.pending_pushes, 0
+                out.append(self._window(pushes))
         return out
 
+    def _window(self, pushes) -> tuple:
+        """(window, scores) of the window the last stored row completed: its extractors and
+        model run (their instructions and the pushes are the last STATS)."""
+        m = self.model
+        _, ext = self._call(self.fn["compute"], self.stream)
+        inputs = bytes(self.uc.mem_read(self.inputs, self.input_dtype.itemsize * m.k))
+        self.uc.mem_write(self.scratch + 0x100, inputs)
+        _, model = self._call(self.fn["model"], self.scratch + 0x100, self.scratch + 0x400)
+        raw = bytes(self.uc.mem_read(self.scratch + 0x400, self.score_dtype.itemsize * m.t))
+        (windows,) = struct.unpack("<I", self.uc.mem_read(self.windows_at, 4))
+        scores = np.frombuffer(raw, self.score_dtype).astype(SCORE_DTYPES[m.numeric])
+        self.last = (ext, model, pushes)
+        return windows - 1, scores
+
     def stats(self):
+        """(unit, extractors, model, pushes) of the last ready window, or None."""
         return None if self.last is None else ("instructions", *self.last)
 
     def close(self) -> None:

@@ -134,7 +134,9 @@ def test_transforms_are_estimated_once_each():
 
     m4 = PROFILES["nucleo-f4"]
     plan = _spectral_plan()
-    est = estimate_costs(SimpleNamespace(plan=plan, k=5, t=1, fixed=None), m4)
+    model = SimpleNamespace(plan=plan, k=5, t=1, fixed=None, channels=plan.channels, window=40,
+                            hop=20)
+    est = estimate_costs(model, m4)
     # two spectral features of ax share one FFT; the jerk's spectrum is a second transform
     assert sorted(est["transforms"]) == ["ax.fft", "ax.jerk", "ax.jerk.fft"]
     assert set(est["extractors"]) == {e.name for e in plan.extractors}
@@ -145,7 +147,7 @@ def test_transforms_are_estimated_once_each():
     assert estimate_transform("ax.fft", 128, m4) > 2 * estimate_transform("ax.fft", 64, m4)
     # the FFT costs more than the features that read its bins, far more on a core without FPU
     assert est["transforms"]["ax.fft"] > 5 * est["extractors"]["ax.bandpower_1to3"]
-    avr = estimate_costs(SimpleNamespace(plan=plan, k=5, t=1, fixed=None), PROFILES["avr"])
+    avr = estimate_costs(model, PROFILES["avr"])
     assert avr["transforms"]["ax.fft"] > 20 * est["transforms"]["ax.fft"]
 
 
@@ -155,9 +157,11 @@ def test_report_splits_a_measured_total_over_transforms_and_extractors():
     from sensorbudget.device_sim.report import _breakdown, cost_section
 
     plan = _spectral_plan()
-    model = SimpleNamespace(plan=plan, k=5, t=1, fixed=None)
-    result = SimpleNamespace(records=[SimpleNamespace(extractors=e, model=10.0)
-                                      for e in (9000.0, 10000.0, 11000.0)],
+    model = SimpleNamespace(plan=plan, k=5, t=1, fixed=None, channels=plan.channels, window=40,
+                            hop=20)
+    result = SimpleNamespace(records=[SimpleNamespace(extractors=e, model=10.0, pushes=None,
+                                                      window=w)
+                                      for w, e in enumerate((8000.0, 9000.0, 10000.0, 11000.0))],
                              cost_unit="instructions", bench=None)
     backend = SimpleNamespace(profile="cortex-m4f", measured=True, per_extractor=lambda: None)
     cost = cost_section(result, backend, model)

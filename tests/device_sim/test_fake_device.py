@@ -111,7 +111,7 @@ def test_predict_bench_stats_quit(model):
     x = np.arange(model.k, dtype=np.float32)
     assert np.array_equal(client.predict(x), model.scores_of_inputs(x)[0])
     assert client.bench(10, "model") == ("instructions", 300)
-    assert client.stats() == ("instructions", 120, 30)
+    assert client.stats() == ("instructions", 120, 30, None)   # as an image before pushes
     client.quit(3)
     assert dev.exit_code == 3
 
