@@ -34,6 +34,7 @@ def _report():
 class _Rec:
     def __init__(self, cost, scores):
         self.extractors, self.model, self.scores = cost, 0.0, scores
+        self.pushes = None                 # an image that does not measure them
         self.match, self.status = True, "delivered"
 
 
