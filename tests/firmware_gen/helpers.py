@@ -154,5 +154,5 @@ def check_replay(session, plan, bundle, columns) -> None:
     assert windows == list(range(len(expected)))
     assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
     assert same_bits(predict(session, plan, inputs[3]), scores[3])
-    unit, extract, model = struct.unpack("<BII", session.call(Cmd.STATS))
-    assert unit == Unit.INSTRUCTIONS and extract > model > 0
+    unit, extract, model, pushes = struct.unpack("<BIII", session.call(Cmd.STATS))
+    assert unit == Unit.INSTRUCTIONS and extract > model > 0 and pushes > 0

@@ -36,8 +36,8 @@ def test_simavr_matches_the_reference(firmware, kinds_bundle, bm_recordings, num
         assert windows == list(range(len(expected))) == [0, 1, 2, 3, 4]
         assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
         assert same_bits(predict(dev, plan, inputs[1]), scores[1])
-        unit, extract, model = struct.unpack("<BII", dev.call(Cmd.STATS))
-        assert unit == Unit.CYCLES and extract > model > 0
+        unit, extract, model, pushes = struct.unpack("<BIII", dev.call(Cmd.STATS))
+        assert unit == Unit.CYCLES and extract > model > 0 and pushes > 0
         expect_error(dev, Cmd.PUSH_SAMPLES, b"\x01\x00", Err.BAD_LENGTH)
         expect_error(dev, Cmd.PREDICT, b"\x00" * 300, Err.BAD_LENGTH)   # > 256-byte buffer
         assert dev.quit(9) == 9
@@ -53,7 +53,7 @@ def test_q15_model_costs_at_most_50_cycles_per_mac(firmware, bm_bundle, bm_recor
         assert same_bits(predict(dev, plan, x),
                          reference.scores(plan, built.bundle, fx, x[None, :])[0].astype("<i4"))
         unit, total = dev.bench(200, 0)
-        _, _, model = struct.unpack("<BII", dev.call(Cmd.STATS))
+        _, _, model, _ = struct.unpack("<BIII", dev.call(Cmd.STATS))
         dev.quit(0)
     assert unit == Unit.CYCLES
     assert abs(total / 200 - model) < 20      # one timed call ~ the mean of 200

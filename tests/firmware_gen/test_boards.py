@@ -93,7 +93,7 @@ def test_nucleo_and_mps2_images_count_the_same_instructions(bm_bundle, bm_record
             per_window = []
             for i in range(0, len(samples), 10):
                 push_samples(dev, fw.plan, samples[i:i + 10], 10)
-                per_window.append(struct.unpack("<BII", dev.call(Cmd.STATS))[1:])
+                per_window.append(struct.unpack("<BIII", dev.call(Cmd.STATS))[1:])
             counts.append(np.array(per_window, dtype=np.int64))
             dev.quit(0)
     timed = counts[1][:, 0] > 0                        # a window completed in that push

@@ -121,10 +121,10 @@ def test_protocol_commands(firmware, bm_bundle, bm_recordings):
         hello = dev.call(Cmd.HELLO)
         assert struct.unpack_from("<BBHHHHH", hello) == (2, 0, plan.k, plan.t, 6, 20, 10)
         assert hello[12:] == b"sbmodel"
-        assert struct.unpack("<BII", dev.call(Cmd.STATS)) == (Unit.NANOSECONDS, 0, 0)
+        assert struct.unpack("<BIII", dev.call(Cmd.STATS)) == (Unit.NANOSECONDS, 0, 0, 0)
         windows, _ = push_samples(dev, plan, samples[:35], 35)
         assert windows == [0, 1]
-        unit, extract_ns, model_ns = struct.unpack("<BII", dev.call(Cmd.STATS))
+        unit, extract_ns, model_ns, _ = struct.unpack("<BIII", dev.call(Cmd.STATS))
         assert unit == Unit.NANOSECONDS and extract_ns > 0
         unit, total = dev.bench(1000, 0)
         assert unit == Unit.NANOSECONDS and total > 0

@@ -30,7 +30,7 @@ def test_an_8_byte_transmit_buffer_still_holds_stats_bench_and_hello(firmware, b
     built = firmware(bm_bundle, "host", make_vars={"TX_PAYLOAD": 8, "EXTRA_CFLAGS": asan,
                                                    "LDFLAGS": "-fsanitize=address"})
     with built.start() as dev:
-        assert struct.unpack("<BII", dev.call(Cmd.STATS)) == (Unit.NANOSECONDS, 0, 0)
+        assert struct.unpack("<BIII", dev.call(Cmd.STATS)) == (Unit.NANOSECONDS, 0, 0, 0)
         unit, _ = dev.bench(10, 0)
         assert unit == Unit.NANOSECONDS
         assert dev.call(Cmd.HELLO)[12:] == b"sbmodel"

@@ -108,8 +108,8 @@ def test_boots_on_qemu_sifive_e_and_replays_air_quality_exactly(firmware, aq_bun
         assert windows == list(range(len(expected)))
         assert same_bits(scores, np.asarray(expected).astype(scores.dtype))
         assert same_bits(predict(dev, plan, inputs[7]), scores[7])
-        unit, extract, model = struct.unpack("<BII", dev.call(Cmd.STATS))
-        assert unit == Unit.INSTRUCTIONS and extract > 0 and model > 0
+        unit, extract, model, pushes = struct.unpack("<BIII", dev.call(Cmd.STATS))
+        assert unit == Unit.INSTRUCTIONS and extract > 0 and model > 0 and pushes > 0
         # minstret under -icount is exact: 2000 runs of the model are 2000 x one run (the
         # counter's own instructions, start and stop, are calibrated away in both)
         bunit, total = dev.bench(2000, 0)
