@@ -1,0 +1,96 @@
+"""STATS's ``pushes`` (issue 28 item 5) against an independent count: the Cortex-M4F image
+(mps2-an386, float32) runs under QEMU (SysTick on ``-icount``: instructions) and is sent seeded
+random PUSH_SAMPLES requests (1 to ``hop`` rows, so a window's rows span one or more requests);
+after each request that completed a window, STATS's pushes must equal the instructions that
+unicorn (:class:`~sensorbudget.device_sim.backends.unicorn.CortexM4`, exact counts) executes
+in the same ELF's ``<name>_stream_add_rows`` for the same calls (the rows from the one after
+the previous ready window to the completing one, split at the request boundaries as main.c's
+``fw_store`` splits them, from the same ring position), plus one constant per timed call (the
+call's own argument set-up and branch inside the timed region, which the timer's calibration
+does not see): one constant for every window, whether its rows came in 1, 2 or more calls."""
+
+from __future__ import annotations
+
+import struct
+
+import numpy as np
+
+from sensorbudget.device_sim.protocol import Cmd
+from tests.firmware_gen.conftest import need_tools
+from tests.firmware_gen.helpers import decode_push, device_samples
+
+
+def _calls(window: int, hop: int, requests) -> list:
+    """Per completed window, the row counts of the add_rows calls that stored its rows
+    (fw_store: one call per request part up to the next window's end)."""
+    seen, next_end, out, calls = 0, window, [], []
+    for n in requests:
+        left = n
+        while left > 0:
+            take = min(left, next_end - seen)
+            calls.append(take)
+            seen, left = seen + take, left - take
+            if seen == next_end:
+                out.append(calls)
+                calls, next_end = [], next_end + hop
+    return out
+
+
+def test_stats_pushes_equal_the_add_rows_calls_counted_in_unicorn(firmware, bm_bundle,
+                                                                  bm_recordings):
+    need_tools("qemu-system-arm", "arm-none-eabi-gcc")
+    from sensorbudget.device_sim.backends import available_backends
+
+    reason = available_backends()["unicorn-m4f"]
+    if reason is not None:
+        import pytest
+
+        pytest.skip(f"backend unicorn-m4f: {reason}")
+    from sensorbudget.device_sim.backends.unicorn import CortexM4
+
+    built = firmware(bm_bundle, "cortex-m4f", "float32")
+    plan = built.plan
+    samples = np.concatenate([device_samples(plan, bm_recordings.recordings[r].columns)
+                              for r in (5, 6, 7)])
+    rng = np.random.default_rng(2805)
+    requests, total = [], 0
+    while total < len(samples):
+        n = min(int(rng.integers(1, plan.hop + 1)), len(samples) - total)
+        requests.append(n)
+        total += n
+    # the device: STATS after every request that completed a window
+    measured = []
+    with built.start() as dev:
+        at = 0
+        for n in requests:
+            chunk = np.ascontiguousarray(samples[at:at + n], dtype="<f4")
+            at += n
+            answer = decode_push(plan, dev.call(Cmd.PUSH_SAMPLES,
+                                                struct.pack("<H", n) + chunk.tobytes()))
+            assert len(answer) <= 1
+            if answer:
+                measured.append(struct.unpack("<BIII", dev.call(Cmd.STATS))[3])
+        dev.quit(0)
+    calls = _calls(plan.window, plan.hop, requests)
+    assert len(measured) == len(calls) >= 10
+    # the same calls in unicorn on the same ELF, from a reset stream
+    cpu = CortexM4(built.out / "firmware.elf")
+    stream = cpu.symbol("fw_stream")
+    rows_at = cpu.symbol("fw_rx") + 8                 # word-aligned, as main.c's rows
+    stored_at = cpu.symbol("fw_scores")               # any word of RAM for *stored
+    add_rows = cpu.symbol("sbmodel_stream_add_rows")
+    cpu.call(cpu.symbol("sbmodel_stream_reset"), stream)
+    counted, at = [], 0
+    for window_calls in calls:
+        cost = 0
+        for take in window_calls:
+            cpu.uc.mem_write(rows_at, np.ascontiguousarray(samples[at:at + take]).tobytes())
+            at += take
+            _, n = cpu.call(add_rows, stream, rows_at, take, stored_at)
+            assert struct.unpack("<I", cpu.uc.mem_read(stored_at, 4))[0] == take
+            cost += n
+        counted.append(cost)
+    n_calls = np.array([len(c) for c in calls])
+    assert len(set(n_calls[1:].tolist())) > 1          # windows of 1 call and of more
+    offset = (np.array(measured) - np.array(counted)) / n_calls
+    assert (offset == offset[0]).all() and 0 <= offset[0] <= 8, (offset, n_calls)
