@@ -29,9 +29,10 @@ def bundle_summary(path, profile: str = DEFAULT_BOARD, battery_wh=DEFAULT_BATTER
     prof = PROFILES[profile]
     est = estimate_costs(model, prof)
     ext = sum(est["extractors"].values()) + sum(est["transforms"].values())   # FFTs once each
-    mod = est["model"]
+    mod, push = est["model"], sum(est["pushes"].values())
+    first = sum(est["first_pushes"].values()) + ext
     sensors = sensor_costs(meta)
-    energy = energy_budget(compute_units=[ext + mod], unit=prof.unit, profile=prof,
+    energy = energy_budget(compute_units=[push + ext + mod], unit=prof.unit, profile=prof,
                            sensors=sensors, period_s=model.period_s, battery_wh=battery_wh,
                            sample_period_s=1.0 / model.sample_rate)
     loo = path_in_target_units(meta)[-1]["loo_mse"] if meta.get("path") else None
@@ -39,8 +40,10 @@ def bundle_summary(path, profile: str = DEFAULT_BOARD, battery_wh=DEFAULT_BATTER
             "bundle": {"path": str(path), "selected": meta["selected"],
                        "required_sensors": meta.get("required_sensors", []),
                        "price": _price(meta)},
-            "cost": {"unit": prof.unit, "measured": False, "extractors": stats3([ext]),
-                     "model": stats3([mod]), "total": stats3([ext + mod])},
+            "cost": {"unit": prof.unit, "measured": False, "pushes": stats3([push]),
+                     "extractors": stats3([ext]), "model": stats3([mod]),
+                     "total": stats3([push + ext + mod]), "first_window": stats3([first]),
+                     "predictions": "a steady prediction (op-count estimate)"},
             "energy": energy, "sensors": sensors, "loo_mse": loo, "profile": prof.as_dict()}
 
 
@@ -123,19 +126,41 @@ def _rate_rows(a: dict, b: dict) -> list:
     return [] if ra is None and rb is None else [("sensor rates (paid at)", ra, rb)]
 
 
+#: compute rows: (label, report.json cost part), medians of steady predictions but the first
+#: window (each segment's first prediction)
+COMPUTE_ROWS = (("pushes / prediction (new samples stored)", "pushes"),
+                ("window pass / prediction (extractors)", "extractors"),
+                ("model / prediction", "model"),
+                ("total / prediction (pushes + window pass + model)", "total"),
+                ("first window (pushes of a whole window + window pass)", "first_window"))
+
+
 def _compute_rows(a: dict, b: dict) -> list:
-    """Extractor and model cost per prediction. In different units (instructions on one
-    backend, cycles on the other) the values carry their unit and get no ratio."""
+    """Pushes, window pass, model, total and first-window cost per prediction (medians;
+    a report of an image that does not measure the pushes says so). In different units
+    (instructions on one backend, cycles on the other) the values carry their unit and get
+    no ratio."""
     units = a["cost"]["unit"], b["cost"]["unit"]
     rows = []
-    for label, part in (("extractors / prediction", "extractors"),
-                        ("model / prediction", "model")):
+    for label, part in COMPUTE_ROWS:
         va, vb = (_med(r["cost"].get(part)) for r in (a, b))
         if units[0] != units[1]:
             label += " (different units: no ratio)"
             va, vb = (None if v is None else f"{v:.4g} {u}" for v, u in zip((va, vb), units))
+        va, vb = (_unmeasured(r, part) if v is None else v for v, r in zip((va, vb), (a, b)))
         rows.append((label, va, vb))
     return rows
+
+
+def _unmeasured(report: dict, part: str):
+    """What a side shows for a part it has no figure of: "not measured (image built
+    before ...)" for the pushes of an old image's report, else None (a blank cell)."""
+    if part in ("pushes", "first_window") and report["cost"].get("pushes_note"):
+        return "not measured (image built before the firmware timed its pushes)"
+    if part in ("pushes", "first_window") and "total" in report["cost"] and part not in \
+            report["cost"]:
+        return "not in this report (written before pushes were reported)"
+    return None
 
 
 def _cell(v) -> str:

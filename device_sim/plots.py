@@ -23,7 +23,7 @@ def cost_histogram(path, report: dict, result) -> None:
     """Predictions per compute cost (pushes + extractors + model, every prediction: each
     segment's first stores a whole window): a bar per distinct value when there are at most 30
     (a single bar says that every prediction cost the same), else a histogram."""
-    from .report import compute_of
+    from .replay import compute_of
 
     c = report["cost"]
     values = [compute_of(r) for r in result.records if r.extractors is not None]

@@ -87,6 +87,11 @@ class ReplayResult:
         return sum(r.match is False for r in self.records) + self.unexpected
 
 
+def compute_of(rec) -> float:
+    """What one prediction paid: pushes (0 when the image does not say) + extractors + model."""
+    return (rec.pushes or 0.0) + rec.extractors + rec.model
+
+
 def decision_thresholds(model):
     """The bundle's label thresholds in the units of the model's scores (float32, or the
     integer thresholds floor(threshold * 2^G) of the C header, :func:`sensorbudget.export.c_decisions.

@@ -48,7 +48,7 @@ from sensorbudget.trainer.target_scaling import path_in_target_units
 
 from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
 from .errors import DeviceError
-from .replay import decision_agreement
+from .replay import compute_of, decision_agreement
 from .report_schema import check_report
 from .report_text import _breakdown, accuracy_text, stack_line, summary_markdown  # noqa: F401
 
@@ -128,7 +128,8 @@ def series(result, model, recordings) -> dict:
     (end of the window in its recording), ``device`` and ``truth`` (one list per output:
     the targets' values for regression, 0/1 per label, the class index for multiclass; null
     where the prediction was lost or the recordings carry no target) and ``cost`` (pushes +
-    extractors + model in the cost unit: :func:`compute_of`; null where not measured)."""
+    extractors + model in the cost unit: :func:`compute_of`; null where not measured) and
+    ``first`` (true for the first prediction of a segment, which stores a whole window)."""
     recs, task = result.records, model.meta["task"]
     outputs = ["class"] if task == "multiclass" else [str(t) for t in model.meta["targets"]]
     names = list(dict.fromkeys(r.recording for r in recs))
@@ -155,17 +156,13 @@ def series(result, model, recordings) -> dict:
             "time_s": [_exact(r.end_sample / model.sample_rate if r.end_time_s is None
                               else r.end_time_s) for r in recs],
             "device": device, "truth": truth,
-            "cost": [None if r.extractors is None else _g9(compute_of(r)) for r in recs]}
+            "cost": [None if r.extractors is None else _g9(compute_of(r)) for r in recs],
+            "first": [r.window == 0 for r in recs]}
 
 
 #: what report.json says instead of a number when STATS did not carry the pushes
 PUSHES_NOT_MEASURED = ("pushes not measured (image built before the firmware timed its pushes: "
                        "its STATS answer has no pushes); total = window pass + model")
-
-
-def compute_of(rec) -> float:
-    """What one prediction paid: pushes (0 when the image does not say) + extractors + model."""
-    return (rec.pushes or 0.0) + rec.extractors + rec.model
 
 
 def steady(records) -> tuple:

@@ -19,6 +19,36 @@ def stack_line(report: dict) -> str:
     return f"stack high-water mark: {mark}{s['measured']}"
 
 
+#: the parts of a prediction's compute, in report.json ``cost``, with what each is
+PARTS = (("pushes", "pushes (new samples stored)"), ("extractors", "window pass (extractors)"),
+         ("model", "model"), ("total", "total (pushes + window pass + model)"),
+         ("first_window", "first window (pushes of a whole window + window pass)"))
+
+
+def compute_lines(cost: dict) -> list:
+    """[(part label, median)] of a report's compute per prediction, each part said for what
+    it is (pushes, window pass, model and total: the steady predictions, ``cost.predictions``;
+    first window: each segment's first); an image that does not measure the pushes gives
+    (its ``pushes_note``, None) instead of the pushes and no first window."""
+    out = []
+    for key, label in PARTS:
+        value = (cost.get(key) or {}).get("median")
+        if value is not None:
+            out.append((label, value))
+        elif key == "pushes":
+            out.append((cost.get("pushes_note") or "pushes not measured", None))
+    return out
+
+
+def compute_text(cost: dict) -> str:
+    """The compute per prediction as one printed line (medians, the unit, which predictions)."""
+    how = "measured" if cost["measured"] else "estimated"
+    parts = [label if v is None else f"{label} {_fmt(v)}" for label, v in compute_lines(cost)]
+    which = cost.get("predictions") or "every prediction"
+    return (f"compute per prediction ({cost['unit']}, {how}; medians over {which}; first "
+            f"window: each segment's first): " + ", ".join(parts))
+
+
 def _fmt(x, digits=4) -> str:
     if x is None:
         return "-"
@@ -62,10 +92,15 @@ def summary_markdown(report: dict) -> str:
              f"{report['lost']} | {report['mismatches']} |", "",
              *_decision_lines(report.get("decisions")),
              f"## Compute per prediction ({c['unit']}, {label}: {c['method']})", "",
+             f"Pushes, window pass, model and total: {c.get('predictions') or 'every prediction'}"
+             f"; first window: each segment's first prediction.", "",
              "| part | min | median | max |", "|---|---|---|---|"]
-    for part in ("extractors", "model", "total"):
-        s = c[part] or {}
-        lines.append(f"| {part} | {_fmt(s.get('min'))} | {_fmt(s.get('median'))} | "
+    for key, name in PARTS:
+        s = c.get(key) or {}
+        if not s and key in ("pushes", "first_window"):
+            lines.append(f"| {name} | {c.get('pushes_note') or 'not measured'} | | |")
+            continue
+        lines.append(f"| {name} | {_fmt(s.get('min'))} | {_fmt(s.get('median'))} | "
                      f"{_fmt(s.get('max'))} |")
     for part, b in sorted((c.get("bench") or {}).items()):
         lines.append(f"\nBENCH {part}: {b['total']} {b['unit']} over {b['reps']} runs = "
@@ -81,7 +116,9 @@ def summary_markdown(report: dict) -> str:
               + (f" on the {img} image" if (img := (report.get("board") or {}).get("image"))
                  else " (no image built here)"),
               f"- energy per prediction: sensors {_fmt(epp['sensors'])} J, "
-              f"compute {_fmt(epp['compute'])} J",
+              f"compute {_fmt(epp['compute'])} J (the median total: "
+              + ("window pass + model; pushes not measured)" if c.get("pushes_note")
+                 else "pushes + window pass + model)"),
               f"- latency (median) {_fmt((e['latency_s'] or {}).get('median'))} s, deadline "
               f"{_fmt(e['deadline_s'])} s, misses {e['deadline_misses']}",
               f"- duty cycle {_fmt(e['duty_cycle'])}, average power {_fmt(e['average_power_w'])} W,"

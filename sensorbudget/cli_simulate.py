@@ -139,17 +139,14 @@ def simulate_command(bundle_dir, recordings, backend, numeric, rate, report_dir,
 
 
 def format_outcome(report: dict) -> str:
-    from sensorbudget.device_sim.report_text import arithmetic
+    from sensorbudget.device_sim.report_text import arithmetic, compute_text
 
     c, e = report["cost"], report["energy"]
-    med = {p: (c[p] or {}).get("median") for p in ("extractors", "model")}
-    label = "measured" if c["measured"] else "estimated"
     return (f"{report['backend']} ({arithmetic(report)}): {report['predictions']} "
             f"predictions, "
             f"{report['delivered']} delivered, {report['retried']} retried, {report['lost']} "
             f"lost, {report['mismatches']} mismatches\n"
-            f"compute per prediction ({c['unit']}, {label}): extractors {_g(med['extractors'])}, "
-            f"model {_g(med['model'])}\n"
+            f"{compute_text(c)}\n"
             f"energy per prediction (costed on {report['profile']['name']}): sensors "
             f"{_g(e['energy_per_prediction_j']['sensors'])} J, "
             f"compute {_g(e['energy_per_prediction_j']['compute'])} J; average power "

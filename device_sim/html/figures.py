@@ -262,6 +262,8 @@ def histogram(sim: dict, k: int) -> dict:
     with every prediction when all cost the same), else a histogram."""
     values = [v for v in (sim["series"] or {}).get("cost") or [] if v is not None]
     unit = sim["unit"]
+    parts = ("extractors + model" if sim.get("pushes") is None
+             else "pushes + extractors + model")
     distinct = sorted(set(values))
     if not values:
         total = (sim["total"] or {}).get("median")
@@ -277,11 +279,11 @@ def histogram(sim: dict, k: int) -> dict:
         trace = {"type": "bar", "x": [f"{v:g}" for v in distinct],
                  "y": [values.count(v) for v in distinct], "marker": {"color": BLUE},
                  "hovertemplate": f"%{{x}} {text(unit)}: %{{y}} predictions<extra></extra>"}
-        xaxis = {"title": {"text": text(f"{unit} per prediction (extractors + model)")},
+        xaxis = {"title": {"text": text(f"{unit} per prediction ({parts})")},
                  "type": "category", "automargin": True}
     else:
         trace = {"type": "histogram", "x": values, "nbinsx": 40, "marker": {"color": BLUE}}
-        xaxis = {"title": {"text": text(f"{unit} per prediction (extractors + model)")},
+        xaxis = {"title": {"text": text(f"{unit} per prediction ({parts})")},
                  "automargin": True}
     return {"id": f"sim-{k}-hist", "data": [trace],
             "layout": _layout(title, "", "predictions", xaxis=xaxis, height=300)}

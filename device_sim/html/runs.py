@@ -338,6 +338,8 @@ def simulation_entry(sim: dict) -> dict:
             "selected": list(b.get("selected") or []),
             "unit": c["unit"], "measured": c["measured"], "method": c.get("method"),
             "total": c.get("total"), "extractors": c.get("extractors"), "model": c.get("model"),
+            "pushes": c.get("pushes"), "first_window": c.get("first_window"),
+            "pushes_note": c.get("pushes_note"), "cost_predictions": c.get("predictions"),
             "per_extractor": dict(c.get("per_extractor") or {}),
             "per_extractor_method": c.get("per_extractor_method"),
             "sensor_energy_j": {k: v.get("energy_j") for k, v in sorted(per_sensor.items())

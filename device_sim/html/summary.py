@@ -138,8 +138,9 @@ def _simulation_rows(sim: dict) -> list:
     where = f"simulation {sim['name']}: {sim['backend']} on {sim['board']}, {sim['numeric']}"
     total = _number((sim["total"] or {}).get("median"))
     life = _number(sim["battery_life_days"])
-    rows = [_row("compute", "compute per prediction (median)", total,
-                 f"{num(total)} {sim['unit']} ({how})", where),
+    rows = [_row("compute", "compute per prediction (median: pushes + window pass + model)",
+                 total, f"{num(total)} {sim['unit']} ({how})", where),
+            *_compute_parts(sim, how, where),
             _row("compute_time", "compute time per prediction (median)",
                  _number(sim["compute_time_s"]), si(_number(sim["compute_time_s"]), "s"), where),
             _row("energy_sensors", "sensor energy per prediction",
@@ -157,6 +158,29 @@ def _simulation_rows(sim: dict) -> list:
             f"{s.get('name')} pushed at {num(_number(s.get('pushed_hz')))} Hz (features at "
             + ", ".join(num(_number(r)) for r in s.get("feature_rates_hz") or []) + " Hz)"
             for s in rates), where + ": the replay's interleaved streams"))
+    return rows
+
+
+#: the parts of the compute a simulation's card shows: (key, label, report.json cost part)
+COMPUTE_PARTS = (("pushes", "pushes per prediction (new samples stored, median)", "pushes"),
+                 ("window_pass", "window pass per prediction (extractors, median)",
+                  "extractors"),
+                 ("model", "model per prediction (median)", "model"),
+                 ("first_window", "first window (pushes of a whole window + window pass, "
+                                  "median)", "first_window"))
+
+
+def _compute_parts(sim: dict, how: str, where: str) -> list:
+    """One row per part of the compute, each with its unit and which predictions it is over;
+    the pushes of an image that does not measure them say so instead of a number."""
+    rows = []
+    for key, label, part in COMPUTE_PARTS:
+        value = _number((sim.get(part) or {}).get("median"))
+        which = ("each segment's first prediction" if part == "first_window" else
+                 sim.get("cost_predictions") or "every prediction")
+        text = (f"{num(value)} {sim['unit']} ({how})" if value is not None else
+                sim.get("pushes_note") or "not measured")
+        rows.append(_row(key, label, value, text, f"{where}; {which}"))
     return rows
 
 

@@ -70,3 +70,24 @@ def recordings_of(path, model):
     from sensorbudget.trainer.sensing.recordings import load_recordings
 
     return load_recordings(path, model.sample_rate)
+
+
+@pytest.fixture(scope="session")
+def unicorn_sim(tiny, tmp_path_factory):
+    """``simulate --backend unicorn-m4f`` of the tiny bundle through the command line: (report
+    folder, what the command printed, the firmware folder it built); skips without unicorn."""
+    from sensorbudget.cli import main
+    from sensorbudget.device_sim.backends import available_backends
+
+    reason = available_backends().get("unicorn-m4f")
+    if reason is not None:
+        pytest.skip(f"backend unicorn-m4f: {reason}")
+    bundle, rec, _ = tiny
+    base = tmp_path_factory.mktemp("unicorn-sim")
+    result = CliRunner().invoke(main, ["simulate", str(bundle), "--recordings", str(rec),
+                                       "--backend", "unicorn-m4f", "--report",
+                                       str(base / "sim"), "--workdir", str(base / "work")],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (fw,) = (base / "work").glob("fw-*")
+    return base / "sim", result.output, fw
