@@ -17,6 +17,13 @@ array of ``[[calibration]]`` tables (one per extractor and target)::
 Everything outside the block (comments included) is kept byte for byte; the file is replaced
 atomically (temporary file + ``os.replace``). A training run can then budget with
 ``compute_energy_j`` / ``compute_time_s`` as each extractor's per-prediction energy and time.
+
+An extractor's entry is its window pass plus its share of the pushes (the report's
+``per_extractor_push``: each channel's pushes split equally over the simulated bundle's
+extractors reading that channel), so that ``train`` on the same features prices what
+``simulate`` reports per prediction (pushes + window pass). A selection that reads a channel
+with fewer or more of those extractors pays a smaller or larger part of that channel's pushes
+(the cost plan has no per-channel push level).
 """
 
 from __future__ import annotations
@@ -43,6 +50,9 @@ END = "# <<< sensorbudget calibrate"
 ESTIMATE_AS = {"skew": "std", "kurtosis": "std", "slope": "corr", "peaks": "zcr",
                "percentile": "ptp", "bandpower": "mean", "bandratio": "mean", "domfreq": "max",
                "centroid": "energy", "entropy": "std", "autocorr": "energy", "cadence": "corr"}
+#: how an extractor's entry includes the pushes (the report's ``per_extractor_push``)
+PUSH_SHARE = ("; plus its share of the pushes (each channel's, split equally over the "
+              "simulated bundle's extractors reading it)")
 UNIT_KEYS = {"instructions": "compute_instructions", "cycles": "compute_cycles",
              "nanoseconds": "compute_nanoseconds"}
 
@@ -62,14 +72,21 @@ def calibration_entries(report: dict, source: str, allow_estimated: bool = False
     prof = PROFILES[report["profile"]["name"]]
     unit = cost["unit"]
     entries = []
-    parts = {**(cost.get("per_transform") or {}), **(cost.get("per_extractor") or {})}
+    pushes = cost.get("per_extractor_push") or {}
+    parts = {**(cost.get("per_transform") or {}), **{
+        k: float(v) + float(pushes.get(k, 0.0)) for k, v in (cost.get("per_extractor")
+                                                              or {}).items()}}
+    method = cost.get("per_extractor_method") or cost.get("method", "")
+    if pushes:
+        method += PUSH_SHARE
     for name, value in sorted(parts.items()):
         t = prof.seconds(float(value), unit)
         entries.append({"extractor": name, "target": prof.name,
                         UNIT_KEYS[unit]: float(round(float(value), 3)),
                         "compute_time_s": float(f"{t:.6g}"),
                         "compute_energy_j": float(f"{t * prof.active_power_w:.6g}"),
-                        "method": cost.get("per_extractor_method") or cost.get("method", ""),
+                        "method": method if name in pushes else
+                        cost.get("per_extractor_method") or cost.get("method", ""),
                         "source": f"{source} (backend {report['backend']})"})
     return entries
 

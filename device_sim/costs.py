@@ -236,6 +236,26 @@ def estimate_pushes(model, profile: TargetProfile) -> tuple:
     return steady, first
 
 
+def push_shares(model, per_channel: dict) -> dict:
+    """{extractor: its share of the pushes}: each channel's pushes (``per_channel``) split
+    equally over the model's extractors that read it, so that the shares sum to the pushes
+    (what ``calibrate`` adds to each extractor's window pass for the next ``train``)."""
+    plan = getattr(model, "plan", None)
+    plans = [g.plan for g in plan.groups] if hasattr(plan, "groups") else [plan]
+    reads = ({e.name: [p.channels[c] for c in e.channels] for p in plans
+              for e in p.extractors} if plan is not None else
+             {f.name: list(f.channels) for f in model.features})
+    readers = {}
+    for name, channels in reads.items():
+        for c in channels:
+            readers.setdefault(c, []).append(name)
+    shares = dict.fromkeys(reads, 0.0)
+    for c, cost in per_channel.items():
+        for name in readers.get(c, ()):
+            shares[name] += cost / len(readers[c])
+    return shares
+
+
 def estimate_costs(model, profile: TargetProfile) -> dict:
     """Estimated {"extractors": {name: cost}, "transforms": {name: cost}, "model": cost,
     "pushes": {channel: cost}, "first_pushes": {channel: cost}} of a ReferenceModel (a

@@ -18,7 +18,9 @@
   ``first_window`` (pushes + window pass of each segment's first prediction: a whole window
   stored); ``per_extractor`` (one window, per feature's extractor), ``per_transform`` (each
   shared transform, e.g. a channel's FFT ``acc_x.fft`` or its jerk ``acc_x.jerk``, paid once
-  per window), ``per_channel_push`` (each channel's pushes per steady prediction) and
+  per window), ``per_channel_push`` (each channel's pushes per steady prediction),
+  ``per_extractor_push`` (those split equally over the extractors reading each channel:
+  :func:`~sensorbudget.device_sim.costs.push_shares`) and
   ``bench`` averages; the same statistics are repeated under the unit's name
   (``"instructions"`` or ``"cycles"``);
 - ``profile`` (target clock and power with sources), ``sensors`` (energy and read time per
@@ -46,7 +48,14 @@ from sensorbudget.trainer.bundle.files import json_default, write_folder_atomica
 from sensorbudget.trainer.provenance import same_data
 from sensorbudget.trainer.target_scaling import path_in_target_units
 
-from .costs import PROFILES, energy_budget, estimate_costs, sensor_costs, stats3
+from .costs import (
+    PROFILES,
+    energy_budget,
+    estimate_costs,
+    push_shares,
+    sensor_costs,
+    stats3,
+)
 from .errors import DeviceError
 from .replay import compute_of, decision_agreement
 from .report_schema import check_report
@@ -231,6 +240,7 @@ def cost_section(result, backend, model) -> dict:
         per_push = None
     return {"unit": unit, "measured": measured, "method": method, **parts,
             "per_extractor": per, "per_transform": per_transform, "per_channel_push": per_push,
+            "per_extractor_push": None if per_push is None else push_shares(model, per_push),
             "per_extractor_method": per_method, "per_extractor_measured": measured,
             "bench": result.bench}
 

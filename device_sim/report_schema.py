@@ -79,6 +79,7 @@ FIELDS = {
     "cost.first_window": (_stats, "an object with min/median/max numbers"),
     "cost.pushes_note": (_optional(_text), TEXT),
     "cost.per_channel_push": (_costs_by_name, "an object of names to numbers >= 0"),
+    "cost.per_extractor_push": (_costs_by_name, "an object of names to numbers >= 0"),
     "cost.per_extractor": (_costs_by_name, "an object of names to numbers >= 0"),
     "cost.per_transform": (_costs_by_name, "an object of names to numbers >= 0"),
     "cost.per_extractor_measured": (_optional(lambda v: isinstance(v, bool)), "true or false"),

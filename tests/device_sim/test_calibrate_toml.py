@@ -10,7 +10,7 @@ import tomllib
 import pytest
 from click.testing import CliRunner
 
-from sensorbudget.device_sim.calibrate import render_block
+from sensorbudget.device_sim.calibrate import PUSH_SHARE, render_block
 from sensorbudget.cli import main
 
 
@@ -51,7 +51,9 @@ def test_report_folder_names_round_trip_through_the_toml(report, tiny, tmp_path,
     measured = [e for e in entries if e.get("measured", True)]
     assert measured and all(e["source"] == f"{rep} (backend {report['backend']})"
                             for e in measured)
-    assert all(e["method"] == report["cost"]["per_extractor_method"] for e in measured)
+    pushes = report["cost"]["per_extractor_push"]            # extractors: plus their pushes
+    assert all(e["method"] == report["cost"]["per_extractor_method"] + (
+        PUSH_SHARE if e["extractor"] in pushes else "") for e in measured)
     assert not any(c in result.output for c in "\x01\x7f")
 
 

@@ -368,8 +368,9 @@ def test_train_energy_and_time_per_prediction_equal_simulate_on_the_board(tmp_pa
     power), once ``calibrate`` has fed the simulated per-extractor costs into sensors.toml: the
     python backend's op-count estimate, and unicorn-m4f's instructions measured on the
     mps2-an386 image and priced as the nucleo-f4. Both take the median prediction's compute
-    (simulate's energy: the median of extractors + model; train: the median extractor compute,
-    without the model kernel, which no selection budget counts). Equal within float rounding
+    (simulate's energy: the median of pushes + extractors + model; train: the median pushes
+    and window pass, without the model kernel, which no selection budget counts). Equal within
+    float rounding
     (rel 1e-12): both sides sum the same products in another order."""
     if backend != "python":
         from sensorbudget.device_sim.backends import available_backends
@@ -404,12 +405,16 @@ def test_train_energy_and_time_per_prediction_equal_simulate_on_the_board(tmp_pa
     # units x CPI / clock x active power (device_sim.costs.energy_budget)
     assert energy["energy_per_prediction_j"]["compute"] == pytest.approx(
         cost["total"]["median"] * seconds_per_unit * profile["active_power_w"], rel=1e-12)
-    # ... and calibrate splits the median extractor compute over the extractors
+    # ... and calibrate splits the median extractor compute (window pass) and the median
+    # pushes (storing the new samples) over the extractors
     assert sum(cost["per_extractor"].values()) == pytest.approx(cost["extractors"]["median"],
                                                                 rel=1e-12)
-    extractors_s = cost["extractors"]["median"] * seconds_per_unit
+    assert sum(cost["per_extractor_push"].values()) == pytest.approx(
+        cost["pushes"]["median"], rel=1e-12)
+    extractors_s = (cost["extractors"]["median"] + cost["pushes"]["median"]) * seconds_per_unit
     total = meta["costs"]["total"]
-    # energy: the sensors' (the same readings) plus the extractors' compute on the board
+    # energy: the sensors' (the same readings) plus the extractors' compute (pushes + window
+    # pass) on the board
     assert energy["energy_per_prediction_j"]["sensors"] == pytest.approx(
         first["costs"]["total"]["energy"], rel=1e-12)
     assert total["energy"] == pytest.approx(energy["energy_per_prediction_j"]["sensors"]
