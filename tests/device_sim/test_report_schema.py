@@ -108,12 +108,12 @@ def test_compare_gives_no_ratio_across_units(report, tmp_path):
                                                   str(write(tmp_path, other, "avr"))])
     assert result.exit_code == 0, result.output
     row = next(line for line in result.output.splitlines()
-               if line.startswith("extractors / prediction"))
+               if line.startswith("window pass / prediction (extractors)"))
     median = report["cost"]["extractors"]["median"]
     assert "(different units: no ratio)" in row and row.rstrip().endswith("9000 cycles")
     assert f"{median:.4g} instructions" in row and "x" not in row.split("cycles")[-1]
     same = CliRunner().invoke(compare_command, [str(write(tmp_path, report, "a")),
                                                 str(write(tmp_path, report, "b"))])
     row = next(line for line in same.output.splitlines()
-               if line.startswith("extractors / prediction"))
+               if line.startswith("window pass / prediction (extractors)"))
     assert row.rstrip().endswith("1x")
