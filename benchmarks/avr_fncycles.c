@@ -4,8 +4,8 @@
  * crt has copied .data and cleared .bss), then stdin drives it, one command a line:
  *
  *   w ADDR HEX        write bytes HEX at data address ADDR (hex, without 0x800000)
- *   c FN A0 A1 [A2]   call the function at byte address FN (hex) with up to three 16-bit
- *                     arguments (r25:r24, r23:r22, r21:r20) on a fresh stack whose return
+ *   c FN A0 A1 [A2 [A3]]  call the function at byte address FN (hex) with up to four 16-bit
+ *                     arguments (r25:r24, r23:r22, r21:r20, r19:r18) on a fresh stack whose return
  *                     address is 0; prints
  *                     "R CYCLES": r25:r24 at the return, cycles from the first instruction of
  *                     FN through its RET (the caller's CALL, 4 cycles, is not counted)
@@ -85,7 +85,7 @@ int main(int argc, char **argv)
             char *p = line + 1;
             unsigned long fn = strtoul(p, &p, 16);
             unsigned long a0 = strtoul(p, &p, 16), a1 = strtoul(p, &p, 16);
-            unsigned long a2 = strtoul(p, &p, 16);
+            unsigned long a2 = strtoul(p, &p, 16), a3 = strtoul(p, &p, 16);
             const uint16_t sp = (uint16_t)(avr->ramend - 2u);
             avr_cycle_count_t c0;
             avr->data[avr->ramend] = 0;
@@ -99,6 +99,8 @@ int main(int argc, char **argv)
             avr->data[23] = (uint8_t)(a1 >> 8);
             avr->data[20] = (uint8_t)a2;
             avr->data[21] = (uint8_t)(a2 >> 8);
+            avr->data[18] = (uint8_t)a3;
+            avr->data[19] = (uint8_t)(a3 >> 8);
             avr->pc = fn;
             avr->state = cpu_Running;
             c0 = avr->cycle;

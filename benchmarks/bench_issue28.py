@@ -1,23 +1,28 @@
 """Per-prediction extractor cost where it is paid, beside a per-core lower bound (issue 28, item 5).
 
 Usage: python benchmarks/bench_issue28.py [--recordings N] [--runs simavr:q15,...] [--profile]
+[--per-extractor] [--sqrt] [--before REV]
 
 The bundle is the issue's: six features (``leg_acc.mag_mean``, ``leg_horiz_fwd.mean``,
 ``ankle_vert.min``, ``leg_horiz_lateral.ptp``, ``ankle_horiz_lateral.rms``,
 ``leg_horiz_fwd.last``) of the synthetic 9-channel 64 Hz stream (window 64, hop 32;
 ``tests/firmware_gen/generative.py``: the stream writer and ``issue_case``), fitted by greedy RLS.
 Each run is ``simulate`` itself (the Python API) on simavr (Uno, Q15: cycles) or
-qemu-m4f / unicorn-m4f (Cortex-M4F, float32 and Q15: instructions), with a report folder. Then
-the ELF that ``simulate`` built is loaded again, function by function (``avr_fncycles.c`` on
-libsimavr for the AVR, :class:`~sensorbudget.device_sim.backends.unicorn.CortexM4` for the M4F),
-and the same recordings are pushed sample by sample: ``<name>_stream_add`` once per sample
-(the *push*) and ``<name>_stream_compute`` when a window completed (the *pass*). A prediction
-pays the pushes since the previous window plus the pass; the first window after a reset pays
-``window`` pushes and the pass (with the Q15 magnitude cache filled), so it is shown apart.
-The pass column is the number ``simulate``'s report.json gives (``cost.extractors``, the
-median over the predictions after the first of each recording); the function-by-function pass
-is checked against it (equal on unicorn; on simavr and QEMU a constant offset: the firmware's
-timer read and indirect call, printed).
+qemu-m4f / unicorn-m4f (Cortex-M4F, float32 and Q15: instructions), with a report folder. The
+per-prediction figures are that report.json's: ``cost.pushes`` + ``cost.extractors`` (medians
+over the predictions after the first of each recording: a steady prediction) and
+``cost.first_window`` (pushes of a whole window + the pass, the first prediction after a
+reset, with the Q15 magnitude cache filled).
+
+The check: the ELF that ``simulate`` built is loaded again, function by function
+(``avr_fncycles.c`` on libsimavr for the AVR, :class:`~sensorbudget.device_sim.backends.unicorn.
+CortexM4` for the M4F), and the same recordings are stored as ``main.c`` stores the replay's
+requests: blocks of at most one request's rows that end where a window completes, one
+``<name>_stream_add_rows`` call each (the *pushes*; an image without it: ``<name>_stream_add``
+per sample), then ``<name>_stream_compute`` when a window completed (the *pass*). Per
+prediction, report minus calls is 0 on unicorn (the same calls) and a constant on simavr and
+QEMU (the firmware's timer read and call set-up in each timed region): printed, and asserted
+constant.
 
 Lower bound, per core, per prediction: per-sample loads and arithmetic of each extractor over
 the window (or over the ``hop`` new samples where the firmware keeps a running cache), plus a
@@ -127,8 +132,8 @@ class AvrCaller:
     def write(self, addr: int, raw: bytes) -> None:
         self.proc.stdin.write(f"w {addr:x} {raw.hex()}\n")
 
-    def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0) -> tuple:
-        self.proc.stdin.write(f"c {self.sym[fn][0]:x} {a0:x} {a1:x} {a2:x}\n")
+    def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0, a3: int = 0) -> tuple:
+        self.proc.stdin.write(f"c {self.sym[fn][0]:x} {a0:x} {a1:x} {a2:x} {a3:x}\n")
         self.proc.stdin.flush()
         line = self.proc.stdout.readline()
         while not line[:1].isdigit():                # simavr's own messages ("Loaded ...")
@@ -184,8 +189,8 @@ class M4Caller:
     def write(self, addr: int, raw: bytes) -> None:
         self.cpu.uc.mem_write(addr, raw)
 
-    def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0) -> tuple:
-        return self.cpu.call(self.sym[fn][0] & ~1, a0, a1, a2)
+    def call(self, fn: str, a0: int = 0, a1: int = 0, a2: int = 0, a3: int = 0) -> tuple:
+        return self.cpu.call(self.sym[fn][0] & ~1, a0, a1, a2, a3)
 
     def read(self, addr: int, n: int) -> bytes:
         return bytes(self.cpu.uc.mem_read(addr, n))
@@ -215,28 +220,62 @@ def _owner(funcs, addr: int) -> str:
     return f"{below}?" if below else f"0x{addr:x}"
 
 
-def paid(caller, prefix: str, samples: list, profile: bool) -> tuple:
-    """Per recording, per prediction: (pushes since the previous window, pass); and the
-    per-function profile of the second prediction of the first recording."""
-    add, compute, reset = (f"{prefix}_stream_{s}" for s in ("add", "compute", "reset"))
+def paid(caller, prefix: str, samples: list, profile: bool, window: int, hop: int,
+         chunk: int | None = None) -> tuple:
+    """Per recording, per prediction: (pushes since the previous window, pass, timed push
+    calls), the rows stored as main.c stores a replay's requests (module notes; ``chunk``: rows
+    per request, None: a window's new rows in one); and the per-function profile of the second
+    prediction of the first recording."""
+    rows_fn, add = f"{prefix}_stream_add_rows", f"{prefix}_stream_add"
+    compute, reset = f"{prefix}_stream_compute", f"{prefix}_stream_reset"
+    batched = rows_fn in caller.sym
     stream, scratch = caller.data("fw_stream"), caller.data("fw_rx")
     out, prof = [], None
     for rec_i, rec in enumerate(samples):
         caller.call(reset, stream)
-        rows, pushes = [], 0
-        for row in rec:
-            caller.write(scratch, np.ascontiguousarray(row).tobytes())
-            done, n = caller.call(add, stream, scratch)
-            pushes += n
+        rows, pushes, pos, end, calls = [], 0, 0, window, 0
+        while pos < len(rec):
+            stop = min(end, len(rec), pos + (chunk or len(rec)))
+            block = np.ascontiguousarray(rec[pos:stop])
+            stored_at = scratch + -(-block.nbytes // 4) * 4
+            if batched:
+                caller.write(scratch, block.tobytes())
+                done, n = caller.call(rows_fn, stream, scratch, len(block), stored_at)
+                stored = int.from_bytes(caller.read(stored_at, 2), "little")
+                assert stored == len(block), (stored, len(block))
+            else:
+                done, n = 0, 0
+                for row in block:
+                    caller.write(scratch, row.tobytes())
+                    d, c = caller.call(add, stream, scratch)
+                    done, n = done or d, n + c
+            pushes, pos, calls = pushes + n, stop, calls + 1
+            if stop == end:
+                end += hop
             if done:
-                rows.append((pushes, caller.call(compute, stream)[1]))
-                pushes = 0
+                rows.append((pushes, caller.call(compute, stream)[1], calls))
+                pushes = calls = 0
                 if profile and rec_i == 0 and len(rows) == 2:
                     prof = caller.profile()
                 elif profile and rec_i == 0 and len(rows) == 1:
                     caller.profile()                     # drop the first window's
         out.append(rows)
     return out, prof
+
+
+def request_rows(backend: str, elf: Path, model) -> int:
+    """Rows of one PUSH_SAMPLES request in ``simulate``'s replay of ``backend``: what one
+    request of the backend's size carries (the firmware's receive payload, firmware.json;
+    unicorn: the host's default request size)."""
+    from sensorbudget.device_sim.backends.base import Backend
+    from sensorbudget.device_sim.client import DeviceInfo
+
+    size = Backend.max_request
+    if not backend.startswith("unicorn"):
+        size = json.loads((elf.parent / "firmware.json").read_text())["max_request_payload"]
+    info = DeviceInfo(2, model.numeric, model.k, model.t, len(model.channels), model.window,
+                      model.hop, "")
+    return info.max_push(size)
 
 
 # -- one run -----------------------------------------------------------------------------------
@@ -261,37 +300,37 @@ def one_run(backend: str, numeric: str, bundle: Path, rec: Path, data, scales, w
                else np.column_stack(c).astype("<f4") for c in cols]
     caller = AvrCaller(elf, harness) if CORE[backend] == "avr" else M4Caller(elf)
     try:
-        per_rec, prof = paid(caller, plan.name, samples, profile)
+        per_rec, prof = paid(caller, plan.name, samples, profile, plan.window, plan.hop,
+                             request_rows(backend, elf, model))
     finally:
         caller.close()
-    # the report's passes, per prediction in replay order (one recording after another)
+    # the report's predictions, in replay order (one recording after another), and the calls'
     recs = [r for r in result.records if r.extractors is not None]
     assert len(recs) == sum(len(r) for r in per_rec), (len(recs), [len(r) for r in per_rec])
-    rep_ext = rep["cost"]["extractors"]
-    got = np.array([r.extractors for r in recs])
-    assert rep_ext["median"] == float(np.median(got)) and rep_ext["min"] == got.min() \
-        and rep_ext["max"] == got.max(), (rep_ext, got.min(), got.max())
-    ours = np.array([c for rows in per_rec for _, c in rows], dtype=float)
-    offset = got - ours
+    cost = rep["cost"]
+    got = np.array([(r.pushes, r.extractors) for r in recs], dtype=float)
+    calls = np.array([c[:2] for rows in per_rec for c in rows], dtype=float)
+    timed = np.array([[c[2], 1] for rows in per_rec for c in rows], dtype=float)
+    offset = (got - calls) / timed
     # the firmware's own count (Timer1 / SysTick / unicorn) and the function calls' differ by a
-    # constant (the timed region's indirect call and timer read), never by the data
-    assert offset.max() == offset.min(), (backend, numeric, offset.min(), offset.max())
-    first_idx = np.cumsum([0] + [len(r) for r in per_rec[:-1]])
-    steady_idx = np.setdiff1d(np.arange(len(got)), first_idx)
-    pushes = np.array([p for rows in per_rec for p, _ in rows], dtype=float)
+    # constant per timed call (its timer read and call set-up), never by the data
+    assert (offset.max(axis=0) == offset.min(axis=0)).all(), (backend, numeric, offset)
+    first = np.cumsum([0] + [len(r) for r in per_rec[:-1]])
     kinds = sorted({e.kind for e in plan.extractors})
     core = CORE[backend]
-    return {"backend": backend, "numeric": numeric, "unit": rep["cost"]["unit"],
-            "pass_report": float(np.median(got[steady_idx])),
-            "pass_first_report": float(np.median(got[first_idx])),
-            "push_steady": float(np.median(pushes[steady_idx])),
-            "push_first": float(np.median(pushes[first_idx])),
-            "offset": (float(offset.min()), float(offset.max())),
+    return {"backend": backend, "numeric": numeric, "unit": cost["unit"],
+            "push_steady": cost["pushes"]["median"], "pass_report": cost["extractors"]["median"],
+            "first_report": cost["first_window"]["median"],
+            "predictions": cost["predictions"],
+            "push_first": float(np.median(got[first, 0])),
+            "pass_first_report": float(np.median(got[first, 1])),
+            "offset_pushes": float(offset[0, 0]), "offset_pass": float(offset[0, 1]),
+            "push_calls": float(np.median(timed[:, 0])),
             "bound": lower_bound(core, numeric, kinds, len(plan.channels), plan.window, plan.hop),
             "bound_first": lower_bound(core, numeric, kinds, len(plan.channels), plan.window,
                                        plan.window),
             "target": TARGET_RATIO.get((core, numeric)), "profile": prof, "kinds": kinds,
-            "channels": len(plan.channels), "report_median": rep_ext["median"]}
+            "channels": len(plan.channels)}
 
 
 PER_EXTRACTOR = (("avr", "avr", "q15"), ("m4f", "cortex-m4f", "float32"),
@@ -341,14 +380,14 @@ def per_extractor(work: Path, bundle_dir: Path, data, scales, harness) -> list:
             elf = out / "firmware.elf"
             caller = AvrCaller(elf, harness) if core == "avr" else M4Caller(elf)
             try:
-                per_rec, _ = paid(caller, "sbmodel", samples, False)
+                per_rec, _ = paid(caller, "sbmodel", samples, False, plan.window, plan.hop)
             finally:
                 caller.close()
             steady = [r for rows_ in per_rec for r in rows_[1:]]
             bound = (lower_bound(core, numeric, [kind], 0, plan.window, plan.hop)
                      if kind else None)
-            rows.append((core, numeric, label, kind, float(np.median([p for p, _ in steady])),
-                         float(np.median([c for _, c in steady])), bound))
+            rows.append((core, numeric, label, kind, float(np.median([r[0] for r in steady])),
+                         float(np.median([r[1] for r in steady])), bound))
     print("\nper extractor (steady prediction; each firmware built with that extractor only, "
           "the empty firmware's pass taken off; bound = that kind's loads + arithmetic)")
     print("| core | numeric | extractor | pushes | pass | pass - empty | bound | ratio |\n"
@@ -359,100 +398,6 @@ def per_extractor(work: Path, bundle_dir: Path, data, scales, harness) -> list:
         ratio = f"{net / bound:.2f}" if bound else "-"
         print(f"| {core} | {numeric} | {label} | {push:.0f} | {ps:.0f} | "
               f"{net:.0f} | {bound if bound else '-'} | {ratio} |")
-    return rows
-
-
-#: The experiment of ``--batched-push`` (not emitted by firmware_gen): the rows up to the next
-#: window end stored in one call, the ring position and counters kept in registers.
-ADD_ROWS_C = """
-/* bench_issue28 --batched-push: rows until the next window end in one call */
-unsigned @p@_stream_add_rows(@p@_stream_t *s, const @p@_sample_t *rows, unsigned n);
-unsigned @p@_stream_add_rows(@p@_stream_t *s, const @p@_sample_t *rows, unsigned n)
-{
-    const uint32_t left = s->next_end - s->n_seen;
-    const unsigned take = n < left ? n : (unsigned)left;
-    unsigned done = 0u, pos = s->pos;
-    while (done < take) {
-        unsigned seg = @P@_WINDOW - pos, i;
-        @p@_sample_t *dst = s->buf[pos];
-        const @p@_sample_t *src = rows + done * @P@_N_CHANNELS;
-        if (seg > take - done) {
-            seg = take - done;
-        }
-        for (i = 0u; i < seg; ++i, dst += @P@_N_CHANNELS, src += @P@_N_CHANNELS) {
-            memcpy(dst, src, sizeof s->buf[0]);     /* constant size: word moves */
-        }
-        pos = pos + seg == @P@_WINDOW ? 0u : pos + seg;
-        done += seg;
-    }
-    s->pos = pos;
-    s->n_seen += take;
-    if (s->n_seen == s->next_end) {
-        s->next_end += @P@_HOP;
-        s->windows++;
-    }
-    return take;
-}
-"""
-
-
-def batched_push(work: Path, bundle_dir: Path, data, scales, harness) -> list:
-    """The firmware of the full plan per core with :data:`ADD_ROWS_C` appended: the stream
-    state after the batched pushes must equal the one after per-sample adds (checked), and the
-    steady cost of a hop's rows (in chunks the scratch buffer holds) is printed beside the
-    per-sample adds'. Rows (core, numeric, per-sample pushes, batched pushes, chunk)."""
-    from sensorbudget.firmware_gen import generate_firmware, reference
-    from sensorbudget.firmware_gen.build import build, write_firmware
-    from sensorbudget.trainer.bundle.model import load_bundle
-    from tests.firmware_gen import generative
-
-    bundle = load_bundle(bundle_dir)
-    rows = []
-    for core, target, numeric, plan in _plans(bundle, scales, harness):
-        x = np.column_stack([data[0][:, generative.CHANNELS.index(c)] for c in plan.channels])
-        x = np.ascontiguousarray(reference.quantize_samples(plan, x) if plan.fixed
-                                 else x.astype("<f4"))
-        out = write_firmware(generate_firmware(bundle, target=target, numeric=numeric,
-                                               name="sbmodel", plan=plan),
-                             work / f"batched-{core}-{numeric}")
-        with open(out / "sbmodel_stream.c", "a", encoding="utf-8") as fh:
-            fh.write(ADD_ROWS_C.replace("@p@", "sbmodel").replace("@P@", "SBMODEL"))
-        ld = next(line.split("=", 1)[1].strip() for line in
-                  (out / "Makefile").read_text().splitlines() if line.startswith("LDFLAGS ="))
-        build(out, make_vars={"LDFLAGS": f"{ld} -Wl,--undefined=sbmodel_stream_add_rows"})
-        caller = (AvrCaller(out / "firmware.elf", harness) if core == "avr"
-                  else M4Caller(out / "firmware.elf"))
-        try:
-            stream, size = caller.data("fw_stream"), caller.sym["fw_stream"][1]
-            scratch = caller.data("fw_rx")
-            chunk = min(plan.hop, caller.sym["fw_rx"][1] // x[0].nbytes)
-            caller.call("sbmodel_stream_reset", stream)
-            per_window, cost, pos = [], 0, 0
-            while pos < len(x):
-                n = min(chunk, len(x) - pos)
-                caller.write(scratch, x[pos:pos + n].tobytes())
-                took, c = caller.call("sbmodel_stream_add_rows", stream, scratch, n)
-                pos, cost = pos + took, cost + c
-                if (pos - plan.window) % plan.hop == 0 and pos >= plan.window:
-                    per_window.append(cost)
-                    cost = 0
-            batched = caller.read(stream, size)
-            caller.call("sbmodel_stream_reset", stream)
-            for row in x:                      # per-sample adds, no window pass between
-                caller.write(scratch, row.tobytes())
-                caller.call("sbmodel_stream_add", stream, scratch)
-            assert batched == caller.read(stream, size), (core, numeric)
-            single, _ = paid(caller, "sbmodel", [x], False)
-        finally:
-            caller.close()
-        rows.append((core, numeric, float(np.median([p for p, _ in single[0][1:]])),
-                     float(np.median(per_window[1:])), chunk))
-    print("\nexperiment --batched-push (the stream's rows up to the window end in one call, "
-          "ADD_ROWS_C; stream state checked equal to per-sample adds): pushes per steady "
-          "prediction")
-    print("| core | numeric | per-sample adds | batched | rows per call |\n|---|---|---|---|---|")
-    for core, numeric, single, batched, chunk in rows:
-        print(f"| {core} | {numeric} | {single:.0f} | {batched:.0f} | {chunk} |")
     return rows
 
 
@@ -484,11 +429,11 @@ def table_sqrt(work: Path, bundle_dir: Path, data, scales, harness):
         build(fw_dir, make_vars={"EXTRA_CFLAGS": flags} if flags else None)
         caller = AvrCaller(fw_dir / "firmware.elf", harness)
         try:
-            per_rec, _ = paid(caller, "sbmodel", samples, False)
+            per_rec, _ = paid(caller, "sbmodel", samples, False, plan.window, plan.hop)
             state = caller.read(caller.data("fw_stream"), caller.sym["fw_stream"][1])
         finally:
             caller.close()
-        out[label] = (float(np.median([c for rows in per_rec for _, c in rows[1:]])), state)
+        out[label] = (float(np.median([r[1] for rows in per_rec for r in rows[1:]])), state)
     states = {v[1] for v in out.values()}
     assert len(states) == 1, "a root changed the stream state"
     print("\nexperiment: AVR Q15 integer square root (steady pass, cycles; same stream state)")
@@ -497,42 +442,27 @@ def table_sqrt(work: Path, bundle_dir: Path, data, scales, harness):
     return out
 
 
-def with_batched(rows, batched) -> None:
-    """Per run: the steady prediction with the batched push (its pushes + the report's pass)
-    against the same bound."""
-    push = {(core, numeric): b for core, numeric, _, b, _ in batched}
-    print("\nsteady prediction if the push were batched (batched pushes + simulate's pass)")
-    print("| backend | numeric | total | bound | ratio | target |\n|---|---|---|---|---|---|")
-    for r in rows:
-        key = (CORE[r["backend"]], r["numeric"])
-        if key not in push:
-            continue
-        total = push[key] + r["pass_report"]
-        tgt = "-" if r["target"] is None else (
-            f"<= {r['target']} " + ("held" if total / r["bound"] <= r["target"] else "MISSED"))
-        print(f"| {r['backend']} | {r['numeric']} | {total:.0f} | {r['bound']} | "
-              f"{total / r['bound']:.2f} | {tgt} |")
-
-
 def print_rows(rows) -> None:
-    print("\nissue-28 bundle, per prediction: pushes (hop samples) + window pass; the pass is "
-          "simulate's report.json cost.extractors (median over the windows after each "
-          "recording's first); first = the first window after a reset (window pushes + pass); "
-          "bound = per-core loads + arithmetic (bench_issue28.py docstring)")
-    head = ("backend", "numeric", "unit", "pushes", "pass (report)", "steady total", "bound",
-            "ratio", "target", "first: pushes + pass", "first bound", "first ratio",
-            "report - calls")
+    print("\nissue-28 bundle, per prediction, as simulate's report.json gives it: steady = "
+          "cost.pushes + cost.extractors (medians over the predictions after each recording's "
+          "first), first = cost.first_window (a whole window's pushes + the pass); bound = "
+          "per-core loads + arithmetic (bench_issue28.py docstring); report - calls = the "
+          "report's pushes and pass minus the function-by-function calls', per timed call "
+          "(constant over every prediction: asserted)")
+    head = ("backend", "numeric", "unit", "pushes", "pass", "steady total", "bound", "ratio",
+            "target", "first window", "first bound", "first ratio",
+            "report - calls per timed call (pushes, pass)")
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for r in rows:
         steady = r["push_steady"] + r["pass_report"]
-        first = r["push_first"] + r["pass_first_report"]
+        first = r["first_report"]
         tgt = "-" if r["target"] is None else (
             f"<= {r['target']} " + ("held" if steady / r["bound"] <= r["target"] else "MISSED"))
         print(f"| {r['backend']} | {r['numeric']} | {r['unit']} | {r['push_steady']:.0f} | "
               f"{r['pass_report']:.0f} | {steady:.0f} | {r['bound']} | "
-              f"{steady / r['bound']:.2f} | {tgt} | {r['push_first']:.0f} + "
-              f"{r['pass_first_report']:.0f} = {first:.0f} | {r['bound_first']} | "
-              f"{first / r['bound_first']:.2f} | {r['offset'][0]:.0f}..{r['offset'][1]:.0f} |")
+              f"{steady / r['bound']:.2f} | {tgt} | {first:.0f} | {r['bound_first']} | "
+              f"{first / r['bound_first']:.2f} | {r['offset_pushes']:.0f}, "
+              f"{r['offset_pass']:.0f} |")
     for r in rows:
         if r["profile"]:
             total = sum(r["profile"].values())
@@ -594,9 +524,8 @@ def main(argv=None) -> list:
     ap.add_argument("--profile", action="store_true", help="per-function counts per run")
     ap.add_argument("--per-extractor", action="store_true",
                     help="also each extractor alone, per core (function calls, no simulate)")
-    ap.add_argument("--batched-push", action="store_true",
-                    help="also the experiments: a batched push (ADD_ROWS_C) per core, the AVR "
-                         "table square root")
+    ap.add_argument("--sqrt", action="store_true",
+                    help="also the experiment: the AVR Q15 integer square roots side by side")
     ap.add_argument("--json", type=Path, help="also write the rows here")
     ap.add_argument("--before", metavar="REV", help="also run this benchmark as it was at git "
                     "revision REV (its tree from git archive; same runs and recordings) and "
@@ -624,8 +553,7 @@ def main(argv=None) -> list:
         print_rows(rows)
         if args.per_extractor:
             per_extractor(work, bundle, data, scales, harness)
-        if args.batched_push:
-            with_batched(rows, batched_push(work, bundle, data, scales, harness))
+        if args.sqrt:
             table_sqrt(work, bundle, data, scales, harness)
     if args.before:
         print_before_after(args.before, before_rows(args.before, args), rows)
