@@ -14,6 +14,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..errors import TrainerError
+from .rate_closure import RATE_KEYS
 
 #: ``ram``: static bytes of the firmware (a channel's ring buffer, a scratch array: shared
 #: resources of level "transform"), the budget ``max_ram`` (``train --board``); ``flash``:
@@ -28,9 +29,10 @@ LEVELS = ("sensor", "transform")
 
 def cost_vector(value, where: str) -> np.ndarray:
     """A price number, or a {price, energy, time} mapping (absent kinds are 0), checked (a
-    resource's mapping may also hold its ``level``, see :func:`resources`)."""
+    resource's mapping may also hold its ``level``, see :func:`resources`, and its place on a
+    sensor's rate ladder, ``RATE_KEYS``: :mod:`.rate_closure`)."""
     if isinstance(value, Mapping):
-        value = {k: v for k, v in value.items() if k != "level"}
+        value = {k: v for k, v in value.items() if k != "level" and k not in RATE_KEYS}
         unknown = sorted(set(value) - set(KINDS))
         if unknown:
             raise TrainerError(f"{where}: unknown cost kind {unknown[0]!r} (kinds: "

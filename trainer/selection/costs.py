@@ -10,7 +10,8 @@ Totals of a chosen set E with sensors U(E) (``TOTALS``)::
     extractors = |E|,  sensors = |U(E)|,
     kind = sum_{e in E} cost_e[kind] + sum_{s in U(E)} cost_s[kind]
 
-for kind in price, energy, time, ram, flash. Budgets limit any of the seven totals (hard constraints).
+for kind in price, energy, time, ram, flash. Budgets limit any of the seven totals (hard
+constraints).
 
 Transforms are a level between sensors and extractors: ``sensor -> transform -> extractor``.
 A transform (the FFT of a channel's window, a filter, a derivative) is computation shared by
@@ -23,6 +24,9 @@ A *move* is one greedy step: a single extractor that makes at least one new feat
 or, when no single extractor does (the first step of the Cartesian case), a smallest set of
 extractors that does. Moves are ordered by their lowest feature index (ties in the greedy go
 to the first move), so one feature per extractor reproduces plain feature selection exactly.
+
+A sensor with listed rates is paid at the rate the device reads it (:mod:`.rate_closure`): the
+transforms of a set are those its extractors read plus the rate steps up to that rate.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from ..errors import TrainerError
+from . import rate_closure
 from .cost_params import KINDS, MEMORY_KINDS, cost_rows, limit, listing, resources, structure
 
 TOTALS = ("extractors", "sensors") + KINDS
@@ -83,7 +88,9 @@ class Moves:
 @dataclass(frozen=True)
 class CostPlan:
     """Extractor structure, costs and budgets (``limits`` over ``TOTALS``; inf = no limit);
-    the transforms (``transform_uses``: extractors x transforms) as the sensors."""
+    the transforms (``transform_uses``: extractors x transforms) as the sensors; the rate
+    ladders of sensors with listed rates and each extractor's factor on them
+    (:func:`.rate_closure.ladders`)."""
 
     extractor_names: tuple
     needs: tuple
@@ -96,6 +103,8 @@ class CostPlan:
     transform_names: tuple = ()
     transform_uses: np.ndarray = None
     transform_cost: np.ndarray = None
+    rate_ladders: tuple = ()
+    rate_factors: np.ndarray = None
 
     def __post_init__(self):
         if self.transform_uses is None:
@@ -131,8 +140,17 @@ class CostPlan:
         ids = np.asarray(sorted(set(int(e) for e in ext_ids)), dtype=np.intp)
         if not ids.size:
             return []
-        return [self.transform_names[t]
-                for t in np.flatnonzero(self.transform_uses[ids].any(axis=0))]
+        return [self.transform_names[t] for t in np.flatnonzero(self._transform_mask(ids))]
+
+    def _transform_mask(self, ids: np.ndarray) -> np.ndarray:
+        """The transforms the extractors ``ids`` compute: those they read, plus the rate steps
+        up to the rate each sensor with listed rates is read at (:mod:`.rate_closure`)."""
+        mask = self.transform_uses[ids].any(axis=0)
+        if self.rate_ladders:
+            mask |= rate_closure.step_mask(self.rate_ladders,
+                                           rate_closure.state_gcds(self.rate_factors, ids),
+                                           len(self.transform_names))[0]
+        return mask
 
     def totals_of(self, ext_ids) -> np.ndarray:
         """The five totals of the extractor set ``ext_ids``."""
@@ -142,7 +160,7 @@ class CostPlan:
         out[0], out[1] = ids.size, sensors.sum()
         out[2:] = self.extractor_cost[ids].sum(axis=0) + self.sensor_cost[sensors].sum(axis=0)
         if ids.size and self.transform_names:
-            out[2:] += self.transform_cost[self.transform_uses[ids].any(axis=0)].sum(axis=0)
+            out[2:] += self.transform_cost[self._transform_mask(ids)].sum(axis=0)
         return out
 
     def counts(self, kind: str) -> bool:
@@ -218,16 +236,31 @@ class CostPlan:
             added[:, 0] = 1
             added[:, 2:] = self.extractor_cost[ids]
             tr = self.transform_uses[ids]
+            if self.rate_ladders:
+                steps, bad = rate_closure.move_steps(
+                    self.rate_ladders, self.rate_factors,
+                    rate_closure.state_gcds(self.rate_factors, state.chosen), ids,
+                    len(self.transform_names))
+                tr = tr | steps
         else:
             new = np.array([self.uses[list(e)].any(axis=0) for e in ext]) & ~state.paid
             added[:, 0] = [len(e) for e in ext]
             added[:, 2:] = [self.extractor_cost[list(e)].sum(axis=0) for e in ext]
             tr = np.array([self.transform_uses[list(e)].any(axis=0) for e in ext])
+            if self.rate_ladders:
+                chosen = np.flatnonzero(state.chosen).tolist()
+                closed = [rate_closure.step_mask(
+                    self.rate_ladders, rate_closure.state_gcds(self.rate_factors, chosen + list(e)),
+                    len(self.transform_names)) for e in ext]
+                tr = tr | np.array([mask for mask, _ in closed])
+                bad = np.array([unreadable for _, unreadable in closed])
         added[:, 1] = new.sum(axis=1)
         added[:, 2:] += new.astype(float) @ self.sensor_cost
         if self.transform_names:
             done = state.computed if state.computed is not None else False
             added[:, 2:] += (tr & ~done).astype(float) @ self.transform_cost
+        if self.rate_ladders:
+            added[bad] = np.nan            # unreadable at a listed rate: never affordable
         return added
 
     def affordable(self, state: State, moves: Moves) -> np.ndarray:
@@ -242,7 +275,7 @@ class CostPlan:
         state.chosen[ids] = True
         state.paid[new] = True
         if state.computed is not None and self.transform_names:
-            state.computed |= self.transform_uses[ids].any(axis=0)
+            state.computed |= self._transform_mask(np.flatnonzero(state.chosen))
         state.taken[np.asarray(features, dtype=np.intp)] = True
         state.totals = self.totals_of(np.flatnonzero(state.chosen))
         return [int(s) for s in new]
@@ -331,9 +364,12 @@ def build_plan(n_features: int, *, feature_names=None, extractors=None, extracto
     limits = np.array([np.inf, limit(max_sensors, "max_sensors"), limit(max_cost, "max_cost"),
                        limit(max_energy, "max_energy"), limit(max_time, "max_time"),
                        limit(max_ram, "max_ram"), limit(max_flash, "max_flash")])
+    rungs, factors = rate_closure.ladders(sensor_costs, sensor_names, transforms[0], uses,
+                                          transforms[1])
     plan = CostPlan(names, needs, ext_cost, uses, sensor_names, sensor_cost, limits,
                     named_extractors=extractors is not None, transform_names=transforms[0],
-                    transform_uses=transforms[1], transform_cost=transforms[2])
+                    transform_uses=transforms[1], transform_cost=transforms[2],
+                    rate_ladders=rungs, rate_factors=factors)
     return plan.with_limit("extractors", budget)
 
 

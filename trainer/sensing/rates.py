@@ -237,10 +237,32 @@ def read_rate(recorded_hz: float, rates) -> float:
     return r / math.gcd(*(max(1, round(r / float(q))) for q in rates))
 
 
+def paid_rate(recorded_hz: float, listed, rates) -> float:
+    """The rate a sensor recorded at ``r`` Hz is run and paid at to make each of ``rates``:
+    the slowest of its ``listed`` rates (``rates_hz``) that is a whole multiple of
+    :func:`read_rate` (``q / read`` whole: each of ``rates`` is then a plain decimation of
+    it); ``read_rate`` itself for a sensor without listed rates. When no listed rate is such
+    a multiple (5 and 2 Hz of ``[2, 5]``), the fastest listed rate: below the read rate, which
+    :func:`read_above_paid` flags (the selection never forms such a set;
+    :mod:`sensorbudget.trainer.selection.rate_closure`).
+
+    >>> paid_rate(10, [2, 5, 10], [5, 2]), paid_rate(12, [2, 3, 12], [2, 3])
+    (10.0, 12.0)
+    """
+    read = read_rate(recorded_hz, rates)
+    if not listed:
+        return read
+    multiples = [float(q) for q in listed
+                 if round(q / read) >= 1 and abs(q / read - round(q / read)) <= 1e-9 * q / read]
+    return min(multiples) if multiples else float(max(listed))
+
+
 def read_above_paid(meta: dict) -> dict:
-    """{sensor: the rate a device reads it at} for each sensor of a multi-rate bundle whose
-    selected features' rates do not divide the fastest of them (:func:`read_rate`): the
-    selection priced it at that fastest rate (``sensor_rates_hz``), below what it draws."""
+    """{sensor: the rate a device reads it at} for each sensor of a multi-rate bundle read
+    faster than the selection priced it (``sensor_rates_hz``): a bundle written before the
+    selection priced each sensor at its read rate (features at 5 and 2 Hz of a 10 Hz sensor
+    were paid at 5 Hz, read at 10 Hz), or one whose read rate no listed rate is a multiple of
+    (:func:`paid_rate`); empty for a bundle priced as read."""
     recorded = {s["name"]: s["sample_rate_hz"] for s in meta.get("sensors") or []
                 if isinstance(s, dict) and "sample_rate_hz" in s}
     used = {}
@@ -257,9 +279,10 @@ def read_above_paid(meta: dict) -> dict:
 
 
 def with_chosen_rates(meta: dict) -> dict:
-    """A multi-rate bundle's ``model.json`` dict with the rate each sensor runs at: every
-    ``path`` step gets ``rates_hz`` {sensor: the highest rate of its features chosen so far},
-    the top level ``sensor_rates_hz`` (the final design), and each required sensor's entry
+    """A multi-rate bundle's ``model.json`` dict with the rate each sensor runs at and is paid
+    at: every ``path`` step gets ``rates_hz`` {sensor: :func:`paid_rate` of its features
+    chosen so far} (the highest of their rates when the others divide it), the top level
+    ``sensor_rates_hz`` (the final design), and each required sensor's entry
     ``chosen_rate_hz`` with ``readings_per_prediction`` and ``energy_per_prediction_j`` at
     that rate (:func:`~.sensor_budget.per_prediction`; for ``rates_hz`` its cost there)."""
     from .sensor_budget import per_prediction
@@ -267,13 +290,16 @@ def with_chosen_rates(meta: dict) -> dict:
     for e in meta["extractors"]:
         for f in e["features"]:
             need[f] = (e["sensors"], float(e["params"]["sample_rate_hz"]))
-    rates = {}
+    by_name = {s["name"]: s for s in meta["sensors"]}
+    used, rates = {}, {}
     path = []
     for step in meta["path"]:
         for f in step["added"]:
             sensors, rate = need[f]
             for s in sensors:
-                rates[s] = max(rates.get(s, 0.0), rate)
+                used.setdefault(s, set()).add(rate)
+                rates[s] = paid_rate(by_name[s]["sample_rate_hz"], by_name[s].get("rates_hz"),
+                                     used[s])
         path.append({**step, "rates_hz": dict(rates)})
     seconds = (meta["window_s"], meta["hop_s"])
     final = {s: rates[s] for s in meta["required_sensors"] if s in rates}

@@ -28,11 +28,15 @@ and paid once per prediction however many chosen units read it. They reach the e
 
 Rates (a multi-rate table, :mod:`.rates`): a sensor's readings per prediction are its rate x
 min(window_s, hop_s), :func:`per_prediction` at its own samples. A sensor with ``rates_hz``
-q_1 < ... < q_m is paid once, at the highest rate a chosen feature needs: with E_j its cost
-per prediction at q_j, the sensor itself costs E_1 and each ``<sensor>@<q_j>`` (j >= 2, a
+q_1 < ... < q_m is paid once, at the rate the device reads it: the slowest listed rate that
+every chosen feature's rate is a plain decimation of (:func:`.rates.paid_rate`; the highest
+chosen rate when the others divide it, 10 Hz for 5 and 2 Hz of a 10 Hz sensor). With E_j its
+cost per prediction at q_j, the sensor itself costs E_1 and each ``<sensor>@<q_j>`` (j >= 2, a
 shared resource of level "transform") costs E_j - E_{j-1}; a feature at q_j needs the sensor
-and every step up to q_j, so a chosen set pays sum_{i<=j} (E_i - E_{i-1}) = E_j for its
-highest rate q_j (:func:`rate_steps`). A higher rate must not cost less per prediction.
+and every step up to q_j, and the selection's cost plan adds the steps up to the read rate
+(:mod:`sensorbudget.trainer.selection.rate_closure`), so a chosen set read at q_j pays
+sum_{i<=j} (E_i - E_{i-1}) = E_j (:func:`rate_steps`). A higher rate must not cost less per
+prediction.
 """
 
 from __future__ import annotations
@@ -87,7 +91,10 @@ def sensor_costs(sensors, window: int, hop: int | None = None) -> dict:
 
 def rate_steps(sensor: dict, window_s: float, hop_s: float) -> tuple:
     """(base cost, [(resource name, rate, cost step), ...]) of a sensor with ``rates_hz``
-    (module notes); each cost a {price, energy, time} dict per prediction."""
+    (module notes); each cost a {price, energy, time} dict per prediction, placed on the
+    sensor's rate ladder for the plan (the base: ``rate_hz`` its lowest rate and
+    ``sample_rate_hz`` the recorded one; a step: its ``sensor`` and ``rate_hz``;
+    :mod:`sensorbudget.trainer.selection.rate_closure`)."""
     costs = []
     for rate, energy in zip(sensor["rates_hz"], sensor["energy_per_reading_j_by_rate"]):
         c = per_prediction({**sensor, "energy_per_reading_j": energy}, round(window_s * rate),
@@ -101,8 +108,11 @@ def rate_steps(sensor: dict, window_s: float, hop_s: float) -> tuple:
                                f"({a['energy']:g} J); a higher rate must not cost less")
         steps.append((sensor["name"] + rate_tag(high), high,
                       {"price": 0.0, "energy": b["energy"] - a["energy"],
-                       "time": b["time"] - a["time"], "level": "transform"}))
-    return costs[0][1], steps
+                       "time": b["time"] - a["time"], "level": "transform",
+                       "sensor": sensor["name"], "rate_hz": float(high)}))
+    base = {**costs[0][1], "rate_hz": float(costs[0][0]),
+            "sample_rate_hz": float(sensor["sample_rate_hz"])}
+    return base, steps
 
 
 def _unit_of(name: str, extractor: str, sensors: tuple, unit: str, tag: str = ""):
