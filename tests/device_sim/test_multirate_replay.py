@@ -327,9 +327,18 @@ def test_the_html_summary_shows_each_sensors_rate_as_the_runs_hold_it(watch, tmp
 
 
 def test_a_sensor_pushed_above_the_rate_it_is_paid_at_is_flagged(watch, tmp_path):
-    """Accelerometer features at 5 and 2 Hz of its 10 Hz recording: the device must read it
-    at 10 Hz (2 Hz is no whole fraction of 5 Hz), while the cost model pays 5 Hz; the replay
+    """A bundle written before the selection priced each sensor at the rate the device reads
+    it (issue 30): accelerometer features at 5 and 2 Hz of its 10 Hz recording, paid at 5 Hz
+    (the highest chosen rate), while the device must read it at 10 Hz (2 Hz is no whole
+    fraction of 5 Hz). The selection no longer forms such a set, so the old bundle is made by
+    hand: trained now (5 Hz accelerometer features only), one of them renamed to its 2 Hz
+    twin in model.json and the file vouched for again (``sensorbudget upgrade``). The replay
     still equals the reference, and the report says so for that sensor alone."""
+    import json
+
+    from click.testing import CliRunner
+
+    from sensorbudget.cli import main
     from tests.device_sim.conftest import train
 
     toml = (SENSORS_TOML.replace("rates_hz = [2.5, 10]", "rates_hz = [2, 5]")
@@ -338,7 +347,19 @@ def test_a_sensor_pushed_above_the_rate_it_is_paid_at_is_flagged(watch, tmp_path
     (tmp_path / "s.toml").write_text(toml)
     bundle = train(watch[1], tmp_path / "s.toml", tmp_path / "b", 14)
     meta = load_bundle(bundle).meta
-    assert {"acc_y@2.mean", "acc_x@5.min"} <= set(meta["selected"])
+    assert {"acc_y@5.mean", "acc_x@5.min"} <= set(meta["selected"])
+    assert "acc_y@2.mean" not in meta["selected"] and meta["sensor_rates_hz"]["accel"] == 5.0
+    old = json.loads((bundle / "model.json").read_text().replace('"acc_y@5.mean"',
+                                                                 '"acc_y@2.mean"'))
+    for key in ("features", "extractors"):             # the candidates stay as they were
+        old[key] = json.loads(json.dumps(meta[key]))
+    i = old["selected"].index("acc_y@2.mean")
+    old["selected_index"][i] = old["features"].index("acc_y@2.mean")
+    old.pop("content_sha256")
+    (bundle / "model.json").write_text(json.dumps(old))
+    done = CliRunner().invoke(main, ["upgrade", str(bundle)], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    assert {"acc_y@2.mean", "acc_x@5.min"} <= set(load_bundle(bundle).meta["selected"])
     report, _ = simulate(bundle, watch[2], backend="python", report_dir=tmp_path / "rep")
     rates = {s["name"]: s for s in report["rates"]["sensors"]}
     assert report["mismatches"] == 0 and report["predictions"] == 72
