@@ -406,3 +406,29 @@ def test_compare_shows_the_rates_of_a_multi_rate_design_beside_its_bundle(watch,
         "sensor_rates_hz"].items())
     assert rows["sensor rates (paid at)"] == (rates, rates)
     assert rows["mismatches"] == (None, 0)
+
+
+def test_python_backend_estimates_each_sensors_pushes(watch):
+    """The multi-rate device's op-count pushes (issue 28): per sensor, its min(window, hop) new
+    samples at the rate it is pushed at (a whole window for each segment's first prediction) x
+    its channels x 2 integer ops of the core (a load and a store), as the SENSORS answer
+    describes each sensor; the report's first window adds them to the window pass."""
+    from sensorbudget.device_sim.costs import OPS
+    from sensorbudget.firmware_gen.boards import DEFAULT_BOARD, get_board
+
+    bundle, _, test = watch
+    report, result = simulate(bundle, test, backend="python", bench=False)
+    store = 2 * OPS[get_board(DEFAULT_BOARD).ops]["int_op"]
+    device = PythonBackend(model_of(bundle))
+    try:
+        info = device.open().sensors                      # the SENSORS answer
+    finally:
+        device.close()
+    steady = sum(min(s.window, s.hop) * s.channels for s in info) * store
+    whole = sum(s.window * s.channels for s in info) * store
+    cost = report["cost"]
+    assert {r.pushes for r in result.records if r.window > 0} == {round(steady)}
+    assert {r.pushes for r in result.records if r.window == 0} == {round(whole)}
+    assert cost["first_window"]["median"] == round(whole) + cost["extractors"]["median"]
+    assert cost["total"]["median"] == (round(steady) + cost["extractors"]["median"]
+                                       + cost["model"]["median"])
