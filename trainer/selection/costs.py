@@ -203,6 +203,14 @@ class CostPlan:
         return self.__dict__["_single_cache"]
 
     @property
+    def _rate_keys(self) -> tuple:
+        """Each extractor's (ladder, factor) group (:func:`.rate_closure.move_keys`), cached."""
+        if "_rate_keys_cache" not in self.__dict__:
+            object.__setattr__(self, "_rate_keys_cache",
+                               rate_closure.move_keys(self.rate_factors))
+        return self.__dict__["_rate_keys_cache"]
+
+    @property
     def _ext_features(self) -> list:
         cached = self.__dict__.get("_ext_features_cache")
         if cached is None:
@@ -240,7 +248,7 @@ class CostPlan:
                 steps, bad = rate_closure.move_steps(
                     self.rate_ladders, self.rate_factors,
                     rate_closure.state_gcds(self.rate_factors, state.chosen), ids,
-                    len(self.transform_names))
+                    len(self.transform_names), self._rate_keys)
                 tr = tr | steps
         else:
             new = np.array([self.uses[list(e)].any(axis=0) for e in ext]) & ~state.paid

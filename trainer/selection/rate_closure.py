@@ -82,10 +82,14 @@ def ladders(sensor_costs, sensor_names, transform_names, uses, transform_uses) -
             e = sensor_costs.get(step)
             if isinstance(e, Mapping) and e.get("sensor") == name:
                 rungs.append((_rate(e, "rate_hz", step), t))
+        base, above = rungs[0][0], sorted(q for q, _ in rungs[1:])
+        if above and above[0] <= base:
+            raise TrainerError(f"sensor_costs[{name!r}]: rate_hz={base:g} must be below the "
+                               f"rate_hz of each of its steps (one gives {above[0]:g})")
+        if len(set(above)) != len(above):
+            raise TrainerError(f"sensor_costs[{name!r}]: two of its steps give one rate_hz "
+                               f"({', '.join(f'{q:g}' for q in above)})")
         rungs.sort()
-        if rungs[0][1] != -1 or len({q for q, _ in rungs}) != len(rungs):
-            raise TrainerError(f"sensor_costs[{name!r}]: rate_hz={rungs[0][0]:g} must be below "
-                               f"the rate_hz of each of its steps")
         m = tuple(_factor(recorded, q, name) for q, _ in rungs)
         steps = tuple(t for _, t in rungs[1:])
         level = np.zeros(uses.shape[0], dtype=np.int64)
@@ -129,20 +133,37 @@ def step_mask(rungs: tuple, gcds, n_transforms: int) -> tuple:
     return mask, unreadable
 
 
-def move_steps(rungs: tuple, factors: np.ndarray, gcds, ids: np.ndarray,
-               n_transforms: int) -> tuple:
-    """(steps paid after each single-extractor move ``ids`` (len(ids) x n_transforms),
-    unreadable per move), for the state's ``gcds``: a move changes only the ladder it reads,
-    to gcd(G, m(e)), so it is computed once per (ladder, factor) and spread to the moves."""
-    rows = np.zeros((ids.size, n_transforms), dtype=bool)
-    bad = np.zeros(ids.size, dtype=bool)
-    base, bad[:] = step_mask(rungs, gcds, n_transforms)
-    rows |= base                      # a level only rises: gcd(G, m) divides G
-    for i, ladder in enumerate(rungs):
-        fm = factors[ids, i]
-        for m in np.unique(fm[fm > 0]):
-            j = paid_level(ladder.factors, int(np.gcd(int(gcds[i]), int(m))))
-            sel = fm == m
-            rows[np.ix_(sel, list(ladder.steps[:len(ladder.steps) if j < 0 else j]))] = True
-            bad[sel] |= j < 0
+def move_keys(factors: np.ndarray) -> tuple:
+    """(key per extractor, [(ladder, factor), ...]): the (ladder, factor) group of each
+    extractor reading one ladder (-1: none, -2: several, priced move by move)."""
+    reads = factors > 0
+    pairs = [(int(i), int(m)) for i in range(factors.shape[1])
+             for m in np.unique(factors[reads[:, i], i])]
+    index = {p: k for k, p in enumerate(pairs)}
+    key = np.full(factors.shape[0], -1, dtype=np.intp)
+    for e in np.flatnonzero(reads.any(axis=1)):
+        read = np.flatnonzero(reads[e])
+        key[e] = index[int(read[0]), int(factors[e, read[0]])] if read.size == 1 else -2
+    return key, pairs
+
+
+def move_steps(rungs: tuple, factors: np.ndarray, gcds, ids: np.ndarray, n_transforms: int,
+               keys: tuple) -> tuple:
+    """(rate steps each single-extractor move ``ids`` pays beyond the state's
+    (len(ids) x n_transforms), unreadable per move), for the state's ``gcds``. A move
+    changes only the ladder it reads, to gcd(G, m(e)) (a level only rises: it divides G), so
+    its steps are computed once per (ladder, factor) group (``keys``: :func:`move_keys`) and
+    gathered to the moves; an extractor reading several ladders is priced by itself."""
+    key, pairs = keys
+    table = np.zeros((len(pairs) + 1, n_transforms), dtype=bool)     # last row: no ladder
+    unreadable = np.zeros(len(pairs) + 1, dtype=bool)
+    for k, (i, m) in enumerate(pairs):
+        j = paid_level(rungs[i].factors, int(np.gcd(int(gcds[i]), m)))
+        table[k, list(rungs[i].steps[:len(rungs[i].steps) if j < 0 else j])] = True
+        unreadable[k] = j < 0
+    at = key[ids]
+    rows, bad = table[at], unreadable[at]
+    for r in np.flatnonzero(at == -2):
+        e = ids[r]
+        rows[r], bad[r] = step_mask(rungs, np.gcd(gcds, factors[e]), n_transforms)
     return rows, bad
