@@ -136,15 +136,14 @@ def step_mask(rungs: tuple, gcds, n_transforms: int) -> tuple:
 def move_keys(factors: np.ndarray) -> tuple:
     """(key per extractor, [(ladder, factor), ...]): the (ladder, factor) group of each
     extractor reading one ladder (-1: none, -2: several, priced move by move)."""
-    reads = factors > 0
-    pairs = [(int(i), int(m)) for i in range(factors.shape[1])
-             for m in np.unique(factors[reads[:, i], i])]
-    index = {p: k for k, p in enumerate(pairs)}
-    key = np.full(factors.shape[0], -1, dtype=np.intp)
-    for e in np.flatnonzero(reads.any(axis=1)):
-        read = np.flatnonzero(reads[e])
-        key[e] = index[int(read[0]), int(factors[e, read[0]])] if read.size == 1 else -2
-    return key, pairs
+    reads = (factors > 0).sum(axis=1)
+    ladder = factors.argmax(axis=1)                  # the one ladder it reads (when one)
+    base = int(factors.max()) + 1
+    codes = ladder * base + factors[np.arange(factors.shape[0]), ladder]
+    groups, at = np.unique(codes[reads == 1], return_inverse=True)
+    key = np.where(reads == 0, -1, -2).astype(np.intp)
+    key[reads == 1] = at
+    return key, [(int(c) // base, int(c) % base) for c in groups]
 
 
 def move_steps(rungs: tuple, factors: np.ndarray, gcds, ids: np.ndarray, n_transforms: int,
