@@ -143,15 +143,23 @@ def _decision_lines(d) -> list:
 
 
 def _breakdown(c: dict) -> list:
-    """The per-transform and per-extractor table of a cost section (Markdown lines)."""
+    """The per-transform, per-extractor and per-channel push table of a cost section
+    (Markdown lines)."""
     rows = [("transform", k, v) for k, v in sorted((c.get("per_transform") or {}).items())]
     rows += [("extractor", k, v) for k, v in sorted((c.get("per_extractor") or {}).items())]
-    if not rows:
+    pushes = sorted((c.get("per_channel_push") or {}).items())
+    if not rows and not pushes:
         return []
-    return ["", f"Per transform (paid once per window) and per extractor, {c['unit']} "
-                f"({c.get('per_extractor_method') or c.get('method', '')}):", "",
-            "| part | name | cost |", "|---|---|---|",
-            *(f"| {part} | {name} | {_fmt(float(v), 5)} |" for part, name, v in rows)]
+    lines = ["", f"Per transform (paid once per window) and per extractor, {c['unit']} "
+                 f"({c.get('per_extractor_method') or c.get('method', '')}):", "",
+             "| part | name | cost |", "|---|---|---|",
+             *(f"| {part} | {name} | {_fmt(float(v), 5)} |" for part, name, v in rows)]
+    if pushes:
+        lines += ["", f"Pushes per channel, {c['unit']} per steady prediction (the pushes "
+                      f"split over the channels by the op-count model):", "",
+                  "| channel | pushes |", "|---|---|",
+                  *(f"| {name} | {_fmt(float(v), 5)} |" for name, v in pushes)]
+    return lines
 
 
 def _fmt_acc(acc) -> str:

@@ -139,6 +139,10 @@ def test_unicorn_report_is_the_function_by_function_measurement_everywhere(tiny,
                          "first_window")):
         assert rows[label].split()[-3:] == [f"{cost[part]['median']:.4g}"] * 2 + ["1x"]
     assert f"medians over {cost['predictions']}" in printed
+    per_channel = cost["per_channel_push"]          # the pushes, split over the channels
+    assert set(per_channel) == set(model.channels)
+    assert sum(per_channel.values()) == pytest.approx(cost["pushes"]["median"], rel=1e-12)
+    assert all(f"| {c} | {v:.5g} |" in summary for c, v in per_channel.items())
 
 
 def test_python_backend_pushes_are_the_formula_by_hand(tiny, tmp_path):
