@@ -91,13 +91,38 @@ def _device_rows(bundle, numeric: str) -> list:
     return out
 
 
+def _rows_cost(caller, state, scratch, rows, per: list, compute: list) -> None:
+    """A single-rate recording's rows through ``sbmodel_stream_add_rows`` (per prediction:
+    its calls since the previous window + ``stream_compute``), appended to per / compute."""
+    import numpy as np
+
+    cap = max(1, (caller.sym["fw_rx"][1] - 16) // rows[0].nbytes)
+    stored, spent = caller.data("fw_tx"), 0
+    for i in range(0, len(rows), cap):
+        block = rows[i:i + cap]
+        caller.write(scratch, np.ascontiguousarray(block).tobytes())
+        at = 0
+        while at < len(block):
+            done, n = caller.call("sbmodel_stream_add_rows", state,
+                                  scratch + at * rows[0].nbytes, len(block) - at, stored)
+            at += int.from_bytes(caller.read(stored, 4), "little")
+            spent += n
+            if done:
+                per.append(spent + caller.call("sbmodel_stream_compute", state)[1])
+                spent = 0
+                compute.append(caller.call("sbmodel_stream_compute", state)[1])
+
+
 def device_cost(elf: Path, rows: list) -> tuple:
     """Median instructions per prediction on unicorn (Cortex-M4F): every push since the
-    previous window plus the window's computation (single-rate: ``stream_add`` per sample and
-    ``stream_compute``; multi-rate: ``mr_push`` per sample, which computes each group's window
-    in the push that completes it), and the computation alone (``stream_compute`` /
-    ``mr_compute``, the BENCH figure)."""
+    previous window plus the window's computation (single-rate: ``stream_add_rows`` on the
+    rows up to the window's end, in blocks the receive buffer holds, as main.c stores a
+    request's rows, and ``stream_compute``; multi-rate: ``mr_push`` per sample, which computes
+    each group's window in the push that completes it), and the computation alone
+    (``stream_compute`` / ``mr_compute``, the BENCH figure)."""
     import statistics
+
+    import numpy as np
 
     from benchmarks.bench_issue28 import M4Caller
 
@@ -108,14 +133,12 @@ def device_cost(elf: Path, rows: list) -> tuple:
     for rec in rows:
         caller.call("sbmodel_mr_reset" if multi else "sbmodel_stream_reset", state)
         spent = 0
+        if not multi:
+            _rows_cost(caller, state, scratch, np.stack([r for _, r in rec]), per, compute)
+            continue
         for sensor, row in rec:
             caller.write(scratch, row.tobytes())
-            if multi:
-                done, n = caller.call("sbmodel_mr_push", state, sensor, scratch)
-            else:
-                done, n = caller.call("sbmodel_stream_add", state, scratch)
-                if done:
-                    n += caller.call("sbmodel_stream_compute", state)[1]
+            done, n = caller.call("sbmodel_mr_push", state, sensor, scratch)
             spent += n
             if done == 1:
                 per.append(spent)
