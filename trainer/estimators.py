@@ -222,7 +222,10 @@ class GreedyRLS(_GreedyRLSBase, SelectorMixin, RegressorMixin, BaseEstimator):
         none). A sensor is paid once, when the first extractor needing it is chosen.
     sensor_costs : dict or None, default=None
         {sensor: price} or {sensor: {"price", "energy", "time"}} for every sensor named in
-        ``extractor_sensors`` (None: sensors are free but still counted).
+        ``extractor_sensors`` (None: sensors are free but still counted). An entry may say
+        ``"level": "transform"`` (shared computation, not a sensor) and place a resource on a
+        sensor's rate ladder (``rate_hz``, ``sample_rate_hz``, ``sensor``: the sensor is then
+        paid at the rate the device reads it; :mod:`.selection.rate_closure`).
     max_cost, max_sensors, max_energy, max_time : float or None, default=None
         Hard budgets on the total unit price (BOM), the number of sensors, and the energy and
         time per prediction (sums over chosen extractors and sensors).
