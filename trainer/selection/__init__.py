@@ -5,6 +5,8 @@
   lambda search along the path (and the exhaustive grid);
 - :mod:`~sensorbudget.trainer.selection.costs`: the cost model (extractors, transforms, sensors, budgets) as a
   plan of moves; :mod:`~sensorbudget.trainer.selection.cost_params`: its parameter checks;
+  :mod:`~sensorbudget.trainer.selection.rate_closure`: a sensor with listed rates paid at the
+  rate the device reads it;
 - :mod:`~sensorbudget.trainer.selection.caches`: the caches of one run in blocks of rows x targets;
 - :mod:`~sensorbudget.trainer.selection.rls_math` (LOO), :mod:`~sensorbudget.trainer.selection.group_math` (rank-m moves),
   :mod:`~sensorbudget.trainer.selection.holdout_math` and :mod:`~sensorbudget.trainer.selection.holdout_blocks`
