@@ -83,8 +83,8 @@ def calibration_entries(report: dict, source: str, allow_estimated: bool = False
         t = prof.seconds(float(value), unit)
         entries.append({"extractor": name, "target": prof.name,
                         UNIT_KEYS[unit]: float(round(float(value), 3)),
-                        "compute_time_s": float(f"{t:.6g}"),
-                        "compute_energy_j": float(f"{t * prof.active_power_w:.6g}"),
+                        "compute_time_s": float(t),   # full precision: train sums them
+                        "compute_energy_j": float(t * prof.active_power_w),
                         "method": method if name in pushes else
                         cost.get("per_extractor_method") or cost.get("method", ""),
                         "source": f"{source} (backend {report['backend']})"})

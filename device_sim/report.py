@@ -233,7 +233,7 @@ def cost_section(result, backend, model) -> dict:
                       "(transforms, such as a channel's FFT, once each)")
     elif per is None:
         per, per_method = dict(est["extractors"]), "estimated (op-count model)"
-    if measured and parts["pushes"] is not None:    # the measured pushes, split per channel
+    if parts["pushes"] is not None:     # the reported pushes, split per channel by the model
         share = sum(est["pushes"].values()) or 1.0
         per_push = {k: parts["pushes"]["median"] * v / share for k, v in est["pushes"].items()}
     elif measured:
