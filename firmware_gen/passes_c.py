@@ -42,6 +42,7 @@ import re
 from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.q15 import energy_shift
 
+from . import q15_c
 from .ctemplate import macro
 
 #: the statistics in the order a pass computes them; the per-sample lines of each are the macro
@@ -214,6 +215,49 @@ def _part(decls, lines, stores) -> dict:
             "ptr": row and not any("[i]" in x for x in lines)}
 
 
+#: integer statistics the AVR row macros (``<P>_ROW_*``, :func:`q15_c.avr_rows`) compute
+_AVR_STATS = {"qsum", "qmin", "qmax", "qsq"}
+
+
+def _avr_part(P: str, groups) -> dict | None:
+    """The AVR form of a Q15 pass (``<P>_AVR_ROWS``): each statistic one inline-assembly macro
+    that loads its channel's sample itself (``ldd`` from the row pointer at byte offset 2c), so
+    that only the accumulators live across the loop (avr-gcc kept every sample of the row and
+    spilled accumulators to the stack). The sum is kept as the sum of ``q + 32768`` (unsigned:
+    no sign extension), the sum of squares as 48 bits (:func:`q15_c.squares`). None when a
+    group is not a channel's integer statistics (magnitudes, float statistics) or a channel
+    lies past the ``ldd`` displacement."""
+    decls, lines, stores = [], [], []
+    for g, ((kind, chans, *_), stats) in enumerate(groups):
+        if kind != "ch" or not stats <= _AVR_STATS or 2 * chans[0] + 1 > q15_c.AVR_MAX_OFFSET:
+            return None
+        c, off = chans[0], 2 * chans[0]
+        first = f"s->buf[start][{c}u]"
+        if "qsum" in stats:
+            decls.append(f"    uint32_t qsum{g} = 0u;")
+            lines.append(f"{P}_ROW_SUM(qsum{g}, row, {off});")
+            stores.append(f"    st[{g}].qsum ={cgen.BREAK}(int32_t)(qsum{g} -{cgen.BREAK}"
+                          f"(uint32_t){P}_WINDOW * 32768u);")
+        if "qmin" in stats:
+            decls.append(f"    int16_t qlo{g} = {first};")
+            stores.append(f"    st[{g}].qlo = qlo{g};")
+        if "qmax" in stats:
+            decls.append(f"    int16_t qhi{g} = {first};")
+            stores.append(f"    st[{g}].qhi = qhi{g};")
+        if {"qmin", "qmax"} <= stats:
+            lines.append(f"{P}_ROW_MINMAX(qlo{g}, qhi{g}, row, {off});")
+        elif "qmin" in stats:
+            lines.append(f"{P}_ROW_MIN(qlo{g}, row, {off});")
+        elif "qmax" in stats:
+            lines.append(f"{P}_ROW_MAX(qhi{g}, row, {off});")
+        if "qsq" in stats:
+            decls.append(f"    {P}_SQ_DECL(qsq{g});")
+            lines.append(f"{P}_ROW_SQ(qsq{g}, row, {off});")
+            stores.append(f"    st[{g}].qsq = {P}_SQ_SUM(qsq{g});")
+    return ({"decls": decls, "lines": lines, "stores": stores, "row": True, "ptr": True}
+            if lines else None)
+
+
 def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
     """``<p>_window_pass``: one loop over the window (two ring-buffer segments) computing the
     statistics of every group: ``(("ch", (c,)) | ("mag", channels) | ("qmag", channels, m),
@@ -228,17 +272,18 @@ def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
     packed = None
     if fixed_plan and _pairs(groups, len(names)):
         packed = _part(*_parts(p, P, groups, fixed_plan, names, True)[:3])
+    avr = _avr_part(P, groups) if fixed_plan else None
     comment = cgen.block_comment(["One pass over the window, oldest sample first; per group "
                                   "(a channel or a |magnitude|), its statistics:",
                                   *what])
     return macro("stream.c.j2", "window_pass", p, P, comment.rstrip("\n"),
-                 _part(decls, lines, stores), packed)
+                 _part(decls, lines, stores), packed, avr)
 
 
 def simd(p: str, P: str) -> str:
     """The Cortex-M4 SIMD helpers of the Q15 passes (``<P>_SIMD32``, halfword min / max),
-    from ``templates/stream.c.j2``."""
-    return macro("stream.c.j2", "simd", p, P)
+    from ``templates/stream.c.j2``, and the AVR row statistics (:func:`q15_c.avr_rows`)."""
+    return macro("stream.c.j2", "simd", p, P) + q15_c.avr_rows(P)
 
 
 def raw(p: str, P: str, ext, st: str = "st", mag: int = 0, window: int = 0) -> str:

@@ -53,6 +53,8 @@ from sensorbudget.trainer.sensing.q15 import (
 from .ctemplate import macro
 
 TEMPLATE = "q15.c.j2"   # isqrt, the magnitude cache, the quantisers
+#: the largest ``ldd`` displacement (bytes): AVR row macros read channels up to 31 of a row
+AVR_MAX_OFFSET = 63
 FIXED_MAG = ("mag_mean", "mag_max")
 #: Q15 kinds whose model input is quantised straight from their integer value (:func:`int_inputs`)
 INT_KINDS = ("mean", "min", "max", "ptp", "last", "energy", "rms", "mad", "mag_mean", "mag_max",
@@ -117,17 +119,36 @@ def squares(p: str, P: str) -> str:
     return macro(TEMPLATE, "squares", p, P)
 
 
+def _avr_square(P: str, c: int, shift: int, first: bool) -> str:
+    """The AVR statement setting (``first``) or adding to ``a`` the square of ``row[c]``:
+    ``<P>_ROW_SQ32SET`` / ``<P>_ROW_SQ32`` (ldd at byte offset 2c, below 63), or C for a
+    shifted square or a channel past the ldd displacement."""
+    if shift == 0 and 2 * c + 1 <= AVR_MAX_OFFSET:
+        return f"{P}_ROW_SQ32{'SET' if first else ''}(a, row, {2 * c});"
+    return f"a {'=' if first else '+='} {_square(P, c, shift)};"
+
+
 def mag_update(plan) -> str:
     """``<p>_mag_rows`` and ``<p>_mag_update`` (the cache of the magnitude sets), or ''."""
     sets = mag_sets(plan)
     if not sets:
         return ""
     out = []
+    P = plan.name.upper()
     for chans in sets:
         shifts = magnitude_shifts([plan.full_scale[c] for c in chans])[0]
         out.append({"names": ", ".join(cgen.c_comment(plan.channels[c]) for c in chans),
-                    "terms": [_square(plan.name.upper(), c, s) for c, s in zip(chans, shifts)]})
+                    "terms": [_square(P, c, s) for c, s in zip(chans, shifts)],
+                    "avr": [_avr_square(P, c, s, i == 0)
+                            for i, (c, s) in enumerate(zip(chans, shifts))]})
     return macro(TEMPLATE, "mag_update", plan.name, plan.name.upper(), out)
+
+
+def avr_rows(P: str) -> str:
+    """``<P>_AVR_ROWS`` and the AVR window-pass row statistics (``<P>_ROW_MIN`` / ``_MAX`` /
+    ``_MINMAX`` / ``_SUM``; GCC inline assembly, 1 only with avr-gcc), from
+    ``templates/q15.c.j2``."""
+    return macro(TEMPLATE, "avr_rows", P)
 
 
 def raw_unit(plan, ext) -> float:

@@ -166,3 +166,179 @@ def test_avr_squares_sums_and_roots(tmp_path):
     want = np.concatenate([quants[i][1].apply(raw[index == i]) for i in range(len(quants))])
     assert len(qin) == len(raw) > 1000 and np.array_equal(qin, want)
     assert min(p[3] for p in params) < 15 <= max(p[3] for p in params)   # both products
+
+
+#: channels (byte offset 2c in a row of 32) the row macros are checked at: the first, the last
+#: one an ldd displacement reaches (62), and between
+ROW_CHANNELS = (0, 1, 7, 15, 31)
+
+ROWS_MAIN = r"""
+#include <stdint.h>
+#include <string.h>
+#include <avr/pgmspace.h>
+#include "sbfw_hal.h"
+@ARITH@
+static const int16_t sb_vals[][@NC@] PROGMEM = { @VALS@ };
+/* per window: its first row in sb_vals, its rows, how often each row repeats */
+static const uint16_t sb_win[][3] PROGMEM = { @WINS@ };
+static const uint8_t sb_ch[@NC@] = { @CH@ };
+static int16_t sb_row[32];
+
+static void sb_put(const void *p, uint16_t n)
+{
+    sbfw_hal_write((const uint8_t *)p, n);
+}
+
+int main(void)
+{
+    int16_t lo[@NC@], hi[@NC@], mlo[@NC@], mhi[@NC@];
+    uint32_t sum[@NC@];
+    unsigned w, k, r, rep;
+    sbfw_hal_init();
+    for (w = 0u; w < sizeof sb_win / sizeof sb_win[0]; ++w) {
+        const uint16_t first = pgm_read_word(&sb_win[w][0]);
+        const uint16_t n = pgm_read_word(&sb_win[w][1]);
+        const uint16_t repeat = pgm_read_word(&sb_win[w][2]);
+        SB_SQ_DECL(sq0);
+        SB_SQ_DECL(sq1);
+        SB_SQ_DECL(sq2);
+        SB_SQ_DECL(sq3);
+        SB_SQ_DECL(sq4);
+        for (r = 0u; r < n; ++r) {
+            const int16_t *row = sb_row;
+            uint32_t m, root;
+            for (k = 0u; k < @NC@u; ++k) {
+                sb_row[sb_ch[k]] = (int16_t)pgm_read_word(&sb_vals[first + r][k]);
+                if (r == 0u) {
+                    lo[k] = hi[k] = mlo[k] = mhi[k] = sb_row[sb_ch[k]];
+                    sum[k] = 0u;
+                }
+            }
+            for (rep = 0u; rep < repeat; ++rep) {
+@UPDATES@
+            }
+            /* a magnitude row: the squares of three channels summed, then its root */
+            SB_ROW_SQ32SET(m, row, @M0@);
+            SB_ROW_SQ32(m, row, @M1@);
+            SB_ROW_SQ32(m, row, @M2@);
+            root = sb_isqrt32(m);
+            sb_put(&m, 4u);
+            sb_put(&root, 2u);
+        }
+        for (k = 0u; k < @NC@u; ++k) {
+            sb_put(&lo[k], 2u);
+            sb_put(&hi[k], 2u);
+            sb_put(&mlo[k], 2u);
+            sb_put(&mhi[k], 2u);
+            sb_put(&sum[k], 4u);
+        }
+        sb_put(&sq0, 4u);
+        sb_put(&sq0_hi, 2u);
+        sb_put(&sq1, 4u);
+        sb_put(&sq1_hi, 2u);
+        sb_put(&sq2, 4u);
+        sb_put(&sq2_hi, 2u);
+        sb_put(&sq3, 4u);
+        sb_put(&sq3_hi, 2u);
+        sb_put(&sq4, 4u);
+        sb_put(&sq4_hi, 2u);
+    }
+    sbfw_hal_exit(0u);
+    return 0;
+}
+"""
+
+
+def _row_windows(rng) -> list:
+    """(rows, repeat) windows (int16 rows of the checked channels) from seed ``rng``: random
+    lengths with the extremes -32768 / 32767 mixed in, all-equal windows (each extreme, zero,
+    a random value), one row, alternating extremes, and one row of -32768 repeated 4100 times
+    (a sum of squares past 2^32: the carry word)."""
+    n_ch = len(ROW_CHANNELS)
+    out = []
+    for n in (1, 2, 7, 63, 64, 65, 200):
+        w = rng.integers(-32768, 32768, (n, n_ch))
+        w[rng.random((n, n_ch)) < 0.1] = -32768
+        w[rng.random((n, n_ch)) < 0.1] = 32767
+        out.append((w, 1))
+    for v in (-32768, 32767, 0, int(rng.integers(-32768, 32768))):
+        out.append((np.full((50, n_ch), v), 1))
+    out.append((np.where(np.arange(64)[:, None] % 2 == 0, -32768, 32767)
+                + np.zeros((1, n_ch), int), 1))
+    out.append((np.full((1, n_ch), -32768), 4100))
+    return [(w.astype(np.int64), rep) for w, rep in out]
+
+
+def test_avr_row_macros(tmp_path):
+    """The AVR window-pass and magnitude-row macros (q15_c.squares, q15_c.avr_rows: ldd at byte
+    offsets 0 .. 62 of a row, GCC inline assembly) on seeded rows sent over simavr's USART,
+    against numpy's integers: minimum, maximum, both at once, the sum of q + 32768 (mod 2^32),
+    the 48-bit sum of squares, and per row the sum of three squares and its floor root."""
+    need_tools("avr-gcc")
+    if not Path("/usr/include/simavr/sim_avr.h").is_file():
+        pytest.skip("libsimavr-dev is not installed")
+    from sensorbudget.device_sim.backends.base import READY
+    from sensorbudget.firmware_gen.build import build_simavr_harness, template
+
+    windows = _row_windows(np.random.default_rng(2028))
+    mags = (0, 2, 4)                    # indices into ROW_CHANNELS
+    updates = []
+    for k, c in enumerate(ROW_CHANNELS):
+        updates += [f"                SB_ROW_MIN(lo[{k}], row, {2 * c});",
+                    f"                SB_ROW_MAX(hi[{k}], row, {2 * c});",
+                    f"                SB_ROW_MINMAX(mlo[{k}], mhi[{k}], row, {2 * c});",
+                    f"                SB_ROW_SUM(sum[{k}], row, {2 * c});",
+                    f"                SB_ROW_SQ(sq{k}, row, {2 * c});"]
+    firsts = np.cumsum([0] + [len(w) for w, _ in windows])
+    vals = np.concatenate([w for w, _ in windows])
+    source = (ROWS_MAIN.replace("@ARITH@", q15_c.squares("sb", "SB") + q15_c.isqrt("sb", "SB")
+                                + q15_c.avr_rows("SB"))
+              .replace("@NC@", str(len(ROW_CHANNELS)))
+              .replace("@CH@", ", ".join(map(str, ROW_CHANNELS)))
+              .replace("@VALS@", ", ".join("{" + ", ".join(f"{int(v)}" if v > -32768
+                                                           else "INT16_MIN" for v in row) + "}"
+                                           for row in vals))
+              .replace("@WINS@", ", ".join(f"{{{int(f)}u, {len(w)}u, {rep}u}}"
+                                           for f, (w, rep) in zip(firsts, windows)))
+              .replace("@UPDATES@", "\n".join(updates))
+              .replace("@M0@", str(2 * ROW_CHANNELS[mags[0]]))
+              .replace("@M1@", str(2 * ROW_CHANNELS[mags[1]]))
+              .replace("@M2@", str(2 * ROW_CHANNELS[mags[2]])))
+    (tmp_path / "rows.c").write_text(source)
+    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
+        (tmp_path / name).write_text(template(name))
+    target = get_target("arduino-uno")
+    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "rows.c",
+                    "sbfw_hal_avr.c", "-o", "rows.elf"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    harness = build_simavr_harness(tmp_path)
+    hold, keep = os.pipe()           # stdin held open (see above)
+    try:
+        run = subprocess.run([str(harness), str(tmp_path / "rows.elf"), "atmega328p",
+                              "16000000"], stdin=hold, capture_output=True, timeout=900)
+    finally:
+        os.close(hold)
+        os.close(keep)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    data = run.stdout[run.stdout.index(READY) + len(READY):]
+    row_t = np.dtype([("m", "<u4"), ("root", "<u2")])
+    stat_t = np.dtype([("lo", "<i2"), ("hi", "<i2"), ("mlo", "<i2"), ("mhi", "<i2"),
+                       ("sum", "<u4")])
+    at = 0
+    for w, rep in windows:
+        rows = np.frombuffer(data, row_t, len(w), at)
+        at += rows.nbytes
+        m = (w[:, list(mags)] ** 2).sum(axis=1)
+        assert rows["m"].tolist() == m.tolist()
+        assert rows["root"].tolist() == [math.isqrt(int(v)) for v in m]
+        st = np.frombuffer(data, stat_t, len(ROW_CHANNELS), at)
+        at += st.nbytes
+        sq = np.frombuffer(data, np.dtype([("a", "<u4"), ("hi", "<u2")]), len(ROW_CHANNELS), at)
+        at += sq.nbytes
+        assert st["lo"].tolist() == st["mlo"].tolist() == w.min(axis=0).tolist()
+        assert st["hi"].tolist() == st["mhi"].tolist() == w.max(axis=0).tolist()
+        assert st["sum"].tolist() == (rep * (w + 32768).sum(axis=0) % 2 ** 32).tolist()
+        got = sq["a"].astype(np.int64) + (sq["hi"].astype(np.int64) << 32)
+        assert got.tolist() == (rep * (w ** 2).sum(axis=0)).tolist()
+    assert at == len(data)
+    assert max(rep * (w[:, 0] ** 2).sum() for w, rep in windows) >= 2 ** 32   # the carry word
