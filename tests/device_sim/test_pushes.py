@@ -207,3 +207,12 @@ def test_a_report_of_an_older_image_says_pushes_not_measured(tiny, tmp_path):
     assert cost["pushes_note"] in compute_text(cost)
     compared = _invoke("compare", tmp_path / "old", tmp_path / "old")
     assert "not measured (image built before the firmware timed its pushes)" in compared
+    # a report written before the pushes were reported at all (no such keys) says that
+    older = json.loads((tmp_path / "old" / "report.json").read_text())
+    for key in ("pushes", "first_window", "pushes_note", "predictions"):
+        older["cost"].pop(key)
+    (tmp_path / "older").mkdir()
+    (tmp_path / "older" / "report.json").write_text(json.dumps(older))
+    compared = _invoke("compare", tmp_path / "old", tmp_path / "older")
+    line = next(x for x in compared.splitlines() if x.startswith("pushes / prediction"))
+    assert line.rstrip().endswith("not in this report (written before pushes were reported)")
