@@ -64,7 +64,8 @@ def sim_rows(data: dict, which: list) -> list:
     return rows
 
 
-SIM_HEAD = ["simulation", "backend", "board", "numeric", "compute per prediction (median)",
+SIM_HEAD = ["simulation", "backend", "board", "numeric",
+            "compute per prediction (median: pushes + window pass + model)",
             "compute time", "sensor energy / prediction", "compute energy / prediction",
             "average power", "battery life"]
 FW_HEAD = ["firmware", "target", "numeric", "flash (bytes)", "RAM (bytes, static)"]
