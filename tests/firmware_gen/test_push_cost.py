@@ -14,6 +14,7 @@ from __future__ import annotations
 import struct
 
 import numpy as np
+import pytest
 
 from sensorbudget.device_sim.protocol import Cmd
 from tests.firmware_gen.conftest import need_tools
@@ -43,8 +44,6 @@ def test_stats_pushes_equal_the_add_rows_calls_counted_in_unicorn(firmware, bm_b
 
     reason = available_backends()["unicorn-m4f"]
     if reason is not None:
-        import pytest
-
         pytest.skip(f"backend unicorn-m4f: {reason}")
     from sensorbudget.device_sim.backends.unicorn import CortexM4
 
@@ -94,3 +93,41 @@ def test_stats_pushes_equal_the_add_rows_calls_counted_in_unicorn(firmware, bm_b
     assert len(set(n_calls[1:].tolist())) > 1          # windows of 1 call and of more
     offset = (np.array(measured) - np.array(counted)) / n_calls
     assert (offset == offset[0]).all() and 0 <= offset[0] <= 8, (offset, n_calls)
+
+
+@pytest.mark.parametrize("numeric", ["float32", "q15"])
+def test_rows_decoded_in_place_answer_as_the_native_wire(firmware, kinds_bundle, bm_recordings,
+                                                         numeric):
+    """main.c's other path (a target whose samples are not the wire's little-endian bytes:
+    fw_rows decodes each request's rows in place, built here with -DFW_WIRE_NATIVE=0): the
+    same PUSH_SAMPLES answers byte for byte as the native image, and the reference's scores."""
+    from sensorbudget.firmware_gen import reference
+    from tests.firmware_gen.conftest import bm_full_scale
+    from tests.firmware_gen.helpers import same_bits
+
+    fs = None if numeric == "float32" else bm_full_scale(bm_recordings)
+    native = firmware(kinds_bundle, "host", numeric, full_scale=fs)
+    decoded = firmware(kinds_bundle, "host", numeric, full_scale=fs,
+                       make_vars={"EXTRA_CFLAGS": "-DFW_WIRE_NATIVE=0"})
+    plan = native.plan
+    samples = device_samples(plan, bm_recordings.recordings[9].columns)
+    _, _, expected = reference.stream(plan, kinds_bundle, samples)
+    rng = np.random.default_rng(2806)
+    sizes = rng.integers(0, 3 * plan.window, size=len(samples))
+    answers = []
+    for built in (native, decoded):
+        got, at = [], 0
+        with built.start() as dev:
+            for n in sizes:
+                n = int(min(n, len(samples) - at))
+                chunk = np.ascontiguousarray(samples[at:at + n])
+                got.append(dev.call(Cmd.PUSH_SAMPLES, struct.pack("<H", n) + chunk.tobytes()))
+                at += n
+                if at == len(samples):
+                    break
+            dev.quit(0)
+        answers.append(got)
+    assert answers[0] == answers[1]
+    scores = [s for a in answers[1] for _, s in decode_push(plan, a)]
+    assert len(scores) == len(expected) > 0
+    assert same_bits(np.array(scores), np.asarray(expected).astype(scores[0].dtype))
