@@ -75,7 +75,6 @@ class ReplayResult:
     unexpected: int = 0          # predictions the reference has no window for
     late_samples: int = 0        # paced replay: samples sent after their due time
     cost_unit: str | None = None
-    pushes_measured: bool | None = None  # STATS carried pushes (False: an image built before)
     link: dict = field(default_factory=dict)
     bench: dict = field(default_factory=dict)
 
@@ -384,7 +383,6 @@ class Replayer:
         if cost is not None and self._last is not None:
             unit, ext, model, pushes = cost
             self.result.cost_unit = unit
-            self.result.pushes_measured = pushes is not None
             self._last.extractors, self._last.model = float(ext), float(model)
             self._last.pushes = None if pushes is None else float(pushes)
 
