@@ -24,7 +24,7 @@ FLASH_MARGIN = {
 }
 FLASH_BYTES = {
     'arduino-uno': {
-        'base:float32': 6628.0, 'base:q15': 7054.8, 'channel': 0.0, 'each:*:f': 130.7,
+        'base:float32': 6562.0, 'base:q15': 6994.8, 'channel': 0.0, 'each:*:f': 130.7,
         'each:*:q': 92.0, 'each:autocorr:f': 263.0, 'each:bandpower:f': 0.0,
         'each:bandratio:f': 155.4, 'each:cadence:f': 383.8, 'each:centroid:f': 216.9,
         'each:corr:f': 449.8, 'each:domfreq:f': 37.9, 'each:energy:f': 121.5,
@@ -52,7 +52,7 @@ FLASH_BYTES = {
         'target': 78.0,
     },
     'ch32v003': {
-        'base:float32': 6846.3, 'base:q15': 6782.6, 'base:q31': 13658.3, 'channel': 0.0,
+        'base:float32': 6834.3, 'base:q15': 6770.6, 'base:q31': 13638.3, 'channel': 0.0,
         'each:*:f': 18.5, 'each:*:q': 2.7, 'each:autocorr:f': 316.8, 'each:bandpower:f': 0.0,
         'each:bandratio:f': 114.5, 'each:cadence:f': 398.7, 'each:centroid:f': 216.4,
         'each:corr:f': 303.8, 'each:domfreq:f': 0.0, 'each:energy:f': 0.0, 'each:energy:q': 0.0,
@@ -79,7 +79,7 @@ FLASH_BYTES = {
         'series_group': 303.0, 'sqrt': 2387.8, 'target': 125.1,
     },
     'hifive1': {
-        'base:float32': 6680.0, 'base:q15': 6831.3, 'base:q31': 12022.2, 'channel': 63.7,
+        'base:float32': 6664.0, 'base:q15': 6815.3, 'base:q31': 12022.2, 'channel': 63.7,
         'each:*:f': 353.9, 'each:*:q': 29.7, 'each:autocorr:f': 650.0, 'each:bandpower:f': 40.9,
         'each:bandratio:f': 329.8, 'each:cadence:f': 530.0, 'each:centroid:f': 227.5,
         'each:corr:f': 656.7, 'each:domfreq:f': 197.8, 'each:energy:f': 400.8,
@@ -107,7 +107,7 @@ FLASH_BYTES = {
         'sqrt': 2311.0, 'target': 225.1,
     },
     'mps2-an385': {
-        'base:float32': 5555.9, 'base:q15': 5786.4, 'base:q31': 7839.0, 'channel': 129.6,
+        'base:float32': 5455.9, 'base:q15': 5694.4, 'base:q31': 7743.0, 'channel': 129.6,
         'each:*:f': 360.2, 'each:*:q': 0.0, 'each:autocorr:f': 531.1, 'each:bandpower:f': 100.3,
         'each:bandratio:f': 357.8, 'each:cadence:f': 392.9, 'each:centroid:f': 247.6,
         'each:corr:f': 444.4, 'each:domfreq:f': 314.1, 'each:energy:f': 411.2,
@@ -135,7 +135,7 @@ FLASH_BYTES = {
         'target': 129.7,
     },
     'mps2-an386': {
-        'base:float32': 4980.6, 'base:q15': 5374.8, 'base:q31': 7354.1, 'channel': 90.8,
+        'base:float32': 4916.6, 'base:q15': 5330.8, 'base:q31': 7298.1, 'channel': 90.8,
         'each:*:f': 165.5, 'each:*:q': 26.0, 'each:autocorr:f': 204.2, 'each:bandpower:f': 85.4,
         'each:bandratio:f': 152.9, 'each:cadence:f': 179.1, 'each:centroid:f': 66.1,
         'each:corr:f': 248.5, 'each:domfreq:f': 211.6, 'each:energy:f': 173.8,
@@ -163,7 +163,7 @@ FLASH_BYTES = {
         'target': 80.7,
     },
     'nucleo-f4': {
-        'base:float32': 5346.8, 'base:q15': 5739.2, 'base:q31': 7718.5, 'channel': 90.9,
+        'base:float32': 5282.8, 'base:q15': 5695.2, 'base:q31': 7662.5, 'channel': 90.9,
         'each:*:f': 165.7, 'each:*:q': 26.0, 'each:autocorr:f': 204.6, 'each:bandpower:f': 86.8,
         'each:bandratio:f': 152.9, 'each:cadence:f': 178.6, 'each:centroid:f': 66.6,
         'each:corr:f': 249.0, 'each:domfreq:f': 210.7, 'each:energy:f': 175.2,

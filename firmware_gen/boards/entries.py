@@ -77,7 +77,7 @@ MPS2_AN386 = Board(
     estimated_power=True, arch="cortex-m", prefix="arm-none-eabi-", arch_flags=_M4F,
     opt="-O2", ld_flags=("-T", "sbfw_cortex_m.ld", *_CM_LD), hal=_MPS2_HAL,
     linker_script="sbfw_cortex_m.ld", exe="firmware.elf", rx_payload=1024, tx_payload=1024,
-    cost_unit="instructions", counter=_SYSTICK.format(MPS2_ICOUNT_SHIFT), runtime_ram=2186,
+    cost_unit="instructions", counter=_SYSTICK.format(MPS2_ICOUNT_SHIFT), runtime_ram=2178,
     qemu=("qemu-system-arm", "mps2-an386", MPS2_ICOUNT_SHIFT, 0), emulators=("qemu",),
     emulated_by="QEMU mps2-an386",
     flashing=Flashing("none", note=_EMULATION_ONLY.format("mps2-an386")),
@@ -104,7 +104,7 @@ MPS2_AN385 = Board(
     estimated_power=True, arch="cortex-m", prefix="arm-none-eabi-", arch_flags=_M3, opt="-O2",
     ld_flags=("-T", "sbfw_cortex_m.ld", *_CM_LD), hal=_MPS2_HAL,
     linker_script="sbfw_cortex_m.ld", exe="firmware.elf", rx_payload=1024, tx_payload=1024,
-    cost_unit="instructions", counter=_SYSTICK.format(MPS2_ICOUNT_SHIFT), runtime_ram=2186,
+    cost_unit="instructions", counter=_SYSTICK.format(MPS2_ICOUNT_SHIFT), runtime_ram=2178,
     libm_errno_ram=104, qemu=("qemu-system-arm", "mps2-an385", MPS2_ICOUNT_SHIFT, 0),
     emulators=("qemu",), emulated_by="QEMU mps2-an385",
     flashing=Flashing("none", note=_EMULATION_ONLY.format("mps2-an385")),
@@ -130,7 +130,7 @@ NUCLEO_F4 = Board(
     linker_script="sbfw_stm32f4.ld", exe="firmware.elf", rx_payload=1024, tx_payload=1024,
     cost_unit="cycles",
     counter="DWT CYCCNT cycles on the board; " + _SYSTICK.format(NETDUINO_ICOUNT_SHIFT)
-            + " in QEMU (DWT reads 0 there)", runtime_ram=2194,
+            + " in QEMU (DWT reads 0 there)", runtime_ram=2186,
     qemu=("qemu-system-arm", "netduinoplus2", NETDUINO_ICOUNT_SHIFT, 1), emulators=("qemu",),
     emulated_by="QEMU netduinoplus2 (STM32F405)",
     flashing=Flashing("cortex-m", ("copy", "st-flash", "pyocd", "openocd"), chip="stm32f401re",
@@ -158,7 +158,7 @@ ARDUINO_UNO = Board(
     opt="-O2", ld_flags=("-Wl,--gc-sections",), hal=("sbfw_hal_avr.c",), linker_script=None,
     exe="firmware.elf", rx_payload=256, tx_payload=160, cost_unit="cycles",
     counter="Timer1 at clk/1: cycles (exact in simavr; qemu-system-avr is a functional check)",
-    runtime_ram=538, qemu=("qemu-system-avr", "arduino-uno", None, 0),
+    runtime_ram=528, qemu=("qemu-system-avr", "arduino-uno", None, 0),
     emulators=("simavr", "qemu"), emulated_by="simavr (cycles), qemu-system-avr arduino-uno",
     flashing=Flashing("avrdude", ("avrdude",), chip="atmega328p"),
     measured_by=(Measurer("simavr", "firmware", "simavr", "simavr cycle count (Timer1 at "
@@ -185,7 +185,7 @@ HIFIVE1 = Board(
     arch="riscv", prefix="riscv64-unknown-elf-", arch_flags=_RV32IMAC, opt="-O2",
     ld_flags=("-T", "sbfw_fe310.ld", *_RV_LD), hal=_FE310_HAL, linker_script="sbfw_fe310.ld",
     exe="firmware.elf", rx_payload=1024, tx_payload=1024, cost_unit="cycles",
-    counter=_MINSTRET, runtime_ram=2197, qemu=("qemu-system-riscv32", "sifive_e,revb=true", 0, 0),
+    counter=_MINSTRET, runtime_ram=2189, qemu=("qemu-system-riscv32", "sifive_e,revb=true", 0, 0),
     emulators=("qemu",), emulated_by="QEMU sifive_e,revb=true",
     flashing=Flashing("riscv", ("copy", "openocd", "jlink"),
                       openocd_config="board/sifive-hifive1-revb.cfg", jlink_device="FE310"),
@@ -220,7 +220,7 @@ CH32V003 = Board(
     linker_script="sbfw_ch32v003.ld", exe="firmware.elf", rx_payload=256, tx_payload=160,
     cost_unit="cycles",
     counter="SysTick (STK) HCLK cycles on the chip; unicorn-rv32ec instruction counts (core "
-            "only)", runtime_ram=548, emulators=(),
+            "only)", runtime_ram=540, emulators=(),
     emulated_by="nothing (unicorn-rv32ec runs its functions: core only)",
     flashing=Flashing("manual", note="write firmware.bin to the part's flash (0x08000000) with "
                                      "a WCH-LinkE and its tools (WCH-LinkUtility, minichlink, "
