@@ -36,9 +36,21 @@ static const int32_t sb_qp[][7] PROGMEM = { @QPARAMS@ };
 static const int32_t sb_qr[@NQ@] PROGMEM = { @QRAW@ };
 static const uint8_t sb_qi[@NQ@] PROGMEM = { @QINDEX@ };
 
+static const int32_t sb_cr[@NC@] PROGMEM = { @CRAW@ };
+static const uint8_t sb_ci[@NC@] PROGMEM = { @CINDEX@ };
+
 static void sb_put32(uint32_t v)
 {
     sbfw_hal_write((const uint8_t *)&v, 4u);
+}
+
+/* sb_qin with constant parameters, as the firmware calls it (its AVR assembly branch) */
+static __attribute__((noinline)) int16_t sb_qin_const(uint8_t i, int32_t r)
+{
+    switch (i) {
+@CCASES@
+    }
+    return 0;
 }
 
 int main(void)
@@ -105,6 +117,11 @@ int main(void)
                    c[5], (unsigned)c[6]);
         sbfw_hal_write((const uint8_t *)&q, 2u);
     }
+    for (i = 0u; i < @NC@u; ++i) {
+        const int16_t q = sb_qin_const(pgm_read_byte(&sb_ci[i]),
+                                       (int32_t)pgm_read_dword(&sb_cr[i]));
+        sbfw_hal_write((const uint8_t *)&q, 2u);
+    }
     sbfw_hal_exit(0u);
     return 0;
 }
@@ -122,15 +139,16 @@ def test_avr_squares_sums_and_roots(tmp_path):
     values = np.concatenate([rng.integers(0, 65535 ** 2 + 1, N_RANDOM // 2, dtype=np.int64),
                              rng.integers(0, 2 ** 20, N_RANDOM // 2, dtype=np.int64)])
     quants = _quantizers(31)
-    raw, index = [], []
-    for i, ((lo_r, hi_r), q) in enumerate(quants):
-        near = [np.arange(c - 12, c + 12) for c in (q.lo, q.mid, q.hi)]
-        grid = np.linspace(lo_r, hi_r, 40).astype(np.int64)
-        r = np.unique(np.clip(np.concatenate([grid, *near]), lo_r, hi_r))
-        raw.append(r)
-        index.append(np.full(len(r), i))
-    raw, index = np.concatenate(raw), np.concatenate(index)
+    raw, index = _qin_inputs(quants)
     params = [[q.lo, q.hi, q.mid, q.pre, q.mult, q.add, q.frac] for _, q in quants]
+    # constant parameters (the AVR assembly branch: pre >= 15), every s = 32 - pre from 4 to 17
+    cquants = [(rng, q) for rng, q in _quantizers(31) + _quantizers(1) if q.pre >= 15]
+    consts = [q for _, q in cquants]
+    assert {32 - q.pre for q in consts} == set(range(4, 18))
+    craw, cindex = _qin_inputs(cquants, 12, 4)   # (flash: 32 KiB)
+    cases = "\n".join(f"    case {i}: return sb_qin(r, INT32_C({q.lo}), INT32_C({q.hi}), "
+                      f"INT32_C({q.mid}), {q.pre}u,\n        INT32_C({q.mult}), "
+                      f"INT32_C({q.add}), {q.frac}u);" for i, q in enumerate(consts))
     source = (MAIN.replace("@ARITH@", q15_c.squares("sb", "SB") + q15_c.isqrt("sb", "SB")
                            + q15_c.quantizers("sb", True, False))
               .replace("@N@", str(N_RANDOM)).replace("@NQ@", str(len(raw)))
@@ -138,7 +156,10 @@ def test_avr_squares_sums_and_roots(tmp_path):
               .replace("@QPARAMS@", ", ".join("{" + ", ".join(f"INT32_C({int(w)})" for w in p)
                                               + "}" for p in params))
               .replace("@QRAW@", ", ".join(f"INT32_C({int(v)})" for v in raw))
-              .replace("@QINDEX@", ", ".join(str(int(i)) for i in index)))
+              .replace("@QINDEX@", ", ".join(str(int(i)) for i in index))
+              .replace("@NC@", str(len(craw))).replace("@CCASES@", cases)
+              .replace("@CRAW@", ", ".join(f"INT32_C({int(v)})" for v in craw))
+              .replace("@CINDEX@", ", ".join(str(int(i)) for i in cindex)))
     assert "#elif SB_ISQRT_BYTES" in source and "__asm__" in source
     (tmp_path / "arith.c").write_text(source)
     for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
@@ -163,9 +184,30 @@ def test_avr_squares_sums_and_roots(tmp_path):
     assert got[:4].tolist() == [0, 0, 0, 0]      # roots, uint16 squares, int16 squares, sums
     assert got[4:].tolist() == [math.isqrt(int(v)) for v in values]
     qin = np.frombuffer(data[4 * (4 + N_RANDOM):], "<i2")
+    assert len(qin) == len(raw) + len(craw)
     want = np.concatenate([quants[i][1].apply(raw[index == i]) for i in range(len(quants))])
-    assert len(qin) == len(raw) > 1000 and np.array_equal(qin, want)
+    assert len(raw) > 1000 and np.array_equal(qin[:len(raw)], want)
+    want = np.concatenate([consts[i].apply(craw[cindex == i]) for i in range(len(consts))])
+    assert np.array_equal(qin[len(raw):], want)
+    # the constant calls took the assembly branch: no 16 x 16 or 64-bit library product
+    dis = subprocess.run(["avr-objdump", "-d", "arith.elf"], cwd=tmp_path, check=True,
+                         capture_output=True, text=True).stdout
+    body = dis.split("<sb_qin_const>:")[1].split(">:")[0]
+    assert "mul" in body and "call" not in body.replace("rcall", "")
     assert min(p[3] for p in params) < 15 <= max(p[3] for p in params)   # both products
+
+
+def _qin_inputs(quants, n_grid: int = 40, n_near: int = 12) -> tuple:
+    """(raw integers, quantiser index): ``n_near`` each side of each quantiser's clamp limits
+    and centre, and a grid of ``n_grid`` over its kind's range."""
+    raw, index = [], []
+    for i, ((lo_r, hi_r), q) in enumerate(quants):
+        near = [np.arange(c - n_near, c + n_near) for c in (q.lo, q.mid, q.hi)]
+        grid = np.linspace(lo_r, hi_r, n_grid).astype(np.int64)
+        r = np.unique(np.clip(np.concatenate([grid, *near]), lo_r, hi_r))
+        raw.append(r)
+        index.append(np.full(len(r), i))
+    return np.concatenate(raw), np.concatenate(index)
 
 
 #: channels (byte offset 2c in a row of 32) the row macros are checked at: the first, the last
