@@ -24,7 +24,7 @@ FLASH_MARGIN = {
 }
 FLASH_BYTES = {
     'arduino-uno': {
-        'base:float32': 6562.0, 'base:q15': 6994.8, 'channel': 0.0, 'each:*:f': 130.7,
+        'base:float32': 6406.0, 'base:q15': 6838.8, 'channel': 0.0, 'each:*:f': 130.7,
         'each:*:q': 92.0, 'each:autocorr:f': 263.0, 'each:bandpower:f': 0.0,
         'each:bandratio:f': 155.4, 'each:cadence:f': 383.8, 'each:centroid:f': 216.9,
         'each:corr:f': 449.8, 'each:domfreq:f': 37.9, 'each:energy:f': 121.5,
