@@ -173,8 +173,8 @@ def test_rows_in_random_blocks_equal_per_sample_adds_on_host(seed, tmp_path):
     assert built is not None
     out, plan, samples, blocks = built
     (out / "driver.c").write_text(_driver(plan, samples, blocks))
-    subprocess.run(["gcc", *get_target("host").cflags, "driver.c", "sbmodel_stream.c", "-lm", "-o", "driver"],
-                   cwd=out, check=True, capture_output=True)
+    subprocess.run(["gcc", *get_target("host").cflags, "driver.c", "sbmodel_stream.c", "-lm",
+                    "-o", "driver"], cwd=out, check=True, capture_output=True)
     got = subprocess.run([str(out / "driver")], check=True, capture_output=True, text=True)
     windows, errors = map(int, got.stdout.split())
     assert errors == 0, (seed, plan.window, plan.hop, len(plan.channels), blocks)
