@@ -131,3 +131,48 @@ def test_rows_decoded_in_place_answer_as_the_native_wire(firmware, kinds_bundle,
     scores = [s for a in answers[1] for _, s in decode_push(plan, a)]
     assert len(scores) == len(expected) > 0
     assert same_bits(np.array(scores), np.asarray(expected).astype(scores[0].dtype))
+
+
+def test_multirate_stats_pushes_are_the_other_events_each_timed(tmp_path_factory):
+    """A multi-rate image's pushes (main_multirate.c.j2): the events since the previous ready
+    window that did not complete a group's window, each timed. QEMU's STATS (mps2-an386, Q15,
+    -icount) against unicorn's exact count of the same fw_event calls (the unicorn-m4f
+    backend): per window the difference is one constant per timed call, the same constant as
+    the extractors' (3 group-completing events a window here), times the window's other events
+    counted from the event stream (its events since the previous window's last, less the 3)."""
+    from sensorbudget.device_sim.backends import available_backends
+    from sensorbudget.device_sim.multirate import (
+        EventStream,
+        MultiRateModel,
+        multirate_segments,
+    )
+    from sensorbudget.device_sim.simulate import simulate
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from sensorbudget.trainer.sensing.recordings import load_recordings
+    from tests.device_sim.multirate_data import train_multirate
+
+    for spec in ("qemu-m4f", "unicorn-m4f"):
+        if available_backends().get(spec) is not None:
+            pytest.skip(f"backend {spec}: {available_backends()[spec]}")
+    work = tmp_path_factory.mktemp("mr-pushes")
+    bundle, _, test = train_multirate(work / "watch")
+    records = {}
+    for spec in ("qemu-m4f", "unicorn-m4f"):
+        _, result = simulate(bundle, test, backend=spec, numeric="q15", workdir=work / spec,
+                             bench=False)
+        records[spec] = [(r.pushes, r.extractors) for r in result.records]
+    model = MultiRateModel(load_bundle(bundle), "q15")
+    others = []
+    for rec in load_recordings(test, model.sample_rate).recordings:
+        for _, streams, _, _, phases in multirate_segments(rec, model):
+            ends = [int(e) for e in EventStream(model, model.wire_streams(streams),
+                                                phases).ends]
+            others += [b - a - 3 for a, b in zip([-1] + ends[:-1], ends)]
+    qemu, exact = records["qemu-m4f"], records["unicorn-m4f"]
+    assert len(qemu) == len(exact) == len(others) > 0
+    ext = {q[1] - u[1] for q, u in zip(qemu, exact)}
+    assert len(ext) == 1 and ext.pop() % 3 == 0
+    per_call = (qemu[0][1] - exact[0][1]) // 3
+    assert 0 < per_call <= 8
+    assert [q[0] - u[0] for q, u in zip(qemu, exact)] == [per_call * n for n in others]
+    assert len(set(others)) > 1 and min(others) > 0     # first windows pay more events
