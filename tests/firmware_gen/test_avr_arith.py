@@ -384,3 +384,91 @@ def test_avr_row_macros(tmp_path):
         assert got.tolist() == (rep * (w ** 2).sum(axis=0)).tolist()
     assert at == len(data)
     assert max(rep * (w[:, 0] ** 2).sum() for w, rep in windows) >= 2 ** 32   # the carry word
+
+
+#: windows of the rms check: powers of two (the AVR shift of the 48-bit sum, every bit and
+#: byte offset of the quotient's first bit from 0 to 16) and two others (the 64-bit division)
+RMS_WINDOWS = (1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768,
+               65536, 48, 100)
+
+RMS_MAIN = r"""
+#include <stdint.h>
+#include <string.h>
+#include <math.h>
+#include <avr/pgmspace.h>
+#include "sbfw_hal.h"
+@ARITH@
+static const uint32_t sb_e[][2] PROGMEM = { @ENERGIES@ };
+
+int main(void)
+{
+    unsigned i;
+    sbfw_hal_init();
+@CALLS@
+    sbfw_hal_exit(0u);
+    return 0;
+}
+"""
+
+
+def _energies(rng, window: int) -> list:
+    """Sums of squares of a window: 0, 1, the largest (window * 2^30) and its neighbours,
+    window times squares and their neighbours, seeded random ones below the largest."""
+    top = window << 30
+    out = [0, 1, top, top - 1, window - 1, window]
+    for r in rng.integers(0, 32769, 8).tolist():
+        out += [window * r * r, window * r * r - 1, window * (r * r + 2 * r) + window - 1]
+    out += rng.integers(0, top + 1, 16).tolist()
+    return sorted({min(max(int(e), 0), top) for e in out})
+
+
+def test_avr_rms_of_48_bit_sums(tmp_path):
+    """<p>_rms_q15 of the 48-bit AVR sum of squares (<P>_SQ_SUM: the int64 by register moves)
+    for power-of-two windows 1 .. 65536 (the shift of bytes j/8 .. j/8 + 4 by at most 4 bits)
+    and two other windows (the 64-bit division) against math.isqrt(energy // window), at 0,
+    the largest energy and its neighbours, squares and their neighbours and seeded random
+    energies; the power-of-two ones with no 64-bit library call."""
+    need_tools("avr-gcc")
+    if not Path("/usr/include/simavr/sim_avr.h").is_file():
+        pytest.skip("libsimavr-dev is not installed")
+    from sensorbudget.device_sim.backends.base import READY
+    from sensorbudget.firmware_gen.build import build_simavr_harness, template
+
+    rng = np.random.default_rng(4828)
+    arith, calls, rows, want = q15_c.squares("sb", "SB"), [], [], []
+    for w in RMS_WINDOWS:
+        arith += (f"#define SB{w}_WINDOW {w}u\n" + q15_c.isqrt(f"sb{w}", f"SB{w}", rms=True)
+                  + f"static __attribute__((noinline)) uint16_t sb_rms_{w}(uint32_t e, "
+                  f"uint16_t e_hi)\n{{\n    return (uint16_t)sb{w}_rms_q15(SB_SQ_SUM(e));\n}}\n")
+        energies = _energies(rng, w)
+        calls.append(f"    for (i = {len(rows)}u; i < {len(rows) + len(energies)}u; ++i) {{\n"
+                     f"        const uint16_t r = sb_rms_{w}(pgm_read_dword(&sb_e[i][0]),\n"
+                     f"            (uint16_t)pgm_read_dword(&sb_e[i][1]));\n"
+                     f"        sbfw_hal_write((const uint8_t *)&r, 2u);\n    }}")
+        rows += [(e & 0xFFFFFFFF, e >> 32) for e in energies]
+        want += [math.isqrt(e // w) for e in energies]
+    source = (RMS_MAIN.replace("@ARITH@", arith).replace("@CALLS@", "\n".join(calls))
+              .replace("@ENERGIES@", ", ".join(f"{{{a}u, {h}u}}" for a, h in rows)))
+    (tmp_path / "rms.c").write_text(source)
+    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
+        (tmp_path / name).write_text(template(name))
+    target = get_target("arduino-uno")
+    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "rms.c",
+                    "sbfw_hal_avr.c", "-lm", "-o", "rms.elf"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    harness = build_simavr_harness(tmp_path)
+    hold, keep = os.pipe()           # stdin held open (see above)
+    try:
+        run = subprocess.run([str(harness), str(tmp_path / "rms.elf"), "atmega328p",
+                              "16000000"], stdin=hold, capture_output=True, timeout=900)
+    finally:
+        os.close(hold)
+        os.close(keep)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    data = run.stdout[run.stdout.index(READY) + len(READY):]
+    assert np.frombuffer(data, "<u2").tolist() == want
+    dis = subprocess.run(["avr-objdump", "-d", "rms.elf"], cwd=tmp_path, check=True,
+                         capture_output=True, text=True).stdout
+    for w in RMS_WINDOWS:
+        body = dis.split(f"<sb_rms_{w}>:")[1].split(">:")[0]
+        assert ("di3" in body) == (w & (w - 1) != 0), w      # __lshrdi3 / __udivdi3 or none
