@@ -124,8 +124,10 @@ def seeds(config: Config, build_dir) -> list:
     value = {"float32": 4, "q15": 2, "q31": 4}[m["numeric"]]
     frame = len(m["channels"]) * sample
     if config.harness == "stream":
+        rows = min(255, 2 * m["window"] + m["hop"])      # op 4: a block across window ends
         return [bytes([1]) + bytes(range(frame)) * m["window"] * 2,
-                bytes([2, 0, 3]) + bytes(m["k"] * 4 + frame * 10)]
+                bytes([2, 0, 3]) + bytes(m["k"] * 4 + frame * 10),
+                bytes([4, rows]) + bytes(range(frame)) * rows]
 
     def req(cmd, payload=b""):
         return bytes([cmd]) + len(payload).to_bytes(2, "little") + payload + bytes([1, 0])

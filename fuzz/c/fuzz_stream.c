@@ -6,9 +6,13 @@
  * list of operations (op byte, then its data):
  *   0 reset;  1 add one sample per channel, compute when a window completes, run the model;
  *   2 the same through <name>_stream_push;  3 the header API on fuzzed features: select from
- *   the candidate vector, quantise (fixed point) and predict.
+ *   the candidate vector, quantise (fixed point) and predict;  4 a block of rows (count u8,
+ *   then count rows) through <name>_stream_add_rows until all are stored, computing at each
+ *   window end.
  * Besides the sanitizers it checks the window count after every sample:
- *   windows == (n >= WINDOW ? (n - WINDOW) / HOP + 1 : 0), n = samples since the last reset.
+ *   windows == (n >= WINDOW ? (n - WINDOW) / HOP + 1 : 0), n = samples since the last reset;
+ * and after every <name>_stream_add_rows call that the context equals a copy given the same
+ * rows by <name>_stream_add one at a time, and that the call stopped exactly at a window end.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -68,6 +72,45 @@ static void fuzz_header_api(const uint8_t *d, size_t n, size_t *i)
     (void)scores;
 }
 
+/* Op 4: *n advances by the rows stored; returns whether the last call completed a window. */
+static int fuzz_rows(sbmodel_stream_t *s, const uint8_t *d, size_t n_in, size_t *i, uint64_t *n)
+{
+    static sbmodel_sample_t rows[255u * SBMODEL_N_CHANNELS];
+    static sbmodel_stream_t one;
+    uint8_t count = 0u;
+    unsigned left, at = 0u;
+    int ready = 0;
+    fuzz_take(d, n_in, i, &count, 1u);
+    left = count;
+    fuzz_take(d, n_in, i, rows, (size_t)count * sizeof rows[0] * SBMODEL_N_CHANNELS);
+    while (left > 0u) {
+        unsigned stored = 0u, k;
+        int ready_one = 0;
+        one = *s;
+        ready = sbmodel_stream_add_rows(s, rows + at * SBMODEL_N_CHANNELS, left, &stored);
+        if (stored == 0u || stored > left || (stored < left && !ready)) {
+            abort();
+        }
+        for (k = 0u; k < stored; ++k) {
+            if (ready_one) {
+                abort();                    /* a window ended before the call stopped */
+            }
+            ready_one = sbmodel_stream_add(&one, rows + (at + k) * SBMODEL_N_CHANNELS);
+        }
+        if (ready_one != ready || memcmp(&one, s, sizeof one) != 0) {
+            abort();
+        }
+        *n += stored;
+        fuzz_check_windows(s, *n);
+        at += stored;
+        left -= stored;
+        if (ready) {
+            sbmodel_stream_compute(s);
+        }
+    }
+    return ready;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static sbmodel_stream_t s;
@@ -77,12 +120,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t i = 0u;
     sbmodel_stream_reset(&s);
     while (i < size) {
-        const uint8_t op = (uint8_t)(data[i++] % 4u);
+        const uint8_t op = (uint8_t)(data[i++] % 5u);
         if (op == 0u) {
             sbmodel_stream_reset(&s);
             n = 0u;
         } else if (op == 3u) {
             fuzz_header_api(data, size, &i);
+        } else if (op == 4u) {
+            if (fuzz_rows(&s, data, size, &i, &n)) {
+                sbmodel_fw_predict(SBMODEL_STREAM_INPUTS(&s), scores);
+            }
         } else {
             int ready;
             fuzz_take(data, size, &i, frame, sizeof frame);
