@@ -57,9 +57,15 @@ def test_stats_pushes_equal_the_add_rows_calls_counted_in_unicorn(firmware, bm_b
         n = min(int(rng.integers(1, plan.hop + 1)), len(samples) - total)
         requests.append(n)
         total += n
-    # the device: STATS after every request that completed a window
+    # the device: STATS after every request that completed a window; first, rows short of a
+    # window and RESET (their pending pushes must not reach the first window's)
     measured = []
     with built.start() as dev:
+        for n in (plan.window // 2, plan.window - plan.window // 2 - 1):
+            chunk = np.ascontiguousarray(samples[-n:], dtype="<f4")
+            assert decode_push(plan, dev.call(Cmd.PUSH_SAMPLES, struct.pack("<H", n)
+                                              + chunk.tobytes())) == []
+        dev.call(Cmd.RESET)
         at = 0
         for n in requests:
             chunk = np.ascontiguousarray(samples[at:at + n], dtype="<f4")
