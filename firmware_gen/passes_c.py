@@ -226,7 +226,8 @@ def _avr_part(P: str, groups) -> dict | None:
     spilled accumulators to the stack). The sum is kept as the sum of ``q + 32768`` (unsigned:
     no sign extension), the sum of squares as 48 bits (:func:`q15_c.squares`). None when a
     group is not a channel's integer statistics (magnitudes, float statistics) or a channel
-    lies past the ``ldd`` displacement."""
+    lies past the ``ldd`` displacement. :func:`q15_c.avr_asm_pass` makes the loop one block
+    of assembly where the registers allow."""
     decls, lines, stores = [], [], []
     for g, ((kind, chans, *_), stats) in enumerate(groups):
         if kind != "ch" or not stats <= _AVR_STATS or 2 * chans[0] + 1 > q15_c.AVR_MAX_OFFSET:
@@ -273,6 +274,8 @@ def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
     if fixed_plan and _pairs(groups, len(names)):
         packed = _part(*_parts(p, P, groups, fixed_plan, names, True)[:3])
     avr = _avr_part(P, groups) if fixed_plan else None
+    if avr is not None:
+        avr = q15_c.avr_asm_pass(p, P, groups, len(names), avr) or avr
     comment = cgen.block_comment(["One pass over the window, oldest sample first; per group "
                                   "(a channel or a |magnitude|), its statistics:",
                                   *what])

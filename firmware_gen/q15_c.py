@@ -151,6 +151,105 @@ def avr_rows(P: str) -> str:
     return macro(TEMPLATE, "avr_rows", P)
 
 
+#: register bytes the AVR assembly loop may ask for (accumulators, row pointer, row counter,
+#: sample and square temporaries) of the 28 besides r0, r1 and the frame pointer
+AVR_ASM_BYTES = 26
+
+
+def _avr_row_asm(g: int, stats, off: int) -> list:
+    """The assembly lines of group ``g``'s statistics on the int16 sample at byte offset
+    ``off`` of the row (operands: ``rw`` the row pointer in Y or Z, ``t`` an upper register
+    pair, ``sq`` four bytes; the accumulators ``s<g>``, ``l<g>``, ``h<g>``, ``q<g>`` and
+    ``e<g>``: the macros of :func:`avr_rows` / :func:`squares` in one block)."""
+    ld = [f"ldd %A[t], %a[rw]+{off}", f"ldd %B[t], %a[rw]+{off + 1}"]
+    out = []
+    if "qsq" in stats:        # |q| by neg, three mul, added to the 48-bit sum q:e
+        out += [*ld, "sbrs %B[t], 7", "rjmp 1f", "neg %B[t]", "neg %A[t]",
+                "sbc %B[t], __zero_reg__", "1:", "mul %A[t], %A[t]", "movw %A[sq], r0",
+                "mul %B[t], %B[t]", "movw %C[sq], r0", "mul %A[t], %B[t]", "clr %B[t]",
+                "add %B[sq], r0", "adc %C[sq], r1", "adc %D[sq], %B[t]", "add %B[sq], r0",
+                "adc %C[sq], r1", "adc %D[sq], %B[t]", "clr __zero_reg__",
+                f"add %A[q{g}], %A[sq]", f"adc %B[q{g}], %B[sq]", f"adc %C[q{g}], %C[sq]",
+                f"adc %D[q{g}], %D[sq]", f"adc %A[e{g}], __zero_reg__",
+                f"adc %B[e{g}], __zero_reg__"]
+    if "qsum" in stats:       # the sum of q + 32768 (uint32)
+        out += [f"ldd %B[t], %a[rw]+{off + 1}", "subi %B[t], 0x80",
+                f"ldd __tmp_reg__, %a[rw]+{off}", f"add %A[s{g}], __tmp_reg__",
+                f"adc %B[s{g}], %B[t]", f"adc %C[s{g}], __zero_reg__",
+                f"adc %D[s{g}], __zero_reg__"]
+    if "qmin" in stats:
+        out += [*ld, f"cp %A[t], %A[l{g}]", f"cpc %B[t], %B[l{g}]", "brge 1f",
+                f"movw %A[l{g}], %A[t]", "1:"]
+    if "qmax" in stats:
+        out += ([] if "qmin" in stats else ld) + [
+            f"cp %A[h{g}], %A[t]", f"cpc %B[h{g}], %B[t]", "brge 2f", f"movw %A[h{g}], %A[t]",
+            "2:"]
+    return out
+
+
+def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | None:
+    """The AVR Q15 pass (``part``: the declarations and stores of
+    :func:`sensorbudget.firmware_gen.passes_c._avr_part`) as one inline-assembly loop per
+    ring-buffer segment: each row's statistics, the row pointer advanced, a row counter counted
+    down. The accumulators stay in registers across the loop (avr-gcc spilled one to the stack
+    per row around the macros' C loop) and the loop control is 6 cycles a row (issue-28
+    bundle on simavr: the pass 75 -> 63 cycles a row). None when the operands need more than
+    :data:`AVR_ASM_BYTES` register bytes (then the macros' C loop)."""
+    lines, outs, size = [], [], 2 + 2 + 2
+    for g, ((_, chans, *_), stats) in enumerate(groups):
+        lines += _avr_row_asm(g, stats, 2 * chans[0])
+        for n, var, nbytes in (("qsq", "q", 4), ("qsq", "e", 2), ("qsum", "s", 4),
+                               ("qmin", "l", 2), ("qmax", "h", 2)):
+            if n in stats:
+                c = {"q": f"qsq{g}", "e": f"qsq{g}_hi", "s": f"qsum{g}", "l": f"qlo{g}",
+                     "h": f"qhi{g}"}[var]
+                outs.append(f'[{var}{g}] "+r"({c})')
+                size += nbytes
+    if any("qsq" in stats for _, stats in groups):
+        size += 4
+    if size > AVR_ASM_BYTES:
+        return None
+    stride = 2 * n_channels
+    step = ([f"adiw %[rw], {stride}"] if stride <= 63 else
+            [f"subi %A[rw], lo8(-({stride}))", f"sbci %B[rw], hi8(-({stride}))"])
+    lines += step + ["subi %A[n], 1", "sbci %B[n], 0"]
+    # brne reaches 64 words back: every line here is one word
+    lines += ["brne 9b"] if len(lines) < 62 else ["breq 8f", "rjmp 9b", "8:"]
+    text = ["9:", *lines]
+    asm, cur = ["        __asm__ __volatile__("], ""
+    for i, line in enumerate(text):     # a few instructions per C string, within 100 columns
+        piece = line + ("" if i == len(text) - 1 else
+                        "\\n" if line.endswith(":") else "\\n\\t")
+        if cur and len(cur) + len(piece) > 78:
+            asm.append(f'                "{cur}"')
+            cur = ""
+        cur += piece
+    asm.append(f'                "{cur}"')
+    br = cgen.BREAK
+    operands = ['[rw] "+b"(row)', '[n] "+d"(n)', *outs, '[t] "=&d"(t)']
+    if any("qsq" in stats for _, stats in groups):
+        operands.append('[sq] "=&r"(sq)')
+    asm.append("                : " + f",{br}".join(operands))
+    asm.append('                : : "r0", "memory");')
+    temps = ["        uint16_t t;"]
+    if any("qsq" in stats for _, stats in groups):
+        temps.append("        uint32_t sq;")
+    return "\n".join([
+        *part["decls"],
+        f"    const {p}_sample_t *row = s->buf[start];",
+        f"    uint16_t left ={br}(uint16_t)({P}_WINDOW - start),{br}next = (uint16_t)start;",
+        "    /* the rows start .. WINDOW-1, then 0 .. start-1 (none when start is 0) */",
+        "    do {",
+        "        uint16_t n = left;",
+        *temps,
+        *asm,
+        "        row = s->buf[0];",
+        "        left = next;",
+        "        next = 0u;",
+        "    } while (left != 0u);",
+        *part["stores"]]) + "\n"
+
+
 def raw_unit(plan, ext) -> float:
     """Real value of one unit of the integer value of the fixed-point extractor ``ext`` (a power
     of two; energy: after its :func:`sensorbudget.trainer.sensing.q15.energy_shift`)."""

@@ -472,3 +472,103 @@ def test_avr_rms_of_48_bit_sums(tmp_path):
     for w in RMS_WINDOWS:
         body = dis.split(f"<sb_rms_{w}>:")[1].split(">:")[0]
         assert ("di3" in body) == (w & (w - 1) != 0), w      # __lshrdi3 / __udivdi3 or none
+
+
+#: (window, channels, groups) of the assembly-pass check: the issue bundle's statistics (one
+#: brne loop), two sums of squares and a min/max over 260 rows (a loop longer than brne
+#: reaches: breq + rjmp; a 16-bit row count), a row of 40 channels (the pointer advanced by
+#: subi / sbci: 80 bytes), three sums of squares (more registers than the loop may ask for:
+#: the macros' C loop)
+PASS_CASES = (
+    (64, 5, ((("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsum"}), (("ch", (0,)), {"qmin"}),
+             (("ch", (4,)), {"qmin", "qmax"}))),
+    (260, 3, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}),
+              (("ch", (2,)), {"qmin", "qmax"}))),
+    (8, 40, ((("ch", (30,)), {"qmax"}), (("ch", (0,)), {"qsum", "qmin"}))),
+    (16, 4, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsq"}))),
+)
+
+
+def test_avr_window_pass_assembly_loop(tmp_path):
+    """passes_c's AVR window pass (one inline-assembly loop per ring-buffer segment, or the
+    row macros' C loop past the register budget) on seeded int16 rows with -32768 / 32767
+    mixed in, every ring start from a few (0, 1, the last, random), against numpy's sums,
+    sums of squares, minima and maxima of the whole buffer (the statistics do not depend on
+    the order)."""
+    need_tools("avr-gcc")
+    if not Path("/usr/include/simavr/sim_avr.h").is_file():
+        pytest.skip("libsimavr-dev is not installed")
+    from sensorbudget.device_sim.backends.base import READY
+    from sensorbudget.firmware_gen import passes_c
+    from sensorbudget.firmware_gen.build import build_simavr_harness, template
+
+    rng = np.random.default_rng(2029)
+    parts, calls, want, forms = [], [], [], []
+    for i, (window, n_ch, groups) in enumerate(PASS_CASES):
+        p, P = f"c{i}", f"C{i}"
+        text = passes_c.window_pass(p, P, list(groups), True, [f"x{c}" for c in range(n_ch)])
+        forms.append(("brne 9b" in text, "rjmp 9b" in text, "lo8(-(" in text))
+        rows = rng.integers(-32768, 32768, (window, n_ch))
+        rows[rng.random(rows.shape) < 0.05] = -32768
+        rows[rng.random(rows.shape) < 0.05] = 32767
+        parts.append(
+            f"#define {P}_WINDOW {window}u\n#define {P}_N_CHANNELS {n_ch}u\n"
+            f"typedef int16_t {p}_sample_t;\n"
+            f"typedef struct {{ {p}_sample_t buf[{window}][{n_ch}]; }} {p}_stream_t;\n"
+            + q15_c.squares(p, P) + passes_c.unroll(P) + passes_c.stats_struct(p)
+            + passes_c.simd(p, P) + text
+            + f"static const int16_t {p}_rows[{window}][{n_ch}] PROGMEM = {{ "
+            + ", ".join("{" + ", ".join(str(int(v)) if v > -32768 else "INT16_MIN"
+                                        for v in r) + "}" for r in rows) + " };\n")
+        stores, one = [], []
+        for g, ((_, (c,)), stats) in enumerate(groups):
+            col = rows[:, c]
+            if "qsq" in stats:
+                stores.append(f"sb_put(&st[{g}].qsq, 8u);")
+                one.append(np.array([(col ** 2).sum()], "<i8").tobytes())
+            if "qsum" in stats:
+                stores.append(f"sb_put(&st[{g}].qsum, 4u);")
+                one.append(np.array([col.sum()], "<i4").tobytes())
+            if "qmin" in stats:
+                stores.append(f"sb_put(&st[{g}].qlo, 2u);")
+                one.append(np.array([col.min()], "<i2").tobytes())
+            if "qmax" in stats:
+                stores.append(f"sb_put(&st[{g}].qhi, 2u);")
+                one.append(np.array([col.max()], "<i2").tobytes())
+        starts = sorted({0, 1, window - 1, *rng.integers(0, window, 3).tolist()})
+        want.append(b"".join(one) * len(starts))    # every start: the same statistics
+        calls.append(f"    {{\n        {p}_stream_t *s = ({p}_stream_t *)sb_arena;\n"
+                     f"        {p}_stats_t st[{len(groups)}];\n"
+                     f"        static const uint16_t starts[] = {{ "
+                     f"{', '.join(f'{v}u' for v in starts)} }};\n"
+                     f"        memcpy_P(s->buf, {p}_rows, sizeof s->buf);\n"
+                     f"        for (k = 0u; k < {len(starts)}u; ++k) {{\n"
+                     f"            {p}_window_pass(s, starts[k], st);\n"
+                     + "".join(f"            {x}\n" for x in stores)
+                     + "        }\n    }")
+    assert forms == [(True, False, False), (False, True, False), (True, False, True),
+                     (False, False, False)]
+    source = ("#include <stdint.h>\n#include <string.h>\n#include <avr/pgmspace.h>\n"
+              '#include "sbfw_hal.h"\n' + "".join(parts)
+              + "static uint8_t sb_arena[1600];\n\n"
+              "static void sb_put(const void *p, uint16_t n)\n{\n"
+              "    sbfw_hal_write((const uint8_t *)p, n);\n}\n\n"
+              "int main(void)\n{\n    unsigned k;\n    sbfw_hal_init();\n"
+              + "\n".join(calls) + "\n    sbfw_hal_exit(0u);\n    return 0;\n}\n")
+    (tmp_path / "pass.c").write_text(source)
+    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
+        (tmp_path / name).write_text(template(name))
+    target = get_target("arduino-uno")
+    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "pass.c",
+                    "sbfw_hal_avr.c", "-o", "pass.elf"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    harness = build_simavr_harness(tmp_path)
+    hold, keep = os.pipe()           # stdin held open (see above)
+    try:
+        run = subprocess.run([str(harness), str(tmp_path / "pass.elf"), "atmega328p",
+                              "16000000"], stdin=hold, capture_output=True, timeout=900)
+    finally:
+        os.close(hold)
+        os.close(keep)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    assert run.stdout[run.stdout.index(READY) + len(READY):] == b"".join(want)
