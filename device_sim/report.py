@@ -236,7 +236,7 @@ def cost_section(result, backend, model) -> dict:
     if parts["pushes"] is not None:     # the reported pushes, split per channel by the model
         share = sum(est["pushes"].values()) or 1.0
         per_push = {k: parts["pushes"]["median"] * v / share for k, v in est["pushes"].items()}
-    elif measured:
+    else:                               # STATS without pushes: nothing to split
         per_push = None
     return {"unit": unit, "measured": measured, "method": method, **parts,
             "per_extractor": per, "per_transform": per_transform, "per_channel_push": per_push,

@@ -197,6 +197,7 @@ def test_a_report_of_an_older_image_says_pushes_not_measured(tiny, tmp_path):
                           recordings_path=rec, battery_wh=3.7)
     cost = report["cost"]
     assert cost["pushes"] is None and cost["first_window"] is None
+    assert cost["per_channel_push"] is None and cost["per_extractor_push"] is None
     assert cost["pushes_note"].startswith("pushes not measured (image built before")
     assert cost["total"]["median"] == 540
     assert all(r.pushes is None for r in result.records)
