@@ -150,10 +150,14 @@ def _leave() -> None:
 
 
 def main() -> None:
-    """Run the ``sensorbudget`` command line with the handlers installed first."""
-    install()
-    atexit.register(_leave)                  # before any other: so it runs last
+    """Run the ``sensorbudget`` command line with the handlers installed first.
+
+    The handlers are installed inside the ``try``: a signal that lands the moment after the
+    first one is set (a loaded machine can hold the process right there) raises
+    :class:`Interrupted` where it is caught, not above it as a traceback."""
     try:
+        install()
+        atexit.register(_leave)              # before any other: so it runs last
         from .text_out import PrintableStream
 
         if sys.stdout is not None and not isinstance(sys.stdout, PrintableStream):

@@ -201,6 +201,26 @@ def test_a_signal_swallowed_on_its_way_up_still_sets_the_exit_code(tmp_path):
         143, "done\n", "Interrupted (SIGTERM)\n")
 
 
+def test_a_signal_the_moment_the_handlers_are_installed_is_one_line():
+    """A signal that lands right after the handlers are set (before the command's ``try``: a
+    loaded CI machine held the process there 20 ms after the handlers showed up in /proc) ended
+    in a traceback of Interrupted and exit 1; the handlers are now installed inside the
+    ``try``. The signal is sent from within ``install`` itself, so the race is hit every run."""
+    code = ("import os, signal\n"
+            "import sensorbudget.entry as entry\n"
+            "real = entry.install\n"
+            "def install():\n"
+            "    real()\n"
+            "    os.kill(os.getpid(), signal.SIGINT)\n"
+            "    for _ in range(10000): pass\n"          # the handler runs in here
+            "entry.install = install\n"
+            "entry.main()\n")
+    result = subprocess.run([sys.executable, "-c", code, "info", "--help"],
+                            capture_output=True, text=True, cwd=REPO, timeout=60)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        130, "", "Interrupted (SIGINT)\n")
+
+
 @pytest.mark.parametrize("guard", ["", "except Exception"])
 def test_a_signal_inside_a_set_name_still_ends_with_one_line(tmp_path, guard):
     """A signal that lands in a ``__set_name__`` while a module defines a class (CI: the
