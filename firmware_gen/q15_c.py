@@ -192,12 +192,12 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | N
     :func:`sensorbudget.firmware_gen.passes_c._avr_part`) as one inline-assembly loop per
     ring-buffer segment: each row's statistics, the row pointer advanced, a row counter counted
     down. The accumulators stay in registers across the loop (avr-gcc spilled one to the stack
-    per row around the macros' C loop) and the loop control is 6 cycles a row (issue-28
-    bundle on simavr: the pass 75 -> 63 cycles a row). None when the operands need more than
-    :data:`AVR_ASM_BYTES` register bytes (then the macros' C loop)."""
-    lines, outs, size = [], [], 2 + 2 + 2
+    per row around the macros' C loop) and the loop control is 6 cycles a row, 3.5 where two
+    rows go a turn (the second row's ldd offsets below 64; the T flag keeps an odd row for
+    the end). Issue-28 bundle on simavr: the pass 75 -> 63 -> 61 cycles a row. None when the
+    operands need more than :data:`AVR_ASM_BYTES` register bytes (then the macros' C loop)."""
+    outs, size = [], 2 + 2 + 2
     for g, ((_, chans, *_), stats) in enumerate(groups):
-        lines += _avr_row_asm(g, stats, 2 * chans[0])
         for n, var, nbytes in (("qsq", "q", 4), ("qsq", "e", 2), ("qsum", "s", 4),
                                ("qmin", "l", 2), ("qmax", "h", 2)):
             if n in stats:
@@ -210,12 +210,23 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | N
     if size > AVR_ASM_BYTES:
         return None
     stride = 2 * n_channels
-    step = ([f"adiw %[rw], {stride}"] if stride <= 63 else
-            [f"subi %A[rw], lo8(-({stride}))", f"sbci %B[rw], hi8(-({stride}))"])
-    lines += step + ["subi %A[n], 1", "sbci %B[n], 0"]
-    # brne reaches 64 words back: every line here is one word
-    lines += ["brne 9b"] if len(lines) < 62 else ["breq 8f", "rjmp 9b", "8:"]
-    text = ["9:", *lines]
+
+    def rows(at: int) -> list:
+        return [x for g, ((_, chans, *_), stats) in enumerate(groups)
+                for x in _avr_row_asm(g, stats, 2 * chans[0] + at)]
+
+    if 2 * stride <= 63 and max(2 * c for (_, cs, *_), _ in groups for c in cs) + stride < 63:
+        # two rows a turn (the second at ldd offset + stride); T keeps the odd row
+        text = ["bst %A[n], 0", "lsr %B[n]", "ror %A[n]", "cp %A[n], __zero_reg__",
+                "cpc %B[n], __zero_reg__", "brne 9f", "rjmp 7f", "9:", *rows(0), *rows(stride),
+                f"adiw %[rw], {2 * stride}", "subi %A[n], 1", "sbci %B[n], 0", "breq 7f",
+                "rjmp 9b", "7:", "brts 6f", "rjmp 8f", "6:", *rows(0), "8:"]
+    else:
+        step = ([f"adiw %[rw], {stride}"] if stride <= 63 else
+                [f"subi %A[rw], lo8(-({stride}))", f"sbci %B[rw], hi8(-({stride}))"])
+        lines = [*rows(0), *step, "subi %A[n], 1", "sbci %B[n], 0"]
+        # brne reaches 64 words back: every line here is one word
+        text = ["9:", *lines, *(["brne 9b"] if len(lines) < 62 else ["breq 8f", "rjmp 9b", "8:"])]
     asm, cur = ["        __asm__ __volatile__("], ""
     for i, line in enumerate(text):     # a few instructions per C string, within 100 columns
         piece = line + ("" if i == len(text) - 1 else
@@ -230,7 +241,7 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | N
     if any("qsq" in stats for _, stats in groups):
         operands.append('[sq] "=&r"(sq)')
     asm.append("                : " + f",{br}".join(operands))
-    asm.append('                : : "r0", "memory");')
+    asm.append('                : : "r0", "cc", "memory");')
     temps = ["        uint16_t t;"]
     if any("qsq" in stats for _, stats in groups):
         temps.append("        uint32_t sq;")

@@ -474,24 +474,28 @@ def test_avr_rms_of_48_bit_sums(tmp_path):
         assert ("di3" in body) == (w & (w - 1) != 0), w      # __lshrdi3 / __udivdi3 or none
 
 
-#: (window, channels, groups) of the assembly-pass check: the issue bundle's statistics (one
-#: brne loop), two sums of squares and a min/max over 260 rows (a loop longer than brne
-#: reaches: breq + rjmp; a 16-bit row count), a row of 40 channels (the pointer advanced by
-#: subi / sbci: 80 bytes), three sums of squares (more registers than the loop may ask for:
-#: the macros' C loop)
+#: (window, channels, groups) of the assembly-pass check: the issue bundle's statistics (two
+#: rows a turn), two sums of squares and a min/max over 260 rows (two rows a turn, a 16-bit
+#: row count), a row of 40 channels (one row a turn, the pointer advanced by subi / sbci: 80
+#: bytes), a row of 20 channels read at byte 38 (one row a turn: the second row's ldd would
+#: pass 63; a loop longer than brne reaches: breq + rjmp), three sums of squares (more
+#: registers than the loop may ask for: the macros' C loop)
 PASS_CASES = (
     (64, 5, ((("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsum"}), (("ch", (0,)), {"qmin"}),
              (("ch", (4,)), {"qmin", "qmax"}))),
     (260, 3, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}),
               (("ch", (2,)), {"qmin", "qmax"}))),
     (8, 40, ((("ch", (30,)), {"qmax"}), (("ch", (0,)), {"qsum", "qmin"}))),
+    (30, 20, ((("ch", (0,)), {"qsq"}), (("ch", (19,)), {"qsq"}),
+              (("ch", (10,)), {"qmin", "qmax"}))),
     (16, 4, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsq"}))),
 )
 
 
 def test_avr_window_pass_assembly_loop(tmp_path):
-    """passes_c's AVR window pass (one inline-assembly loop per ring-buffer segment, or the
-    row macros' C loop past the register budget) on seeded int16 rows with -32768 / 32767
+    """passes_c's AVR window pass (one inline-assembly loop per ring-buffer segment, two rows
+    a turn where the ldd offsets allow, or the row macros' C loop past the register budget)
+    on seeded int16 rows with -32768 / 32767
     mixed in, every ring start from a few (0, 1, the last, random), against numpy's sums,
     sums of squares, minima and maxima of the whole buffer (the statistics do not depend on
     the order)."""
@@ -507,7 +511,7 @@ def test_avr_window_pass_assembly_loop(tmp_path):
     for i, (window, n_ch, groups) in enumerate(PASS_CASES):
         p, P = f"c{i}", f"C{i}"
         text = passes_c.window_pass(p, P, list(groups), True, [f"x{c}" for c in range(n_ch)])
-        forms.append(("brne 9b" in text, "rjmp 9b" in text, "lo8(-(" in text))
+        forms.append(("bst %A[n], 0" in text, "breq 8f" in text, "lo8(-(" in text))
         rows = rng.integers(-32768, 32768, (window, n_ch))
         rows[rng.random(rows.shape) < 0.05] = -32768
         rows[rng.random(rows.shape) < 0.05] = 32767
@@ -546,8 +550,8 @@ def test_avr_window_pass_assembly_loop(tmp_path):
                      f"            {p}_window_pass(s, starts[k], st);\n"
                      + "".join(f"            {x}\n" for x in stores)
                      + "        }\n    }")
-    assert forms == [(True, False, False), (False, True, False), (True, False, True),
-                     (False, False, False)]
+    assert forms == [(True, False, False), (True, False, False), (False, False, True),
+                     (False, True, False), (False, False, False)]
     source = ("#include <stdint.h>\n#include <string.h>\n#include <avr/pgmspace.h>\n"
               '#include "sbfw_hal.h"\n' + "".join(parts)
               + "static uint8_t sb_arena[1600];\n\n"
