@@ -22,7 +22,7 @@ def test_m4f_fixed_point_features_bit_for_bit(tmp_path, kinds_bundle, bm_recordi
     reason = available_backends().get("unicorn-m4f")
     if reason is not None:
         pytest.skip(f"backend unicorn-m4f: {reason}")
-    from sensorbudget.device_sim.backends.unicorn import SCRATCH, UnicornBackend
+    from sensorbudget.device_sim.backends.unicorn import SCRATCH, STORED, UnicornBackend
     from sensorbudget.device_sim.reference import ReferenceModel
 
     model = ReferenceModel(kinds_bundle, numeric, full_scale=bm_full_scale(bm_recordings))
@@ -37,7 +37,7 @@ def test_m4f_fixed_point_features_bit_for_bit(tmp_path, kinds_bundle, bm_recordi
     isz = 2 if numeric == "q15" else 4
     for row in samples:
         be.uc.mem_write(SCRATCH, np.ascontiguousarray(row).tobytes())
-        done, _ = be._call(be.fn["add"], be.stream, SCRATCH)
+        done, _ = be._call(be.fn["add_rows"], be.stream, SCRATCH, 1, SCRATCH + STORED)
         if not done:
             continue
         twice = []
