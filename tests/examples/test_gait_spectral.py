@@ -111,20 +111,28 @@ def test_the_readme_command_gives_the_scripts_numbers(example, tmp_path):
         assert [r["cost_energy"] for r in mine] == pytest.approx(cell.energy, rel=1e-12)
 
 
-def test_the_uno_replay_gives_the_python_design(tmp_path):
-    """The README's Uno design on simavr (float32): every TEST window predicted, 0 mismatches,
-    the device's accuracy that of the bundle's weights in numpy on the TEST features, and the
-    sensor energy that of the bundle; the README states the design's features and the run's
-    predictions. Skips when simavr or avr-gcc is missing (CI has them)."""
+@pytest.fixture(scope="module")
+def uno(tmp_path_factory):
+    """The README's Uno design replayed on simavr; skips when simavr or avr-gcc is missing
+    (CI has them)."""
     from sensorbudget.device_sim.backends import available_backends
 
     missing = available_backends().get("simavr")
     if missing is not None:
         pytest.skip(f"simavr: {missing}")
     ex = load_example()
-    dev = ex.uno_design(DATA, tmp_path)
+    out = tmp_path_factory.mktemp("uno")
+    return ex, out, ex.uno_design(DATA, out)
+
+
+def test_the_uno_replay_gives_the_python_design(uno):
+    """The README's Uno design on simavr (float32): every TEST window predicted, 0 mismatches,
+    the device's accuracy that of the bundle's weights in numpy on the TEST features, and the
+    sensor energy that of the bundle; the README states the design's features and the run's
+    predictions, accuracy, compute cycles and calibrated FFT cycles."""
+    ex, out, dev = uno
     assert dev.predictions == 160 and dev.lost == 0 and dev.mismatches == 0
-    bundle = sb.Bundle.load(tmp_path / "gait8")
+    bundle = sb.Bundle.load(out / "gait8")
     test = sb.features(DATA / "BasicMotions_TEST.ts", sensors=ex.sensors_file("spectral"))
     X = np.asarray(test.X, dtype=np.float64)[:, bundle.selected_index]
     decided = np.asarray(bundle.classes)[np.argmax(X @ bundle.W + bundle.b, axis=1)]
@@ -137,7 +145,29 @@ def test_the_uno_replay_gives_the_python_design(tmp_path):
     readme = README.read_text()
     assert all(f"`{f}`" in readme for f in dev.selected)
     assert f"{dev.predictions} TEST windows, {dev.mismatches} mismatches" in readme
+    assert f"device accuracy\n{dev.test_accuracy:.3f}" in readme
+    cycles = {k: _spaced(v) for k, v in dev.cost.items()}
+    assert (f"{cycles['pushes']}\ncycles + window pass (the extractors) {cycles['extractors']} + "
+            f"model {cycles['model']} = {cycles['total']} cycles") in readme
     assert set(dev.transforms) == set(ex.TRANSFORMS)
+    for t in dev.transforms.values():
+        assert f"{_spaced(t['compute_cycles'])}\ncycles" in readme
+
+
+def _spaced(x) -> str:
+    return f"{x:,.0f}".replace(",", " ")
+
+
+def test_the_readme_uno_table_time_domain_column_is_a_fresh_run(uno):
+    """The second table's time-domain column (nested CV on the features priced with the
+    Uno's calibrated costs), as a fresh run writes it; the spectral column (168 candidates)
+    is left to run.py."""
+    ex, out, _ = uno
+    cells = ex.priced(DATA, out, folds=FOLDS, sets=("time_domain",))["time_domain"]
+    readme = README.read_text()
+    for b, c in cells.items():
+        assert f"| {ex.LABELS[b]} | {c.mean:.3f} ± {c.std:.3f} | {ex.joules(c.energy_mean)} |" \
+            in readme
 
 
 def test_without_the_data_the_script_says_why(tmp_path, capsys):
