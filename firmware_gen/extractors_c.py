@@ -196,7 +196,7 @@ def _pass_functions(plan) -> list:
         out.append(passes_c.simd(p, P))
     if any("dev" in stats for _, stats in groups):
         out.append(passes_c.std_of(p, P))
-    out.append(passes_c.window_pass(p, P, groups, plan.fixed, plan.channels))
+    out.append(passes_c.window_pass(p, P, groups, plan.fixed, plan.channels, plan.window))
     return out
 
 

@@ -259,11 +259,12 @@ def _avr_part(P: str, groups) -> dict | None:
             if lines else None)
 
 
-def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
+def window_pass(p: str, P: str, groups, fixed_plan: bool, names, window: int = 0) -> str:
     """``<p>_window_pass``: one loop over the window (two ring-buffer segments) computing the
     statistics of every group: ``(("ch", (c,)) | ("mag", channels) | ("qmag", channels, m),
     statistics)`` (m: the set's index in the magnitude cache); group g's results go to
-    ``st[g]``. Each sample of a channel is loaded once for all its groups.
+    ``st[g]``. Each sample of a channel is loaded once for all its groups. ``window`` (rows;
+    0: unknown) lets the AVR pass keep its row count and carry words in one byte.
 
     Q15 passes have a second form for cores with the 32-bit SIMD instructions (Cortex-M4): the
     row is read a channel pair (one word) at a time, and the minimum / maximum of both
@@ -275,7 +276,7 @@ def window_pass(p: str, P: str, groups, fixed_plan: bool, names) -> str:
         packed = _part(*_parts(p, P, groups, fixed_plan, names, True)[:3])
     avr = _avr_part(P, groups) if fixed_plan else None
     if avr is not None:
-        avr = q15_c.avr_asm_pass(p, P, groups, len(names), avr) or avr
+        avr = q15_c.avr_asm_pass(p, P, groups, len(names), avr, window) or avr
     comment = cgen.block_comment(["One pass over the window, oldest sample first; per group "
                                   "(a channel or a |magnitude|), its statistics:",
                                   *what])

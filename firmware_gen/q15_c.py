@@ -153,14 +153,15 @@ def avr_rows(P: str) -> str:
 
 #: register bytes the AVR assembly loop may ask for (accumulators, row pointer, row counter,
 #: sample and square temporaries) of the 28 besides r0, r1 and the frame pointer
-AVR_ASM_BYTES = 26
+AVR_ASM_BYTES = 24
 
 
-def _avr_row_asm(g: int, stats, off: int) -> list:
+def _avr_row_asm(g: int, stats, off: int, carry8: bool = False) -> list:
     """The assembly lines of group ``g``'s statistics on the int16 sample at byte offset
     ``off`` of the row (operands: ``rw`` the row pointer in Y or Z, ``t`` an upper register
     pair, ``sq`` four bytes; the accumulators ``s<g>``, ``l<g>``, ``h<g>``, ``q<g>`` and
-    ``e<g>``: the macros of :func:`avr_rows` / :func:`squares` in one block)."""
+    ``e<g>``: the macros of :func:`avr_rows` / :func:`squares` in one block); ``carry8``: the
+    sum of squares' carry word ``e<g>`` is one byte (windows below 1024 rows)."""
     ld = [f"ldd %A[t], %a[rw]+{off}", f"ldd %B[t], %a[rw]+{off + 1}"]
     out = []
     if "qsq" in stats:        # |q| by neg, three mul, added to the 48-bit sum q:e
@@ -170,8 +171,9 @@ def _avr_row_asm(g: int, stats, off: int) -> list:
                 "add %B[sq], r0", "adc %C[sq], r1", "adc %D[sq], %B[t]", "add %B[sq], r0",
                 "adc %C[sq], r1", "adc %D[sq], %B[t]", "clr __zero_reg__",
                 f"add %A[q{g}], %A[sq]", f"adc %B[q{g}], %B[sq]", f"adc %C[q{g}], %C[sq]",
-                f"adc %D[q{g}], %D[sq]", f"adc %A[e{g}], __zero_reg__",
-                f"adc %B[e{g}], __zero_reg__"]
+                f"adc %D[q{g}], %D[sq]",
+                *([f"adc %[e{g}], __zero_reg__"] if carry8 else
+                  [f"adc %A[e{g}], __zero_reg__", f"adc %B[e{g}], __zero_reg__"])]
     if "qsum" in stats:       # the sum of q + 32768 (uint32)
         out += [f"ldd %B[t], %a[rw]+{off + 1}", "subi %B[t], 0x80",
                 f"ldd __tmp_reg__, %a[rw]+{off}", f"add %A[s{g}], __tmp_reg__",
@@ -187,7 +189,8 @@ def _avr_row_asm(g: int, stats, off: int) -> list:
     return out
 
 
-def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | None:
+def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict,
+                 window: int = 0) -> str | None:
     """The AVR Q15 pass (``part``: the declarations and stores of
     :func:`sensorbudget.firmware_gen.passes_c._avr_part`) as one inline-assembly loop per
     ring-buffer segment: each row's statistics, the row pointer advanced, a row counter counted
@@ -195,36 +198,46 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | N
     per row around the macros' C loop) and the loop control is 6 cycles a row, 3.5 where two
     rows go a turn (the second row's ldd offsets below 64; the T flag keeps an odd row for
     the end). Issue-28 bundle on simavr: the pass 75 -> 63 -> 61 cycles a row. None when the
-    operands need more than :data:`AVR_ASM_BYTES` register bytes (then the macros' C loop)."""
-    outs, size = [], 2 + 2 + 2
+    operands need more than :data:`AVR_ASM_BYTES` register bytes (then the macros' C loop).
+    A ``window`` below 256 rows counts rows in one byte, below 1024 keeps the carry word of
+    a sum of squares in one byte (0: unknown, two bytes each)."""
+    short, carry8 = 0 < window < 256, 0 < window < 1024
+    outs, size, decls, stores = [], 2 + (1 if short else 2) + 2, [], []
     for g, ((_, chans, *_), stats) in enumerate(groups):
-        for n, var, nbytes in (("qsq", "q", 4), ("qsq", "e", 2), ("qsum", "s", 4),
-                               ("qmin", "l", 2), ("qmax", "h", 2)):
+        for n, var, nbytes in (("qsq", "q", 4), ("qsq", "e", 1 if carry8 else 2),
+                               ("qsum", "s", 4), ("qmin", "l", 2), ("qmax", "h", 2)):
             if n in stats:
-                c = {"q": f"qsq{g}", "e": f"qsq{g}_hi", "s": f"qsum{g}", "l": f"qlo{g}",
-                     "h": f"qhi{g}"}[var]
+                c = {"q": f"qsq{g}", "e": f"qsq{g}_{'e' if carry8 else 'hi'}",
+                     "s": f"qsum{g}", "l": f"qlo{g}", "h": f"qhi{g}"}[var]
                 outs.append(f'[{var}{g}] "+r"({c})')
                 size += nbytes
+        if "qsq" in stats and carry8:
+            decls.append(f"    uint8_t qsq{g}_e = 0u;")
+            stores.append(f"    qsq{g}_hi = qsq{g}_e;")
     if any("qsq" in stats for _, stats in groups):
         size += 4
     if size > AVR_ASM_BYTES:
         return None
     stride = 2 * n_channels
 
+    count = ["dec %[n]"] if short else ["subi %A[n], 1", "sbci %B[n], 0"]
+
     def rows(at: int) -> list:
         return [x for g, ((_, chans, *_), stats) in enumerate(groups)
-                for x in _avr_row_asm(g, stats, 2 * chans[0] + at)]
+                for x in _avr_row_asm(g, stats, 2 * chans[0] + at, carry8)]
 
     if 2 * stride <= 63 and max(2 * c for (_, cs, *_), _ in groups for c in cs) + stride < 63:
         # two rows a turn (the second at ldd offset + stride); T keeps the odd row
-        text = ["bst %A[n], 0", "lsr %B[n]", "ror %A[n]", "cp %A[n], __zero_reg__",
-                "cpc %B[n], __zero_reg__", "brne 9f", "rjmp 7f", "9:", *rows(0), *rows(stride),
-                f"adiw %[rw], {2 * stride}", "subi %A[n], 1", "sbci %B[n], 0", "breq 7f",
-                "rjmp 9b", "7:", "brts 6f", "rjmp 8f", "6:", *rows(0), "8:"]
+        head = (["bst %[n], 0", "lsr %[n]"] if short else
+                ["bst %A[n], 0", "lsr %B[n]", "ror %A[n]", "cp %A[n], __zero_reg__",
+                 "cpc %B[n], __zero_reg__"])
+        text = [*head, "brne 9f", "rjmp 7f", "9:", *rows(0), *rows(stride),
+                f"adiw %[rw], {2 * stride}", *count, "breq 7f", "rjmp 9b", "7:", "brts 6f",
+                "rjmp 8f", "6:", *rows(0), "8:"]
     else:
         step = ([f"adiw %[rw], {stride}"] if stride <= 63 else
                 [f"subi %A[rw], lo8(-({stride}))", f"sbci %B[rw], hi8(-({stride}))"])
-        lines = [*rows(0), *step, "subi %A[n], 1", "sbci %B[n], 0"]
+        lines = [*rows(0), *step, *count]
         # brne reaches 64 words back: every line here is one word
         text = ["9:", *lines, *(["brne 9b"] if len(lines) < 62 else ["breq 8f", "rjmp 9b", "8:"])]
     asm, cur = ["        __asm__ __volatile__("], ""
@@ -237,7 +250,7 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | N
         cur += piece
     asm.append(f'                "{cur}"')
     br = cgen.BREAK
-    operands = ['[rw] "+b"(row)', '[n] "+d"(n)', *outs, '[t] "=&d"(t)']
+    operands = ['[rw] "+b"(row)', f'[n] "+{"r" if short else "d"}"(n)', *outs, '[t] "=&d"(t)']
     if any("qsq" in stats for _, stats in groups):
         operands.append('[sq] "=&r"(sq)')
     asm.append("                : " + f",{br}".join(operands))
@@ -246,19 +259,19 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict) -> str | N
     if any("qsq" in stats for _, stats in groups):
         temps.append("        uint32_t sq;")
     return "\n".join([
-        *part["decls"],
+        *part["decls"], *decls,
         f"    const {p}_sample_t *row = s->buf[start];",
         f"    uint16_t left ={br}(uint16_t)({P}_WINDOW - start),{br}next = (uint16_t)start;",
         "    /* the rows start .. WINDOW-1, then 0 .. start-1 (none when start is 0) */",
         "    do {",
-        "        uint16_t n = left;",
+        f"        {'uint8_t n = (uint8_t)left' if short else 'uint16_t n = left'};",
         *temps,
         *asm,
         "        row = s->buf[0];",
         "        left = next;",
         "        next = 0u;",
         "    } while (left != 0u);",
-        *part["stores"]]) + "\n"
+        *stores, *part["stores"]]) + "\n"
 
 
 def raw_unit(plan, ext) -> float:

@@ -474,21 +474,25 @@ def test_avr_rms_of_48_bit_sums(tmp_path):
         assert ("di3" in body) == (w & (w - 1) != 0), w      # __lshrdi3 / __udivdi3 or none
 
 
-#: (window, channels, groups) of the assembly-pass check: the issue bundle's statistics (two
-#: rows a turn), two sums of squares and a min/max over 260 rows (two rows a turn, a 16-bit
-#: row count), a row of 40 channels (one row a turn, the pointer advanced by subi / sbci: 80
-#: bytes), a row of 20 channels read at byte 38 (one row a turn: the second row's ldd would
-#: pass 63; a loop longer than brne reaches: breq + rjmp), three sums of squares (more
-#: registers than the loop may ask for: the macros' C loop)
+#: (window, channels, groups, window known to the generator) of the assembly-pass check: the
+#: issue bundle's statistics (two rows a turn, one-byte row count and carry word), two sums
+#: of squares and a min/max over 260 rows (two rows a turn, a 16-bit row count), a row of 40
+#: channels (one row a turn, the pointer advanced by subi / sbci: 80 bytes), a row of 20
+#: channels read at byte 38 (one row a turn: the second row's ldd would pass 63; a loop
+#: longer than brne reaches: breq + rjmp), a window the generator was not told (16-bit count
+#: and carry word), three sums of squares and a sum (more registers than the loop may ask
+#: for: the macros' C loop)
 PASS_CASES = (
     (64, 5, ((("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsum"}), (("ch", (0,)), {"qmin"}),
-             (("ch", (4,)), {"qmin", "qmax"}))),
+             (("ch", (4,)), {"qmin", "qmax"})), True),
     (260, 3, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}),
-              (("ch", (2,)), {"qmin", "qmax"}))),
-    (8, 40, ((("ch", (30,)), {"qmax"}), (("ch", (0,)), {"qsum", "qmin"}))),
+              (("ch", (2,)), {"qmin", "qmax"})), True),
+    (8, 40, ((("ch", (30,)), {"qmax"}), (("ch", (0,)), {"qsum", "qmin"})), True),
     (30, 20, ((("ch", (0,)), {"qsq"}), (("ch", (19,)), {"qsq"}),
-              (("ch", (10,)), {"qmin", "qmax"}))),
-    (16, 4, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsq"}))),
+              (("ch", (10,)), {"qmin", "qmax"})), True),
+    (32, 2, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qmin"})), False),
+    (16, 4, ((("ch", (0,)), {"qsq"}), (("ch", (1,)), {"qsq"}), (("ch", (3,)), {"qsq"}),
+             (("ch", (2,)), {"qsum"})), True),
 )
 
 
@@ -508,10 +512,12 @@ def test_avr_window_pass_assembly_loop(tmp_path):
 
     rng = np.random.default_rng(2029)
     parts, calls, want, forms = [], [], [], []
-    for i, (window, n_ch, groups) in enumerate(PASS_CASES):
+    for i, (window, n_ch, groups, known) in enumerate(PASS_CASES):
         p, P = f"c{i}", f"C{i}"
-        text = passes_c.window_pass(p, P, list(groups), True, [f"x{c}" for c in range(n_ch)])
-        forms.append(("bst %A[n], 0" in text, "breq 8f" in text, "lo8(-(" in text))
+        text = passes_c.window_pass(p, P, list(groups), True, [f"x{c}" for c in range(n_ch)],
+                                    window if known else 0)
+        forms.append(("bst %" in text, "breq 8f" in text, "lo8(-(" in text,
+                      "dec %[n]" in text, "_e = 0u" in text, "9:" in text))
         rows = rng.integers(-32768, 32768, (window, n_ch))
         rows[rng.random(rows.shape) < 0.05] = -32768
         rows[rng.random(rows.shape) < 0.05] = 32767
@@ -550,8 +556,12 @@ def test_avr_window_pass_assembly_loop(tmp_path):
                      f"            {p}_window_pass(s, starts[k], st);\n"
                      + "".join(f"            {x}\n" for x in stores)
                      + "        }\n    }")
-    assert forms == [(True, False, False), (True, False, False), (False, False, True),
-                     (False, True, False), (False, False, False)]
+    # (two rows a turn, long branch, subi step, one-byte count, one-byte carry, assembly)
+    assert forms == [(True, False, False, True, True, True),
+                     (True, False, False, False, True, True),
+                     (False, False, True, True, False, True),
+                     (False, True, False, True, True, True),
+                     (True, False, False, False, False, True), (False,) * 6]
     source = ("#include <stdint.h>\n#include <string.h>\n#include <avr/pgmspace.h>\n"
               '#include "sbfw_hal.h"\n' + "".join(parts)
               + "static uint8_t sb_arena[1600];\n\n"
