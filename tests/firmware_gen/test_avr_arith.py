@@ -586,3 +586,30 @@ def test_avr_window_pass_assembly_loop(tmp_path):
         os.close(keep)
     assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
     assert run.stdout[run.stdout.index(READY) + len(READY):] == b"".join(want)
+
+
+def test_issue_bundle_replays_exactly_on_simavr(tmp_path):
+    """The issue-28 bundle (a Q15 magnitude set, rms, mean, min, ptp, last: every AVR assembly
+    path of the Q15 extractors, the magnitude rows and their cache included) replayed by
+    ``simulate`` on simavr: every prediction equals the integer reference's score."""
+    need_tools("avr-gcc", "simavr")
+    from sensorbudget.device_sim.backends import available_backends
+    from sensorbudget.device_sim.reference import ReferenceModel
+    from sensorbudget.device_sim.simulate import simulate
+    from sensorbudget.trainer.bundle.model import load_bundle
+    from tests.firmware_gen import gen_runner, generative
+
+    if available_backends().get("simavr") is not None:
+        pytest.skip(f"simavr: {available_backends()['simavr']}")
+    rec = generative.write_recordings(tmp_path / "recordings", 2026, n_recordings=2)
+    case = generative.issue_case()
+    generative.case_bundle(case, generative.feature_set(case, rec, tmp_path),
+                           tmp_path / "bundle")
+    plan = ReferenceModel(load_bundle(tmp_path / "bundle"), "float32").plan
+    assert any(e.kind == "mag_mean" for e in plan.extractors)
+    scales = gen_runner.full_scale(case, plan.channels, gen_runner.recordings_arrays(rec))
+    _, result = simulate(tmp_path / "bundle", rec, backend="simavr", numeric="q15",
+                         full_scale=scales, workdir=tmp_path / "sim", bench=False)
+    done = [r for r in result.records if r.scores is not None]
+    assert len(done) == 24 and result.unexpected == 0
+    assert all(np.array_equal(r.scores, r.reference) for r in done)
