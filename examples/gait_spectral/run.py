@@ -28,6 +28,7 @@ import argparse
 import json
 import shutil
 import sys
+import tomllib
 import warnings
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -144,8 +145,6 @@ def uno_design(data_dir: Path, out: Path) -> Device:
 
 
 def _calibration(path: Path) -> list:
-    import tomllib
-
     return tomllib.loads(path.read_text())["calibration"]
 
 
