@@ -41,6 +41,7 @@ inputs (``<name>_quantize_span``).
 from __future__ import annotations
 
 import math
+import re
 
 from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.q15 import (
@@ -231,9 +232,11 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict,
         head = (["bst %[n], 0", "lsr %[n]"] if short else
                 ["bst %A[n], 0", "lsr %B[n]", "ror %A[n]", "cp %A[n], __zero_reg__",
                  "cpc %B[n], __zero_reg__"])
-        text = [*head, "brne 9f", "rjmp 7f", "9:", *rows(0), *rows(stride),
-                f"adiw %[rw], {2 * stride}", *count, "breq 7f", "rjmp 9b", "7:", "brts 6f",
-                "rjmp 8f", "6:", *rows(0), "8:"]
+        # the row once, as an assembler macro of its byte shift o (three uses), purged after
+        row = [re.sub(r"(%a\[rw\]\+\d+)", r"\1+\\\\o", x) for x in rows(0)]
+        text = [".macro sbrow o", *row, ".endm", *head, "brne 9f", "rjmp 7f", "9:",
+                "sbrow 0", f"sbrow {stride}", f"adiw %[rw], {2 * stride}", *count, "breq 7f",
+                "rjmp 9b", "7:", "brts 6f", "rjmp 8f", "6:", "sbrow 0", "8:", ".purgem sbrow"]
     else:
         step = ([f"adiw %[rw], {stride}"] if stride <= 63 else
                 [f"subi %A[rw], lo8(-({stride}))", f"sbci %B[rw], hi8(-({stride}))"])
