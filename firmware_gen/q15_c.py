@@ -1,7 +1,8 @@
 """Q15 square roots, the per-sample magnitude cache and the integer input quantiser of
 ``<name>_stream.c``.
 
-``<name>_isqrt32`` is :func:`sensorbudget.trainer.sensing.q15.isqrt32` (``floor(sqrt(v))``, ``v <= 65535**2``).
+``<name>_isqrt32`` is :func:`sensorbudget.trainer.sensing.q15.isqrt32` (``floor(sqrt(v))``,
+``v <= 65535**2``).
 Where the core has a single-precision FPU (Cortex-M4F) it is ``r = (uint32_t)sqrtf((float)v)``
 and one correction: the conversion and ``vsqrt`` each round to nearest, which keeps ``sqrtf`` of a
 perfect square ``r*r`` exactly ``r`` (both errors stay below half a float step of the root), so
@@ -11,18 +12,20 @@ every square and its neighbours up to ``65535**2``). On a core with a multiplier
 ``[2^30, 2^32)`` (four even shifts), its root read off a 193-entry table of ``sqrt(j 2^24)`` by
 linear interpolation (within 3 of the root: the interpolation error of the root over one step is
 below 1/4), shifted back by ``k`` and corrected to the floor root with a multiply per step:
-about 35 instructions on RV32 against about 70 for the digits. Elsewhere (AVR, RV32E without a
-multiplier, the host) it is the digit-by-digit integer root, two bits per step, skipping the
-leading zero pairs.
+about 35 instructions on RV32 against about 70 for the digits. On AVR (GCC,
+``<NAME>_ISQRT_BYTES``) the same table in flash, normalised a byte and two bits at a time,
+interpolated by one 8 x 8 ``mul``, in inline assembly. Elsewhere (RV32E without a multiplier,
+the host) it is the digit-by-digit integer root, two bits per step, skipping the leading zero
+pairs.
 
 The fixed-point magnitude kinds (``mag_mean``, ``mag_max``) need one root per sample. Each
 sample's magnitude is computed once, by the first ``<name>_stream_compute`` after it arrived,
 and kept beside the ring buffer (``mag[WINDOW][sets]``, uint16, at the sample's ring position);
 the window's sum of magnitudes is updated by ``new - old`` as a position is overwritten (uint32,
-exact, so the sum always equals the sum of the cached values: :func:`sensorbudget.trainer.sensing.q15` is
-integer arithmetic, so this order gives the same value as summing the window). A prediction
-therefore pays ``hop`` roots, not ``window`` (all of them for the first window after a reset, or
-when ``hop >= window``); ``mag_max`` is the largest cached value (one pass over the cache).
+exact, so the sum always equals the sum of the cached values: the arithmetic of
+:mod:`sensorbudget.trainer.sensing.q15` is integer, so this order gives the same value as
+summing the window). A prediction therefore pays ``hop`` roots, not ``window`` (all of them
+for the first window after a reset, or when ``hop >= window``); ``mag_max`` is the largest cached value (one pass over the cache).
 Each compute redoes at least the newest ``hop`` samples (a cached value recomputed is the same,
 so the sum does not move): a compute repeated on one window (BENCH) costs what the window's own
 compute did, and the features stay the same.
@@ -35,7 +38,10 @@ and running the header's float quantiser: on a core without an FPU (RV32IMC, AVR
 those were a soft-float conversion, two soft-float multiplies, a subtraction and a rounding per
 input. The float feature of such an input is not computed (``features[i]`` stays 0); the other
 inputs an extractor feeds are quantised by the header's arithmetic in runs of consecutive
-inputs (``<name>_quantize_span``).
+inputs (``<name>_quantize_span``). On AVR (GCC) the calls' constant parameters select an
+inline-assembly ``<name>_qin``: the int48 product by eight ``mul`` and an unrolled shift of at
+most 4 bits (no library multiply, no shift loop); :func:`avr_asm_pass` writes the AVR window
+pass as one assembly loop.
 """
 
 from __future__ import annotations
