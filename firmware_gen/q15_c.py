@@ -25,10 +25,11 @@ the window's sum of magnitudes is updated by ``new - old`` as a position is over
 exact, so the sum always equals the sum of the cached values: the arithmetic of
 :mod:`sensorbudget.trainer.sensing.q15` is integer, so this order gives the same value as
 summing the window). A prediction therefore pays ``hop`` roots, not ``window`` (all of them
-for the first window after a reset, or when ``hop >= window``); ``mag_max`` is the largest cached value (one pass over the cache).
-Each compute redoes at least the newest ``hop`` samples (a cached value recomputed is the same,
-so the sum does not move): a compute repeated on one window (BENCH) costs what the window's own
-compute did, and the features stay the same.
+for the first window after a reset, or when ``hop >= window``); ``mag_max`` is the largest
+cached value (one pass over the cache). Each compute redoes at least the newest ``hop``
+samples (a cached value recomputed is the same, so the sum does not move): a compute repeated
+on one window (BENCH) costs what the window's own compute did, and the features stay the
+same.
 
 Integer inputs (Q15 model, :func:`int_inputs`): an extractor of :data:`INT_KINDS` feeds its model
 input straight from its integer value (``<name>_qin``, the
