@@ -44,7 +44,9 @@ def test_the_golden_set_covers_the_outputs(emitted):
         assert any(f.startswith(f"{case.name}/c-library") for f in folders)
         for target in C.TARGETS:
             assert f"{case.name}/firmware-{target}" in folders
-    assert sum(len(t) for t in emitted.values()) < 500_000
+    # 575 KB since issue 28's batched push (<p>_stream_add_rows, <name>_push_rows) and the AVR
+    # assembly branches of the Q15 sources: a reviewer reads the diffs, which stay small
+    assert sum(len(t) for t in emitted.values()) < 650_000
 
 
 def test_the_stored_bundles_are_what_the_trainer_makes(tmp_path):

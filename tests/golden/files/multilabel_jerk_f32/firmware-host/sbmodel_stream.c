@@ -259,6 +259,17 @@ typedef struct {
     sbmodel_sample_t v[SBMODEL_N_CHANNELS];
 } sbmodel_row_t;
 
+/* AVR: one sample from X to Z by post-increment loads and stores (4 cycles a byte; for C
+ * the compiler takes X with displacement fix-ups, 6 a byte), for <p>_stream_add_rows. */
+#if defined(__AVR__) && SBMODEL_NUMERIC_CODE == 0
+#define SBMODEL_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#elif defined(__AVR__)
+#define SBMODEL_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#endif
+
 /* next_end - n_seen <= max(WINDOW, HOP): below 2^16 the low halves decide (AVR: 2 compares). */
 #if defined(__AVR__) && SBMODEL_WINDOW < 65536u && SBMODEL_HOP < 65536u
 #define SBMODEL_END_KEY(n) ((uint16_t)(n))
@@ -286,6 +297,50 @@ int sbmodel_stream_add(sbmodel_stream_t *s, const sbmodel_sample_t *frame)
         return 0;
     }
     s->next_end = seen + SBMODEL_HOP;
+    s->windows++;
+    return 1;
+}
+
+/* Rows until one completes a window, the ring position and the row count in registers: in
+ * segments up to the ring's end, so a row costs its copy and two pointer steps. */
+int sbmodel_stream_add_rows(sbmodel_stream_t *s, const sbmodel_sample_t *rows, unsigned count,
+        unsigned *stored)
+{
+    /* rows up to the next window's end: 1 to max(WINDOW, HOP) */
+    const uint32_t left = s->next_end - s->n_seen;
+    const unsigned take = (uint32_t)count < left ? count : (unsigned)left;
+    unsigned pos = s->pos, todo = take;
+    while (todo > 0u) {
+        unsigned seg = SBMODEL_WINDOW - pos, i;
+        sbmodel_sample_t *dst = s->buf[pos];
+        if (seg > todo) {
+            seg = todo;
+        }
+        for (i = 0u; i < seg; ++i) {
+#if defined(__AVR__)
+            __asm__ volatile(
+                SBMODEL_COPY_SAMPLE
+                SBMODEL_COPY_SAMPLE
+                : "+x"(rows), "+z"(dst) : : "memory");
+#else
+            *(sbmodel_row_t *)dst = *(const sbmodel_row_t *)rows;
+            dst += SBMODEL_N_CHANNELS;
+            rows += SBMODEL_N_CHANNELS;
+#endif
+        }
+        pos += seg;
+        if (pos == SBMODEL_WINDOW) {
+            pos = 0u;
+        }
+        todo -= seg;
+    }
+    s->pos = pos;
+    s->n_seen += take;
+    *stored = take;
+    if ((uint32_t)take != left) {
+        return 0;
+    }
+    s->next_end = s->n_seen + SBMODEL_HOP;
     s->windows++;
     return 1;
 }

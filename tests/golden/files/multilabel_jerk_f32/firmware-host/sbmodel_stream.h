@@ -59,6 +59,16 @@ void sbmodel_stream_reset(sbmodel_stream_t *s);
  * number s->windows - 1), whose features
  * sbmodel_stream_compute then computes. */
 int sbmodel_stream_add(sbmodel_stream_t *s, const sbmodel_sample_t *frame);
+/* Store up to count rows (e.g. a sensor FIFO's block), row after row, each of
+ * SBMODEL_N_CHANNELS samples as
+ * sbmodel_stream_add takes one;
+ * stop after a row that completes a window. *stored = the rows stored (count, or fewer when
+ * one completed a window); the stream is then as after *stored calls of
+ * sbmodel_stream_add. Returns 1 when the last stored row
+ * completed a window (call sbmodel_stream_compute,
+ * then again with the rest), else 0. */
+int sbmodel_stream_add_rows(sbmodel_stream_t *s, const sbmodel_sample_t *rows, unsigned count,
+        unsigned *stored);
 /* Features (and model inputs) of the window ending at the newest sample. */
 void sbmodel_stream_compute(sbmodel_stream_t *s);
 /* sbmodel_stream_add, then

@@ -58,27 +58,45 @@ static fw_model_fn volatile fw_model_ptr = fw_model;
 static fw_extract_fn volatile fw_extract_ptr = sbmodel_mr_compute;
 
 /* The transmit buffer holds SBFW_TX_PAYLOAD, and at least the largest answer of fixed size
- * (HELLO, PREDICT, BENCH/STATS, ERROR), so no build option can make one overflow it; the answer
- * of PUSH_SAMPLES is checked against the buffer at run time. */
+ * (HELLO, PREDICT, BENCH 9 bytes, STATS 13, ERROR), so no build option can make one overflow
+ * it; the answer of PUSH_SAMPLES is checked against the buffer at run time. */
 #define FW_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define FW_HELLO_BYTES (12u + sizeof FW_NAME - 1u)
 #define FW_MULTIRATE_VERSION 1u   /* SENSORS' first byte (PROTOCOL.md) */
 #define FW_SENSORS_BYTES (2u + 9u * SBMODEL_N_SENSORS)
 #define FW_FIXED_ANSWER FW_MAX2(FW_MAX2(FW_MAX2(FW_HELLO_BYTES, FW_SENSORS_BYTES), \
-    SBMODEL_N_TARGETS * FW_SCORE_BYTES), 9u)
+    SBMODEL_N_TARGETS * FW_SCORE_BYTES), 13u)
 #define FW_TX_PAYLOAD FW_MAX2(SBFW_TX_PAYLOAD, FW_FIXED_ANSWER)
 
-static uint8_t fw_rx[SBFW_RX_PAYLOAD + SBFW_OVERHEAD];
+/* The receive buffer (the request's body from bytes[FW_RX_SKEW]) is word-aligned plus 2, so
+ * a PUSH_SAMPLES request's rows (body byte 6 on: version, seq 2, cmd, count 2) are
+ * word-aligned: the stream stores them from where they arrived (fw_rows). The AVR needs no
+ * alignment: no skew there. */
+#if defined(__AVR__)
+#define FW_RX_SKEW 0u
+#else
+#define FW_RX_SKEW 2u
+#endif
+static union {
+    uint32_t align;
+    uint8_t bytes[FW_RX_SKEW + SBFW_RX_PAYLOAD + SBFW_OVERHEAD];
+} fw_rx;
+#define FW_RX_BODY (fw_rx.bytes + FW_RX_SKEW)
+#define FW_RX_CAP ((uint16_t)(sizeof fw_rx.bytes - FW_RX_SKEW))
 static uint8_t fw_tx[FW_TX_PAYLOAD + SBFW_OVERHEAD];
 /* static assertions (C99): a negative array size fails the build */
 typedef char fw_tx_holds_every_fixed_answer[
     sizeof fw_tx >= FW_FIXED_ANSWER + SBFW_OVERHEAD ? 1 : -1];
-typedef char fw_rx_holds_a_header[sizeof fw_rx >= SBFW_OVERHEAD ? 1 : -1];
+typedef char fw_rx_holds_a_header[FW_RX_CAP >= SBFW_OVERHEAD ? 1 : -1];
+typedef char fw_wire_sample_is_a_sample[sizeof(sbmodel_sample_t) == FW_SAMPLE_BYTES ? 1 : -1];
 static sbfw_link_t fw_link;
 static sbmodel_mr_t fw_stream;
 static sbmodel_input_t fw_inputs[SBMODEL_N_FEATURES];
 static fw_score_t fw_scores[SBMODEL_N_TARGETS];
 static uint64_t fw_overhead, fw_cost_extract, fw_cost_model;
+/* Pushes: the timed stores since the previous ready window (pending), and those of the last
+ * ready window (STATS), saturated to 2^32 - 1 as STATS sends them. */
+static uint32_t fw_cost_push, fw_cost_push_pending;
 
 static uint64_t fw_elapsed(void)
 {
@@ -89,6 +107,12 @@ static uint64_t fw_elapsed(void)
 static uint32_t fw_sat32(uint64_t v)
 {
     return v > UINT32_C(0xFFFFFFFF) ? UINT32_C(0xFFFFFFFF) : (uint32_t)v;
+}
+
+/* A timed push's cost (fw_elapsed, read first), added to the pending pushes (saturating). */
+static void fw_add_push(uint64_t cost)
+{
+    fw_cost_push_pending = fw_sat32((uint64_t)fw_cost_push_pending + cost);
 }
 
 static void fw_predict(void)
@@ -277,14 +301,18 @@ static uint8_t fw_push_events(const uint8_t *in, uint16_t n, uint8_t *out, uint1
             sbfw_hal_cost_start();
             ready = fw_event_ptr(sensor, frame);
             fw_cost_pending += fw_elapsed();
-        } else {
+        } else {                             /* a push that only stores */
+            sbfw_hal_cost_start();
             ready = fw_event_ptr(sensor, frame);
+            fw_add_push(fw_elapsed());
         }
         if (ready <= 0) {
             continue;
         }
         fw_cost_extract = fw_cost_pending;   /* every group's window of this one */
         fw_cost_pending = 0u;
+        fw_cost_push = fw_cost_push_pending; /* the other events since the last ready window */
+        fw_cost_push_pending = 0u;
         fw_predict();
         sbfw_put_u32(out + pos, (uint32_t)ready - 1u);
         pos = (uint16_t)(pos + 4u);
@@ -349,7 +377,8 @@ static uint8_t fw_stats(const uint8_t *in, uint16_t n, uint8_t *out, uint16_t *l
     out[0] = sbfw_hal_cost_unit();
     sbfw_put_u32(out + 1, fw_sat32(fw_cost_extract));
     sbfw_put_u32(out + 5, fw_sat32(fw_cost_model));
-    *len = 9u;
+    sbfw_put_u32(out + 9, fw_cost_push);
+    *len = 13u;
     return SBFW_ERR_NONE;
 }
 
@@ -361,6 +390,7 @@ static uint8_t fw_reset(const uint8_t *in, uint16_t n, uint8_t *out, uint16_t *l
         return SBFW_ERR_BAD_LENGTH;
     }
     sbmodel_mr_reset(&fw_stream);
+    fw_cost_push_pending = 0u;
     fw_cost_pending = 0u;
     *len = 0u;
     return SBFW_ERR_NONE;
@@ -436,7 +466,7 @@ static void fw_handle(uint8_t status)
 int main(void)
 {
     sbfw_hal_init();
-    sbfw_link_init(&fw_link, fw_rx, (uint16_t)sizeof fw_rx, fw_tx, (uint16_t)sizeof fw_tx);
+    sbfw_link_init(&fw_link, FW_RX_BODY, FW_RX_CAP, fw_tx, (uint16_t)sizeof fw_tx);
     sbmodel_mr_reset(&fw_stream);
     memset(fw_inputs, 0, sizeof fw_inputs);
     /* The counter's own cost (start and stop back to back), taken off every timed region. The

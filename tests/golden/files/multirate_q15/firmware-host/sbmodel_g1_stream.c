@@ -106,6 +106,47 @@ static inline int64_t sbmodel_g1_sq_hi(int64_t acc, uint32_t w)
 #else
 #define SBMODEL_G1_SIMD32 0
 #endif
+/* AVR (GCC) window-pass statistics of the int16 sample at byte offset o (a constant below 63)
+ * of the row r (a pointer in Y or Z: ldd): minimum and maximum (cp, cpc, movw), the sum of
+ * q + 32768 (uint32: the signed sum is a - WINDOW * 32768, no sign extension); elsewhere the
+ * pass is C. */
+#if defined(__AVR__) && defined(__GNUC__)
+#define SBMODEL_G1_AVR_ROWS 1
+#define SBMODEL_G1_ROW_LD \
+    "ldd %A[t], %a[rw]+%[of]\n\tldd %B[t], %a[rw]+%[of]+1\n\t"
+#define SBMODEL_G1_ROW_MIN(m_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_G1_ROW_LD \
+                "cp %A[t], %A[mn]\n\tcpc %B[t], %B[mn]\n\tbrge 1f\n\t" \
+                "movw %A[mn], %A[t]\n1:" \
+                : [mn] "+r"(m_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_G1_ROW_MAX(m_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_G1_ROW_LD \
+                "cp %A[mx], %A[t]\n\tcpc %B[mx], %B[t]\n\tbrge 1f\n\t" \
+                "movw %A[mx], %A[t]\n1:" \
+                : [mx] "+r"(m_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_G1_ROW_MINMAX(m_, h_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_G1_ROW_LD \
+                "cp %A[t], %A[mn]\n\tcpc %B[t], %B[mn]\n\tbrge 1f\n\t" \
+                "movw %A[mn], %A[t]\n1:\tcp %A[mx], %A[t]\n\tcpc %B[mx], %B[t]\n\t" \
+                "brge 2f\n\tmovw %A[mx], %A[t]\n2:" \
+                : [mn] "+r"(m_), [mx] "+r"(h_), [t] "=&r"(t_) \
+                : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_G1_ROW_SUM(a_, r_, o_) do { \
+        uint8_t t_; \
+        __asm__ __volatile__("ldd %[t], %a[rw]+%[of]+1\n\tsubi %[t], 0x80\n\t" \
+                "ldd __tmp_reg__, %a[rw]+%[of]\n\tadd %A[ac], __tmp_reg__\n\t" \
+                "adc %B[ac], %[t]\n\tadc %C[ac], __zero_reg__\n\tadc %D[ac], __zero_reg__" \
+                : [ac] "+r"(a_), [t] "=&d"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#else
+#define SBMODEL_G1_AVR_ROWS 0
+#endif
 
 /* std from the dev sums: m = s1 / N; v = s2 / N - m * m; sqrt(v) or 0. */
 static float sbmodel_g1_std_of(const sbmodel_g1_stats_t *st)
@@ -167,6 +208,17 @@ typedef struct {
     sbmodel_g1_sample_t v[SBMODEL_G1_N_CHANNELS];
 } sbmodel_g1_row_t;
 
+/* AVR: one sample from X to Z by post-increment loads and stores (4 cycles a byte; for C
+ * the compiler takes X with displacement fix-ups, 6 a byte), for <p>_stream_add_rows. */
+#if defined(__AVR__) && SBMODEL_G1_NUMERIC_CODE == 0
+#define SBMODEL_G1_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#elif defined(__AVR__)
+#define SBMODEL_G1_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#endif
+
 /* next_end - n_seen <= max(WINDOW, HOP): below 2^16 the low halves decide (AVR: 2 compares). */
 #if defined(__AVR__) && SBMODEL_G1_WINDOW < 65536u && SBMODEL_G1_HOP < 65536u
 #define SBMODEL_G1_END_KEY(n) ((uint16_t)(n))
@@ -193,6 +245,49 @@ int sbmodel_g1_stream_add(sbmodel_g1_stream_t *s, const sbmodel_g1_sample_t *fra
         return 0;
     }
     s->next_end = seen + SBMODEL_G1_HOP;
+    s->windows++;
+    return 1;
+}
+
+/* Rows until one completes a window, the ring position and the row count in registers: in
+ * segments up to the ring's end, so a row costs its copy and two pointer steps. */
+int sbmodel_g1_stream_add_rows(sbmodel_g1_stream_t *s, const sbmodel_g1_sample_t *rows,
+        unsigned count, unsigned *stored)
+{
+    /* rows up to the next window's end: 1 to max(WINDOW, HOP) */
+    const uint32_t left = s->next_end - s->n_seen;
+    const unsigned take = (uint32_t)count < left ? count : (unsigned)left;
+    unsigned pos = s->pos, todo = take;
+    while (todo > 0u) {
+        unsigned seg = SBMODEL_G1_WINDOW - pos, i;
+        sbmodel_g1_sample_t *dst = s->buf[pos];
+        if (seg > todo) {
+            seg = todo;
+        }
+        for (i = 0u; i < seg; ++i) {
+#if defined(__AVR__)
+            __asm__ volatile(
+                SBMODEL_G1_COPY_SAMPLE
+                : "+x"(rows), "+z"(dst) : : "memory");
+#else
+            *(sbmodel_g1_row_t *)dst = *(const sbmodel_g1_row_t *)rows;
+            dst += SBMODEL_G1_N_CHANNELS;
+            rows += SBMODEL_G1_N_CHANNELS;
+#endif
+        }
+        pos += seg;
+        if (pos == SBMODEL_G1_WINDOW) {
+            pos = 0u;
+        }
+        todo -= seg;
+    }
+    s->pos = pos;
+    s->n_seen += take;
+    *stored = take;
+    if ((uint32_t)take != left) {
+        return 0;
+    }
+    s->next_end = s->n_seen + SBMODEL_G1_HOP;
     s->windows++;
     return 1;
 }

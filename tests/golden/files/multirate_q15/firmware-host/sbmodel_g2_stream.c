@@ -36,8 +36,14 @@
 #define SBMODEL_G2_QIN_HIGH_WORD 1
 #endif
 #endif
-static inline int16_t sbmodel_g2_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, unsigned pre,
-        int32_t mult, int32_t add, unsigned frac)
+/* inlined at every call on AVR (GCC): its constant parameters select the assembly branch */
+#if defined(__AVR__) && defined(__GNUC__)
+#define SBMODEL_G2_QIN_INLINE __attribute__((always_inline))
+#else
+#define SBMODEL_G2_QIN_INLINE
+#endif
+static inline SBMODEL_G2_QIN_INLINE int16_t sbmodel_g2_qin(int32_t r, int32_t lo, int32_t hi,
+        int32_t mid, unsigned pre, int32_t mult, int32_t add, unsigned frac)
 {
     int32_t w, q;
     if (r < lo) {
@@ -48,6 +54,44 @@ static inline int16_t sbmodel_g2_qin(int32_t r, int32_t lo, int32_t hi, int32_t 
 #if SBMODEL_G2_QIN_HIGH_WORD
     w = (int32_t)(((int64_t)((r - mid) * (INT32_C(1) << pre)) * mult) >> 32);
 #else
+#if defined(__AVR__) && defined(__GNUC__)
+    if (__builtin_constant_p(pre) && pre >= 15u && mult >= 0) {
+        /* AVR, pre a constant (the firmware's calls): x = d * mult by eight mul (d's bytes
+         * as unsigned, then mult * 2^16 taken off when d < 0: the int48 product), w = its
+         * bits s .. s + 31 (s = 32 - pre, w = floor(x / 2^s)): bytes k = s / 8 .. k + 4
+         * shifted right by b = s % 8 (b <= 4) or left by 8 - b, unrolled (.rept); no library
+         * call, no shift loop */
+        const int16_t d = (int16_t)(r - mid);
+        int64_t x;
+        uint8_t z;
+        __asm__("clr %[z]\n\tmul %A[d], %A[m]\n\tmovw %r[x], r0\n\tmul %A[d], %C[m]\n\t"
+                "movw %r[x]+2, r0\n\tmul %B[d], %D[m]\n\tmovw %r[x]+4, r0\n\t"
+                "mul %A[d], %B[m]\n\tadd %r[x]+1, r0\n\tadc %r[x]+2, r1\n\t"
+                "adc %r[x]+3, %[z]\n\tadc %r[x]+4, %[z]\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %B[d], %A[m]\n\tadd %r[x]+1, r0\n\tadc %r[x]+2, r1\n\t"
+                "adc %r[x]+3, %[z]\n\tadc %r[x]+4, %[z]\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %B[d], %B[m]\n\tadd %r[x]+2, r0\n\tadc %r[x]+3, r1\n\t"
+                "adc %r[x]+4, %[z]\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %A[d], %D[m]\n\tadd %r[x]+3, r0\n\tadc %r[x]+4, r1\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %B[d], %C[m]\n\tadd %r[x]+3, r0\n\tadc %r[x]+4, r1\n\tadc %r[x]+5, %[z]\n\t"
+                "clr __zero_reg__\n\tsbrs %B[d], 7\n\trjmp 1f\n\tsub %r[x]+2, %A[m]\n\t"
+                "sbc %r[x]+3, %B[m]\n\tsbc %r[x]+4, %C[m]\n\tsbc %r[x]+5, %D[m]\n"
+                "1:\n\t.if %[b] <= 4\n\t.if %[k] == 2\n\tmov %r[x]+6, %r[x]+5\n\t"
+                "lsl %r[x]+6\n\tsbc %r[x]+6, %r[x]+6\n\t.endif\n\t.rept %[b]\n\t"
+                "asr %r[x]+%[k]+4\n\tror %r[x]+%[k]+3\n\tror %r[x]+%[k]+2\n\t"
+                "ror %r[x]+%[k]+1\n\tror %r[x]+%[k]\n\t.endr\n\tmov %A[w], %r[x]+%[k]\n\t"
+                "mov %B[w], %r[x]+%[k]+1\n\tmov %C[w], %r[x]+%[k]+2\n\t"
+                "mov %D[w], %r[x]+%[k]+3\n\t.else\n\t.rept 8 - %[b]\n\tlsl %r[x]+%[k]\n\t"
+                "rol %r[x]+%[k]+1\n\trol %r[x]+%[k]+2\n\trol %r[x]+%[k]+3\n\t"
+                "rol %r[x]+%[k]+4\n\t.endr\n\tmov %A[w], %r[x]+%[k]+1\n\t"
+                "mov %B[w], %r[x]+%[k]+2\n\tmov %C[w], %r[x]+%[k]+3\n\t"
+                "mov %D[w], %r[x]+%[k]+4\n\t.endif"
+                : [x] "=&r"(x), [w] "=&r"(w), [z] "=&r"(z)
+                : [d] "r"(d), [m] "r"(mult), [k] "n"((32u - pre) >> 3),
+                  [b] "n"((32u - pre) & 7u)
+                : "r0");
+    } else
+#endif
     if (pre >= 15u && mult >= 0) {
         /* |d| < 2^(30 - pre) fits an int16: d * mult = hi * 2^16 + lo by two 16 x 16
          * products (no 64-bit library call), then the floor of / 2^(32 - pre) exactly */
@@ -109,6 +153,47 @@ static inline int64_t sbmodel_g2_sq_hi(int64_t acc, uint32_t w)
 #else
 #define SBMODEL_G2_SIMD32 0
 #endif
+/* AVR (GCC) window-pass statistics of the int16 sample at byte offset o (a constant below 63)
+ * of the row r (a pointer in Y or Z: ldd): minimum and maximum (cp, cpc, movw), the sum of
+ * q + 32768 (uint32: the signed sum is a - WINDOW * 32768, no sign extension); elsewhere the
+ * pass is C. */
+#if defined(__AVR__) && defined(__GNUC__)
+#define SBMODEL_G2_AVR_ROWS 1
+#define SBMODEL_G2_ROW_LD \
+    "ldd %A[t], %a[rw]+%[of]\n\tldd %B[t], %a[rw]+%[of]+1\n\t"
+#define SBMODEL_G2_ROW_MIN(m_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_G2_ROW_LD \
+                "cp %A[t], %A[mn]\n\tcpc %B[t], %B[mn]\n\tbrge 1f\n\t" \
+                "movw %A[mn], %A[t]\n1:" \
+                : [mn] "+r"(m_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_G2_ROW_MAX(m_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_G2_ROW_LD \
+                "cp %A[mx], %A[t]\n\tcpc %B[mx], %B[t]\n\tbrge 1f\n\t" \
+                "movw %A[mx], %A[t]\n1:" \
+                : [mx] "+r"(m_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_G2_ROW_MINMAX(m_, h_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_G2_ROW_LD \
+                "cp %A[t], %A[mn]\n\tcpc %B[t], %B[mn]\n\tbrge 1f\n\t" \
+                "movw %A[mn], %A[t]\n1:\tcp %A[mx], %A[t]\n\tcpc %B[mx], %B[t]\n\t" \
+                "brge 2f\n\tmovw %A[mx], %A[t]\n2:" \
+                : [mn] "+r"(m_), [mx] "+r"(h_), [t] "=&r"(t_) \
+                : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_G2_ROW_SUM(a_, r_, o_) do { \
+        uint8_t t_; \
+        __asm__ __volatile__("ldd %[t], %a[rw]+%[of]+1\n\tsubi %[t], 0x80\n\t" \
+                "ldd __tmp_reg__, %a[rw]+%[of]\n\tadd %A[ac], __tmp_reg__\n\t" \
+                "adc %B[ac], %[t]\n\tadc %C[ac], __zero_reg__\n\tadc %D[ac], __zero_reg__" \
+                : [ac] "+r"(a_), [t] "=&d"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#else
+#define SBMODEL_G2_AVR_ROWS 0
+#endif
 
 /*
  * One pass over the window, oldest sample first; per group (a channel or a |magnitude|), its
@@ -118,6 +203,29 @@ static inline int64_t sbmodel_g2_sq_hi(int64_t acc, uint32_t w)
 static void sbmodel_g2_window_pass(const sbmodel_g2_stream_t *s, unsigned start,
         sbmodel_g2_stats_t *st)
 {
+#if SBMODEL_G2_AVR_ROWS
+    uint32_t qsum0 = 0u;
+    const sbmodel_g2_sample_t *row = s->buf[start];
+    uint16_t left = (uint16_t)(SBMODEL_G2_WINDOW - start), next = (uint16_t)start;
+    /* the rows start .. WINDOW-1, then 0 .. start-1 (none when start is 0) */
+    do {
+        uint8_t n = (uint8_t)left;
+        uint16_t t;
+        __asm__ __volatile__(
+                ".macro sbrow o\n\tldd %B[t], %a[rw]+1+\\o\n\tsubi %B[t], 0x80\n\t"
+                "ldd __tmp_reg__, %a[rw]+0+\\o\n\tadd %A[s0], __tmp_reg__\n\t"
+                "adc %B[s0], %B[t]\n\tadc %C[s0], __zero_reg__\n\tadc %D[s0], __zero_reg__\n\t"
+                ".endm\n\tbst %[n], 0\n\tlsr %[n]\n\tbrne 9f\n\trjmp 7f\n\t9:\nsbrow 0\n\t"
+                "sbrow 2\n\tadiw %[rw], 4\n\tdec %[n]\n\tbreq 7f\n\trjmp 9b\n\t7:\nbrts 6f\n\t"
+                "rjmp 8f\n\t6:\nsbrow 0\n\t8:\n.purgem sbrow"
+                : [rw] "+b"(row), [n] "+r"(n), [s0] "+r"(qsum0), [t] "=&d"(t)
+                : : "r0", "cc", "memory");
+        row = s->buf[0];
+        left = next;
+        next = 0u;
+    } while (left != 0u);
+    st[0].qsum = (int32_t)(qsum0 - (uint32_t)SBMODEL_G2_WINDOW * 32768u);
+#else
     int32_t qsum0 = 0;
     const sbmodel_g2_sample_t (*rp)[SBMODEL_G2_N_CHANNELS];
     SBMODEL_G2_UNROLL
@@ -133,6 +241,7 @@ static void sbmodel_g2_window_pass(const sbmodel_g2_stream_t *s, unsigned start,
         qsum0 += q0;
     }
     st[0].qsum = qsum0;
+#endif
 }
 
 void sbmodel_g2_stream_compute(sbmodel_g2_stream_t *s)
@@ -155,6 +264,17 @@ void sbmodel_g2_stream_reset(sbmodel_g2_stream_t *s)
 typedef struct {
     sbmodel_g2_sample_t v[SBMODEL_G2_N_CHANNELS];
 } sbmodel_g2_row_t;
+
+/* AVR: one sample from X to Z by post-increment loads and stores (4 cycles a byte; for C
+ * the compiler takes X with displacement fix-ups, 6 a byte), for <p>_stream_add_rows. */
+#if defined(__AVR__) && SBMODEL_G2_NUMERIC_CODE == 0
+#define SBMODEL_G2_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#elif defined(__AVR__)
+#define SBMODEL_G2_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#endif
 
 /* next_end - n_seen <= max(WINDOW, HOP): below 2^16 the low halves decide (AVR: 2 compares). */
 #if defined(__AVR__) && SBMODEL_G2_WINDOW < 65536u && SBMODEL_G2_HOP < 65536u
@@ -182,6 +302,49 @@ int sbmodel_g2_stream_add(sbmodel_g2_stream_t *s, const sbmodel_g2_sample_t *fra
         return 0;
     }
     s->next_end = seen + SBMODEL_G2_HOP;
+    s->windows++;
+    return 1;
+}
+
+/* Rows until one completes a window, the ring position and the row count in registers: in
+ * segments up to the ring's end, so a row costs its copy and two pointer steps. */
+int sbmodel_g2_stream_add_rows(sbmodel_g2_stream_t *s, const sbmodel_g2_sample_t *rows,
+        unsigned count, unsigned *stored)
+{
+    /* rows up to the next window's end: 1 to max(WINDOW, HOP) */
+    const uint32_t left = s->next_end - s->n_seen;
+    const unsigned take = (uint32_t)count < left ? count : (unsigned)left;
+    unsigned pos = s->pos, todo = take;
+    while (todo > 0u) {
+        unsigned seg = SBMODEL_G2_WINDOW - pos, i;
+        sbmodel_g2_sample_t *dst = s->buf[pos];
+        if (seg > todo) {
+            seg = todo;
+        }
+        for (i = 0u; i < seg; ++i) {
+#if defined(__AVR__)
+            __asm__ volatile(
+                SBMODEL_G2_COPY_SAMPLE
+                : "+x"(rows), "+z"(dst) : : "memory");
+#else
+            *(sbmodel_g2_row_t *)dst = *(const sbmodel_g2_row_t *)rows;
+            dst += SBMODEL_G2_N_CHANNELS;
+            rows += SBMODEL_G2_N_CHANNELS;
+#endif
+        }
+        pos += seg;
+        if (pos == SBMODEL_G2_WINDOW) {
+            pos = 0u;
+        }
+        todo -= seg;
+    }
+    s->pos = pos;
+    s->n_seen += take;
+    *stored = take;
+    if ((uint32_t)take != left) {
+        return 0;
+    }
+    s->next_end = s->n_seen + SBMODEL_G2_HOP;
     s->windows++;
     return 1;
 }

@@ -56,24 +56,42 @@ static fw_model_fn volatile fw_model_ptr = fw_model;
 static fw_extract_fn volatile fw_extract_ptr = sbmodel_stream_compute;
 
 /* The transmit buffer holds SBFW_TX_PAYLOAD, and at least the largest answer of fixed size
- * (HELLO, PREDICT, BENCH/STATS, ERROR), so no build option can make one overflow it; the answer
- * of PUSH_SAMPLES is checked against the buffer at run time. */
+ * (HELLO, PREDICT, BENCH 9 bytes, STATS 13, ERROR), so no build option can make one overflow
+ * it; the answer of PUSH_SAMPLES is checked against the buffer at run time. */
 #define FW_MAX2(a, b) ((a) > (b) ? (a) : (b))
 #define FW_HELLO_BYTES (12u + sizeof FW_NAME - 1u)
-#define FW_FIXED_ANSWER FW_MAX2(FW_MAX2(FW_HELLO_BYTES, SBMODEL_N_TARGETS * FW_SCORE_BYTES), 9u)
+#define FW_FIXED_ANSWER FW_MAX2(FW_MAX2(FW_HELLO_BYTES, SBMODEL_N_TARGETS * FW_SCORE_BYTES), 13u)
 #define FW_TX_PAYLOAD FW_MAX2(SBFW_TX_PAYLOAD, FW_FIXED_ANSWER)
 
-static uint8_t fw_rx[SBFW_RX_PAYLOAD + SBFW_OVERHEAD];
+/* The receive buffer (the request's body from bytes[FW_RX_SKEW]) is word-aligned plus 2, so
+ * a PUSH_SAMPLES request's rows (body byte 6 on: version, seq 2, cmd, count 2) are
+ * word-aligned: the stream stores them from where they arrived (fw_rows). The AVR needs no
+ * alignment: no skew there. */
+#if defined(__AVR__)
+#define FW_RX_SKEW 0u
+#else
+#define FW_RX_SKEW 2u
+#endif
+static union {
+    uint32_t align;
+    uint8_t bytes[FW_RX_SKEW + SBFW_RX_PAYLOAD + SBFW_OVERHEAD];
+} fw_rx;
+#define FW_RX_BODY (fw_rx.bytes + FW_RX_SKEW)
+#define FW_RX_CAP ((uint16_t)(sizeof fw_rx.bytes - FW_RX_SKEW))
 static uint8_t fw_tx[FW_TX_PAYLOAD + SBFW_OVERHEAD];
 /* static assertions (C99): a negative array size fails the build */
 typedef char fw_tx_holds_every_fixed_answer[
     sizeof fw_tx >= FW_FIXED_ANSWER + SBFW_OVERHEAD ? 1 : -1];
-typedef char fw_rx_holds_a_header[sizeof fw_rx >= SBFW_OVERHEAD ? 1 : -1];
+typedef char fw_rx_holds_a_header[FW_RX_CAP >= SBFW_OVERHEAD ? 1 : -1];
+typedef char fw_wire_sample_is_a_sample[sizeof(sbmodel_sample_t) == FW_SAMPLE_BYTES ? 1 : -1];
 static sbfw_link_t fw_link;
 static sbmodel_stream_t fw_stream;
 static sbmodel_input_t fw_inputs[SBMODEL_N_FEATURES];
 static fw_score_t fw_scores[SBMODEL_N_TARGETS];
 static uint64_t fw_overhead, fw_cost_extract, fw_cost_model;
+/* Pushes: the timed stores since the previous ready window (pending), and those of the last
+ * ready window (STATS), saturated to 2^32 - 1 as STATS sends them. */
+static uint32_t fw_cost_push, fw_cost_push_pending;
 
 static uint64_t fw_elapsed(void)
 {
@@ -84,6 +102,12 @@ static uint64_t fw_elapsed(void)
 static uint32_t fw_sat32(uint64_t v)
 {
     return v > UINT32_C(0xFFFFFFFF) ? UINT32_C(0xFFFFFFFF) : (uint32_t)v;
+}
+
+/* A timed push's cost (fw_elapsed, read first), added to the pending pushes (saturating). */
+static void fw_add_push(uint64_t cost)
+{
+    fw_cost_push_pending = fw_sat32((uint64_t)fw_cost_push_pending + cost);
 }
 
 static void fw_predict(void)
@@ -128,11 +152,70 @@ static uint32_t fw_windows_ahead(uint16_t count)
     return last < fw_stream.next_end ? 0u : (last - fw_stream.next_end) / SBMODEL_HOP + 1u;
 }
 
+/* The wire's samples (little-endian float32 / int16) are the samples' own bytes on a
+ * little-endian target: rows are stored from the receive buffer as they are; elsewhere (or
+ * built with -DFW_WIRE_NATIVE=0) fw_rows decodes them in place first. */
+#ifndef FW_WIRE_NATIVE
+#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) \
+    && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define FW_WIRE_NATIVE 1
+#else
+#define FW_WIRE_NATIVE 0
+#endif
+#endif
+
+/* count rows of wire samples at raw (word-aligned) as samples, decoded in place unless the
+ * wire is native (each sample is read whole before its bytes are written). */
+static const sbmodel_sample_t *fw_rows( uint8_t *raw, uint16_t count)
+{
+#if !FW_WIRE_NATIVE
+    const uint8_t *in = raw;
+    uint32_t i;
+    for (i = 0u; i < (uint32_t)count * SBMODEL_N_CHANNELS; ++i, in += FW_SAMPLE_BYTES) {
+        const sbmodel_sample_t v = sbfw_get_i16(in);
+        memcpy(raw + i * FW_SAMPLE_BYTES, &v, sizeof v);
+    }
+#else
+    (void)count;
+#endif
+    return (const sbmodel_sample_t *)(const void *)raw;
+}
+
+/* Store rows up to the next window's end in one timed call (its cost, less the timer's own,
+ * joins the pending pushes); *rows / *left move past the stored rows. Returns 1 when a window
+ * completed: its pushes are then the pending cost, which starts again from 0. */
+static int fw_store(const sbmodel_sample_t **rows, unsigned *left)
+{
+    unsigned stored;
+    int ready;
+    sbfw_hal_cost_start();
+    ready = sbmodel_stream_add_rows(&fw_stream, *rows, *left, &stored);
+    fw_add_push(fw_elapsed());
+    *rows += stored * SBMODEL_N_CHANNELS;
+    *left -= stored;
+    if (!ready) {
+        return 0;
+    }
+    fw_cost_push = fw_cost_push_pending;
+    fw_cost_push_pending = 0u;
+    return 1;
+}
+
+/* The completed window: its extractors (timed), then the model on its inputs. */
+static void fw_window(void)
+{
+    sbfw_hal_cost_start();
+    fw_extract_ptr(&fw_stream);
+    fw_cost_extract = fw_elapsed();
+    memcpy(fw_inputs, SBMODEL_STREAM_INPUTS(&fw_stream), sizeof fw_inputs);
+    fw_predict();
+}
+
 static uint8_t fw_push(const uint8_t *in, uint16_t n, uint8_t *out, uint16_t *len)
 {
-    sbmodel_sample_t frame[SBMODEL_N_CHANNELS];
-    uint16_t count, i, done = 0u, pos = 2u;
-    unsigned c;
+    const sbmodel_sample_t *rows;
+    uint16_t count, done = 0u, pos = 2u;
+    unsigned left;
     if (n < 2u) {
         return SBFW_ERR_BAD_LENGTH;
     }
@@ -144,19 +227,13 @@ static uint8_t fw_push(const uint8_t *in, uint16_t n, uint8_t *out, uint16_t *le
         > sbfw_link_response_cap(&fw_link)) {
         return SBFW_ERR_BAD_LENGTH;   /* the answer would not fit: nothing consumed */
     }
-    in += 2;
-    for (i = 0u; i < count; ++i) {
-        for (c = 0u; c < SBMODEL_N_CHANNELS; ++c, in += FW_SAMPLE_BYTES) {
-            frame[c] = sbfw_get_i16(in);
-        }
-        if (!sbmodel_stream_add(&fw_stream, frame)) {
+    /* the request's own bytes (in fw_rx, not const there: the rows are word-aligned) */
+    rows = fw_rows((uint8_t *)(uintptr_t)(in + 2), count);
+    for (left = count; left > 0u;) {
+        if (!fw_store(&rows, &left)) {
             continue;
         }
-        sbfw_hal_cost_start();
-        fw_extract_ptr(&fw_stream);
-        fw_cost_extract = fw_elapsed();
-        memcpy(fw_inputs, SBMODEL_STREAM_INPUTS(&fw_stream), sizeof fw_inputs);
-        fw_predict();
+        fw_window();
         sbfw_put_u32(out + pos, fw_stream.windows - 1u);
         pos = (uint16_t)(pos + 4u);
         pos = (uint16_t)(pos + fw_put_scores(out + pos));
@@ -220,7 +297,8 @@ static uint8_t fw_stats(const uint8_t *in, uint16_t n, uint8_t *out, uint16_t *l
     out[0] = sbfw_hal_cost_unit();
     sbfw_put_u32(out + 1, fw_sat32(fw_cost_extract));
     sbfw_put_u32(out + 5, fw_sat32(fw_cost_model));
-    *len = 9u;
+    sbfw_put_u32(out + 9, fw_cost_push);
+    *len = 13u;
     return SBFW_ERR_NONE;
 }
 
@@ -232,6 +310,7 @@ static uint8_t fw_reset(const uint8_t *in, uint16_t n, uint8_t *out, uint16_t *l
         return SBFW_ERR_BAD_LENGTH;
     }
     sbmodel_stream_reset(&fw_stream);
+    fw_cost_push_pending = 0u;
     *len = 0u;
     return SBFW_ERR_NONE;
 }
@@ -300,37 +379,41 @@ static void fw_handle(uint8_t status)
 #ifdef SBFW_REPLAY_EXCERPT
 /* No-link replay (a benchmark build option): sbfw_excerpt.h (written next to this file by
  * benchmarks/bench_replay.py) holds SBFW_EXCERPT_SAMPLES samples of every channel as static
- * const data (sbfw_excerpt, sample-major, in the wire format; SBFW_EXCERPT_COPY copies one
- * sample out of it: memcpy, or memcpy_P from AVR flash); they run through the stream,
- * extractors and model SBFW_EXCERPT_REPS times, as fw_push does with pushed samples but without
- * the link, then the firmware exits with code (predictions % 251). The emulator's time for
- * this run is the figure a replay over the link is compared with. */
+ * const data (sbfw_excerpt, sample-major, in the wire format; SBFW_EXCERPT_COPY copies a
+ * block of rows out of it into the receive buffer, where a request's rows are: memcpy, or
+ * memcpy_P from AVR flash); they run through the stream, extractors and model
+ * SBFW_EXCERPT_REPS times, as fw_push does with pushed samples but without the link, then the
+ * firmware exits with code (predictions % 251). The emulator's time for this run is the
+ * figure a replay over the link is compared with. */
 #include "sbfw_excerpt.h"
+
+/* Rows per block: what a PUSH_SAMPLES request of the receive buffer carries. */
+#define FW_ROW_BYTES (SBMODEL_N_CHANNELS * FW_SAMPLE_BYTES)
+#define FW_EXCERPT_ROWS ((SBFW_RX_PAYLOAD - 2u) / FW_ROW_BYTES)
+typedef char fw_rx_holds_an_excerpt_row[FW_EXCERPT_ROWS > 0u ? 1 : -1];
 
 static int fw_replay_excerpt(void)
 {
-    sbmodel_sample_t frame[SBMODEL_N_CHANNELS];
-    uint8_t raw[SBMODEL_N_CHANNELS * FW_SAMPLE_BYTES];
     static volatile uint32_t reps = SBFW_EXCERPT_REPS;   /* 0 is a valid count (boot only) */
     uint32_t r, i, done = 0u;
-    unsigned c;
     for (r = 0u; r < reps; ++r) {
         sbmodel_stream_reset(&fw_stream);
-        for (i = 0u; i < SBFW_EXCERPT_SAMPLES; ++i) {
-            const uint8_t *in = raw;
-            SBFW_EXCERPT_COPY(raw, sbfw_excerpt + i * sizeof raw, sizeof raw);
-            for (c = 0u; c < SBMODEL_N_CHANNELS; ++c, in += FW_SAMPLE_BYTES) {
-                frame[c] = sbfw_get_i16(in);
+        fw_cost_push_pending = 0u;
+        for (i = 0u; i < SBFW_EXCERPT_SAMPLES;) {
+            /* a block as a request brings it: the rows where a request's are (fw_push) */
+            const uint16_t n = (uint16_t)(SBFW_EXCERPT_SAMPLES - i < FW_EXCERPT_ROWS
+                                          ? SBFW_EXCERPT_SAMPLES - i : FW_EXCERPT_ROWS);
+            const sbmodel_sample_t *rows;
+            unsigned left = n;
+            SBFW_EXCERPT_COPY(FW_RX_BODY + 6, sbfw_excerpt + i * FW_ROW_BYTES, n * FW_ROW_BYTES);
+            rows = fw_rows(FW_RX_BODY + 6, n);
+            while (left > 0u) {
+                if (fw_store(&rows, &left)) {
+                    fw_window();
+                    done++;
+                }
             }
-            if (!sbmodel_stream_add(&fw_stream, frame)) {
-                continue;
-            }
-            sbfw_hal_cost_start();
-            fw_extract_ptr(&fw_stream);
-            fw_cost_extract = fw_elapsed();
-            memcpy(fw_inputs, SBMODEL_STREAM_INPUTS(&fw_stream), sizeof fw_inputs);
-            fw_predict();
-            done++;
+            i += n;
         }
     }
     return (int)(done % 251u);
@@ -340,7 +423,7 @@ static int fw_replay_excerpt(void)
 int main(void)
 {
     sbfw_hal_init();
-    sbfw_link_init(&fw_link, fw_rx, (uint16_t)sizeof fw_rx, fw_tx, (uint16_t)sizeof fw_tx);
+    sbfw_link_init(&fw_link, FW_RX_BODY, FW_RX_CAP, fw_tx, (uint16_t)sizeof fw_tx);
     sbmodel_stream_reset(&fw_stream);
     memset(fw_inputs, 0, sizeof fw_inputs);
     /* The counter's own cost (start and stop back to back), taken off every timed region. The

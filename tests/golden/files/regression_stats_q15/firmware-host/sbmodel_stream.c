@@ -36,8 +36,14 @@
 #define SBMODEL_QIN_HIGH_WORD 1
 #endif
 #endif
-static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid, unsigned pre,
-        int32_t mult, int32_t add, unsigned frac)
+/* inlined at every call on AVR (GCC): its constant parameters select the assembly branch */
+#if defined(__AVR__) && defined(__GNUC__)
+#define SBMODEL_QIN_INLINE __attribute__((always_inline))
+#else
+#define SBMODEL_QIN_INLINE
+#endif
+static inline SBMODEL_QIN_INLINE int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid,
+        unsigned pre, int32_t mult, int32_t add, unsigned frac)
 {
     int32_t w, q;
     if (r < lo) {
@@ -48,6 +54,44 @@ static inline int16_t sbmodel_qin(int32_t r, int32_t lo, int32_t hi, int32_t mid
 #if SBMODEL_QIN_HIGH_WORD
     w = (int32_t)(((int64_t)((r - mid) * (INT32_C(1) << pre)) * mult) >> 32);
 #else
+#if defined(__AVR__) && defined(__GNUC__)
+    if (__builtin_constant_p(pre) && pre >= 15u && mult >= 0) {
+        /* AVR, pre a constant (the firmware's calls): x = d * mult by eight mul (d's bytes
+         * as unsigned, then mult * 2^16 taken off when d < 0: the int48 product), w = its
+         * bits s .. s + 31 (s = 32 - pre, w = floor(x / 2^s)): bytes k = s / 8 .. k + 4
+         * shifted right by b = s % 8 (b <= 4) or left by 8 - b, unrolled (.rept); no library
+         * call, no shift loop */
+        const int16_t d = (int16_t)(r - mid);
+        int64_t x;
+        uint8_t z;
+        __asm__("clr %[z]\n\tmul %A[d], %A[m]\n\tmovw %r[x], r0\n\tmul %A[d], %C[m]\n\t"
+                "movw %r[x]+2, r0\n\tmul %B[d], %D[m]\n\tmovw %r[x]+4, r0\n\t"
+                "mul %A[d], %B[m]\n\tadd %r[x]+1, r0\n\tadc %r[x]+2, r1\n\t"
+                "adc %r[x]+3, %[z]\n\tadc %r[x]+4, %[z]\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %B[d], %A[m]\n\tadd %r[x]+1, r0\n\tadc %r[x]+2, r1\n\t"
+                "adc %r[x]+3, %[z]\n\tadc %r[x]+4, %[z]\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %B[d], %B[m]\n\tadd %r[x]+2, r0\n\tadc %r[x]+3, r1\n\t"
+                "adc %r[x]+4, %[z]\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %A[d], %D[m]\n\tadd %r[x]+3, r0\n\tadc %r[x]+4, r1\n\tadc %r[x]+5, %[z]\n\t"
+                "mul %B[d], %C[m]\n\tadd %r[x]+3, r0\n\tadc %r[x]+4, r1\n\tadc %r[x]+5, %[z]\n\t"
+                "clr __zero_reg__\n\tsbrs %B[d], 7\n\trjmp 1f\n\tsub %r[x]+2, %A[m]\n\t"
+                "sbc %r[x]+3, %B[m]\n\tsbc %r[x]+4, %C[m]\n\tsbc %r[x]+5, %D[m]\n"
+                "1:\n\t.if %[b] <= 4\n\t.if %[k] == 2\n\tmov %r[x]+6, %r[x]+5\n\t"
+                "lsl %r[x]+6\n\tsbc %r[x]+6, %r[x]+6\n\t.endif\n\t.rept %[b]\n\t"
+                "asr %r[x]+%[k]+4\n\tror %r[x]+%[k]+3\n\tror %r[x]+%[k]+2\n\t"
+                "ror %r[x]+%[k]+1\n\tror %r[x]+%[k]\n\t.endr\n\tmov %A[w], %r[x]+%[k]\n\t"
+                "mov %B[w], %r[x]+%[k]+1\n\tmov %C[w], %r[x]+%[k]+2\n\t"
+                "mov %D[w], %r[x]+%[k]+3\n\t.else\n\t.rept 8 - %[b]\n\tlsl %r[x]+%[k]\n\t"
+                "rol %r[x]+%[k]+1\n\trol %r[x]+%[k]+2\n\trol %r[x]+%[k]+3\n\t"
+                "rol %r[x]+%[k]+4\n\t.endr\n\tmov %A[w], %r[x]+%[k]+1\n\t"
+                "mov %B[w], %r[x]+%[k]+2\n\tmov %C[w], %r[x]+%[k]+3\n\t"
+                "mov %D[w], %r[x]+%[k]+4\n\t.endif"
+                : [x] "=&r"(x), [w] "=&r"(w), [z] "=&r"(z)
+                : [d] "r"(d), [m] "r"(mult), [k] "n"((32u - pre) >> 3),
+                  [b] "n"((32u - pre) & 7u)
+                : "r0");
+    } else
+#endif
     if (pre >= 15u && mult >= 0) {
         /* |d| < 2^(30 - pre) fits an int16: d * mult = hi * 2^16 + lo by two 16 x 16
          * products (no 64-bit library call), then the floor of / 2^(32 - pre) exactly */
@@ -90,7 +134,56 @@ static inline uint32_t sbmodel_sq16(int16_t q)
 #define SBMODEL_SQ_ADD(a, q) __asm__("add %A0, %A2\n\tadc %B0, %B2\n\t" \
     "adc %C0, %C2\n\tadc %D0, %D2\n\t" "adc %A1, __zero_reg__\n\tadc %B1, __zero_reg__" \
     : "+r"(a), "+r"(a##_hi) : "r"(SBMODEL_SQ16(q)))
-#define SBMODEL_SQ_SUM(a) ((int64_t)((uint64_t)a##_hi << 32 | a))
+#define SBMODEL_SQ_SUM(a) sbmodel_sq_sum(a, a##_hi)
+/* the int64 of the 48-bit sum hi:a by its bytes (a 64-bit shift is a library call) */
+static inline int64_t sbmodel_sq_sum(uint32_t a, uint16_t hi)
+{
+    union {
+        int64_t v;
+        uint32_t w[2];
+    } u;
+    u.w[0] = a;
+    u.w[1] = hi;
+    return u.v;
+}
+/* The square of the int16 sample at byte offset o (a constant below 63) of the row r (a
+ * pointer in Y or Z: ldd), |q| by neg and three mul: _ROW_SQ32SET(a, r, o) a = q * q and
+ * _ROW_SQ32(a, r, o) a += q * q (uint32), _ROW_SQ(a, r, o) the 48-bit sum of _SQ_DECL(a);
+ * each clobbers "memory" (it reads the row, which is not an operand). */
+#define SBMODEL_ROW_ABS \
+    "ldd %A[t], %a[rw]+%[of]\n\tldd %B[t], %a[rw]+%[of]+1\n\tsbrs %B[t], 7\n\trjmp 1f\n\t" \
+    "neg %B[t]\n\tneg %A[t]\n\tsbc %B[t], __zero_reg__\n1:\t"
+#define SBMODEL_ROW_SQUARE \
+    "mul %A[t], %A[t]\n\tmovw %A[sq], r0\n\tmul %B[t], %B[t]\n\tmovw %C[sq], r0\n\t" \
+    "mul %A[t], %B[t]\n\tclr %B[t]\n\tadd %B[sq], r0\n\tadc %C[sq], r1\n\t" \
+    "adc %D[sq], %B[t]\n\tadd %B[sq], r0\n\tadc %C[sq], r1\n\tadc %D[sq], %B[t]\n\t" \
+    "clr __zero_reg__\n\t"
+#define SBMODEL_ROW_SQ32SET(a_, r_, o_) do { \
+        uint16_t t_; \
+        __asm__ __volatile__(SBMODEL_ROW_ABS \
+                SBMODEL_ROW_SQUARE \
+                : [sq] "=&r"(a_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "r0", "memory"); \
+    } while (0)
+#define SBMODEL_ROW_SQ32(a_, r_, o_) do { \
+        uint16_t t_; \
+        uint32_t s_; \
+        __asm__ __volatile__(SBMODEL_ROW_ABS \
+                SBMODEL_ROW_SQUARE \
+                "add %A[ac], %A[sq]\n\tadc %B[ac], %B[sq]\n\tadc %C[ac], %C[sq]\n\t" \
+                "adc %D[ac], %D[sq]" \
+                : [ac] "+r"(a_), [t] "=&r"(t_), [sq] "=&r"(s_) \
+                : [rw] "b"(r_), [of] "I"(o_) : "r0", "memory"); \
+    } while (0)
+#define SBMODEL_ROW_SQ(a_, r_, o_) do { \
+        uint16_t t_; \
+        uint32_t s_; \
+        __asm__ __volatile__(SBMODEL_ROW_ABS \
+                SBMODEL_ROW_SQUARE \
+                "add %A[ac], %A[sq]\n\tadc %B[ac], %B[sq]\n\tadc %C[ac], %C[sq]\n\t" \
+                "adc %D[ac], %D[sq]\n\tadc %A[hi], __zero_reg__\n\tadc %B[hi], __zero_reg__" \
+                : [ac] "+r"(a_), [hi] "+r"(a_##_hi), [t] "=&r"(t_), [sq] "=&r"(s_) \
+                : [rw] "b"(r_), [of] "I"(o_) : "r0", "memory"); \
+    } while (0)
 #else
 #define SBMODEL_USQ16(u) ((uint32_t)(u) * (u))
 #define SBMODEL_SQ16(q) ((uint32_t)((int32_t)(q) * (q)))
@@ -158,6 +251,60 @@ static inline uint32_t sbmodel_isqrt32(uint32_t v)
     /* the integer part of sqrtf((float)v) is the root r or r + 1 */
     const uint32_t r = (uint32_t)sqrtf((float)v);
     return r * r > v ? r - 1u : r;
+#elif SBMODEL_ISQRT_BYTES && defined(__AVR__) && defined(__GNUC__)
+    /* the method below in AVR assembly: the top three bytes t:f:g of x only (the root needs
+     * t and f), k counted in root bits, then d = v - r * r by three mul and the floor root
+     * by steps of 2r +- 1 on d (signed: |d| < 2^31 from an r within 3 of the root) */
+    uint32_t d = v;
+    uint16_t r, fg;
+    uint8_t t, k;
+    const uint16_t *z = sbmodel_sqrt_tab;
+    __asm__("mov %[t], %D[d]\n\tmov %B[fg], %C[d]\n\tmov %A[fg], %B[d]\n\tldi %[k], 0\n\t"
+            "tst %[t]\n\tbrne 2f\n\t"
+            "mov %[t], %C[d]\n\tmov %B[fg], %B[d]\n\tmov %A[fg], %A[d]\n\tldi %[k], 4\n\t"
+            "tst %[t]\n\tbrne 2f\n\t"
+            "mov %[t], %B[d]\n\tmov %B[fg], %A[d]\n\tclr %A[fg]\n\tldi %[k], 8\n\t"
+            "tst %[t]\n\tbrne 2f\n\t"
+            "mov %[t], %A[d]\n\tclr %B[fg]\n\tldi %[k], 12\n\ttst %[t]\n\tbrne 2f\n\t"
+            "clr %A[r]\n\tclr %B[r]\n\trjmp 9f\n"
+            "2:\tcpi %[t], 16\n\tbrsh 3f\n\t"
+            "lsl %A[fg]\n\trol %B[fg]\n\trol %[t]\n\tlsl %A[fg]\n\trol %B[fg]\n\trol %[t]\n\t"
+            "lsl %A[fg]\n\trol %B[fg]\n\trol %[t]\n\tlsl %A[fg]\n\trol %B[fg]\n\trol %[t]\n\t"
+            "subi %[k], -2\n"
+            "3:\tcpi %[t], 64\n\tbrsh 4f\n\t"
+            "lsl %A[fg]\n\trol %B[fg]\n\trol %[t]\n\tlsl %A[fg]\n\trol %B[fg]\n\trol %[t]\n\t"
+            "subi %[k], -1\n"
+            /* r = 32768 + tab[t - 64] + (f * (tab[t - 63] - tab[t - 64])) / 256 (the
+             * difference below 256: its low bytes) */
+            "4:\tsubi %[t], 64\n\tadd %A[z], %[t]\n\tadc %B[z], __zero_reg__\n\t"
+            "add %A[z], %[t]\n\tadc %B[z], __zero_reg__\n\t"
+            "lpm %A[r], Z+\n\tlpm %B[r], Z+\n\tlpm %A[fg], Z\n\tsub %A[fg], %A[r]\n\t"
+            "mul %B[fg], %A[fg]\n\tadd %A[r], r1\n\tclr __zero_reg__\n\t"
+            "adc %B[r], __zero_reg__\n\tsubi %B[r], 0x80\n\trjmp 6f\n"
+            "5:\tlsr %B[r]\n\tror %A[r]\n"
+            "6:\tdec %[k]\n\tbrpl 5b\n\t"
+            /* d = v - r * r; t is a zero byte from here */
+            "clr %[t]\n\tmul %A[r], %A[r]\n\tsub %A[d], r0\n\tsbc %B[d], r1\n\t"
+            "sbc %C[d], %[t]\n\tsbc %D[d], %[t]\n\tmul %B[r], %B[r]\n\tsub %C[d], r0\n\t"
+            "sbc %D[d], r1\n\tmul %A[r], %B[r]\n\tsub %B[d], r0\n\tsbc %C[d], r1\n\t"
+            "sbc %D[d], %[t]\n\tsub %B[d], r0\n\tsbc %C[d], r1\n\tsbc %D[d], %[t]\n\t"
+            "clr __zero_reg__\n"
+            /* while d < 0: --r, d += 2r + 1 */
+            "7:\tsbrs %D[d], 7\n\trjmp 8f\n\tsubi %A[r], 1\n\tsbci %B[r], 0\n\tsec\n\t"
+            "adc %A[d], %A[r]\n\tadc %B[d], %B[r]\n\tadc %C[d], %[t]\n\tadc %D[d], %[t]\n\t"
+            "add %A[d], %A[r]\n\tadc %B[d], %B[r]\n\tadc %C[d], %[t]\n\tadc %D[d], %[t]\n\t"
+            "rjmp 7b\n"
+            /* while d > 2r (fg:k = 2r): d -= 2r + 1, ++r */
+            "8:\tmovw %A[fg], %A[r]\n\tclr %[k]\n\tlsl %A[fg]\n\trol %B[fg]\n\trol %[k]\n\t"
+            "cp %A[fg], %A[d]\n\tcpc %B[fg], %B[d]\n\tcpc %[k], %C[d]\n\tcpc %[t], %D[d]\n\t"
+            "brsh 9f\n\tsec\n\tsbc %A[d], %A[fg]\n\tsbc %B[d], %B[fg]\n\tsbc %C[d], %[k]\n\t"
+            "sbc %D[d], %[t]\n\tsubi %A[r], 0xFF\n\tsbci %B[r], 0xFF\n\trjmp 8b\n"
+            "9:"
+            : [d] "+r"(d), [r] "=&d"(r), [fg] "=&r"(fg), [t] "=&d"(t), [k] "=&d"(k),
+              [z] "+z"(z)
+            :
+            : "r0", "cc");
+    return r;
 #elif SBMODEL_ISQRT_BYTES
     /* x = v * 4^k in [2^30, 2^32) by byte and 2-bit steps decided on its top byte t; the root
      * of its top 16 bits from the table, interpolated by one 8 x 8 multiply (within 3 of
@@ -257,9 +404,28 @@ static inline uint32_t sbmodel_isqrt32(uint32_t v)
 #endif
 }
 
-/* Q15 rms of a window's energy (int64 sum of squares): isqrt32(energy / N). */
+/* Q15 rms of a window's energy (int64 sum of squares): isqrt32(energy / N). On AVR (GCC) with
+ * N = 2^j: energy / N is bits j .. j + 31 of the energy (below 2^48, the quotient below 2^32),
+ * bytes j / 8 .. j / 8 + 4 shifted by at most 4 bits (unrolled), no 64-bit library shift. */
 static uint32_t sbmodel_rms_q15(int64_t energy)
 {
+#if defined(__AVR__) && defined(__GNUC__)
+    if ((SBMODEL_WINDOW & (SBMODEL_WINDOW - 1u)) == 0u) {
+        uint32_t v;
+        __asm__(".if %[b] <= 4\n\t.rept %[b]\n\tlsr %r[e]+%[k]+4\n\tror %r[e]+%[k]+3\n\t"
+                "ror %r[e]+%[k]+2\n\tror %r[e]+%[k]+1\n\tror %r[e]+%[k]\n\t.endr\n\t"
+                "mov %A[v], %r[e]+%[k]\n\tmov %B[v], %r[e]+%[k]+1\n\t"
+                "mov %C[v], %r[e]+%[k]+2\n\tmov %D[v], %r[e]+%[k]+3\n\t.else\n\t"
+                ".rept 8 - %[b]\n\tlsl %r[e]+%[k]\n\trol %r[e]+%[k]+1\n\t"
+                "rol %r[e]+%[k]+2\n\trol %r[e]+%[k]+3\n\trol %r[e]+%[k]+4\n\t.endr\n\t"
+                "mov %A[v], %r[e]+%[k]+1\n\tmov %B[v], %r[e]+%[k]+2\n\t"
+                "mov %C[v], %r[e]+%[k]+3\n\tmov %D[v], %r[e]+%[k]+4\n\t.endif"
+                : [v] "=&r"(v), [e] "+r"(energy)
+                : [k] "n"(__builtin_ctzl(SBMODEL_WINDOW) >> 3),
+                  [b] "n"(__builtin_ctzl(SBMODEL_WINDOW) & 7));
+        return sbmodel_isqrt32(v);
+    }
+#endif
     return sbmodel_isqrt32((uint32_t)((uint64_t)energy / SBMODEL_WINDOW));
 }
 
@@ -275,11 +441,30 @@ static void sbmodel_mag_rows(sbmodel_stream_t *s, unsigned lo, unsigned hi)
     for (i = lo; i < hi; ++i, ++rp, ++mag) {
         const sbmodel_sample_t *row = *rp;
         {   /* |"leg_vert", "leg_horiz_fwd", "leg_horiz_lateral"| */
+#if defined(__AVR__) && defined(__GNUC__)
+            uint32_t a;
+            SBMODEL_ROW_SQ32SET(a, row, 4);
+            SBMODEL_ROW_SQ32(a, row, 6);
+            SBMODEL_ROW_SQ32(a, row, 8);
+            a = sbmodel_isqrt32(a);
+            {
+                /* sum += a - old, the cache entry old <- a (ldd / std, no zero-extension) */
+                uint16_t old;
+                __asm__ __volatile__("ldd %A[o], %a[e]+0\n\tldd %B[o], %a[e]+1\n\t"
+                        "std %a[e]+0, %A[r]\n\tstd %a[e]+1, %B[r]\n\tadd %A[s], %A[r]\n\t"
+                        "adc %B[s], %B[r]\n\tadc %C[s], __zero_reg__\n\t"
+                        "adc %D[s], __zero_reg__\n\tsub %A[s], %A[o]\n\tsbc %B[s], %B[o]\n\t"
+                        "sbc %C[s], __zero_reg__\n\tsbc %D[s], __zero_reg__"
+                        : [s] "+r"(sum0), [o] "=&r"(old)
+                        : [e] "b"(&(*mag)[0]), [r] "r"((uint16_t)a) : "memory");
+            }
+#else
             const uint32_t a = sbmodel_isqrt32(SBMODEL_SQ16(row[2u])
                 + SBMODEL_SQ16(row[3u])
                 + SBMODEL_SQ16(row[4u]));
             sum0 += a - (*mag)[0];
             (*mag)[0] = (uint16_t)a;
+#endif
         }
     }
     s->mag_sum[0] = sum0;
@@ -355,6 +540,47 @@ static inline int64_t sbmodel_sq_hi(int64_t acc, uint32_t w)
 #else
 #define SBMODEL_SIMD32 0
 #endif
+/* AVR (GCC) window-pass statistics of the int16 sample at byte offset o (a constant below 63)
+ * of the row r (a pointer in Y or Z: ldd): minimum and maximum (cp, cpc, movw), the sum of
+ * q + 32768 (uint32: the signed sum is a - WINDOW * 32768, no sign extension); elsewhere the
+ * pass is C. */
+#if defined(__AVR__) && defined(__GNUC__)
+#define SBMODEL_AVR_ROWS 1
+#define SBMODEL_ROW_LD \
+    "ldd %A[t], %a[rw]+%[of]\n\tldd %B[t], %a[rw]+%[of]+1\n\t"
+#define SBMODEL_ROW_MIN(m_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_ROW_LD \
+                "cp %A[t], %A[mn]\n\tcpc %B[t], %B[mn]\n\tbrge 1f\n\t" \
+                "movw %A[mn], %A[t]\n1:" \
+                : [mn] "+r"(m_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_ROW_MAX(m_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_ROW_LD \
+                "cp %A[mx], %A[t]\n\tcpc %B[mx], %B[t]\n\tbrge 1f\n\t" \
+                "movw %A[mx], %A[t]\n1:" \
+                : [mx] "+r"(m_), [t] "=&r"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_ROW_MINMAX(m_, h_, r_, o_) do { \
+        int16_t t_; \
+        __asm__ __volatile__(SBMODEL_ROW_LD \
+                "cp %A[t], %A[mn]\n\tcpc %B[t], %B[mn]\n\tbrge 1f\n\t" \
+                "movw %A[mn], %A[t]\n1:\tcp %A[mx], %A[t]\n\tcpc %B[mx], %B[t]\n\t" \
+                "brge 2f\n\tmovw %A[mx], %A[t]\n2:" \
+                : [mn] "+r"(m_), [mx] "+r"(h_), [t] "=&r"(t_) \
+                : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#define SBMODEL_ROW_SUM(a_, r_, o_) do { \
+        uint8_t t_; \
+        __asm__ __volatile__("ldd %[t], %a[rw]+%[of]+1\n\tsubi %[t], 0x80\n\t" \
+                "ldd __tmp_reg__, %a[rw]+%[of]\n\tadd %A[ac], __tmp_reg__\n\t" \
+                "adc %B[ac], %[t]\n\tadc %C[ac], __zero_reg__\n\tadc %D[ac], __zero_reg__" \
+                : [ac] "+r"(a_), [t] "=&d"(t_) : [rw] "b"(r_), [of] "I"(o_) : "memory"); \
+    } while (0)
+#else
+#define SBMODEL_AVR_ROWS 0
+#endif
 
 /*
  * One pass over the window, oldest sample first; per group (a channel or a |magnitude|), its
@@ -416,6 +642,53 @@ static void sbmodel_window_pass(const sbmodel_stream_t *s, unsigned start, sbmod
     st[0].qlo = (int16_t)(pmin0);
     st[1].qsq = qsq1;
     st[2].qsum = qsum2;
+    st[3].qlo = qlo3;
+    st[3].qhi = qhi3;
+#elif SBMODEL_AVR_ROWS
+    int16_t qlo0 = s->buf[start][0u];
+    SBMODEL_SQ_DECL(qsq1);
+    uint32_t qsum2 = 0u;
+    int16_t qlo3 = s->buf[start][4u];
+    int16_t qhi3 = s->buf[start][4u];
+    uint8_t qsq1_e = 0u;
+    const sbmodel_sample_t *row = s->buf[start];
+    uint16_t left = (uint16_t)(SBMODEL_WINDOW - start), next = (uint16_t)start;
+    /* the rows start .. WINDOW-1, then 0 .. start-1 (none when start is 0) */
+    do {
+        uint8_t n = (uint8_t)left;
+        uint16_t t;
+        uint32_t sq;
+        __asm__ __volatile__(
+                ".macro sbrow o\n\tldd %A[t], %a[rw]+0+\\o\n\tldd %B[t], %a[rw]+1+\\o\n\t"
+                "cp %A[t], %A[l0]\n\tcpc %B[t], %B[l0]\n\tbrge 1f\n\tmovw %A[l0], %A[t]\n\t1:\n"
+                "ldd %A[t], %a[rw]+2+\\o\n\tldd %B[t], %a[rw]+3+\\o\n\tsbrs %B[t], 7\n\t"
+                "rjmp 1f\n\tneg %B[t]\n\tneg %A[t]\n\tsbc %B[t], __zero_reg__\n\t1:\n"
+                "mul %A[t], %A[t]\n\tmovw %A[sq], r0\n\tmul %B[t], %B[t]\n\tmovw %C[sq], r0\n\t"
+                "mul %A[t], %B[t]\n\tclr %B[t]\n\tadd %B[sq], r0\n\tadc %C[sq], r1\n\t"
+                "adc %D[sq], %B[t]\n\tadd %B[sq], r0\n\tadc %C[sq], r1\n\tadc %D[sq], %B[t]\n\t"
+                "clr __zero_reg__\n\tadd %A[q1], %A[sq]\n\tadc %B[q1], %B[sq]\n\t"
+                "adc %C[q1], %C[sq]\n\tadc %D[q1], %D[sq]\n\tadc %[e1], __zero_reg__\n\t"
+                "ldd %B[t], %a[rw]+7+\\o\n\tsubi %B[t], 0x80\n\t"
+                "ldd __tmp_reg__, %a[rw]+6+\\o\n\tadd %A[s2], __tmp_reg__\n\t"
+                "adc %B[s2], %B[t]\n\tadc %C[s2], __zero_reg__\n\tadc %D[s2], __zero_reg__\n\t"
+                "ldd %A[t], %a[rw]+8+\\o\n\tldd %B[t], %a[rw]+9+\\o\n\tcp %A[t], %A[l3]\n\t"
+                "cpc %B[t], %B[l3]\n\tbrge 1f\n\tmovw %A[l3], %A[t]\n\t1:\ncp %A[h3], %A[t]\n\t"
+                "cpc %B[h3], %B[t]\n\tbrge 2f\n\tmovw %A[h3], %A[t]\n\t2:\n.endm\n\t"
+                "bst %[n], 0\n\tlsr %[n]\n\tbrne 9f\n\trjmp 7f\n\t9:\nsbrow 0\n\tsbrow 10\n\t"
+                "adiw %[rw], 20\n\tdec %[n]\n\tbreq 7f\n\trjmp 9b\n\t7:\nbrts 6f\n\trjmp 8f\n\t"
+                "6:\nsbrow 0\n\t8:\n.purgem sbrow"
+                : [rw] "+b"(row), [n] "+r"(n), [l0] "+r"(qlo0), [q1] "+r"(qsq1), [e1] "+r"(qsq1_e),
+                        [s2] "+r"(qsum2), [l3] "+r"(qlo3), [h3] "+r"(qhi3), [t] "=&d"(t),
+                        [sq] "=&r"(sq)
+                : : "r0", "cc", "memory");
+        row = s->buf[0];
+        left = next;
+        next = 0u;
+    } while (left != 0u);
+    qsq1_hi = qsq1_e;
+    st[0].qlo = qlo0;
+    st[1].qsq = SBMODEL_SQ_SUM(qsq1);
+    st[2].qsum = (int32_t)(qsum2 - (uint32_t)SBMODEL_WINDOW * 32768u);
     st[3].qlo = qlo3;
     st[3].qhi = qhi3;
 #else
@@ -509,6 +782,17 @@ typedef struct {
     sbmodel_sample_t v[SBMODEL_N_CHANNELS];
 } sbmodel_row_t;
 
+/* AVR: one sample from X to Z by post-increment loads and stores (4 cycles a byte; for C
+ * the compiler takes X with displacement fix-ups, 6 a byte), for <p>_stream_add_rows. */
+#if defined(__AVR__) && SBMODEL_NUMERIC_CODE == 0
+#define SBMODEL_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#elif defined(__AVR__)
+#define SBMODEL_COPY_SAMPLE "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t" \
+    "ld __tmp_reg__, X+\n\tst Z+, __tmp_reg__\n\t"
+#endif
+
 /* next_end - n_seen <= max(WINDOW, HOP): below 2^16 the low halves decide (AVR: 2 compares). */
 #if defined(__AVR__) && SBMODEL_WINDOW < 65536u && SBMODEL_HOP < 65536u
 #define SBMODEL_END_KEY(n) ((uint16_t)(n))
@@ -539,6 +823,53 @@ int sbmodel_stream_add(sbmodel_stream_t *s, const sbmodel_sample_t *frame)
         return 0;
     }
     s->next_end = seen + SBMODEL_HOP;
+    s->windows++;
+    return 1;
+}
+
+/* Rows until one completes a window, the ring position and the row count in registers: in
+ * segments up to the ring's end, so a row costs its copy and two pointer steps. */
+int sbmodel_stream_add_rows(sbmodel_stream_t *s, const sbmodel_sample_t *rows, unsigned count,
+        unsigned *stored)
+{
+    /* rows up to the next window's end: 1 to max(WINDOW, HOP) */
+    const uint32_t left = s->next_end - s->n_seen;
+    const unsigned take = (uint32_t)count < left ? count : (unsigned)left;
+    unsigned pos = s->pos, todo = take;
+    while (todo > 0u) {
+        unsigned seg = SBMODEL_WINDOW - pos, i;
+        sbmodel_sample_t *dst = s->buf[pos];
+        if (seg > todo) {
+            seg = todo;
+        }
+        for (i = 0u; i < seg; ++i) {
+#if defined(__AVR__)
+            __asm__ volatile(
+                SBMODEL_COPY_SAMPLE
+                SBMODEL_COPY_SAMPLE
+                SBMODEL_COPY_SAMPLE
+                SBMODEL_COPY_SAMPLE
+                SBMODEL_COPY_SAMPLE
+                : "+x"(rows), "+z"(dst) : : "memory");
+#else
+            *(sbmodel_row_t *)dst = *(const sbmodel_row_t *)rows;
+            dst += SBMODEL_N_CHANNELS;
+            rows += SBMODEL_N_CHANNELS;
+#endif
+        }
+        pos += seg;
+        if (pos == SBMODEL_WINDOW) {
+            pos = 0u;
+        }
+        todo -= seg;
+    }
+    s->pos = pos;
+    s->n_seen += take;
+    *stored = take;
+    if ((uint32_t)take != left) {
+        return 0;
+    }
+    s->next_end = s->n_seen + SBMODEL_HOP;
     s->windows++;
     return 1;
 }

@@ -88,6 +88,19 @@ int sbmodel_push_sample(sbmodel_t *m, const sbmodel_sample_t *sample)
     return 1;
 }
 
+unsigned sbmodel_push_rows(sbmodel_t *m, const sbmodel_sample_t *rows, unsigned count)
+{
+    unsigned stored = 0u;
+    if (m == NULL || rows == NULL) {
+        return 0u;
+    }
+    if (sbmodel_model_stream_add_rows(&m->stream, rows, count, &stored)) {
+        sbmodel_model_stream_compute(&m->stream);
+        m->ready = 1;
+    }
+    return stored;
+}
+
 int sbmodel_ready(const sbmodel_t *m)
 {
     return m != NULL && m->ready;

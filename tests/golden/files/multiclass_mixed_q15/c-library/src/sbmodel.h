@@ -78,6 +78,13 @@ void sbmodel_init(sbmodel_t *m);
  * order SBMODEL_CH_*); when it completes a window,
  * computes that window's features and returns 1 (else 0). */
 int sbmodel_push_sample(sbmodel_t *m, const sbmodel_sample_t *sample);
+/* Add up to count samples at rows, row after row, each as
+ * sbmodel_push_sample takes one (e.g. a sensor FIFO's block);
+ * stop after one that completes a window (its features are then computed and
+ * sbmodel_ready returns 1). Returns the samples taken: count, or fewer
+ * when a window completed (push the rest after
+ * sbmodel_predict); 0 only for count 0 or NULL arguments. */
+unsigned sbmodel_push_rows(sbmodel_t *m, const sbmodel_sample_t *rows, unsigned count);
 /* 1 when a completed window's scores have not been taken by
  * sbmodel_predict. */
 int sbmodel_ready(const sbmodel_t *m);
