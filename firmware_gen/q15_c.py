@@ -48,7 +48,6 @@ pass as one assembly loop.
 from __future__ import annotations
 
 import math
-import re
 
 from sensorbudget.export import cgen
 from sensorbudget.trainer.sensing.q15 import (
@@ -164,13 +163,15 @@ def avr_rows(P: str) -> str:
 AVR_ASM_BYTES = 24
 
 
-def _avr_row_asm(g: int, stats, off: int, carry8: bool = False) -> list:
+def _avr_row_asm(g: int, stats, off: int, carry8: bool = False, shift: str = "") -> list:
     """The assembly lines of group ``g``'s statistics on the int16 sample at byte offset
     ``off`` of the row (operands: ``rw`` the row pointer in Y or Z, ``t`` an upper register
     pair, ``sq`` four bytes; the accumulators ``s<g>``, ``l<g>``, ``h<g>``, ``q<g>`` and
     ``e<g>``: the macros of :func:`avr_rows` / :func:`squares` in one block); ``carry8``: the
-    sum of squares' carry word ``e<g>`` is one byte (windows below 1024 rows)."""
-    ld = [f"ldd %A[t], %a[rw]+{off}", f"ldd %B[t], %a[rw]+{off + 1}"]
+    sum of squares' carry word ``e<g>`` is one byte (windows below 1024 rows); ``shift``: text
+    after each byte offset (an assembler macro's argument, ``+\\o``)."""
+    lo, hi = f"%a[rw]+{off}{shift}", f"%a[rw]+{off + 1}{shift}"
+    ld = [f"ldd %A[t], {lo}", f"ldd %B[t], {hi}"]
     out = []
     if "qsq" in stats:        # |q| by neg, three mul, added to the 48-bit sum q:e
         out += [*ld, "sbrs %B[t], 7", "rjmp 1f", "neg %B[t]", "neg %A[t]",
@@ -183,8 +184,8 @@ def _avr_row_asm(g: int, stats, off: int, carry8: bool = False) -> list:
                 *([f"adc %[e{g}], __zero_reg__"] if carry8 else
                   [f"adc %A[e{g}], __zero_reg__", f"adc %B[e{g}], __zero_reg__"])]
     if "qsum" in stats:       # the sum of q + 32768 (uint32)
-        out += [f"ldd %B[t], %a[rw]+{off + 1}", "subi %B[t], 0x80",
-                f"ldd __tmp_reg__, %a[rw]+{off}", f"add %A[s{g}], __tmp_reg__",
+        out += [f"ldd %B[t], {hi}", "subi %B[t], 0x80",
+                f"ldd __tmp_reg__, {lo}", f"add %A[s{g}], __tmp_reg__",
                 f"adc %B[s{g}], %B[t]", f"adc %C[s{g}], __zero_reg__",
                 f"adc %D[s{g}], __zero_reg__"]
     if "qmin" in stats:
@@ -230,9 +231,9 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict,
 
     count = ["dec %[n]"] if short else ["subi %A[n], 1", "sbci %B[n], 0"]
 
-    def rows(at: int) -> list:
+    def rows(at: int, shift: str = "") -> list:
         return [x for g, ((_, chans, *_), stats) in enumerate(groups)
-                for x in _avr_row_asm(g, stats, 2 * chans[0] + at, carry8)]
+                for x in _avr_row_asm(g, stats, 2 * chans[0] + at, carry8, shift)]
 
     if 2 * stride <= 63 and max(2 * c for (_, cs, *_), _ in groups for c in cs) + stride < 63:
         # two rows a turn (the second at ldd offset + stride); T keeps the odd row
@@ -240,7 +241,7 @@ def avr_asm_pass(p: str, P: str, groups, n_channels: int, part: dict,
                 ["bst %A[n], 0", "lsr %B[n]", "ror %A[n]", "cp %A[n], __zero_reg__",
                  "cpc %B[n], __zero_reg__"])
         # the row once, as an assembler macro of its byte shift o (three uses), purged after
-        row = [re.sub(r"(%a\[rw\]\+\d+)", r"\1+\\\\o", x) for x in rows(0)]
+        row = rows(0, "+\\\\o")
         text = [".macro sbrow o", *row, ".endm", *head, "brne 9f", "rjmp 7f", "9:",
                 "sbrow 0", f"sbrow {stride}", f"adiw %[rw], {2 * stride}", *count, "breq 7f",
                 "rjmp 9b", "7:", "brts 6f", "rjmp 8f", "6:", "sbrow 0", "8:", ".purgem sbrow"]
