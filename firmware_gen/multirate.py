@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from sensorbudget.export import cgen
 from sensorbudget.export.cgen import NUMERICS
-from sensorbudget.trainer.sensing.rates import read_rate
+from sensorbudget.trainer.sensing.rates import paid_rate, read_rate
 
 from .errors import FirmwareGenError
 from .plan import (
@@ -158,13 +158,19 @@ def _factor(sensor: str, r: float, rate: float, what: str) -> int:
 
 
 def _pushed_rate(sensor: dict, rates: list) -> float:
-    """The slowest rate every one of ``rates`` is a whole fraction of and that is a whole
-    fraction of the recorded rate ``r``: ``r / gcd(r / q)`` (the fastest rate when the others
-    divide it; 10 Hz for features at 5 and 2 Hz of a 10 Hz recording)."""
+    """The rate the sensor runs at, which the selection paid for (:func:`~sensorbudget.trainer.
+    sensing.rates.paid_rate`): the slowest listed rate (``rates_hz``) that every one of
+    ``rates`` is a whole fraction of, else the slowest rate that is, ``r / gcd(r / q)``
+    (:func:`~sensorbudget.trainer.sensing.rates.read_rate`: 10 Hz for features at 5 and 2 Hz of
+    a 10 Hz recording; 24 Hz, not 12, for 4 and 6 Hz of ``rates_hz = [4, 6, 24]``, a part
+    that cannot run at 12)."""
     r = float(sensor["sample_rate_hz"])
     for q in rates:
         _factor(sensor["name"], r, q, f"a feature at {q:g} Hz")
-    return read_rate(r, rates)
+    read = read_rate(r, rates)
+    paid = paid_rate(r, sensor.get("rates_hz") or (), rates)
+    whole = round(paid / read)
+    return paid if whole >= 1 and abs(paid / read - whole) <= RATIO_TOLERANCE * whole else read
 
 
 def _group_meta(meta: dict, sensor: dict, rate: float, entries: list, channels: list) -> dict:
