@@ -128,12 +128,37 @@ int main(void)
 """
 
 
+
+def _run_on_simavr(tmp_path: Path, name: str, source: str, libm: bool = False) -> bytes:
+    """Build ``source`` as ``<name>.elf`` for the Uno with the firmware's AVR HAL and run it on
+    the simavr harness; returns what it wrote after the READY banner. stdin is held open: the
+    harness stops one simulated second after its input ends, and these programs run longer
+    (the square roots about 70 M cycles)."""
+    from sensorbudget.device_sim.backends.base import READY
+    from sensorbudget.firmware_gen.build import build_simavr_harness, template
+
+    (tmp_path / f"{name}.c").write_text(source)
+    for hal in ("sbfw_hal.h", "sbfw_hal_avr.c"):
+        (tmp_path / hal).write_text(template(hal))
+    subprocess.run(["avr-gcc", *get_target("arduino-uno").cflags, "-DSBFW_BAUD=2000000UL",
+                    f"{name}.c", "sbfw_hal_avr.c", *(["-lm"] if libm else []),
+                    "-o", f"{name}.elf"], cwd=tmp_path, check=True, capture_output=True)
+    harness = build_simavr_harness(tmp_path)
+    hold, keep = os.pipe()
+    try:
+        run = subprocess.run([str(harness), str(tmp_path / f"{name}.elf"), "atmega328p",
+                              "16000000"], stdin=hold, capture_output=True, timeout=900)
+    finally:
+        os.close(hold)
+        os.close(keep)
+    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
+    return run.stdout[run.stdout.index(READY) + len(READY):]
+
+
 def test_avr_squares_sums_and_roots(tmp_path):
     need_tools("avr-gcc")
     if not Path("/usr/include/simavr/sim_avr.h").is_file():
         pytest.skip("libsimavr-dev is not installed")
-    from sensorbudget.device_sim.backends.base import READY
-    from sensorbudget.firmware_gen.build import build_simavr_harness, template
 
     rng = np.random.default_rng(28)
     values = np.concatenate([rng.integers(0, 65535 ** 2 + 1, N_RANDOM // 2, dtype=np.int64),
@@ -161,25 +186,8 @@ def test_avr_squares_sums_and_roots(tmp_path):
               .replace("@CRAW@", ", ".join(f"INT32_C({int(v)})" for v in craw))
               .replace("@CINDEX@", ", ".join(str(int(i)) for i in cindex)))
     assert "#elif SB_ISQRT_BYTES" in source and "__asm__" in source
-    (tmp_path / "arith.c").write_text(source)
-    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
-        (tmp_path / name).write_text(template(name))
-    target = get_target("arduino-uno")
-    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "arith.c",
-                    "sbfw_hal_avr.c", "-lm", "-o", "arith.elf"], cwd=tmp_path, check=True,
-                   capture_output=True)
-    harness = build_simavr_harness(tmp_path)
-    # stdin held open: the harness stops one simulated second after its input ends, and the
-    # program runs longer (about 70 M cycles)
-    hold, keep = os.pipe()
-    try:
-        run = subprocess.run([str(harness), str(tmp_path / "arith.elf"), "atmega328p",
-                              "16000000"], stdin=hold, capture_output=True, timeout=900)
-    finally:
-        os.close(hold)
-        os.close(keep)
-    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
-    data = run.stdout[run.stdout.index(READY) + len(READY):]
+    out = _run_on_simavr(tmp_path, "arith", source, libm=True)
+    data = out
     got = np.frombuffer(data[:4 * (4 + N_RANDOM)], "<u4")
     assert got[:4].tolist() == [0, 0, 0, 0]      # roots, uint16 squares, int16 squares, sums
     assert got[4:].tolist() == [math.isqrt(int(v)) for v in values]
@@ -319,8 +327,6 @@ def test_avr_row_macros(tmp_path):
     need_tools("avr-gcc")
     if not Path("/usr/include/simavr/sim_avr.h").is_file():
         pytest.skip("libsimavr-dev is not installed")
-    from sensorbudget.device_sim.backends.base import READY
-    from sensorbudget.firmware_gen.build import build_simavr_harness, template
 
     windows = _row_windows(np.random.default_rng(2028))
     mags = (0, 2, 4)                    # indices into ROW_CHANNELS
@@ -346,23 +352,8 @@ def test_avr_row_macros(tmp_path):
               .replace("@M0@", str(2 * ROW_CHANNELS[mags[0]]))
               .replace("@M1@", str(2 * ROW_CHANNELS[mags[1]]))
               .replace("@M2@", str(2 * ROW_CHANNELS[mags[2]])))
-    (tmp_path / "rows.c").write_text(source)
-    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
-        (tmp_path / name).write_text(template(name))
-    target = get_target("arduino-uno")
-    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "rows.c",
-                    "sbfw_hal_avr.c", "-o", "rows.elf"], cwd=tmp_path, check=True,
-                   capture_output=True)
-    harness = build_simavr_harness(tmp_path)
-    hold, keep = os.pipe()           # stdin held open (see above)
-    try:
-        run = subprocess.run([str(harness), str(tmp_path / "rows.elf"), "atmega328p",
-                              "16000000"], stdin=hold, capture_output=True, timeout=900)
-    finally:
-        os.close(hold)
-        os.close(keep)
-    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
-    data = run.stdout[run.stdout.index(READY) + len(READY):]
+    out = _run_on_simavr(tmp_path, "rows", source)
+    data = out
     row_t = np.dtype([("m", "<u4"), ("root", "<u2")])
     stat_t = np.dtype([("lo", "<i2"), ("hi", "<i2"), ("mlo", "<i2"), ("mhi", "<i2"),
                        ("sum", "<u4")])
@@ -431,8 +422,6 @@ def test_avr_rms_of_48_bit_sums(tmp_path):
     need_tools("avr-gcc")
     if not Path("/usr/include/simavr/sim_avr.h").is_file():
         pytest.skip("libsimavr-dev is not installed")
-    from sensorbudget.device_sim.backends.base import READY
-    from sensorbudget.firmware_gen.build import build_simavr_harness, template
 
     rng = np.random.default_rng(4828)
     arith, calls, rows, want = q15_c.squares("sb", "SB"), [], [], []
@@ -449,23 +438,8 @@ def test_avr_rms_of_48_bit_sums(tmp_path):
         want += [math.isqrt(e // w) for e in energies]
     source = (RMS_MAIN.replace("@ARITH@", arith).replace("@CALLS@", "\n".join(calls))
               .replace("@ENERGIES@", ", ".join(f"{{{a}u, {h}u}}" for a, h in rows)))
-    (tmp_path / "rms.c").write_text(source)
-    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
-        (tmp_path / name).write_text(template(name))
-    target = get_target("arduino-uno")
-    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "rms.c",
-                    "sbfw_hal_avr.c", "-lm", "-o", "rms.elf"], cwd=tmp_path, check=True,
-                   capture_output=True)
-    harness = build_simavr_harness(tmp_path)
-    hold, keep = os.pipe()           # stdin held open (see above)
-    try:
-        run = subprocess.run([str(harness), str(tmp_path / "rms.elf"), "atmega328p",
-                              "16000000"], stdin=hold, capture_output=True, timeout=900)
-    finally:
-        os.close(hold)
-        os.close(keep)
-    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
-    data = run.stdout[run.stdout.index(READY) + len(READY):]
+    out = _run_on_simavr(tmp_path, "rms", source, libm=True)
+    data = out
     assert np.frombuffer(data, "<u2").tolist() == want
     dis = subprocess.run(["avr-objdump", "-d", "rms.elf"], cwd=tmp_path, check=True,
                          capture_output=True, text=True).stdout
@@ -506,9 +480,7 @@ def test_avr_window_pass_assembly_loop(tmp_path):
     need_tools("avr-gcc")
     if not Path("/usr/include/simavr/sim_avr.h").is_file():
         pytest.skip("libsimavr-dev is not installed")
-    from sensorbudget.device_sim.backends.base import READY
     from sensorbudget.firmware_gen import passes_c
-    from sensorbudget.firmware_gen.build import build_simavr_harness, template
 
     rng = np.random.default_rng(2029)
     parts, calls, want, forms = [], [], [], []
@@ -569,23 +541,8 @@ def test_avr_window_pass_assembly_loop(tmp_path):
               "    sbfw_hal_write((const uint8_t *)p, n);\n}\n\n"
               "int main(void)\n{\n    unsigned k;\n    sbfw_hal_init();\n"
               + "\n".join(calls) + "\n    sbfw_hal_exit(0u);\n    return 0;\n}\n")
-    (tmp_path / "pass.c").write_text(source)
-    for name in ("sbfw_hal.h", "sbfw_hal_avr.c"):
-        (tmp_path / name).write_text(template(name))
-    target = get_target("arduino-uno")
-    subprocess.run(["avr-gcc", *target.cflags, "-DSBFW_BAUD=2000000UL", "pass.c",
-                    "sbfw_hal_avr.c", "-o", "pass.elf"], cwd=tmp_path, check=True,
-                   capture_output=True)
-    harness = build_simavr_harness(tmp_path)
-    hold, keep = os.pipe()           # stdin held open (see above)
-    try:
-        run = subprocess.run([str(harness), str(tmp_path / "pass.elf"), "atmega328p",
-                              "16000000"], stdin=hold, capture_output=True, timeout=900)
-    finally:
-        os.close(hold)
-        os.close(keep)
-    assert run.returncode == 0, run.stderr.decode(errors="replace")[-2000:]
-    assert run.stdout[run.stdout.index(READY) + len(READY):] == b"".join(want)
+    out = _run_on_simavr(tmp_path, "pass", source)
+    assert out == b"".join(want)
 
 
 def test_issue_bundle_replays_exactly_on_simavr(tmp_path):
