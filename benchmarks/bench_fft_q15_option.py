@@ -48,30 +48,11 @@ BUDGET = 8
 
 
 def sensors_toml(window: int) -> str:
+    from tests.firmware_gen.conftest import bm_sensors_toml
+
     kinds = ", ".join(f'"{k}"' for k in KINDS)
-    return f"""[window]
-length = {window}
-hop = {window // 2}
-on_missing = "skip"
-
-[[sensors]]
-name = "accel"
-channels = ["acc_x", "acc_y", "acc_z"]
-unit_price = 1.0
-energy_per_reading_j = 1.5e-6
-sample_rate_hz = 10
-
-[[sensors]]
-name = "gyro"
-channels = ["gyro_x", "gyro_y", "gyro_z"]
-unit_price = 2.5
-energy_per_reading_j = 1.5e-3
-sample_rate_hz = 10
-
-[[features]]
-channels = {CHANNELS!r}
-extractors = [{kinds}]
-""".replace("'", '"')
+    return bm_sensors_toml(f"[[features]]\nchannels = {CHANNELS!r}\nextractors = [{kinds}]\n"
+                           .replace("'", '"'), window, window // 2)
 
 
 def design(window: int, work: Path):

@@ -22,6 +22,31 @@ KIND_FEATURES = ["acc_x.mean", "acc_y.std", "acc_z.min", "gyro_x.max", "gyro_y.p
                  "acc.mag_mean", "gyr.mag_std", "acc.mag_max", "accy_gyry.corr"]
 
 
+#: BasicMotions' two sensors at 10 Hz with datasheet-order energies (:func:`bm_sensors_toml`)
+BM_SENSORS = """\
+[[sensors]]
+name = "accel"
+channels = ["acc_x", "acc_y", "acc_z"]
+unit_price = 1.0
+energy_per_reading_j = 1.5e-6
+sample_rate_hz = 10
+
+[[sensors]]
+name = "gyro"
+channels = ["gyro_x", "gyro_y", "gyro_z"]
+unit_price = 2.5
+energy_per_reading_j = 1.5e-3
+sample_rate_hz = 10
+"""
+
+
+def bm_sensors_toml(features: str, window: int = 16, hop: int = 8) -> str:
+    """A sensors.toml for BasicMotions: ``window`` / ``hop`` samples (windows with missing
+    samples skipped), :data:`BM_SENSORS`, then ``features`` (its ``[[features]]`` tables)."""
+    return (f'[window]\nlength = {window}\nhop = {hop}\non_missing = "skip"\n\n'
+            f"{BM_SENSORS}\n{features}")
+
+
 def train(fs, out, budget, columns=None):
     """A bundle like ``sensorbudget train RECORDINGS --sensors``, optionally on a subset."""
     from sensorbudget.trainer.training import estimator_for_task

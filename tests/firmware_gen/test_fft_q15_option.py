@@ -21,30 +21,11 @@ from sensorbudget.firmware_gen import generate_firmware, reference
 from sensorbudget.firmware_gen.errors import FirmwareGenError
 from sensorbudget.firmware_gen.plan import make_plan
 from sensorbudget.trainer.sensing import spectral, spectral_q15
-from tests.firmware_gen.conftest import BASIC_MOTIONS, bm_full_scale, train
+from tests.firmware_gen.conftest import BASIC_MOTIONS, bm_full_scale, bm_sensors_toml, train
 from tests.firmware_gen.helpers import device_samples, same_bits
 from tests.firmware_gen.test_passes import float_inputs, run_stream
 
-SENSORS = """\
-[window]
-length = 16
-hop = 8
-on_missing = "skip"
-
-[[sensors]]
-name = "accel"
-channels = ["acc_x", "acc_y", "acc_z"]
-unit_price = 1.0
-energy_per_reading_j = 1.5e-6
-sample_rate_hz = 10
-
-[[sensors]]
-name = "gyro"
-channels = ["gyro_x", "gyro_y", "gyro_z"]
-unit_price = 2.5
-energy_per_reading_j = 1.5e-3
-sample_rate_hz = 10
-
+SENSORS = bm_sensors_toml("""\
 [[features]]
 channels = ["acc_x", "gyro_y"]
 extractors = ["bandpower:1-3", "bandratio:0.5-2/2-5", "domfreq", "centroid", "entropy",
@@ -59,7 +40,7 @@ extractors = ["centroid", "bandpower:0-5"]
 channels = ["acc_z"]
 spectrum_window = "rect"
 extractors = ["bandpower:1-3", "centroid", "entropy", "domfreq"]
-"""
+""")
 #: (window, hop): powers of two and not, hop below / equal to / above the window
 WINDOWS = [(16, 8), (12, 5), (9, 13), (33, 7)]
 
