@@ -228,8 +228,8 @@ def estimate_pushes(model, profile: TargetProfile) -> tuple:
     :func:`sensorbudget.trainer.sensing.sensor_budget.readings_per_prediction` pays the
     sensors for), the first one a whole window; a multi-rate sensor counts its own window and
     hop (its samples at the rate it is pushed at). The per-call overhead of the push is not
-    counted (a few tens of instructions per request on Cortex-M: the estimate is low for few
-    channels, within a few percent for the issue-28 bundle's nine)."""
+    counted apart: :attr:`TargetProfile.store_op` is measured on the issue-28 bundle's five
+    channels with its per-row and per-call bookkeeping, so the estimate is low for fewer."""
     if getattr(model, "multi_rate", False):
         plan = model.plan
         rows = [(s.channels, info.window, info.hop) for s, info in zip(plan.sensors,
