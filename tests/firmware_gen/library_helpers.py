@@ -76,6 +76,19 @@ static char *put_score(char *p, @name@_score_t s)
 #endif
 }
 
+/* One line "w <index> <score> ..." for the window just predicted. */
+static void put_window(uint32_t index, const @name@_score_t *scores)
+{
+    unsigned j;
+    char *p = put_int(put_text(out, "w "), (int32_t)index);
+    for (j = 0u; j < @NAME@_N_TARGETS; ++j) {
+        p = put_score(put_text(p, " "), scores[j]);
+    }
+    p = put_text(p, "\n");
+    *p = '\0';
+    replay_puts(out);
+}
+
 """
 
 #: the single-rate program
@@ -87,7 +100,7 @@ int main(void)
 {
     @name@_score_t scores[@NAME@_N_TARGETS];
     @name@_sample_t sample[@NAME@_N_CHANNELS];
-    unsigned i, j, c;
+    unsigned i, c;
     char *p = out;
     @name@_init(&model);
     /* the contract before any window, and on NULL arguments */
@@ -116,15 +129,7 @@ int main(void)
             replay_puts("contract broken\n");
             return 3;
         }
-        p = put_text(out, "w ");
-        p = put_int(p, (int32_t)@name@_window_index(&model));
-        for (j = 0u; j < @NAME@_N_TARGETS; ++j) {
-            p = put_text(p, " ");
-            p = put_score(p, scores[j]);
-        }
-        p = put_text(p, "\n");
-        *p = '\0';
-        replay_puts(out);
+        put_window(@name@_window_index(&model), scores);
     }
     return 0;
 }

@@ -30,7 +30,7 @@ static const unsigned blocks[@B@] = { @BLOCKS@ };
 int main(void)
 {
     @name@_score_t scores[@NAME@_N_TARGETS];
-    unsigned b, r, j, c, i = 0u;
+    unsigned b, r, c, i = 0u;
     char *p = out;
     @name@_init(&model);
     p = put_text(p, "pre ");
@@ -69,15 +69,7 @@ int main(void)
                 replay_puts("contract broken\n");
                 return 3;
             }
-            p = put_text(out, "w ");
-            p = put_int(p, (int32_t)@name@_window_index(&model));
-            for (j = 0u; j < @NAME@_N_TARGETS; ++j) {
-                p = put_text(p, " ");
-                p = put_score(p, scores[j]);
-            }
-            p = put_text(p, "\n");
-            *p = '\0';
-            replay_puts(out);
+            put_window(@name@_window_index(&model), scores);
         }
     }
     (void)c;

@@ -35,7 +35,7 @@ int main(void)
 {
     @name@_score_t scores[@NAME@_N_TARGETS];
     static const float none[@NAME@_MODEL_MAX_SENSOR_CHANNELS];
-    unsigned i, j;
+    unsigned i;
     char *p = out;
     @name@_init(&model);
     p = put_text(p, "pre ");
@@ -60,15 +60,7 @@ int main(void)
             replay_puts("contract broken\n");
             return 3;
         }
-        p = put_text(out, "w ");
-        p = put_int(p, (int32_t)@name@_window_index(&model));
-        for (j = 0u; j < @NAME@_N_TARGETS; ++j) {
-            p = put_text(p, " ");
-            p = put_score(p, scores[j]);
-        }
-        p = put_text(p, "\n");
-        *p = '\0';
-        replay_puts(out);
+        put_window(@name@_window_index(&model), scores);
     }
     return 0;
 }
