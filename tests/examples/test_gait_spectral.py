@@ -7,10 +7,7 @@ Python design. The README's second table (compute priced on the Uno: nested CV o
 calibrated candidates at seven budgets, ~10 min) is not re-run here: run.py writes it.
 Skips without ../shared/data/basic_motions."""
 
-import functools
-import importlib.util
 import json
-import sys
 import tomllib
 
 import numpy as np
@@ -19,6 +16,7 @@ import pytest
 import sensorbudget as sb
 from sensorbudget.trainer import GreedyRLS
 from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
+from tests.examples.run_module import load_run
 from tests.paths import EXAMPLES, SHARED
 
 DATA = SHARED / "basic_motions"
@@ -28,20 +26,9 @@ pytestmark = pytest.mark.skipif(not (DATA / "BasicMotions_TRAIN.ts").is_file(),
 FOLDS = 5
 
 
-@functools.cache
-def load_example():
-    """examples/gait_spectral/run.py as a module (registered, as its dataclasses need)."""
-    spec = importlib.util.spec_from_file_location("gait_spectral_example",
-                                                  EXAMPLES / "gait_spectral" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    ex = load_example()
+    ex = load_run("gait_spectral")
     out = tmp_path_factory.mktemp("gait")
     return ex, ex.run(DATA, out, folds=FOLDS, simulate=False), out
 
@@ -120,7 +107,7 @@ def uno(tmp_path_factory):
     missing = available_backends().get("simavr")
     if missing is not None:
         pytest.skip(f"simavr: {missing}")
-    ex = load_example()
+    ex = load_run("gait_spectral")
     out = tmp_path_factory.mktemp("uno")
     return ex, out, ex.uno_design(DATA, out)
 
@@ -171,14 +158,14 @@ def test_the_readme_uno_table_time_domain_column_is_a_fresh_run(uno):
 
 
 def test_without_the_data_the_script_says_why(tmp_path, capsys):
-    ex = load_example()
+    ex = load_run("gait_spectral")
     assert ex.main(["--data", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     assert "skipped: BasicMotions not found" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()
 
 
 def test_a_foreign_out_folder_is_refused_untouched(tmp_path, capsys):
-    ex = load_example()
+    ex = load_run("gait_spectral")
     (tmp_path / "notes.txt").write_text("mine")
     assert ex.main(["--out", str(tmp_path), "--no-simulate"]) == 2
     err = capsys.readouterr().err

@@ -5,10 +5,7 @@ energy per prediction from sensors.toml by hand; the test-split accuracy from th
 weights in numpy. Skips without ../shared/data/basic_motions."""
 
 import dataclasses
-import functools
 import json
-import importlib.util
-import sys
 import tomllib
 
 import numpy as np
@@ -17,7 +14,8 @@ import pytest
 import sensorbudget as sb
 from sensorbudget.trainer import GreedyRLS
 from sensorbudget.trainer.sensing.sensor_budget import cost_kwargs_from_feature_set
-from tests.paths import EXAMPLES, SHARED
+from tests.examples.run_module import load_run
+from tests.paths import SHARED
 
 DATA = SHARED / "basic_motions"
 pytestmark = pytest.mark.skipif(not (DATA / "BasicMotions_TRAIN.ts").is_file(),
@@ -26,20 +24,9 @@ BUDGETS = ((1e-5, "10 uW"), (6e-3, "6 mW"))
 FOLDS, CAP = 3, 4
 
 
-@functools.cache
-def load_example():
-    """examples/multirate/run.py as a module (registered, as its dataclasses need)."""
-    spec = importlib.util.spec_from_file_location("multirate_example",
-                                                  EXAMPLES / "multirate" / "run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.fixture(scope="module")
 def example(tmp_path_factory):
-    ex = load_example()
+    ex = load_run("multirate")
     rows = ex.run(DATA, tmp_path_factory.mktemp("multirate"), folds=FOLDS, budgets=BUDGETS,
                   cap=CAP, devices=False)
     return ex, rows
@@ -52,7 +39,7 @@ def designs(rows):
 
 
 def test_single_rate_files_are_the_multi_rate_file_at_one_rate():
-    ex = load_example()
+    ex = load_run("multirate")
     multi = tomllib.loads(ex.MULTI.read_text())
     for q in ex.RATES:
         single = tomllib.loads(ex.single_rate_file(q).read_text())
@@ -151,7 +138,7 @@ def test_table_states_every_number(example):
 
 
 def test_without_the_data_the_script_says_why(tmp_path, capsys):
-    ex = load_example()
+    ex = load_run("multirate")
     assert ex.main(["--data", str(tmp_path), "--out", str(tmp_path / "out")]) == 0
     assert "skipped: BasicMotions not found" in capsys.readouterr().out
     assert not (tmp_path / "out").exists()
@@ -179,7 +166,7 @@ def test_the_readme_command_gives_the_scripts_nested_cv(example, tmp_path):
 
 
 def test_a_foreign_out_folder_is_refused_untouched(tmp_path, capsys):
-    ex = load_example()
+    ex = load_run("multirate")
     (tmp_path / "notes.txt").write_text("mine")
     assert ex.main(["--out", str(tmp_path), "--no-simulate"]) == 2
     err = capsys.readouterr().err
