@@ -470,11 +470,29 @@ PASS_CASES = (
 )
 
 
+def _random_pass_cases(seed: int, n: int) -> list:
+    """Seeded window passes nobody wrote by hand: 1-4 groups on distinct channels of 1-40,
+    each a random non-empty set of the statistics, windows 1-300 (a buffer within the
+    program's 1600-byte arena), the window known to the emitter or not."""
+    rng = np.random.default_rng(seed)
+    stats = ("qsq", "qsum", "qmin", "qmax")
+    cases = []
+    while len(cases) < n:
+        n_ch = int(rng.integers(1, 41))
+        window = int(rng.integers(1, min(300, 500 // n_ch) + 1))
+        chans = rng.choice(n_ch, int(rng.integers(1, min(4, n_ch) + 1)), replace=False)
+        groups = tuple(((("ch", (int(c),)), {x for x, on in zip(stats, rng.random(4) < 0.5)
+                                               if on} or {str(rng.choice(stats))}))
+                       for c in chans)
+        cases.append((window, n_ch, groups, bool(rng.random() < 0.5)))
+    return cases
+
+
 def test_avr_window_pass_assembly_loop(tmp_path):
     """passes_c's AVR window pass (one inline-assembly loop per ring-buffer segment, two rows
     a turn where the ldd offsets allow, or the row macros' C loop past the register budget)
     on seeded int16 rows with -32768 / 32767
-    mixed in, every ring start from a few (0, 1, the last, random), against numpy's sums,
+    mixed in, for the hand-written cases (one per loop form) and seeded random ones, every ring start from a few (0, 1, the last, random), against numpy's sums,
     sums of squares, minima and maxima of the whole buffer (the statistics do not depend on
     the order)."""
     need_tools("avr-gcc")
@@ -484,7 +502,8 @@ def test_avr_window_pass_assembly_loop(tmp_path):
 
     rng = np.random.default_rng(2029)
     parts, calls, want, forms = [], [], [], []
-    for i, (window, n_ch, groups, known) in enumerate(PASS_CASES):
+    for i, (window, n_ch, groups, known) in enumerate([*PASS_CASES,
+                                                       *_random_pass_cases(2029, 8)]):
         p, P = f"c{i}", f"C{i}"
         text = passes_c.window_pass(p, P, list(groups), True, [f"x{c}" for c in range(n_ch)],
                                     window if known else 0)
@@ -517,7 +536,7 @@ def test_avr_window_pass_assembly_loop(tmp_path):
             if "qmax" in stats:
                 stores.append(f"sb_put(&st[{g}].qhi, 2u);")
                 one.append(np.array([col.max()], "<i2").tobytes())
-        starts = sorted({0, 1, window - 1, *rng.integers(0, window, 3).tolist()})
+        starts = sorted({0, 1 % window, window - 1, *rng.integers(0, window, 3).tolist()})
         want.append(b"".join(one) * len(starts))    # every start: the same statistics
         calls.append(f"    {{\n        {p}_stream_t *s = ({p}_stream_t *)sb_arena;\n"
                      f"        {p}_stats_t st[{len(groups)}];\n"
@@ -529,7 +548,7 @@ def test_avr_window_pass_assembly_loop(tmp_path):
                      + "".join(f"            {x}\n" for x in stores)
                      + "        }\n    }")
     # (two rows a turn, long branch, subi step, one-byte count, one-byte carry, assembly)
-    assert forms == [(True, False, False, True, True, True),
+    assert forms[:len(PASS_CASES)] == [(True, False, False, True, True, True),
                      (True, False, False, False, True, True),
                      (False, False, True, True, False, True),
                      (False, True, False, True, True, True),
