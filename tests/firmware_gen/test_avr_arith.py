@@ -491,10 +491,10 @@ def _random_pass_cases(seed: int, n: int) -> list:
 def test_avr_window_pass_assembly_loop(tmp_path):
     """passes_c's AVR window pass (one inline-assembly loop per ring-buffer segment, two rows
     a turn where the ldd offsets allow, or the row macros' C loop past the register budget)
-    on seeded int16 rows with -32768 / 32767
-    mixed in, for the hand-written cases (one per loop form) and seeded random ones, every ring start from a few (0, 1, the last, random), against numpy's sums,
-    sums of squares, minima and maxima of the whole buffer (the statistics do not depend on
-    the order)."""
+    on seeded int16 rows with -32768 / 32767 mixed in, for the hand-written cases (one per
+    loop form) and seeded random ones, every ring start from a few (0, 1, the last, random),
+    against numpy's sums, sums of squares, minima and maxima of the whole buffer (the
+    statistics do not depend on the order)."""
     need_tools("avr-gcc")
     if not Path("/usr/include/simavr/sim_avr.h").is_file():
         pytest.skip("libsimavr-dev is not installed")
